@@ -1,0 +1,39 @@
+//! The runtime half of `tangle`: what a generated chapter binary calls.
+//!
+//! A chapter's run cells become one `fn main`. Before each cell the generated code calls
+//! [`cell`], which prints a marker line on stdout so that `tangle` can split one process's
+//! output into per-cell outputs, and records the cell so that a panic names it.
+//! The marker protocol is shared with `tangle::run` through [`MARKER`].
+
+use std::io::Write;
+use std::sync::Mutex;
+
+/// Prefix of the line printed before each cell's output. It starts with an ASCII record
+/// separator so that no ordinary program output can be mistaken for it.
+pub const MARKER: &str = "\u{1e}tangle-cell ";
+
+/// Prefix of the line printed on stderr when a cell panics.
+pub const PANIC_MARKER: &str = "\u{1e}tangle-panic ";
+
+static CURRENT: Mutex<Option<&'static str>> = Mutex::new(None);
+
+/// Installs the panic hook that names the running cell. Called once at the start of `main`.
+pub fn init() {
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let _ = std::io::stdout().flush();
+        let cell = CURRENT.lock().ok().and_then(|c| *c).unwrap_or("?");
+        eprintln!("{PANIC_MARKER}{cell}");
+        default_hook(info);
+    }));
+}
+
+/// Marks the start of the cell whose source is at `location` (`book/src/chNN.md:LINE`).
+pub fn cell(location: &'static str) {
+    if let Ok(mut current) = CURRENT.lock() {
+        *current = Some(location);
+    }
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{MARKER}{location}");
+    let _ = out.flush();
+}
