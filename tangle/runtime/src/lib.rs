@@ -5,6 +5,8 @@
 //! output into per-cell outputs, and records the cell so that a panic names it.
 //! The marker protocol is shared with `tangle::run` through [`MARKER`].
 
+pub mod figure;
+
 use std::io::Write;
 use std::sync::Mutex;
 
@@ -16,9 +18,19 @@ pub const MARKER: &str = "\u{1e}tangle-cell ";
 pub const PANIC_MARKER: &str = "\u{1e}tangle-panic ";
 
 static CURRENT: Mutex<Option<&'static str>> = Mutex::new(None);
+static CHAPTER: Mutex<&'static str> = Mutex::new("");
 
-/// Installs the panic hook that names the running cell. Called once at the start of `main`.
-pub fn init() {
+/// The chapter (`"ch06"`) whose binary is running, as given to [`init`].
+pub fn chapter() -> &'static str {
+    CHAPTER.lock().map(|c| *c).unwrap_or("")
+}
+
+/// Installs the panic hook that names the running cell. Called once at the start of `main`
+/// with the chapter's name (`"ch06"`).
+pub fn init(chapter: &'static str) {
+    if let Ok(mut c) = CHAPTER.lock() {
+        *c = chapter;
+    }
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         let _ = std::io::stdout().flush();

@@ -1,0 +1,92 @@
+//! The run cache: a chapter whose generated code, dependency chapters, `Cargo.lock`, runtime
+//! and declared data files hash the same as at its last completed run is neither rebuilt nor
+//! rerun; its recorded outputs are compared instead. A pure function of those inputs, stored
+//! under `target/tangle/cache/`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::generate::Generated;
+use crate::model::Book;
+use crate::run::RunOutput;
+
+/// Bumped whenever the meaning of a cached run changes.
+const VERSION: &str = concat!("tangle-cache-1:", env!("CARGO_PKG_VERSION"));
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Entry {
+    key: String,
+    run: RunOutput,
+}
+
+fn entry_path(root: &Path, chapter: &str) -> PathBuf {
+    crate::build::target_dir(root).join("cache").join(format!("{chapter}.json"))
+}
+
+/// The hash of everything a chapter's run depends on.
+pub fn key(root: &Path, book: &Book, generated: &Generated, chapter: &str) -> anyhow::Result<String> {
+    let mut h = Sha256::new();
+    let mut feed = |label: &str, bytes: &[u8]| {
+        h.update((label.len() as u64).to_le_bytes());
+        h.update(label.as_bytes());
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    };
+    feed("version", VERSION.as_bytes());
+    for name in ["Cargo.lock", "Cargo.toml"] {
+        feed(name, &std::fs::read(root.join(name)).unwrap_or_default());
+    }
+    for file in runtime_sources(root) {
+        feed(&file.display().to_string(), &std::fs::read(root.join(&file)).unwrap_or_default());
+    }
+    for krate in generated.closure(chapter) {
+        for (path, contents) in &krate.files {
+            let is_test = path.components().any(|c| c.as_os_str() == "tests");
+            let is_dependency_main = krate.chapter != chapter && path.ends_with("src/main.rs");
+            if !is_test && !is_dependency_main {
+                feed(&path.display().to_string(), contents.as_bytes());
+            }
+        }
+        let ch = book.chapter(&krate.chapter).expect("generated from a chapter");
+        for data in &ch.directives.data {
+            let bytes = std::fs::read(root.join(data))
+                .with_context(|| format!("{}: declared data file {} cannot be read", ch.path.display(), data.display()))?;
+            feed(&data.display().to_string(), &bytes);
+        }
+    }
+    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+fn runtime_sources(root: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![PathBuf::from("tangle/runtime")];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(root.join(&dir)) else { continue };
+        for entry in entries.flatten() {
+            let rel = dir.join(entry.file_name());
+            if entry.path().is_dir() {
+                stack.push(rel);
+            } else {
+                files.push(rel);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The recorded run for `chapter` if its key still matches.
+pub fn lookup(root: &Path, chapter: &str, key: &str) -> Option<RunOutput> {
+    let bytes = std::fs::read(entry_path(root, chapter)).ok()?;
+    let entry: Entry = serde_json::from_slice(&bytes).ok()?;
+    (entry.key == key).then_some(entry.run)
+}
+
+/// Records a completed run.
+pub fn store(root: &Path, chapter: &str, key: &str, run: &RunOutput) -> anyhow::Result<()> {
+    let entry = Entry { key: key.to_string(), run: run.clone() };
+    crate::fsutil::write_atomic(&entry_path(root, chapter), &serde_json::to_vec(&entry)?)
+}

@@ -1,0 +1,28 @@
+//! File writes that never leave a half-written file behind: a temp file in the same
+//! directory, then a rename over the target.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::Context;
+
+/// Writes `contents` to `path` atomically, creating parent directories.
+pub fn write_atomic(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("cannot write in {}", dir.display()))?;
+    tmp.write_all(contents)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).with_context(|| format!("cannot replace {}", path.display()))?;
+    Ok(())
+}
+
+/// Writes only when the contents differ, so unchanged files keep their mtime.
+/// Returns whether it wrote.
+pub fn write_if_changed(path: &Path, contents: &[u8]) -> anyhow::Result<bool> {
+    if std::fs::read(path).is_ok_and(|old| old == contents) {
+        return Ok(false);
+    }
+    write_atomic(path, contents)?;
+    Ok(true)
+}

@@ -1,0 +1,203 @@
+//! The stages put together: load (parse + generate) → sync → build → run → compare, and
+//! `accept` on top. The CLI and the tests call these; none of them prints results, they
+//! return them (progress goes to stderr).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+use crate::build::{self, CompileError};
+use crate::compare::{self, CellVerdict, FigureDrift, Verdict};
+use crate::generate::{self, ExternalCrates, Generated};
+use crate::model::Book;
+use crate::run::{self, RunOutput};
+use crate::sync::{self, Stale};
+use crate::{accept, cache, fsutil, parse, snapshot};
+
+/// A book loaded and generated in memory.
+pub struct Project {
+    pub root: PathBuf,
+    pub book: Book,
+    pub generated: Generated,
+}
+
+impl Project {
+    /// Parses every chapter and generates its crate. Errors in the input come back as
+    /// [`InputError`](crate::diagnostic::InputError) inside the `anyhow::Error`.
+    pub fn load(root: &Path) -> anyhow::Result<Project> {
+        let book = parse::load_book(root)?;
+        let manifest = std::fs::read_to_string(root.join("Cargo.toml")).context("cannot read the workspace Cargo.toml")?;
+        let external = ExternalCrates::from_workspace_manifest(&manifest)?;
+        let generated = generate::generate(&book, &external)?;
+        Ok(Project { root: root.to_path_buf(), book, generated })
+    }
+
+    /// Chapter names to work on: all, or the ones asked for (each must exist).
+    pub fn select(&self, asked: &[String]) -> anyhow::Result<Vec<String>> {
+        if asked.is_empty() {
+            return Ok(self.generated.crates.iter().map(|c| c.chapter.clone()).collect());
+        }
+        for a in asked {
+            if self.book.chapter(a).is_none() {
+                anyhow::bail!("no chapter named `{a}` (expected book/src/{a}.md)");
+            }
+        }
+        Ok(self.generated.crates.iter().map(|c| c.chapter.clone()).filter(|c| asked.contains(c)).collect())
+    }
+
+    pub fn stale(&self) -> anyhow::Result<Vec<Stale>> {
+        sync::stale_files(&self.root, &self.generated, None)
+    }
+
+    pub fn sync(&self) -> anyhow::Result<Vec<PathBuf>> {
+        sync::write(&self.root, &self.generated, None)
+    }
+
+    fn figures_dir(&self) -> PathBuf {
+        build::target_dir(&self.root).join("figures")
+    }
+}
+
+/// One chapter's run and verdicts.
+#[derive(Debug)]
+pub struct ChapterResult {
+    pub chapter: String,
+    pub run: RunOutput,
+    pub cached: bool,
+    pub verdicts: Vec<CellVerdict>,
+    pub figures: Vec<FigureDrift>,
+}
+
+impl ChapterResult {
+    pub fn drifted(&self) -> impl Iterator<Item = &CellVerdict> {
+        self.verdicts.iter().filter(|v| matches!(v.verdict, Verdict::Drift { .. }))
+    }
+
+    pub fn is_clean(&self) -> bool {
+        self.run.completed() && self.drifted().next().is_none() && self.figures.is_empty()
+    }
+}
+
+/// What `check` found.
+#[derive(Debug)]
+pub enum Outcome {
+    /// `code/` differs from the chapters and may not be written (`CI=true`).
+    Stale(Vec<Stale>),
+    CompileErrors(Vec<CompileError>),
+    Ran(Vec<ChapterResult>),
+}
+
+/// Whether we are on CI, where nothing in the tree may be written (insta's rule).
+pub fn on_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
+}
+
+/// Syncs `code/` (or, on CI, refuses to), builds what the cache cannot answer, runs it and
+/// compares every selected chapter with its prose.
+pub fn check(project: &Project, chapters: &[String]) -> anyhow::Result<Outcome> {
+    let stale = project.stale()?;
+    if !stale.is_empty() {
+        if on_ci() {
+            return Ok(Outcome::Stale(stale));
+        }
+        for path in project.sync()? {
+            eprintln!("   synced {}", path.display());
+        }
+    }
+
+    let mut keys = Vec::new();
+    let mut to_build = Vec::new();
+    for chapter in chapters {
+        let key = cache::key(&project.root, &project.book, &project.generated, chapter)?;
+        let cached = cache::lookup(&project.root, chapter, &key);
+        if cached.is_none() {
+            to_build.push(chapter.clone());
+        }
+        keys.push((chapter.clone(), key, cached));
+    }
+    if !to_build.is_empty() {
+        eprintln!(" building {}", to_build.join(", "));
+        let errors = build::build(&project.root, &project.generated, &to_build)?;
+        if !errors.is_empty() {
+            return Ok(Outcome::CompileErrors(errors));
+        }
+    }
+
+    let mut results = Vec::new();
+    for (name, key, cached) in keys {
+        let chapter = project.book.chapter(&name).expect("selected chapters exist");
+        let krate = project.generated.get(&name).expect("every chapter is generated");
+        let (run, from_cache) = match cached {
+            Some(run) => (run, true),
+            None => {
+                eprintln!("  running {name}");
+                let dir = project.figures_dir();
+                let _ = std::fs::remove_dir_all(dir.join(&name));
+                let run = run::run(&project.root, chapter, krate, &dir)?;
+                if run.completed() {
+                    cache::store(&project.root, &name, &key, &run)?;
+                }
+                (run, false)
+            }
+        };
+        let verdicts = compare::compare_chapter(chapter, &run);
+        let figures = compare::compare_figures(&project.root, &project.figures_dir(), &name)?;
+        results.push(ChapterResult { chapter: name, run, cached: from_cache, verdicts, figures });
+    }
+    Ok(Outcome::Ran(results))
+}
+
+/// What `accept` changed.
+#[derive(Debug, Default)]
+pub struct Accepted {
+    pub files: Vec<PathBuf>,
+}
+
+/// Writes the actual outputs of `results` into the prose, `figures/` and `snapshots/`.
+pub fn accept(project: &Project, results: &[ChapterResult]) -> anyhow::Result<Accepted> {
+    anyhow::ensure!(!on_ci(), "accept writes the book and never runs with CI set");
+    let mut accepted = Accepted::default();
+    for result in results {
+        let chapter = project.book.chapter(&result.chapter).expect("results come from the book");
+        let path = project.root.join(&chapter.path);
+        let text = match accept::rewrite(chapter, &result.run, &result.verdicts) {
+            Some(text) => {
+                fsutil::write_atomic(&path, text.as_bytes())?;
+                accepted.files.push(chapter.path.clone());
+                text
+            }
+            None => chapter.source.clone(),
+        };
+        let reparsed = parse::parse_chapter(&chapter.name, &chapter.path, text.into_bytes())?;
+        if snapshot::write(&project.root, &reparsed)? > 0 {
+            accepted.files.push(PathBuf::from(format!("snapshots/{}__*.snap", chapter.name)));
+        }
+        for drift in &result.figures {
+            match drift {
+                FigureDrift::Changed(rel) | FigureDrift::New(rel) => {
+                    let drawn = project.figures_dir().join(rel.strip_prefix("figures")?);
+                    fsutil::write_atomic(&project.root.join(rel), &std::fs::read(drawn)?)?;
+                }
+                FigureDrift::NoLongerDrawn(rel) => std::fs::remove_file(project.root.join(rel))?,
+            }
+            accepted.files.push(match drift {
+                FigureDrift::Changed(p) | FigureDrift::New(p) | FigureDrift::NoLongerDrawn(p) => p.clone(),
+            });
+        }
+    }
+    Ok(accepted)
+}
+
+/// Snapshot files that disagree with the prose (the prose is the truth; `accept` aligns them).
+pub fn stale_snapshots(project: &Project, chapters: &BTreeSet<String>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for chapter in project.book.chapters.iter().filter(|c| chapters.contains(&c.name)) {
+        for (path, contents) in snapshot::expected(&project.root, chapter) {
+            if std::fs::read_to_string(&path).ok().as_deref() != Some(contents.as_str()) {
+                out.push(path);
+            }
+        }
+    }
+    out
+}

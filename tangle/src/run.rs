@@ -1,0 +1,134 @@
+//! Stage 4, **run**: runs a chapter binary once and splits its stdout into per-cell outputs
+//! at the markers the generated `main` prints (see `tangle-runtime`). A panic, an error
+//! returned from `main`, or a timeout is attributed to the cell that was running.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use anyhow::Context;
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use tangle_runtime::{MARKER, PANIC_MARKER};
+use wait_timeout::ChildExt;
+
+use crate::generate::ChapterCrate;
+use crate::model::Chapter;
+
+/// How long a chapter may run unless it declares `<!-- tangle: timeout N -->`.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// What one run of a chapter binary produced.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunOutput {
+    /// The cells that started, in order, with what each printed.
+    pub cells: Vec<CellOutput>,
+    pub end: RunEnd,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CellOutput {
+    /// The cell's first code line: its name in the chapter.
+    pub line: usize,
+    pub stdout: String,
+}
+
+/// How the run ended.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub enum RunEnd {
+    Completed,
+    /// The cell at `line` panicked (or `main` returned an error while it was the last cell).
+    Failed { line: Option<usize>, message: String },
+    /// The cell at `line` was still running when the time ran out.
+    TimedOut { line: Option<usize>, seconds: u64 },
+}
+
+impl RunOutput {
+    pub fn completed(&self) -> bool {
+        self.end == RunEnd::Completed
+    }
+}
+
+/// Runs `chapter`'s binary from the project root, with figures going to `figures_dir`.
+pub fn run(root: &Path, chapter: &Chapter, krate: &ChapterCrate, figures_dir: &Path) -> anyhow::Result<RunOutput> {
+    let exe = crate::build::binary(root, &chapter.name);
+    let timeout = chapter.directives.timeout.unwrap_or(DEFAULT_TIMEOUT);
+    let mut child = Command::new(&exe)
+        .current_dir(root)
+        .env("TANGLE_FIGURES_DIR", figures_dir)
+        .env("RUST_BACKTRACE", "0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("cannot run {}", exe.display()))?;
+    let mut out_pipe = child.stdout.take().expect("piped");
+    let mut err_pipe = child.stderr.take().expect("piped");
+    let out_reader = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = out_pipe.read_to_end(&mut s);
+        s
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = err_pipe.read_to_end(&mut s);
+        s
+    });
+    let status = match child.wait_timeout(timeout)? {
+        Some(status) => Some(status),
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            None
+        }
+    };
+    let stdout = String::from_utf8_lossy(&out_reader.join().unwrap_or_default()).into_owned();
+    let stderr = String::from_utf8_lossy(&err_reader.join().unwrap_or_default()).into_owned();
+    let cells = split_cells(&stdout);
+    let last = cells.last().map(|c| c.line);
+    let end = match status {
+        None => RunEnd::TimedOut { line: last, seconds: timeout.as_secs() },
+        Some(s) if s.success() => RunEnd::Completed,
+        Some(s) => {
+            let line = stderr
+                .lines()
+                .find_map(|l| l.strip_prefix(PANIC_MARKER))
+                .and_then(|loc| loc.rsplit(':').next()?.parse().ok())
+                .or(last);
+            let message: String = stderr.lines().filter(|l| !l.starts_with(PANIC_MARKER)).collect::<Vec<_>>().join("\n");
+            let message = if message.trim().is_empty() { format!("the chapter program exited with {s}") } else { message };
+            RunEnd::Failed { line, message: locate_generated_paths(&message, krate, chapter) }
+        }
+    };
+    Ok(RunOutput { cells, end })
+}
+
+/// Splits a chapter binary's stdout at the cell markers.
+pub fn split_cells(stdout: &str) -> Vec<CellOutput> {
+    let mut cells: Vec<CellOutput> = Vec::new();
+    for line in stdout.split_inclusive('\n') {
+        if let Some(loc) = line.strip_prefix(MARKER) {
+            let n = loc.trim_end().rsplit(':').next().and_then(|n| n.parse().ok()).unwrap_or(0);
+            cells.push(CellOutput { line: n, stdout: String::new() });
+        } else if let Some(cell) = cells.last_mut() {
+            cell.stdout.push_str(line);
+        }
+    }
+    cells
+}
+
+/// Appends the chapter line to every `code/chNN/src/*.rs:LINE` that a panic message names.
+fn locate_generated_paths(message: &str, krate: &ChapterCrate, chapter: &Chapter) -> String {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| Regex::new(r"(code/ch\d\d/(?:src|tests)/[\w/]+\.rs):(\d+)(?::\d+)?").unwrap());
+    re.replace_all(message, |caps: &regex::Captures| {
+        let file = Path::new(&caps[1]);
+        let line: usize = caps[2].parse().unwrap_or(0);
+        match krate.line_map.chapter_line(file, line) {
+            Some(l) => format!("{} ({})", &caps[0], chapter.location(l)),
+            None => caps[0].to_string(),
+        }
+    })
+    .into_owned()
+}

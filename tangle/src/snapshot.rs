@@ -1,0 +1,90 @@
+//! `snapshots/`: one insta snapshot per output block, named after its chapter and section,
+//! holding the block's accepted text. `accept` keeps them equal to the prose; the book test
+//! asserts them with insta (which never writes when `CI=true`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::compare::normalize;
+use crate::model::Chapter;
+
+/// `ch06__6_1__02`: chapter, section number (or heading slug), and the block's ordinal in
+/// that section. Stable under edits to other sections and to prose.
+pub fn names(chapter: &Chapter) -> Vec<(usize, String)> {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut out = Vec::new();
+    for cell in chapter.run_cells().filter(|c| c.output.is_some()) {
+        let section = section_key(&cell.section);
+        let n = counts.entry(section.clone()).or_default();
+        *n += 1;
+        out.push((cell.code_line, format!("{}__{section}__{n:02}", chapter.name)));
+    }
+    out
+}
+
+fn section_key(heading: &str) -> String {
+    let number: String = heading.trim().chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+    let number = number.trim_end_matches('.');
+    if !number.is_empty() {
+        return number.replace('.', "_");
+    }
+    let slug: String = heading
+        .to_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect::<String>()
+        .split('_')
+        .filter(|s| !s.is_empty())
+        .take(4)
+        .collect::<Vec<_>>()
+        .join("_");
+    if slug.is_empty() { "intro".into() } else { slug }
+}
+
+/// The snapshot file's path for `name`.
+pub fn path(root: &Path, name: &str) -> PathBuf {
+    root.join("snapshots").join(format!("{name}.snap"))
+}
+
+/// The file insta reads: a metadata header, then the block's text.
+pub fn contents(chapter: &Chapter, cell_line: usize, text: &str) -> String {
+    format!(
+        "---\nsource: {}\nexpression: \"output of the cell at line {cell_line}\"\n---\n{}\n",
+        chapter.path.display(),
+        normalize(text)
+    )
+}
+
+/// The snapshot files a chapter should have, with their contents.
+pub fn expected(root: &Path, chapter: &Chapter) -> Vec<(PathBuf, String)> {
+    names(chapter)
+        .into_iter()
+        .filter_map(|(line, name)| {
+            let block = chapter.cell_at(line)?.output.as_ref()?;
+            Some((path(root, &name), contents(chapter, line, &block.text)))
+        })
+        .collect()
+}
+
+/// Writes the chapter's snapshots (only those that changed) and removes its stale ones.
+pub fn write(root: &Path, chapter: &Chapter) -> anyhow::Result<usize> {
+    let expected = expected(root, chapter);
+    let mut changed = 0;
+    for (path, contents) in &expected {
+        if crate::fsutil::write_if_changed(path, contents.as_bytes())? {
+            changed += 1;
+        }
+    }
+    let prefix = format!("{}__", chapter.name);
+    if let Ok(entries) = std::fs::read_dir(root.join("snapshots")) {
+        for entry in entries.flatten() {
+            let p = entry.path();
+            let ours = p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".snap"));
+            if ours && !expected.iter().any(|(e, _)| *e == p) {
+                std::fs::remove_file(&p)?;
+                changed += 1;
+            }
+        }
+    }
+    Ok(changed)
+}
