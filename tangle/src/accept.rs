@@ -11,8 +11,8 @@ use crate::run::RunOutput;
 pub fn rewrite(chapter: &Chapter, run: &RunOutput, verdicts: &[CellVerdict]) -> Option<String> {
     let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
     for v in verdicts.iter().filter(|v| matches!(v.verdict, Verdict::Drift { .. })) {
-        let Some(cell) = chapter.cell_at(v.cell_line) else { continue };
-        let Some(out) = run.cells.iter().find(|c| c.line == v.cell_line) else { continue };
+        let Some(cell) = chapter.run_cells().nth(v.index) else { continue };
+        let Some(out) = run.cells.iter().find(|c| c.index == v.index) else { continue };
         let actual = normalize(&out.stdout);
         match (&cell.output, actual.is_empty()) {
             (Some(block), true) => edits.push((cell.end..block.span.end, String::new())),

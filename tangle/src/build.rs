@@ -15,8 +15,12 @@ use crate::model::Location;
 
 /// Where tangle builds chapter binaries: apart from `target/release`, so that `cargo tangle`
 /// (itself running from `target/release`) and `cargo test` never wait on each other's lock.
+/// `TANGLE_TARGET_DIR` overrides it (the fixture tests share one across fixture books).
 pub fn target_dir(root: &Path) -> PathBuf {
-    root.join("target/tangle")
+    match std::env::var_os("TANGLE_TARGET_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => root.join("target/tangle"),
+    }
 }
 
 /// The built binary of a chapter.

@@ -23,7 +23,7 @@ struct Entry {
 }
 
 fn entry_path(root: &Path, chapter: &str) -> PathBuf {
-    crate::build::target_dir(root).join("cache").join(format!("{chapter}.json"))
+    root.join("target/tangle/cache").join(format!("{chapter}.json"))
 }
 
 /// The hash of everything a chapter's run depends on.
@@ -47,7 +47,8 @@ pub fn key(root: &Path, book: &Book, generated: &Generated, chapter: &str) -> an
             let is_test = path.components().any(|c| c.as_os_str() == "tests");
             let is_dependency_main = krate.chapter != chapter && path.ends_with("src/main.rs");
             if !is_test && !is_dependency_main {
-                feed(&path.display().to_string(), contents.as_bytes());
+                let code = contents.lines().filter(|l| !crate::generate::is_location_comment(l)).collect::<Vec<_>>().join("\n");
+                feed(&path.display().to_string(), code.as_bytes());
             }
         }
         let ch = book.chapter(&krate.chapter).expect("generated from a chapter");

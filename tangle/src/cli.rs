@@ -151,13 +151,13 @@ fn report(project: &Project, outcome: Outcome, accept: bool) -> anyhow::Result<u
         let chapter = project.book.chapter(&r.chapter).expect("result of a chapter");
         match &r.run.end {
             RunEnd::Completed => {}
-            RunEnd::Failed { line, message } => {
-                let at = line.map_or_else(|| chapter.path.display().to_string(), |l| chapter.location(l).to_string());
+            RunEnd::Failed { cell, message } => {
+                let at = cell_location(chapter, *cell);
                 eprintln!("error: {at}: this cell failed\n{}\n", indent(message));
                 code = ERROR;
             }
-            RunEnd::TimedOut { line, seconds } => {
-                let at = line.map_or_else(|| chapter.path.display().to_string(), |l| chapter.location(l).to_string());
+            RunEnd::TimedOut { cell, seconds } => {
+                let at = cell_location(chapter, *cell);
                 eprintln!(
                     "error: {at}: this cell was still running after {seconds} s and was stopped \
                      (raise the limit with `<!-- tangle: timeout N -->` if it is meant to run that long)\n"
@@ -202,6 +202,14 @@ fn report(project: &Project, outcome: Outcome, accept: bool) -> anyhow::Result<u
         println!("outputs drifted from the prose: fix the code, or run `cargo tangle accept` if the new output is right");
     }
     Ok(code)
+}
+
+/// `book/src/chNN.md:LINE` of run cell number `cell`, or just the file.
+fn cell_location(chapter: &crate::model::Chapter, cell: Option<usize>) -> String {
+    match cell.and_then(|i| chapter.run_cells().nth(i)) {
+        Some(c) => chapter.location(c.code_line).to_string(),
+        None => chapter.path.display().to_string(),
+    }
 }
 
 fn indent(text: &str) -> String {

@@ -24,7 +24,8 @@ pub enum Verdict {
 #[derive(Debug, Clone)]
 pub struct CellVerdict {
     pub location: Location,
-    pub cell_line: usize,
+    /// The run cell's position among the chapter's run cells.
+    pub index: usize,
     pub verdict: Verdict,
 }
 
@@ -99,18 +100,19 @@ pub fn matches(expected: &str, actual: &str, spec: &OutputSpec) -> bool {
 pub fn compare_chapter(chapter: &Chapter, run: &RunOutput) -> Vec<CellVerdict> {
     chapter
         .run_cells()
-        .map(|cell| {
+        .enumerate()
+        .map(|(index, cell)| {
             let location = block_location(chapter, cell);
-            let verdict = match run.cells.iter().find(|c| c.line == cell.code_line) {
+            let verdict = match run.cells.iter().find(|c| c.index == index) {
                 None => Verdict::NotRun,
                 Some(out) => {
                     // The cell that failed may have printed only part of its output.
-                    let failed_here = matches!(&run.end, RunEnd::Failed { line: Some(l), .. } | RunEnd::TimedOut { line: Some(l), .. } if *l == cell.code_line);
+                    let failed_here = matches!(&run.end, RunEnd::Failed { cell: Some(i), .. } | RunEnd::TimedOut { cell: Some(i), .. } if *i == index);
                     let verdict = verdict_for(cell, &out.stdout, &location);
                     if failed_here && verdict != Verdict::Same { Verdict::NotRun } else { verdict }
                 }
             };
-            CellVerdict { location, cell_line: cell.code_line, verdict }
+            CellVerdict { location, index, verdict }
         })
         .collect()
 }
@@ -132,7 +134,8 @@ fn verdict_for(cell: &Cell, stdout: &str, location: &Location) -> Verdict {
     if matches(&expected, &actual, &spec) {
         return Verdict::Same;
     }
-    let (e, a) = (with_newline(&expected), with_newline(&actual));
+    // The diff shows the redacted texts, so that only differences that matter stand out.
+    let (e, a) = (with_newline(&redact(&expected, &spec)), with_newline(&redact(&actual, &spec)));
     let header = location.to_string();
     let diff = TextDiff::from_lines(&e, &a).unified_diff().context_radius(3).header(&header, &format!("{header} (actual)")).to_string();
     Verdict::Drift { diff }

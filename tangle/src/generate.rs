@@ -201,7 +201,11 @@ fn generate_chapter(
 fn parse_cell<'a>(chapter: &Chapter, cell: &'a crate::model::Cell) -> Result<ParsedCell<'a>, InputError> {
     let syntax_error = |e: syn::Error| {
         let line = e.span().start().line.max(1);
-        InputError::new(chapter.location(cell.code_line + line - 1), format!("this cell does not parse as Rust: {e}"))
+        let why = match e.to_string().as_str() {
+            "cannot parse string into token stream" => "its brackets, quotes or comments do not balance".to_string(),
+            other => other.to_string(),
+        };
+        InputError::new(chapter.location(cell.code_line + line - 1), format!("this cell does not parse as Rust: {why}"))
     };
     let mut parsed = ParsedCell { cell, items: Vec::new(), stmts: Vec::new(), inner_attrs: Vec::new() };
     match cell.kind {
@@ -288,9 +292,10 @@ fn main_file(chapter: &Chapter, parsed: &[ParsedCell], path: &Path, line_map: &m
     let krate = syn::Ident::new(&chapter.name, proc_macro2::Span::call_site());
     let name = &chapter.name;
     let mut body = Vec::new();
-    for p in parsed.iter().filter(|p| p.cell.kind == CellKind::Run) {
-        let loc = chapter.location(p.cell.code_line).to_string();
-        body.push(quote::quote! { tangle_runtime::cell(#loc); });
+    let run_cells: Vec<&ParsedCell> = parsed.iter().filter(|p| p.cell.kind == CellKind::Run).collect();
+    for (index, p) in run_cells.iter().enumerate() {
+        let index = proc_macro2::Literal::usize_unsuffixed(index);
+        body.push(quote::quote! { tangle_runtime::cell(#index); });
         let stmts = &p.stmts;
         body.push(quote::quote! { #(#stmts)* });
     }
@@ -304,20 +309,28 @@ fn main_file(chapter: &Chapter, parsed: &[ParsedCell], path: &Path, line_map: &m
             Ok(())
         }
     };
-    let text = prettyplease::unparse(&file);
-    // Anchor every cell marker to its cell.
-    let marker = format!("tangle_runtime::cell(\"{}:", chapter.path.display());
-    let header = format!("// {}\n// {HEADER_NOTE}\n\n", header_line(chapter));
-    let offset = header.lines().count();
-    for (i, line) in text.lines().enumerate() {
-        if let Some(rest) = line.trim_start().strip_prefix(&marker) {
-            if let Some(first) = rest.split('"').next().and_then(|n| n.parse::<usize>().ok()) {
-                let last = chapter.cell_at(first).map_or(first, |c| c.code_line + c.code.lines().count().saturating_sub(1));
-                line_map.add(path, offset + i + 2, first, last);
-            }
+    // prettyplease drops comments, so each cell's location goes in after formatting, above
+    // its marker; the same lines anchor the line map.
+    let mut out = format!("// {}\n// {HEADER_NOTE}\n\n", header_line(chapter));
+    for line in prettyplease::unparse(&file).lines() {
+        let marker = line.trim_start().strip_prefix("tangle_runtime::cell(").and_then(|r| r.strip_suffix(");"));
+        if let Some(cell) = marker.and_then(|n| n.parse::<usize>().ok()).and_then(|i| run_cells.get(i)) {
+            let indent = &line[..line.len() - line.trim_start().len()];
+            out += &format!("{indent}// {}\n", chapter.location(cell.cell.code_line));
+            let first = cell.cell.code_line;
+            let last = first + cell.cell.code.lines().count().saturating_sub(1);
+            line_map.add(path, out.lines().count() + 2, first, last);
         }
+        out += line;
+        out.push('\n');
     }
-    header + &text
+    out
+}
+
+/// Whether a generated line only records where code came from (`// book/src/ch06.md:42`).
+/// The cache ignores these lines, so that prose edits that move cells rebuild nothing.
+pub fn is_location_comment(line: &str) -> bool {
+    line.trim_start().strip_prefix("// book/src/").is_some_and(|rest| rest.contains(".md:"))
 }
 
 #[derive(Default)]

@@ -55,7 +55,7 @@ impl Project {
     }
 
     fn figures_dir(&self) -> PathBuf {
-        build::target_dir(&self.root).join("figures")
+        self.root.join("target/tangle/figures")
     }
 }
 

@@ -29,8 +29,8 @@ pub struct RunOutput {
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct CellOutput {
-    /// The cell's first code line: its name in the chapter.
-    pub line: usize,
+    /// The run cell's position among the chapter's run cells (0-based).
+    pub index: usize,
     pub stdout: String,
 }
 
@@ -38,10 +38,10 @@ pub struct CellOutput {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub enum RunEnd {
     Completed,
-    /// The cell at `line` panicked (or `main` returned an error while it was the last cell).
-    Failed { line: Option<usize>, message: String },
-    /// The cell at `line` was still running when the time ran out.
-    TimedOut { line: Option<usize>, seconds: u64 },
+    /// Run cell number `cell` panicked (or `main` returned an error while it ran).
+    Failed { cell: Option<usize>, message: String },
+    /// Run cell number `cell` was still running when the time ran out.
+    TimedOut { cell: Option<usize>, seconds: u64 },
 }
 
 impl RunOutput {
@@ -86,19 +86,15 @@ pub fn run(root: &Path, chapter: &Chapter, krate: &ChapterCrate, figures_dir: &P
     let stdout = String::from_utf8_lossy(&out_reader.join().unwrap_or_default()).into_owned();
     let stderr = String::from_utf8_lossy(&err_reader.join().unwrap_or_default()).into_owned();
     let cells = split_cells(&stdout);
-    let last = cells.last().map(|c| c.line);
+    let last = cells.last().map(|c| c.index);
     let end = match status {
-        None => RunEnd::TimedOut { line: last, seconds: timeout.as_secs() },
+        None => RunEnd::TimedOut { cell: last, seconds: timeout.as_secs() },
         Some(s) if s.success() => RunEnd::Completed,
         Some(s) => {
-            let line = stderr
-                .lines()
-                .find_map(|l| l.strip_prefix(PANIC_MARKER))
-                .and_then(|loc| loc.rsplit(':').next()?.parse().ok())
-                .or(last);
-            let message: String = stderr.lines().filter(|l| !l.starts_with(PANIC_MARKER)).collect::<Vec<_>>().join("\n");
+            let cell = stderr.lines().find_map(|l| l.strip_prefix(PANIC_MARKER)?.trim().parse().ok()).or(last);
+            let message: String = stderr.lines().filter(|l| !l.starts_with(PANIC_MARKER)).collect::<Vec<_>>().join("\n").trim().to_string();
             let message = if message.trim().is_empty() { format!("the chapter program exited with {s}") } else { message };
-            RunEnd::Failed { line, message: locate_generated_paths(&message, krate, chapter) }
+            RunEnd::Failed { cell, message: locate_generated_paths(&message, krate, chapter) }
         }
     };
     Ok(RunOutput { cells, end })
@@ -108,9 +104,8 @@ pub fn run(root: &Path, chapter: &Chapter, krate: &ChapterCrate, figures_dir: &P
 pub fn split_cells(stdout: &str) -> Vec<CellOutput> {
     let mut cells: Vec<CellOutput> = Vec::new();
     for line in stdout.split_inclusive('\n') {
-        if let Some(loc) = line.strip_prefix(MARKER) {
-            let n = loc.trim_end().rsplit(':').next().and_then(|n| n.parse().ok()).unwrap_or(0);
-            cells.push(CellOutput { line: n, stdout: String::new() });
+        if let Some(index) = line.strip_prefix(MARKER).and_then(|i| i.trim_end().parse().ok()) {
+            cells.push(CellOutput { index, stdout: String::new() });
         } else if let Some(cell) = cells.last_mut() {
             cell.stdout.push_str(line);
         }

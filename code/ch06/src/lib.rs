@@ -32,6 +32,9 @@ pub enum TrainingError {
     OutOfRange { what: &'static str, value: f64, expected: &'static str },
     /// An index (a pipeline stage, say) is not below the count it indexes into.
     IndexOutOfRange { what: &'static str, index: usize, len: usize },
+    /// Two lists that must have one entry per item of the same thing (per stage, say) differ
+    /// in length.
+    LengthMismatch { what: &'static str, expected: usize, got: usize },
     /// Two matrices whose shapes must agree do not.
     ShapeMismatch { what: &'static str, left: (usize, usize), right: (usize, usize) },
     /// A pipeline work order that is not a permutation of one forward and one backward per
@@ -41,7 +44,7 @@ pub enum TrainingError {
     Deadlock { stage: usize },
 }
 
-// book/src/ch06.md:68
+// book/src/ch06.md:71
 impl fmt::Display for TrainingError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -54,6 +57,9 @@ impl fmt::Display for TrainingError {
             }
             Self::IndexOutOfRange { what, index, len } => {
                 write!(f, "{what} = {index} is out of range for {len} entries")
+            }
+            Self::LengthMismatch { what, expected, got } => {
+                write!(f, "{what}: expected {expected} entries, got {got}")
             }
             Self::ShapeMismatch { what, left, right } => {
                 write!(
@@ -74,16 +80,16 @@ impl fmt::Display for TrainingError {
     }
 }
 
-// book/src/ch06.md:97
+// book/src/ch06.md:103
 impl std::error::Error for TrainingError {}
 
-// book/src/ch06.md:99
+// book/src/ch06.md:105
 /// Returns `value` if it is at least one, otherwise a [`TrainingError::Zero`] naming it.
 fn at_least_one(what: &'static str, value: u64) -> Result<u64, TrainingError> {
     if value == 0 { Err(TrainingError::Zero { what }) } else { Ok(value) }
 }
 
-// book/src/ch06.md:104
+// book/src/ch06.md:110
 /// Checks that `divisor` splits `value` evenly; uneven splits mean idle or overloaded devices.
 fn divides(
     what: &'static str,
@@ -103,7 +109,7 @@ fn divides(
     }
 }
 
-// book/src/ch06.md:118
+// book/src/ch06.md:124
 /// What a dense decoder-only Transformer run looks like, as far as planning is concerned.
 ///
 /// The chapter needs nothing else: the widths and depth fix the parameter
@@ -133,7 +139,7 @@ pub struct TrainingConfig {
     pub seq_len: u64,
 }
 
-// book/src/ch06.md:147
+// book/src/ch06.md:153
 /// A 7B-class dense model: multi-head attention, 32 layers of width 4096.
 pub const LLAMA_7B: TrainingConfig = TrainingConfig {
     name: "7B-class",
@@ -146,7 +152,7 @@ pub const LLAMA_7B: TrainingConfig = TrainingConfig {
     seq_len: 4096,
 };
 
-// book/src/ch06.md:159
+// book/src/ch06.md:165
 /// A 70B-class dense model: grouped-query attention with 8 KV heads, 80 layers of width 8192.
 pub const LLAMA_70B: TrainingConfig = TrainingConfig {
     name: "70B-class",
@@ -159,7 +165,7 @@ pub const LLAMA_70B: TrainingConfig = TrainingConfig {
     seq_len: 4096,
 };
 
-// book/src/ch06.md:171
+// book/src/ch06.md:177
 impl TrainingConfig {
     /// Checks that every size is positive and that the heads split the width evenly
     /// (query heads into `d_model`, KV heads into query heads), which the formulas assume.
@@ -179,7 +185,7 @@ impl TrainingConfig {
     }
 }
 
-// book/src/ch06.md:199
+// book/src/ch06.md:205
 /// Parameters of a model, split by the component that owns them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ParamCount {
@@ -191,7 +197,7 @@ pub struct ParamCount {
     pub embeddings: u64,
 }
 
-// book/src/ch06.md:210
+// book/src/ch06.md:216
 impl ParamCount {
     /// All trainable parameters.
     pub fn total(&self) -> u64 {
@@ -199,7 +205,7 @@ impl ParamCount {
     }
 }
 
-// book/src/ch06.md:217
+// book/src/ch06.md:223
 /// Counts parameters per component from the configuration's shapes.
 ///
 /// Attention owns a `d x d` matrix for queries and one for the output projection, plus a
@@ -217,7 +223,7 @@ pub fn param_count(cfg: &TrainingConfig) -> Result<ParamCount, TrainingError> {
     })
 }
 
-// book/src/ch06.md:281
+// book/src/ch06.md:287
 /// The four tenants of persistent training state, one per row of equation 6.1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StateComponent {
@@ -231,7 +237,7 @@ pub enum StateComponent {
     AdamMoments,
 }
 
-// book/src/ch06.md:294
+// book/src/ch06.md:300
 impl StateComponent {
     /// All components, in the order the ledger prints them.
     pub const ALL: [StateComponent; 4] = [
@@ -251,7 +257,7 @@ impl StateComponent {
     }
 }
 
-// book/src/ch06.md:310
+// book/src/ch06.md:316
 /// How many bytes per parameter each state component costs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Precision {
@@ -261,7 +267,7 @@ pub enum Precision {
     Mixed,
 }
 
-// book/src/ch06.md:319
+// book/src/ch06.md:325
 impl Precision {
     /// Both recipes, for tables.
     pub const ALL: [Precision; 2] = [Self::Fp32, Self::Mixed];
@@ -285,7 +291,7 @@ impl Precision {
     }
 }
 
-// book/src/ch06.md:344
+// book/src/ch06.md:350
 /// How much of the training state a data-parallel group shards instead of replicating.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ZeroStage {
@@ -299,7 +305,7 @@ pub enum ZeroStage {
     Stage3,
 }
 
-// book/src/ch06.md:357
+// book/src/ch06.md:363
 impl ZeroStage {
     /// All four stages, least to most sharded.
     pub const ALL: [ZeroStage; 4] = [
@@ -333,7 +339,7 @@ impl ZeroStage {
     }
 }
 
-// book/src/ch06.md:388
+// book/src/ch06.md:394
 /// Bytes of persistent training state one device holds, per component.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StateLedger {
@@ -343,7 +349,7 @@ pub struct StateLedger {
     pub adam_moments: f64,
 }
 
-// book/src/ch06.md:397
+// book/src/ch06.md:403
 impl StateLedger {
     /// Bytes held for one component.
     pub fn get(&self, component: StateComponent) -> f64 {
@@ -360,7 +366,7 @@ impl StateLedger {
     }
 }
 
-// book/src/ch06.md:414
+// book/src/ch06.md:420
 /// Prices the persistent training state that a single device must hold.
 ///
 /// Each component costs `params` times its bytes per parameter under `precision`; the
@@ -394,7 +400,7 @@ pub fn state_ledger(
     })
 }
 
-// book/src/ch06.md:516
+// book/src/ch06.md:522
 /// What the forward pass keeps for backward, per Transformer layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ActivationPolicy {
@@ -408,7 +414,7 @@ pub enum ActivationPolicy {
     FullRecompute,
 }
 
-// book/src/ch06.md:529
+// book/src/ch06.md:535
 impl ActivationPolicy {
     /// The three policies, most to least memory.
     pub const ALL: [ActivationPolicy; 3] = [
@@ -426,7 +432,7 @@ impl ActivationPolicy {
     }
 }
 
-// book/src/ch06.md:544
+// book/src/ch06.md:550
 /// Bytes that autograd keeps per layer under `policy` (equation 6.2), with bf16 activations.
 ///
 /// `microbatch` is the `b` of the formula: sequences per device in one forward pass.
@@ -448,7 +454,7 @@ pub fn activation_bytes_per_layer(
     )
 }
 
-// book/src/ch06.md:688
+// book/src/ch06.md:819
 /// SplitMix64: a tiny, fast, well-mixed 64-bit generator. It is not cryptographic, but
 /// its stream is fixed by the seed on every platform, which is what a reproducible book needs.
 #[derive(Debug, Clone)]
@@ -456,7 +462,7 @@ pub struct SplitMix64 {
     state: u64,
 }
 
-// book/src/ch06.md:695
+// book/src/ch06.md:826
 impl SplitMix64 {
     /// A generator whose whole stream is determined by `seed`.
     pub fn new(seed: u64) -> Self {
@@ -482,7 +488,7 @@ impl SplitMix64 {
     }
 }
 
-// book/src/ch06.md:723
+// book/src/ch06.md:854
 /// A dense row-major matrix of `f32`, just big enough for the tensor-parallel check.
 ///
 /// `f32` on purpose: it is the precision whose round-off the sharded sum exposes.
@@ -493,7 +499,7 @@ pub struct Matrix {
     data: Vec<f32>,
 }
 
-// book/src/ch06.md:733
+// book/src/ch06.md:864
 impl Matrix {
     /// A matrix whose entry `(r, c)` is `f(r, c)`.
     pub fn from_fn(
@@ -615,7 +621,7 @@ impl Matrix {
     }
 }
 
-// book/src/ch06.md:846
+// book/src/ch06.md:977
 /// Runs `relu(x @ w_up) @ w_down` split column-then-row over `shards` simulated devices.
 ///
 /// Device `k` owns columns `k*w..(k+1)*w` of `w_up` and the same rows of `w_down`
@@ -654,7 +660,7 @@ pub fn tensor_parallel_ffn(
     Ok(total.expect("at least one shard"))
 }
 
-// book/src/ch06.md:915
+// book/src/ch06.md:1046
 /// Per-device tensor-parallel traffic of one layer, forward plus backward, per microbatch.
 ///
 /// For every microbatch a Megatron-style layer all-reduces its `s x b x h` activation four
@@ -675,7 +681,7 @@ pub fn tp_comm_bytes_per_layer(
     Ok(4.0 * ring_factor * payload)
 }
 
-// book/src/ch06.md:980
+// book/src/ch06.md:1111
 /// The two kinds of work a pipeline stage does for a microbatch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OpKind {
@@ -683,7 +689,7 @@ pub enum OpKind {
     Backward,
 }
 
-// book/src/ch06.md:987
+// book/src/ch06.md:1118
 /// One unit of pipeline work: a forward or backward pass of one microbatch on one stage.
 /// Microbatches are numbered from 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -692,7 +698,7 @@ pub struct PipelineOp {
     pub microbatch: usize,
 }
 
-// book/src/ch06.md:995
+// book/src/ch06.md:1126
 impl PipelineOp {
     /// The forward pass of microbatch `microbatch`.
     pub fn forward(microbatch: usize) -> Self {
@@ -710,7 +716,7 @@ impl PipelineOp {
     }
 }
 
-// book/src/ch06.md:1007
+// book/src/ch06.md:1138
 /// A pipeline schedule: the rule that orders each stage's work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Schedule {
@@ -722,7 +728,7 @@ pub enum Schedule {
     OneFOneB,
 }
 
-// book/src/ch06.md:1018
+// book/src/ch06.md:1149
 impl Schedule {
     /// The schedule's name in tables.
     pub fn label(self) -> &'static str {
@@ -753,7 +759,7 @@ impl Schedule {
     }
 }
 
-// book/src/ch06.md:1050
+// book/src/ch06.md:1181
 /// Rejects empty pipelines and stage indices past the end.
 fn check_stage(
     stage: usize,
@@ -772,7 +778,7 @@ fn check_stage(
     Ok(())
 }
 
-// book/src/ch06.md:1060
+// book/src/ch06.md:1191
 /// GPipe's work order for one stage: all forwards, then all backwards, in microbatch order.
 pub fn gpipe_order(
     stage: usize,
@@ -784,7 +790,7 @@ pub fn gpipe_order(
     Ok(forwards.chain((0..microbatches).map(PipelineOp::backward)).collect())
 }
 
-// book/src/ch06.md:1071
+// book/src/ch06.md:1202
 /// The 1F1B work order for one stage.
 ///
 /// Stage `k` first runs `min(m, S - k)` forwards — earlier stages warm up longer, so that
@@ -811,7 +817,7 @@ pub fn one_f1b_order(
     Ok(ops)
 }
 
-// book/src/ch06.md:1108
+// book/src/ch06.md:1239
 /// How long one microbatch's forward and backward take on a stage, in arbitrary time units.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StageTimes {
@@ -819,7 +825,7 @@ pub struct StageTimes {
     pub backward: f64,
 }
 
-// book/src/ch06.md:1115
+// book/src/ch06.md:1246
 impl StageTimes {
     /// The usual Transformer ratio: backward costs about twice forward.
     pub const TRANSFORMER: StageTimes = StageTimes {
@@ -835,7 +841,7 @@ impl StageTimes {
     }
 }
 
-// book/src/ch06.md:1128
+// book/src/ch06.md:1259
 /// One operation as it actually ran: which stage, which microbatch, which pass, and when.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PipelineEvent {
@@ -846,7 +852,7 @@ pub struct PipelineEvent {
     pub end: f64,
 }
 
-// book/src/ch06.md:1138
+// book/src/ch06.md:1269
 impl PipelineEvent {
     /// How long the operation ran.
     pub fn duration(&self) -> f64 {
@@ -854,7 +860,7 @@ impl PipelineEvent {
     }
 }
 
-// book/src/ch06.md:1145
+// book/src/ch06.md:1276
 /// The simulated timeline of one optimizer step of a pipeline.
 ///
 /// Events are listed in the order the simulator scheduled them; within one stage that is
@@ -867,7 +873,7 @@ pub struct PipelineTimeline {
     pub events: Vec<PipelineEvent>,
 }
 
-// book/src/ch06.md:1157
+// book/src/ch06.md:1288
 impl PipelineTimeline {
     /// The time at which the last operation finishes.
     pub fn makespan(&self) -> f64 {
@@ -897,14 +903,14 @@ impl PipelineTimeline {
                     held += 1;
                     peak = peak.max(held);
                 }
-                OpKind::Backward => held -= 1,
+                OpKind::Backward => held = held.saturating_sub(1),
             }
         }
         peak
     }
 }
 
-// book/src/ch06.md:1197
+// book/src/ch06.md:1328
 /// Checks that every stage's order runs each microbatch's forward and backward exactly once,
 /// and returns the number of microbatches.
 fn check_orders(orders: &[Vec<PipelineOp>]) -> Result<usize, TrainingError> {
@@ -939,7 +945,7 @@ fn check_orders(orders: &[Vec<PipelineOp>]) -> Result<usize, TrainingError> {
     Ok(microbatches)
 }
 
-// book/src/ch06.md:1229
+// book/src/ch06.md:1360
 /// Simulates a pipeline from explicit per-stage work orders and per-stage costs.
 ///
 /// Each stage executes its order strictly in sequence. An operation starts at the later of
@@ -955,10 +961,10 @@ pub fn simulate_orders(
     let microbatches = check_orders(orders)?;
     let stages = orders.len();
     if times.len() != stages {
-        return Err(TrainingError::IndexOutOfRange {
-            what: "stage count of the order list",
-            index: stages,
-            len: times.len(),
+        return Err(TrainingError::LengthMismatch {
+            what: "stage times (one per stage order)",
+            expected: stages,
+            got: times.len(),
         });
     }
     for t in times {
@@ -1024,7 +1030,7 @@ pub fn simulate_orders(
     })
 }
 
-// book/src/ch06.md:1301
+// book/src/ch06.md:1432
 /// Simulates `schedule` on `stages` balanced stages with `microbatches` microbatches.
 pub fn simulate_pipeline(
     schedule: Schedule,
@@ -1036,7 +1042,7 @@ pub fn simulate_pipeline(
     simulate_orders(&orders, &vec![times; stages])
 }
 
-// book/src/ch06.md:1312
+// book/src/ch06.md:1443
 /// The closed-form fill-and-drain bubble of equation 6.3 for balanced stages.
 pub fn pipeline_bubble_fraction(
     stages: u64,
@@ -1047,7 +1053,7 @@ pub fn pipeline_bubble_fraction(
     Ok((s - 1.0) / (m + s - 1.0))
 }
 
-// book/src/ch06.md:1491
+// book/src/ch06.md:1676
 /// A tensor x pipeline x data parallel layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Layout {
@@ -1059,7 +1065,7 @@ pub struct Layout {
     pub dp: u64,
 }
 
-// book/src/ch06.md:1502
+// book/src/ch06.md:1687
 impl Layout {
     /// Devices the layout occupies.
     pub fn devices(&self) -> u64 {
@@ -1067,14 +1073,14 @@ impl Layout {
     }
 }
 
-// book/src/ch06.md:1509
+// book/src/ch06.md:1694
 impl fmt::Display for Layout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.pad(&format!("tp={} pp={} dp={}", self.tp, self.pp, self.dp))
     }
 }
 
-// book/src/ch06.md:1516
+// book/src/ch06.md:1701
 /// The knobs of a plan that are not the layout itself.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PlanOptions {
@@ -1087,7 +1093,7 @@ pub struct PlanOptions {
     pub device_gib: f64,
 }
 
-// book/src/ch06.md:1528
+// book/src/ch06.md:1713
 impl Default for PlanOptions {
     /// A 128-sequence batch, ZeRO-1, and 80 GiB devices.
     fn default() -> Self {
@@ -1099,7 +1105,7 @@ impl Default for PlanOptions {
     }
 }
 
-// book/src/ch06.md:1535
+// book/src/ch06.md:1720
 /// One layout, priced: memory per device, pipeline bubble, and traffic per axis.
 ///
 /// Memory is in GiB per device; traffic is GiB per device per optimizer step.
@@ -1117,7 +1123,7 @@ pub struct PlanEval {
     pub pp_comm_gib: f64,
 }
 
-// book/src/ch06.md:1552
+// book/src/ch06.md:1737
 /// Checks that `layout` can run `cfg` with `global_batch`: every degree positive, the
 /// pipeline splitting the layers evenly, and the replicas splitting the batch evenly.
 pub fn check_layout(
@@ -1130,7 +1136,7 @@ pub fn check_layout(
     divides("global_batch", at_least_one("global_batch", global_batch)?, "dp", layout.dp)
 }
 
-// book/src/ch06.md:1564
+// book/src/ch06.md:1749
 /// Prices one tensor/pipeline/data-parallel layout for a training run.
 ///
 /// The weights are split `tp * pp` ways and ZeRO shards what remains over the `dp` replicas.
@@ -1191,15 +1197,15 @@ pub fn evaluate_plan(
     })
 }
 
-// book/src/ch06.md:1627
+// book/src/ch06.md:1812
 /// Tensor-parallel degrees `plan_table` tries: powers of two up to a node's 8 devices.
 pub const TP_DEGREES: [u64; 4] = [1, 2, 4, 8];
 
-// book/src/ch06.md:1630
+// book/src/ch06.md:1815
 /// Pipeline-parallel degrees `plan_table` tries.
 pub const PP_DEGREES: [u64; 4] = [1, 2, 4, 8];
 
-// book/src/ch06.md:1633
+// book/src/ch06.md:1818
 /// The priced legal layouts of one cluster, in enumeration order (tensor degree outer,
 /// pipeline degree inner), so that the eye can follow how each axis trades memory against
 /// bubble and traffic.
@@ -1208,7 +1214,7 @@ pub struct PlanTable {
     pub rows: Vec<PlanEval>,
 }
 
-// book/src/ch06.md:1641
+// book/src/ch06.md:1826
 impl fmt::Display for PlanTable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
@@ -1227,7 +1233,7 @@ impl fmt::Display for PlanTable {
     }
 }
 
-// book/src/ch06.md:1663
+// book/src/ch06.md:1848
 /// Prices every legal `(tp, pp, dp)` layout of `devices` devices.
 ///
 /// Tensor and pipeline degrees come from [`TP_DEGREES`] and [`PP_DEGREES`]; the data degree
@@ -1261,7 +1267,7 @@ pub fn plan_table(
     Ok(PlanTable { rows })
 }
 
-// book/src/ch06.md:1880
+// book/src/ch06.md:2065
 /// The share of routed tokens that leave their device when routing is balanced over an
 /// expert-parallel group of `ep_degree` devices: all but the `1 / ep_degree` that stay home.
 pub fn balanced_off_device_fraction(ep_degree: u64) -> Result<f64, TrainingError> {
@@ -1269,7 +1275,7 @@ pub fn balanced_off_device_fraction(ep_degree: u64) -> Result<f64, TrainingError
     Ok((ep - 1.0) / ep)
 }
 
-// book/src/ch06.md:1887
+// book/src/ch06.md:2072
 /// Bytes one MoE layer's dispatch-plus-combine all-to-all puts on the fabric per step.
 ///
 /// Every routed token sends its hidden vector to each of its `top_k` experts and receives the
@@ -1293,4 +1299,527 @@ pub fn expert_dispatch_bytes(
     }
     let round_trip = (2 * tokens * d_model * top_k * ACTIVATION_BYTES) as f64;
     Ok(round_trip * off_device_fraction)
+}
+
+// book/src/ch06.md:2166
+/// `value` if it is finite and strictly positive.
+fn positive(what: &'static str, value: f64) -> Result<f64, TrainingError> {
+    if value.is_finite() && value > 0.0 {
+        Ok(value)
+    } else {
+        Err(TrainingError::OutOfRange {
+            what,
+            value,
+            expected: "a positive, finite number",
+        })
+    }
+}
+
+// book/src/ch06.md:2175
+/// `value` if it is finite and not negative.
+fn non_negative(what: &'static str, value: f64) -> Result<f64, TrainingError> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(value)
+    } else {
+        Err(TrainingError::OutOfRange {
+            what,
+            value,
+            expected: "a finite number, zero or more",
+        })
+    }
+}
+
+// book/src/ch06.md:2184
+/// `value` if it is a share between 0 and 1 inclusive.
+fn fraction(what: &'static str, value: f64) -> Result<f64, TrainingError> {
+    if (0.0..=1.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(TrainingError::OutOfRange {
+            what,
+            value,
+            expected: "a fraction between 0 and 1",
+        })
+    }
+}
+
+// book/src/ch06.md:2193
+/// `value` if it is a finite ratio of at least 1 (a PUE below 1 would mean
+/// the facility generates power instead of consuming it).
+fn ratio_at_least_one(what: &'static str, value: f64) -> Result<f64, TrainingError> {
+    if value.is_finite() && value >= 1.0 {
+        Ok(value)
+    } else {
+        Err(TrainingError::OutOfRange {
+            what,
+            value,
+            expected: "a finite ratio of at least 1",
+        })
+    }
+}
+
+// book/src/ch06.md:2203
+/// `n` with thousands separators, as in `16,384`.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+// book/src/ch06.md:2221
+/// Model FLOPs utilization, equation 6.4.
+///
+/// `flops_per_token` must be the model's *nominal* cost per trained token
+/// (about `6 * params` for a dense Transformer), not what the hardware
+/// executed: recomputed activations are work for the device but not progress
+/// for the model, and counting them silently turns MFU into HFU.
+///
+/// A result above 1 is returned as is rather than rejected: it is not an
+/// arithmetic impossibility of this function but a symptom of its inputs, a
+/// peak that is too low or a FLOP count that is too high, and the caller is
+/// the one who can tell which.
+pub fn model_flops_utilization(
+    tokens_per_s: f64,
+    flops_per_token: f64,
+    devices: u64,
+    peak_flops_per_device: f64,
+) -> Result<f64, TrainingError> {
+    let tokens_per_s = non_negative("tokens per second", tokens_per_s)?;
+    let flops_per_token = positive("FLOPs per token", flops_per_token)?;
+    let devices = at_least_one("devices", devices)? as f64;
+    let peak = positive("peak FLOP/s per device", peak_flops_per_device)?;
+    Ok(tokens_per_s * flops_per_token / (devices * peak))
+}
+
+// book/src/ch06.md:2342
+/// The three legs of a warmup-stable-decay schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WsdPhase {
+    /// Linear ramp from near zero up to the peak learning rate.
+    Warmup,
+    /// The flat trunk at the peak rate; checkpoints here are budget-neutral.
+    Stable,
+    /// Linear decay to zero over the last steps of the run.
+    Decay,
+}
+
+// book/src/ch06.md:2353
+/// A warmup-stable-decay learning-rate schedule over a fixed number of steps.
+///
+/// Fields are private so that every value went through [`WsdSchedule::new`]:
+/// both legs are at least one step long and they never overlap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WsdSchedule {
+    total_steps: u64,
+    warmup_steps: u64,
+    decay_steps: u64,
+}
+
+// book/src/ch06.md:2364
+impl WsdSchedule {
+    /// Builds a schedule whose warmup and decay legs take the given fractions
+    /// of `total_steps`, rounded to whole steps (ties to even) and at least
+    /// one step each.
+    pub fn new(
+        total_steps: u64,
+        warmup_fraction: f64,
+        decay_fraction: f64,
+    ) -> Result<Self, TrainingError> {
+        let total_steps = at_least_one("total steps", total_steps)?;
+        let warmup_fraction = fraction("warmup fraction", warmup_fraction)?;
+        let decay_fraction = fraction("decay fraction", decay_fraction)?;
+        let leg = |share: f64| {
+            ((total_steps as f64 * share).round_ties_even() as u64).max(1)
+        };
+        let (warmup_steps, decay_steps) = (leg(warmup_fraction), leg(decay_fraction));
+        if warmup_steps + decay_steps > total_steps {
+            return Err(TrainingError::OutOfRange {
+                what: "warmup + decay steps",
+                value: (warmup_steps + decay_steps) as f64,
+                expected: "at most the total number of steps",
+            });
+        }
+        Ok(Self {
+            total_steps,
+            warmup_steps,
+            decay_steps,
+        })
+    }
+    /// Steps in the whole run.
+    pub fn total_steps(&self) -> u64 {
+        self.total_steps
+    }
+    /// The leg that `step` (counted from 0) belongs to.
+    pub fn phase(&self, step: u64) -> Result<WsdPhase, TrainingError> {
+        if step >= self.total_steps {
+            return Err(TrainingError::OutOfRange {
+                what: "step",
+                value: step as f64,
+                expected: "a step before the end of the run",
+            });
+        }
+        Ok(
+            if step < self.warmup_steps {
+                WsdPhase::Warmup
+            } else if step < self.total_steps - self.decay_steps {
+                WsdPhase::Stable
+            } else {
+                WsdPhase::Decay
+            },
+        )
+    }
+    /// The factor, between 0 and 1, by which `step` scales the peak learning rate.
+    ///
+    /// Warmup reaches exactly 1 on its last step and decay reaches exactly 0
+    /// on the last step of the run, so neither boundary jumps by more than
+    /// one leg increment.
+    pub fn multiplier(&self, step: u64) -> Result<f64, TrainingError> {
+        Ok(
+            match self.phase(step)? {
+                WsdPhase::Warmup => (step + 1) as f64 / self.warmup_steps as f64,
+                WsdPhase::Stable => 1.0,
+                WsdPhase::Decay => {
+                    (self.total_steps - step - 1) as f64 / self.decay_steps as f64
+                }
+            },
+        )
+    }
+}
+
+// book/src/ch06.md:2425
+/// The learning-rate multiplier of the schedule this section uses throughout:
+/// 5 % of the steps warm up, 15 % decay, the rest hold the peak rate.
+pub fn wsd_multiplier(step: u64, total_steps: u64) -> Result<f64, TrainingError> {
+    WsdSchedule::new(total_steps, 0.05, 0.15)?.multiplier(step)
+}
+
+// book/src/ch06.md:2606
+/// Re-exported because the checkpoint API below speaks in durations, so that
+/// `use ch06::*` is all a caller needs.
+pub use std::time::Duration;
+
+// book/src/ch06.md:2610
+/// What a checkpoint policy is up against: the three durations of equation 6.5.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FaultModel {
+    /// Training time stalled by one synchronous checkpoint save (C_s).
+    pub save: Duration,
+    /// Time to notice a failure, reschedule the job and reload state (R).
+    pub restart: Duration,
+    /// Mean time between job-interrupting failures of the whole job (M).
+    pub mtbf: Duration,
+}
+
+// book/src/ch06.md:2621
+impl FaultModel {
+    /// The three durations in seconds, after rejecting the zeros that make
+    /// equation 6.5 meaningless (a free save has no optimal interval, a zero
+    /// MTBF means the job never runs).
+    fn seconds(&self) -> Result<(f64, f64, f64), TrainingError> {
+        let save = positive("checkpoint save time (s)", self.save.as_secs_f64())?;
+        let mtbf = positive("mean time between failures (s)", self.mtbf.as_secs_f64())?;
+        Ok((save, self.restart.as_secs_f64(), mtbf))
+    }
+}
+
+// book/src/ch06.md:2632
+/// The fraction of wall-clock time a checkpoint policy wastes, equation 6.5:
+/// `C_s / I` for saving, `I / 2M` for recomputing lost steps, `R / M` for restarts.
+///
+/// The model assumes intervals much shorter than the MTBF and failures that
+/// arrive independently; correlated failures (a whole rack) and preemption
+/// warnings both break it.
+pub fn checkpoint_waste(
+    faults: &FaultModel,
+    interval: Duration,
+) -> Result<f64, TrainingError> {
+    let (save, restart, mtbf) = faults.seconds()?;
+    let interval = positive("checkpoint interval (s)", interval.as_secs_f64())?;
+    Ok(save / interval + interval / (2.0 * mtbf) + restart / mtbf)
+}
+
+// book/src/ch06.md:2644
+/// Young's optimal checkpoint interval, equation 6.6: `sqrt(2 C_s M)`, the
+/// minimum of [`checkpoint_waste`]. The restart cost does not move the optimum,
+/// it only raises the floor.
+pub fn young_interval(faults: &FaultModel) -> Result<Duration, TrainingError> {
+    let (save, _, mtbf) = faults.seconds()?;
+    Ok(Duration::from_secs_f64((2.0 * save * mtbf).sqrt()))
+}
+
+// book/src/ch06.md:2662
+/// A published count of job-interrupting failures on one fleet over one window.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FailureRecord {
+    /// Length of the observation window.
+    pub window: Duration,
+    /// Devices in the fleet during the window.
+    pub devices: u64,
+    /// Failures that interrupted the job during the window.
+    pub failures: u64,
+}
+
+// book/src/ch06.md:2673
+/// Llama 3 405B pretraining: 419 unexpected interruptions in 54 days on 16,384
+/// GPUs (Grattafiori et al., 2024). Planned interruptions are left out: they
+/// come with a warning and a clean checkpoint.
+pub const LLAMA3_405B_FAILURES: FailureRecord = FailureRecord {
+    window: Duration::from_secs(54 * 86_400),
+    devices: 16_384,
+    failures: 419,
+};
+
+// book/src/ch06.md:2679
+impl FailureRecord {
+    /// Mean time between failures of a single device: device-time observed
+    /// divided by failures observed. Zero failures give no estimate at all,
+    /// not an infinite one.
+    pub fn per_device_mtbf(&self) -> Result<Duration, TrainingError> {
+        let devices = at_least_one("devices", self.devices)? as f64;
+        let failures = at_least_one("failures", self.failures)? as f64;
+        let seconds = self.window.as_secs_f64() * devices / failures;
+        Duration::try_from_secs_f64(seconds)
+            .map_err(|_| TrainingError::OutOfRange {
+                what: "per-device MTBF (s)",
+                value: seconds,
+                expected: "a duration that fits in std::time::Duration",
+            })
+    }
+}
+
+// book/src/ch06.md:2695
+/// The MTBF of a job spread over `devices` devices that fail independently:
+/// the per-device MTBF divided by the device count.
+pub fn cluster_mtbf(
+    per_device: Duration,
+    devices: u64,
+) -> Result<Duration, TrainingError> {
+    let devices = at_least_one("devices", devices)? as f64;
+    positive("per-device MTBF (s)", per_device.as_secs_f64())?;
+    Ok(per_device.div_f64(devices))
+}
+
+// book/src/ch06.md:2703
+/// Bytes a restartable checkpoint must hold: the whole training state of the
+/// ledger except the gradients, which the next backward pass recreates.
+pub fn checkpoint_payload(ledger: &StateLedger) -> f64 {
+    ledger.total() - ledger.gradients
+}
+
+// book/src/ch06.md:2709
+/// Training stalled while a synchronous save writes `payload_bytes` at
+/// `write_bytes_per_s`.
+pub fn save_stall(
+    payload_bytes: f64,
+    write_bytes_per_s: f64,
+) -> Result<Duration, TrainingError> {
+    let payload = non_negative("checkpoint payload (bytes)", payload_bytes)?;
+    let bandwidth = positive("checkpoint write bandwidth (bytes/s)", write_bytes_per_s)?;
+    Ok(Duration::from_secs_f64(payload / bandwidth))
+}
+
+// book/src/ch06.md:2943
+/// The compute budget of one pretraining run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TrainingRun {
+    /// Label for printed tables.
+    pub name: &'static str,
+    /// Trainable parameters N.
+    pub params: f64,
+    /// Training tokens D.
+    pub tokens: f64,
+    /// Fleet size G: sets calendar time and power, not device-hours.
+    pub devices: u64,
+}
+
+// book/src/ch06.md:2956
+/// Three runs sized after published ones (Llama 2 7B, Llama 3 70B and
+/// Llama 3 405B): their parameters, tokens, and fleets of a plausible size.
+/// Parameter counts are the published sizes, not `param_count` of our configs.
+pub const NAMED_RUNS: [TrainingRun; 3] = [
+    TrainingRun {
+        name: "7B on 2T tokens",
+        params: 6.74e9,
+        tokens: 2.0e12,
+        devices: 1_024,
+    },
+    TrainingRun {
+        name: "70B on 15T tokens",
+        params: 70.6e9,
+        tokens: 15.0e12,
+        devices: 16_384,
+    },
+    TrainingRun {
+        name: "405B on 15.6T tokens",
+        params: 405e9,
+        tokens: 15.6e12,
+        devices: 16_384,
+    },
+];
+
+// book/src/ch06.md:2965
+/// Planning constants for one class of device and the facility around it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FleetAssumptions {
+    /// Peak FLOP/s of one device in the training precision.
+    pub peak_flops: f64,
+    /// Delivered fraction of peak, goodput folded in (the `u` of equation 6.7).
+    pub utilization: f64,
+    /// All-in price of one device-hour, in dollars.
+    pub usd_per_device_hour: f64,
+    /// Average IT power per device including its share of the host, in kW.
+    pub kw_per_device: f64,
+    /// Facility power usage effectiveness (total power / IT power).
+    pub pue: f64,
+}
+
+// book/src/ch06.md:2980
+/// Illustrative H100-class constants (dense BF16 peak, 40 % utilization,
+/// $2.50/hour, 1.4 kW, PUE 1.2). See the dated landscape note for provenance;
+/// the formulas outlive these numbers.
+pub const H100_CLASS_2026: FleetAssumptions = FleetAssumptions {
+    peak_flops: 989e12,
+    utilization: 0.40,
+    usd_per_device_hour: 2.50,
+    kw_per_device: 1.4,
+    pue: 1.2,
+};
+
+// book/src/ch06.md:2991
+/// What a run costs in compute, time, money and electricity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunEconomics {
+    /// Training FLOPs, 6 N D.
+    pub flops: f64,
+    /// Device-hours, independent of the fleet size (equation 6.7).
+    pub device_hours: f64,
+    /// Calendar days on the run's fleet.
+    pub wall_days: f64,
+    /// Dollars for the device-hours.
+    pub cost_usd: f64,
+    /// Facility power while the run trains, in MW.
+    pub megawatts: f64,
+    /// Facility energy over the whole run, in MWh.
+    pub energy_mwh: f64,
+    /// Dollars per million training tokens.
+    pub usd_per_million_tokens: f64,
+}
+
+// book/src/ch06.md:3010
+/// Converts a run's budget into device-hours, days, dollars and megawatts
+/// with the dense estimate `C = 6 N D` and equation 6.7.
+pub fn run_economics(
+    run: &TrainingRun,
+    fleet: &FleetAssumptions,
+) -> Result<RunEconomics, TrainingError> {
+    let params = positive("parameters", run.params)?;
+    let tokens = positive("training tokens", run.tokens)?;
+    let devices = at_least_one("devices", run.devices)? as f64;
+    let peak = positive("peak FLOP/s per device", fleet.peak_flops)?;
+    let utilization = fraction("utilization", fleet.utilization)?;
+    let utilization = positive("utilization", utilization)?;
+    let price = non_negative("price per device-hour", fleet.usd_per_device_hour)?;
+    let kw = non_negative("kW per device", fleet.kw_per_device)?;
+    let pue = ratio_at_least_one("PUE", fleet.pue)?;
+    let flops = 6.0 * params * tokens;
+    let device_hours = flops / (peak * utilization) / 3_600.0;
+    let wall_days = device_hours / devices / 24.0;
+    let cost_usd = device_hours * price;
+    let megawatts = devices * kw * pue / 1_000.0;
+    Ok(RunEconomics {
+        flops,
+        device_hours,
+        wall_days,
+        cost_usd,
+        megawatts,
+        energy_mwh: megawatts * wall_days * 24.0,
+        usd_per_million_tokens: cost_usd / tokens * 1e6,
+    })
+}
+
+// book/src/ch06.md:3198
+/// Hours in an average year (365.25 days).
+pub const HOURS_PER_YEAR: f64 = 8_766.0;
+
+// book/src/ch06.md:3201
+/// The capital recovery factor, equation 6.8: the constant annual payment per
+/// dollar of capital that repays principal plus a return `rate` over `years`.
+///
+/// At a zero rate this is `1 / years`; `ln_1p` and `exp_m1` keep rates near
+/// zero accurate instead of dividing two nearly equal numbers.
+pub fn capital_recovery_factor(rate: f64, years: u32) -> Result<f64, TrainingError> {
+    let rate = non_negative("discount rate", rate)?;
+    let years = at_least_one("useful life (years)", u64::from(years))? as f64;
+    if rate == 0.0 {
+        return Ok(1.0 / years);
+    }
+    let growth_minus_one = (years * rate.ln_1p()).exp_m1();
+    Ok(rate * (growth_minus_one + 1.0) / growth_minus_one)
+}
+
+// book/src/ch06.md:3216
+/// Buying devices instead of renting them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ownership {
+    /// All-in installed price of one device (system, network, facility share).
+    pub capital_per_device: f64,
+    /// Yearly discount rate as a fraction (0.12 for 12 %).
+    pub discount_rate: f64,
+    /// Useful life in years.
+    pub life_years: u32,
+    /// Average IT power per device including its share of the host, in kW.
+    pub kw_per_device: f64,
+    /// Facility power usage effectiveness.
+    pub pue: f64,
+    /// Electricity price in dollars per kWh.
+    pub usd_per_kwh: f64,
+}
+
+// book/src/ch06.md:3233
+impl Ownership {
+    /// Capital cost of one device per year: CRF times the purchase price.
+    pub fn annualized_capital(&self) -> Result<f64, TrainingError> {
+        let capital = non_negative("capital per device", self.capital_per_device)?;
+        Ok(capital_recovery_factor(self.discount_rate, self.life_years)? * capital)
+    }
+    /// Energy cost of one device running every hour of the year.
+    pub fn energy_per_year_at_full_use(&self) -> Result<f64, TrainingError> {
+        let kw = non_negative("kW per device", self.kw_per_device)?;
+        let pue = ratio_at_least_one("PUE", self.pue)?;
+        let price = non_negative("electricity price", self.usd_per_kwh)?;
+        Ok(kw * pue * HOURS_PER_YEAR * price)
+    }
+    /// Cost of one *used* device-hour when the device is busy a fraction
+    /// `utilization` of the year: capital is paid for every hour, energy only
+    /// for the used ones.
+    pub fn cost_per_used_hour(&self, utilization: f64) -> Result<f64, TrainingError> {
+        let utilization = positive(
+            "utilization",
+            fraction("utilization", utilization)?,
+        )?;
+        let per_year = self.annualized_capital()?
+            + self.energy_per_year_at_full_use()? * utilization;
+        Ok(per_year / (HOURS_PER_YEAR * utilization))
+    }
+    /// The sustained utilization above which owning beats renting at
+    /// `rental_per_hour`, or `None` if no utilization up to 100 % does.
+    pub fn break_even_utilization(
+        &self,
+        rental_per_hour: f64,
+    ) -> Result<Option<f64>, TrainingError> {
+        let rental = positive("rental price per device-hour", rental_per_hour)?;
+        let margin_per_year = rental * HOURS_PER_YEAR
+            - self.energy_per_year_at_full_use()?;
+        if margin_per_year <= 0.0 {
+            return Ok(None);
+        }
+        let utilization = self.annualized_capital()? / margin_per_year;
+        Ok((utilization <= 1.0).then_some(utilization))
+    }
 }

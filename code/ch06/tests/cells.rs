@@ -3,7 +3,7 @@
 
 use ch06::*;
 
-// book/src/ch06.md:1357
+// book/src/ch06.md:1537
 #[test]
 fn simulated_idle_fraction_matches_closed_form_bubble() {
     for schedule in [Schedule::OneFOneB, Schedule::GPipe] {
@@ -38,7 +38,7 @@ fn simulated_idle_fraction_matches_closed_form_bubble() {
     }
 }
 
-// book/src/ch06.md:1380
+// book/src/ch06.md:1560
 #[test]
 fn timeline_respects_dependencies_and_runs_every_op_once() {
     let timeline = simulate_pipeline(Schedule::OneFOneB, 4, 6, StageTimes::TRANSFORMER)
@@ -74,7 +74,7 @@ fn timeline_respects_dependencies_and_runs_every_op_once() {
     }
 }
 
-// book/src/ch06.md:1413
+// book/src/ch06.md:1593
 #[test]
 fn one_f1b_bounds_activation_memory_and_gpipe_does_not() {
     let (stages, microbatches) = (4, 10);
@@ -89,7 +89,7 @@ fn one_f1b_bounds_activation_memory_and_gpipe_does_not() {
     }
 }
 
-// book/src/ch06.md:1426
+// book/src/ch06.md:1606
 #[test]
 fn pipeline_rejects_impossible_input() {
     assert!(
@@ -120,6 +120,11 @@ fn pipeline_rejects_impossible_input() {
         matches!(simulate_orders(& deadlocked, & times), Err(TrainingError::Deadlock { ..
         }))
     );
+    let orders = Schedule::OneFOneB.orders(3, 4).unwrap();
+    assert!(
+        matches!(simulate_orders(& orders, & times), Err(TrainingError::LengthMismatch {
+        expected : 3, got : 2, .. }))
+    );
     let duplicated = vec![vec![PipelineOp::forward(0), PipelineOp::forward(0)]];
     assert!(
         matches!(simulate_orders(& duplicated, & times[..1]),
@@ -127,7 +132,7 @@ fn pipeline_rejects_impossible_input() {
     );
 }
 
-// book/src/ch06.md:1454
+// book/src/ch06.md:1639
 #[test]
 fn tensor_parallel_ffn_matches_unsharded_product() {
     let mut rng = SplitMix64::new(42);
@@ -150,7 +155,7 @@ fn tensor_parallel_ffn_matches_unsharded_product() {
     );
 }
 
-// book/src/ch06.md:1766
+// book/src/ch06.md:1951
 #[test]
 fn plan_table_lists_exactly_the_legal_layouts() {
     let clusters = [(LLAMA_7B, 8, 64), (LLAMA_70B, 64, 128), (LLAMA_70B, 48, 24)];
@@ -181,7 +186,7 @@ fn plan_table_lists_exactly_the_legal_layouts() {
     }
 }
 
-// book/src/ch06.md:1793
+// book/src/ch06.md:1978
 #[test]
 fn zero3_over_n_devices_holds_one_nth_of_the_state() {
     let p = param_count(&LLAMA_70B).unwrap().total() as f64;
@@ -198,7 +203,7 @@ fn zero3_over_n_devices_holds_one_nth_of_the_state() {
     }
 }
 
-// book/src/ch06.md:1805
+// book/src/ch06.md:1990
 #[test]
 fn each_zero_stage_holds_no_more_than_the_previous_one() {
     let p = param_count(&LLAMA_7B).unwrap().total() as f64;
@@ -215,7 +220,7 @@ fn each_zero_stage_holds_no_more_than_the_previous_one() {
     }
 }
 
-// book/src/ch06.md:1822
+// book/src/ch06.md:2007
 #[test]
 fn mixed_precision_state_is_sixteen_bytes_per_parameter() {
     let ledger = state_ledger(1000.0, Precision::Mixed, ZeroStage::Replicated, 1)
@@ -223,7 +228,7 @@ fn mixed_precision_state_is_sixteen_bytes_per_parameter() {
     assert_eq!(ledger.total(), 16_000.0);
 }
 
-// book/src/ch06.md:1828
+// book/src/ch06.md:2013
 #[test]
 fn param_count_follows_grouped_query_attention() {
     let gqa = param_count(&LLAMA_70B).unwrap();
@@ -239,7 +244,7 @@ fn param_count_follows_grouped_query_attention() {
     assert_eq!(gqa.embeddings, mha.embeddings);
 }
 
-// book/src/ch06.md:1841
+// book/src/ch06.md:2026
 #[test]
 fn calculators_reject_impossible_input() {
     let no_heads = TrainingConfig {
@@ -285,4 +290,258 @@ fn calculators_reject_impossible_input() {
         .unwrap_err()
         .to_string();
     assert_eq!(message, "n_layers = 32 is not divisible by pp = 3");
+}
+
+// book/src/ch06.md:2248
+#[test]
+fn mfu_grows_with_throughput_and_shrinks_with_fleet_size() {
+    let flops_per_token = 6.0 * 7e9;
+    let base = model_flops_utilization(1_000.0, flops_per_token, 8, 989e12).unwrap();
+    let faster = model_flops_utilization(1_500.0, flops_per_token, 8, 989e12).unwrap();
+    let wider = model_flops_utilization(1_000.0, flops_per_token, 16, 989e12).unwrap();
+    assert!((faster / base - 1.5).abs() < 1e-12);
+    assert!((base / wider - 2.0).abs() < 1e-12);
+    let hfu = model_flops_utilization(1_000.0, 8.0 * 7e9, 8, 989e12).unwrap();
+    assert!((hfu / base - 4.0 / 3.0).abs() < 1e-12);
+}
+
+// book/src/ch06.md:2262
+#[test]
+fn mfu_rejects_inputs_no_run_can_have() {
+    assert!(model_flops_utilization(1_000.0, 4.2e10, 0, 989e12).is_err());
+    assert!(model_flops_utilization(- 1.0, 4.2e10, 8, 989e12).is_err());
+    assert!(model_flops_utilization(f64::NAN, 4.2e10, 8, 989e12).is_err());
+    assert!(model_flops_utilization(1_000.0, 0.0, 8, 989e12).is_err());
+    assert!(model_flops_utilization(1_000.0, 4.2e10, 8, f64::INFINITY).is_err());
+}
+
+// book/src/ch06.md:2517
+#[test]
+fn wsd_legs_meet_without_jumps() {
+    let wsd = WsdSchedule::new(1_000, 0.05, 0.15).unwrap();
+    let values: Vec<f64> = (0..1_000).map(|s| wsd.multiplier(s).unwrap()).collect();
+    let last_warmup = (0..1_000)
+        .filter(|&s| wsd.phase(s).unwrap() == WsdPhase::Warmup)
+        .max()
+        .unwrap();
+    assert_eq!(values[last_warmup as usize], 1.0);
+    assert_eq!(values[999], 0.0);
+    let warmup_len = last_warmup + 1;
+    let decay_len = (0..1_000)
+        .filter(|&s| wsd.phase(s).unwrap() == WsdPhase::Decay)
+        .count() as u64;
+    let largest_increment = 1.0 / warmup_len.min(decay_len) as f64;
+    for pair in values.windows(2) {
+        assert!((pair[1] - pair[0]).abs() <= largest_increment + 1e-12, "{pair:?}");
+    }
+    let phases: Vec<WsdPhase> = (0..1_000).map(|s| wsd.phase(s).unwrap()).collect();
+    assert!(phases.is_sorted_by_key(| p | * p as u8));
+    assert!(values.iter().all(| v | (0.0..= 1.0).contains(v)));
+}
+
+// book/src/ch06.md:2539
+#[test]
+fn wsd_rejects_what_cannot_be_scheduled() {
+    assert!(WsdSchedule::new(0, 0.05, 0.15).is_err());
+    assert!(WsdSchedule::new(100, - 0.1, 0.15).is_err());
+    assert!(WsdSchedule::new(100, 0.05, f64::NAN).is_err());
+    assert!(WsdSchedule::new(10, 0.6, 0.6).is_err());
+    assert!(WsdSchedule::new(1, 0.05, 0.15).is_err());
+    let wsd = WsdSchedule::new(100, 0.05, 0.15).unwrap();
+    assert!(wsd.multiplier(100).is_err());
+    assert!(wsd_multiplier(1_000, 1_000).is_err());
+}
+
+// book/src/ch06.md:2552
+#[test]
+fn the_shorthand_is_the_section_schedule() {
+    let wsd = WsdSchedule::new(1_000, 0.05, 0.15).unwrap();
+    for step in 0..1_000 {
+        assert_eq!(wsd_multiplier(step, 1_000).unwrap(), wsd.multiplier(step).unwrap());
+    }
+}
+
+// book/src/ch06.md:2838
+fn example_faults() -> FaultModel {
+    FaultModel {
+        save: Duration::from_secs(30),
+        restart: Duration::from_secs(300),
+        mtbf: Duration::from_secs(3 * 3_600),
+    }
+}
+
+// book/src/ch06.md:2846
+#[test]
+fn young_interval_minimises_the_waste_numerically() {
+    let faults = example_faults();
+    let young = young_interval(&faults).unwrap().as_secs_f64();
+    let (best, best_waste) = (1..=10_800 * 4)
+        .map(|quarter_seconds| f64::from(quarter_seconds) / 4.0)
+        .map(|s| (s, checkpoint_waste(&faults, Duration::from_secs_f64(s)).unwrap()))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap();
+    assert!((best - young).abs() <= 0.5, "grid minimum {best} s, Young {young} s");
+    let at_young = checkpoint_waste(&faults, Duration::from_secs_f64(young)).unwrap();
+    assert!(at_young <= best_waste + 1e-12);
+    let half = checkpoint_waste(&faults, Duration::from_secs_f64(young / 2.0)).unwrap();
+    let double = checkpoint_waste(&faults, Duration::from_secs_f64(young * 2.0))
+        .unwrap();
+    assert!(half > at_young && double > at_young);
+}
+
+// book/src/ch06.md:2865
+#[test]
+fn restart_cost_raises_the_floor_but_not_the_optimum() {
+    let quick = example_faults();
+    let slow = FaultModel {
+        restart: Duration::from_secs(1_800),
+        ..quick
+    };
+    assert_eq!(young_interval(& quick).unwrap(), young_interval(& slow).unwrap());
+    let interval = young_interval(&quick).unwrap();
+    assert!(
+        checkpoint_waste(& slow, interval).unwrap() > checkpoint_waste(& quick, interval)
+        .unwrap()
+    );
+}
+
+// book/src/ch06.md:2876
+#[test]
+fn larger_fleets_fail_proportionally_more_often() {
+    let per_device = LLAMA3_405B_FAILURES.per_device_mtbf().unwrap();
+    let small = cluster_mtbf(per_device, 1_024).unwrap();
+    let large = cluster_mtbf(per_device, 16_384).unwrap();
+    let ratio = small.as_secs_f64() / large.as_secs_f64();
+    assert!((ratio - 16.0).abs() < 1e-6, "{ratio}");
+    let own = cluster_mtbf(per_device, LLAMA3_405B_FAILURES.devices)
+        .unwrap()
+        .as_secs_f64();
+    let expected = LLAMA3_405B_FAILURES.window.as_secs_f64() / 419.0;
+    assert!((own - expected).abs() < 1e-3);
+}
+
+// book/src/ch06.md:2889
+#[test]
+fn impossible_fault_inputs_are_errors() {
+    let faults = example_faults();
+    assert!(checkpoint_waste(& faults, Duration::ZERO).is_err());
+    assert!(
+        checkpoint_waste(& FaultModel { mtbf : Duration::ZERO, ..faults },
+        Duration::from_secs(60)).is_err()
+    );
+    assert!(young_interval(& FaultModel { save : Duration::ZERO, ..faults }).is_err());
+    assert!(cluster_mtbf(Duration::from_secs(3_600), 0).is_err());
+    assert!(
+        FailureRecord { failures : 0, ..LLAMA3_405B_FAILURES } .per_device_mtbf()
+        .is_err()
+    );
+    assert!(
+        FailureRecord { devices : 0, ..LLAMA3_405B_FAILURES } .per_device_mtbf().is_err()
+    );
+    assert!(save_stall(1e9, 0.0).is_err());
+    assert!(save_stall(- 1.0, 1e9).is_err());
+}
+
+// book/src/ch06.md:3148
+#[test]
+fn device_hours_do_not_depend_on_the_fleet() {
+    let run = NAMED_RUNS[1];
+    let doubled = TrainingRun {
+        devices: 2 * run.devices,
+        ..run
+    };
+    let one = run_economics(&run, &H100_CLASS_2026).unwrap();
+    let two = run_economics(&doubled, &H100_CLASS_2026).unwrap();
+    assert_eq!(one.device_hours, two.device_hours);
+    assert_eq!(one.cost_usd, two.cost_usd);
+    assert!((one.wall_days / two.wall_days - 2.0).abs() < 1e-12);
+    assert!((two.megawatts / one.megawatts - 2.0).abs() < 1e-12);
+    assert!((one.energy_mwh - two.energy_mwh).abs() < 1e-6 * one.energy_mwh);
+    let better = FleetAssumptions {
+        utilization: 0.5,
+        ..H100_CLASS_2026
+    };
+    let faster = run_economics(&run, &better).unwrap();
+    assert!((one.device_hours / faster.device_hours - 1.25).abs() < 1e-12);
+}
+
+// book/src/ch06.md:3166
+#[test]
+fn impossible_runs_and_fleets_are_errors() {
+    let run = NAMED_RUNS[0];
+    let fleet = H100_CLASS_2026;
+    assert!(run_economics(& TrainingRun { devices : 0, ..run }, & fleet).is_err());
+    assert!(run_economics(& TrainingRun { params : - 1.0, ..run }, & fleet).is_err());
+    assert!(run_economics(& TrainingRun { tokens : f64::NAN, ..run }, & fleet).is_err());
+    assert!(
+        run_economics(& run, & FleetAssumptions { utilization : 0.0, ..fleet }).is_err()
+    );
+    assert!(
+        run_economics(& run, & FleetAssumptions { utilization : 1.2, ..fleet }).is_err()
+    );
+    assert!(run_economics(& run, & FleetAssumptions { pue : 0.9, ..fleet }).is_err());
+    assert!(
+        run_economics(& run, & FleetAssumptions { peak_flops : 0.0, ..fleet }).is_err()
+    );
+}
+
+// book/src/ch06.md:3333
+#[test]
+fn crf_has_the_right_limits() {
+    assert_eq!(capital_recovery_factor(0.0, 4).unwrap(), 0.25);
+    assert!((capital_recovery_factor(1e-12, 4).unwrap() - 0.25).abs() < 1e-9);
+    assert!((capital_recovery_factor(0.12, 1).unwrap() - 1.12).abs() < 1e-12);
+    assert!((capital_recovery_factor(0.12, 500).unwrap() - 0.12).abs() < 1e-12);
+    assert!(
+        capital_recovery_factor(0.15, 4).unwrap() > capital_recovery_factor(0.12, 4)
+        .unwrap()
+    );
+    assert!(
+        capital_recovery_factor(0.12, 3).unwrap() > capital_recovery_factor(0.12, 4)
+        .unwrap()
+    );
+    let (rate, years) = (0.12, 4);
+    let crf = capital_recovery_factor(rate, years).unwrap();
+    let present_value: f64 = (1..=years)
+        .map(|t| crf / (1.0_f64 + rate).powi(t as i32))
+        .sum();
+    assert!((present_value - 1.0).abs() < 1e-12);
+}
+
+// book/src/ch06.md:3353
+#[test]
+fn owning_breaks_even_where_the_hourly_costs_cross() {
+    let owned = Ownership {
+        capital_per_device: 45_000.0,
+        discount_rate: 0.12,
+        life_years: 4,
+        kw_per_device: 1.4,
+        pue: 1.2,
+        usd_per_kwh: 0.08,
+    };
+    let u = owned.break_even_utilization(2.50).unwrap().unwrap();
+    assert!((owned.cost_per_used_hour(u).unwrap() - 2.50).abs() < 1e-9);
+    assert!(owned.cost_per_used_hour(u + 0.05).unwrap() < 2.50);
+    assert_eq!(owned.break_even_utilization(0.10).unwrap(), None);
+    assert_eq!(owned.break_even_utilization(1.0).unwrap(), None);
+}
+
+// book/src/ch06.md:3372
+#[test]
+fn impossible_ownership_inputs_are_errors() {
+    assert!(capital_recovery_factor(- 0.05, 4).is_err());
+    assert!(capital_recovery_factor(f64::INFINITY, 4).is_err());
+    assert!(capital_recovery_factor(0.12, 0).is_err());
+    let owned = Ownership {
+        capital_per_device: 45_000.0,
+        discount_rate: 0.12,
+        life_years: 4,
+        kw_per_device: 1.4,
+        pue: 1.2,
+        usd_per_kwh: 0.08,
+    };
+    assert!(owned.cost_per_used_hour(0.0).is_err());
+    assert!(owned.cost_per_used_hour(1.5).is_err());
+    assert!(Ownership { pue : 0.5, ..owned } .cost_per_used_hour(0.7).is_err());
+    assert!(owned.break_even_utilization(- 2.5).is_err());
 }

@@ -732,7 +732,7 @@ pub fn tp_max(model: &Model, hw: &Hardware, span: Span) -> Result<f64> {
     Ok(model.active_width() / ridge(hw, span)?)
 }
 
-// book/src/ch07.md:1116
+// book/src/ch07.md:1120
 /// A two-axis mesh: `dp` chips of FSDP by `tp` chips of tensor parallelism, with the number of
 /// TPU mesh axes each collective runs over (ignored on a GPU).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -743,14 +743,14 @@ pub struct Mesh {
     pub tp_axes: u32,
 }
 
-// book/src/ch07.md:1126
+// book/src/ch07.md:1130
 impl Mesh {
     pub fn chips(&self) -> u64 {
         self.dp * self.tp
     }
 }
 
-// book/src/ch07.md:1132
+// book/src/ch07.md:1136
 /// The three clocks of one forward layer under FSDP + TP (equation 7.9).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MixedClock {
@@ -759,7 +759,7 @@ pub struct MixedClock {
     pub tp_comms: f64,
 }
 
-// book/src/ch07.md:1140
+// book/src/ch07.md:1144
 impl MixedClock {
     /// The two collectives overlap each other, so the slower one is the network clock.
     pub fn clock(&self) -> LayerClock {
@@ -770,7 +770,7 @@ impl MixedClock {
     }
 }
 
-// book/src/ch07.md:1147
+// book/src/ch07.md:1151
 /// Equation 7.9 on a TPU torus with a *real-valued* FSDP degree `dp` (so TP = `chips / dp`),
 /// the relaxation that equation 7.10 optimises over and the figure sweeps use.
 pub fn mixed_clock_relaxed(
@@ -803,7 +803,7 @@ pub fn mixed_clock_relaxed(
     })
 }
 
-// book/src/ch07.md:1168
+// book/src/ch07.md:1172
 /// Forward-layer clocks of a mixed FSDP + TP mesh.
 ///
 /// On a TPU torus this is equation 7.9. On a GPU, TP must fit inside (and divide) one NVLink
@@ -842,18 +842,62 @@ pub fn mixed_layer_clock(
                 });
             }
             let d = model.d as f64;
-            let outer = hw.collective(Span::AcrossDomains { axes: 1 })?;
+            let slice = 4.0 * d * (model.experts * model.f) as f64 / tp as f64;
+            let peers = (domain / tp).min(mesh.dp) as f64;
+            let in_domain = slice * (1.0 - 1.0 / peers) / hw.link();
+            let across = if mesh.chips() > domain {
+                slice / (peers * hw.scale_out())
+            } else {
+                0.0
+            };
+            let tp_ring = (tp as f64 - 1.0) / tp as f64;
             Ok(MixedClock {
                 math: 4.0 * batch * d * model.active_width()
                     / (mesh.chips() as f64 * hw.flops()),
-                fsdp_comms: 4.0 * d * (model.experts * model.f) as f64 / outer,
-                tp_comms: 4.0 * batch * d / (dp * hw.link()),
+                fsdp_comms: in_domain.max(across),
+                tp_comms: 4.0 * batch * d * tp_ring / (dp * hw.link()),
             })
         }
     }
 }
 
-// book/src/ch07.md:1198
+// book/src/ch07.md:1208
+/// The GPU counterpart of equation 7.10: try every TP degree that divides both the NVLink
+/// domain and the chip count, and keep the one with the fastest network clock.
+pub fn best_gpu_mesh(
+    model: &Model,
+    hw: &Hardware,
+    chips: u64,
+    batch: f64,
+) -> Result<(Mesh, MixedClock)> {
+    if hw.chip.fabric != Fabric::GpuSwitch {
+        return Err(ParallelError::WrongFabric {
+            formula: "the GPU mesh search",
+            needs: Fabric::GpuSwitch,
+        });
+    }
+    let n = nonzero("chips", chips)?;
+    let mut best: Option<(Mesh, MixedClock)> = None;
+    for tp in (1..=u64::from(hw.chip.domain))
+        .filter(|&t| u64::from(hw.chip.domain).is_multiple_of(t) && n.is_multiple_of(t))
+    {
+        let mesh = Mesh {
+            dp: n / tp,
+            tp,
+            dp_axes: 1,
+            tp_axes: 1,
+        };
+        let clock = mixed_layer_clock(model, hw, mesh, batch)?;
+        if best.is_none_or(|(_, b)| clock.clock().comms < b.clock().comms) {
+            best = Some((mesh, clock));
+        }
+    }
+    best.ok_or(ParallelError::ZeroCount {
+        what: "TP degrees that fit",
+    })
+}
+
+// book/src/ch07.md:1226
 /// The FSDP degree that balances the two collectives on a TPU mesh of `chips` chips
 /// (equation 7.10). A real number: round it to a divisor of `chips` to build a mesh.
 pub fn optimal_fsdp_degree(
@@ -877,7 +921,7 @@ pub fn optimal_fsdp_degree(
     Ok((positive("batch", batch)? * n * ratio / (model.experts * model.f) as f64).sqrt())
 }
 
-// book/src/ch07.md:1211
+// book/src/ch07.md:1239
 /// Per-chip batch above which the optimally mixed mesh is compute-bound (equation 7.11).
 pub fn mixed_min_tokens_per_chip(
     model: &Model,
@@ -898,7 +942,7 @@ pub fn mixed_min_tokens_per_chip(
     Ok(alpha * alpha / axes * model.sparsity() / model.active_width())
 }
 
-// book/src/ch07.md:1223
+// book/src/ch07.md:1251
 /// One batch size of the FSDP / TP / mixed comparison on an `N`-chip TPU cube, in seconds per
 /// forward layer. Pure FSDP and pure TP use all three mesh axes; the mix gives FSDP two axes and
 /// TP one and sits at $DP_\text{opt}$ clamped to $[1, N]$.
@@ -911,7 +955,7 @@ pub struct SweepPoint {
     pub mixed_comms: f64,
 }
 
-// book/src/ch07.md:1235
+// book/src/ch07.md:1263
 impl SweepPoint {
     /// $T_\text{math}/T_\text{comms}$ for FSDP, TP and the mix; above 1 is compute-bound.
     pub fn ratios(&self) -> [f64; 3] {
@@ -923,7 +967,7 @@ impl SweepPoint {
     }
 }
 
-// book/src/ch07.md:1242
+// book/src/ch07.md:1270
 /// Data for the batch-sweep figures (ratio view and absolute-time view).
 pub fn mixed_sweep(
     model: &Model,
@@ -963,7 +1007,7 @@ pub fn mixed_sweep(
         .collect()
 }
 
-// book/src/ch07.md:1258
+// book/src/ch07.md:1286
 /// `count` batch sizes spaced evenly in log space from `lo` to `hi` tokens, for sweeps.
 pub fn log_space(lo: f64, hi: f64, count: usize) -> Result<Vec<f64>> {
     let (lo, hi) = (positive("lower batch", lo)?, positive("upper batch", hi)?);
@@ -975,7 +1019,7 @@ pub fn log_space(lo: f64, hi: f64, count: usize) -> Result<Vec<f64>> {
     Ok((0..count).map(|i| lo * (step * i as f64).exp()).collect())
 }
 
-// book/src/ch07.md:1400
+// book/src/ch07.md:1476
 /// The clocks of one forward MoE layer under expert parallelism (equation 7.12).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExpertClock {
@@ -986,7 +1030,7 @@ pub struct ExpertClock {
     pub scale_out_comms: f64,
 }
 
-// book/src/ch07.md:1410
+// book/src/ch07.md:1486
 impl ExpertClock {
     pub fn clock(&self) -> LayerClock {
         LayerClock {
@@ -996,7 +1040,7 @@ impl ExpertClock {
     }
 }
 
-// book/src/ch07.md:1416
+// book/src/ch07.md:1492
 /// Expert parallelism of degree `ep` on a switched GPU fabric, `tokens_per_gpu` tokens per GPU.
 pub fn ep_layer_clock(
     model: &Model,
@@ -1036,7 +1080,7 @@ pub fn ep_layer_clock(
     })
 }
 
-// book/src/ch07.md:1438
+// book/src/ch07.md:1514
 /// The narrowest expert (F) for which degree-`ep` expert parallelism stays compute-bound.
 /// The traffic does not depend on F and the FLOPs grow linearly with it, so it is F scaled by
 /// the current comms/math ratio.
@@ -1045,7 +1089,7 @@ pub fn ep_min_expert_width(model: &Model, hw: &Hardware, ep: u64) -> Result<f64>
     Ok(model.f as f64 / c.ratio())
 }
 
-// book/src/ch07.md:1547
+// book/src/ch07.md:1623
 /// Point-to-point bandwidth for one pipeline hop: NVLink/ICI inside a domain, the sending
 /// chip's own scale-out port between domains.
 pub fn point_to_point(hw: &Hardware, span: Span) -> f64 {
@@ -1055,7 +1099,7 @@ pub fn point_to_point(hw: &Hardware, span: Span) -> f64 {
     }
 }
 
-// book/src/ch07.md:1556
+// book/src/ch07.md:1632
 /// One stage's forward compute for a microbatch against the hop that carries its output
 /// (equation 7.13). `pp` must not exceed the layer count; uneven splits are allowed and
 /// priced at the average stage depth.
@@ -1083,17 +1127,17 @@ pub fn pp_hop_clock(
     })
 }
 
-// book/src/ch07.md:1619
+// book/src/ch07.md:1695
 use ch06::{one_f1b_order, OpKind, TrainingError};
 
-// book/src/ch07.md:1621
+// book/src/ch07.md:1697
 impl From<TrainingError> for ParallelError {
     fn from(e: TrainingError) -> Self {
         ParallelError::Pipeline(e)
     }
 }
 
-// book/src/ch07.md:1627
+// book/src/ch07.md:1703
 /// The three passes a stage runs per microbatch once the backward pass is split.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Pass {
@@ -1104,7 +1148,7 @@ pub enum Pass {
     WeightGrad,
 }
 
-// book/src/ch07.md:1637
+// book/src/ch07.md:1713
 /// What to do with weight gradients.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WeightGradPolicy {
@@ -1116,7 +1160,7 @@ pub enum WeightGradPolicy {
     FillIdle { max_deferred: usize },
 }
 
-// book/src/ch07.md:1648
+// book/src/ch07.md:1724
 /// Durations of the three passes, in arbitrary units.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SplitTimes {
@@ -1125,7 +1169,7 @@ pub struct SplitTimes {
     pub weight_grad: f64,
 }
 
-// book/src/ch07.md:1656
+// book/src/ch07.md:1732
 /// One pass as it ran.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SplitEvent {
@@ -1136,7 +1180,7 @@ pub struct SplitEvent {
     pub end: f64,
 }
 
-// book/src/ch07.md:1666
+// book/src/ch07.md:1742
 /// The simulated timeline of one step with a split backward pass.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SplitTimeline {
@@ -1144,7 +1188,7 @@ pub struct SplitTimeline {
     pub events: Vec<SplitEvent>,
 }
 
-// book/src/ch07.md:1673
+// book/src/ch07.md:1749
 impl SplitTimeline {
     pub fn makespan(&self) -> f64 {
         self.events.iter().map(|e| e.end).fold(0.0, f64::max)
@@ -1175,7 +1219,7 @@ impl SplitTimeline {
     }
 }
 
-// book/src/ch07.md:1703
+// book/src/ch07.md:1779
 /// Simulates 1F1B with a split backward pass on `stages` balanced stages.
 pub fn simulate_split_pipeline(
     stages: usize,
@@ -1331,7 +1375,7 @@ pub fn simulate_split_pipeline(
     Ok(SplitTimeline { stages, events })
 }
 
-// book/src/ch07.md:1911
+// book/src/ch07.md:1987
 /// Backward-layer clocks of pure data parallelism across scale-out domains (equation 7.14).
 /// The `chips` are spread evenly over the fewest domains that hold them.
 pub fn cross_domain_dp_clock(
@@ -1351,14 +1395,14 @@ pub fn cross_domain_dp_clock(
     Ok(LayerClock { math, comms })
 }
 
-// book/src/ch07.md:1923
+// book/src/ch07.md:1999
 /// The batch each scale-out domain needs so that the cross-domain reduction hides (7.14).
 pub fn min_tokens_per_domain(model: &Model, hw: &Hardware) -> Result<f64> {
     model.validate()?;
     Ok(hw.flops() / hw.scale_out() * model.sparsity())
 }
 
-// book/src/ch07.md:1929
+// book/src/ch07.md:2005
 /// A simple TPU recipe: the largest power-of-two TP under the TP bound on one axis, then the
 /// largest power-of-two FSDP degree whose per-shard batch clears the three-axis ridge.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -1369,12 +1413,12 @@ pub struct Recipe {
     pub pods: u64,
 }
 
-// book/src/ch07.md:1939
+// book/src/ch07.md:2015
 fn floor_pow2(x: f64) -> u64 {
     if x < 1.0 { 0 } else { 1u64 << (x.log2().floor() as u32) }
 }
 
-// book/src/ch07.md:1943
+// book/src/ch07.md:2019
 pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     if hw.chip.fabric != Fabric::TpuTorus {
         return Err(ParallelError::WrongFabric {
@@ -1395,11 +1439,11 @@ pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     })
 }
 
-// book/src/ch07.md:2082
+// book/src/ch07.md:2158
 /// Chapter 6's TP x PP x DP layout, re-exported so that readers of this chapter can build runs.
 pub use ch06::Layout;
 
-// book/src/ch07.md:2085
+// book/src/ch07.md:2161
 /// A published training run: chip, model, how the GPUs are split, and the batch.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Run {
@@ -1414,7 +1458,7 @@ pub struct Run {
     pub batch: f64,
 }
 
-// book/src/ch07.md:2099
+// book/src/ch07.md:2175
 impl Run {
     /// Checks that the degrees multiply to the GPU count.
     pub fn validate(&self) -> Result<&Self> {
@@ -1457,7 +1501,7 @@ impl Run {
     }
 }
 
-// book/src/ch07.md:2131
+// book/src/ch07.md:2207
 /// Llama 3.1 405B's shape, from the Llama 3 report (the source gives only its batch and layout).
 pub const LLAMA_31_405B: Model = Model::dense(
     "Llama 3.1 405B",
@@ -1467,7 +1511,7 @@ pub const LLAMA_31_405B: Model = Model::dense(
     Some(405e9),
 );
 
-// book/src/ch07.md:2134
+// book/src/ch07.md:2210
 /// DeepSeek-V3 on 2,048 H800s: 64-way EP over eight nodes, 16-way PP, 2-way ZeRO-1 DP, and a
 /// steady-state batch of 15,360 sequences of 4,096 tokens.
 pub const DEEPSEEK_V3_RUN: Run = Run {
@@ -1483,7 +1527,7 @@ pub const DEEPSEEK_V3_RUN: Run = Run {
     batch: 4096.0 * 15_360.0,
 };
 
-// book/src/ch07.md:2141
+// book/src/ch07.md:2217
 /// Llama 3.1 405B on 16,384 H100s: 8-way TP, 16-way PP, 128-way DP, 16M-token batch.
 pub const LLAMA_31_RUN: Run = Run {
     name: "Llama 3.1 405B",
@@ -1498,7 +1542,7 @@ pub const LLAMA_31_RUN: Run = Run {
     batch: 16e6,
 };
 
-// book/src/ch07.md:2299
+// book/src/ch07.md:2375
 /// The question-2 ledger of a dense model trained without parallelism.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepMemory {
@@ -1508,7 +1552,7 @@ pub struct StepMemory {
     pub activations: f64,
 }
 
-// book/src/ch07.md:2308
+// book/src/ch07.md:2384
 /// Memory of one unsharded training step for `params` parameters and a `batch`-token batch.
 pub fn step_memory(model: &Model, params: f64, batch: f64) -> Result<StepMemory> {
     model.validate()?;

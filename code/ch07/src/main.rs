@@ -5,7 +5,8 @@
 use ch07::*;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::init("ch07");
-    tangle_runtime::cell("book/src/ch07.md:286");
+    // book/src/ch07.md:286
+    tangle_runtime::cell(0);
     println!(
         "{:<12} {:>7} {:>5} {:>7} {:>5} {:>8} {:>5} {:>6} {:>8} {:>8}", "chip", "C TF/s",
         "sust", "W GB/s", "achv", "out GB/s", "HBM", "domain", "C/W link", "C/W out"
@@ -20,7 +21,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             chip.scale_out / 1e9, chip.hbm / 1e9, chip.domain, local, out
         );
     }
-    tangle_runtime::cell("book/src/ch07.md:437");
+    // book/src/ch07.md:437
+    tangle_runtime::cell(1);
     println!(
         "{:<30} {:>5} {:>5} {:>6} {:>3} {:>4} {:>3} {:>9} {:>7} {:>7} {:>7}", "model",
         "D", "F", "k*F", "L", "E", "k", "published", "2DEFL", "P_mem", "error"
@@ -36,7 +38,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             count3(published), count3(m.comm_params()), count3(m.memory_params()), err
         );
     }
-    tangle_runtime::cell("book/src/ch07.md:627");
+    // book/src/ch07.md:627
+    tangle_runtime::cell(2);
     let v5p = Hardware::spec(TPU_V5P);
     let axis = Span::InDomain { axes: 1 };
     println!("ridge C/W on one v5p axis: {:.0} tokens per chip", ridge(& v5p, axis) ?);
@@ -56,7 +59,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )?;
         println!("{:>14} {:>16.2} {:>20.2}", b, w.ratio(), a.ratio());
     }
-    tangle_runtime::cell("book/src/ch07.md:753");
+    // book/src/ch07.md:753
+    tangle_runtime::cell(3);
     let v5p = Hardware::spec(TPU_V5P);
     for axes in [1, 3] {
         let span = Span::InDomain { axes };
@@ -82,7 +86,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "MoE floor on H100 across nodes: (E/k) * C/W = {} * {:.0} = {floor:.0} tokens per GPU",
         oss.sparsity(), ridge(& h100, Span::AcrossDomains { axes : 1 }) ?
     );
-    tangle_runtime::cell("book/src/ch07.md:907");
+    // book/src/ch07.md:907
+    tangle_runtime::cell(4);
     let v5p = Hardware::spec(TPU_V5P);
     let pod = Span::InDomain { axes: 3 };
     let pods = |chips: u64| chips as f64 / f64::from(TPU_V5P.domain);
@@ -100,7 +105,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "per chip: {:.2} GB of weights and Adam state, {:.1} GB of checkpoints, fits in 96 GB: {}",
         mem.states / 1e9, mem.activations / 1e9, mem.fits(& v5p)
     );
-    tangle_runtime::cell("book/src/ch07.md:1022");
+    // book/src/ch07.md:1022
+    tangle_runtime::cell(5);
     let spans = [
         ("v5p 1 axis", Hardware::spec(TPU_V5P), Span::InDomain { axes: 1 }),
         ("H100 NVLink", Hardware::spec(H100), Span::InDomain { axes: 1 }),
@@ -123,7 +129,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "F needed for 8-way TP on v5p: {:.0}", 8.0 * ridge(& Hardware::spec(TPU_V5P),
         Span::InDomain { axes : 1 }) ?
     );
-    tangle_runtime::cell("book/src/ch07.md:1274");
+    // book/src/ch07.md:1302
+    tangle_runtime::cell(6);
     let v5p = Hardware::spec(TPU_V5P);
     let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
     let dp = optimal_fsdp_degree(&wide, &v5p, 64, 48_000.0, 2, 1)?;
@@ -158,7 +165,34 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "16x16x16 slice: FLOPs curve meets the mixed comms curve at B = {crossing:.3e}"
     );
-    tangle_runtime::cell("book/src/ch07.md:1456");
+    // book/src/ch07.md:1348
+    tangle_runtime::cell(7);
+    let b = 4e6;
+    for chip in [H100, H800] {
+        let hw = Hardware::spec(chip);
+        for tp in [1, 2, 4, 8] {
+            let c = mixed_layer_clock(
+                &DENSE_DEFAULT_70B,
+                &hw,
+                Mesh {
+                    dp: 1024 / tp,
+                    tp,
+                    dp_axes: 1,
+                    tp_axes: 1,
+                },
+                b,
+            )?;
+            println!(
+                "{:<5} TP={tp}: math {:.3} ms, FSDP {:.3} ms, TP {:.3} ms -> math/comms {:.2}",
+                chip.name, c.math * 1e3, c.fsdp_comms * 1e3, c.tp_comms * 1e3, c.clock()
+                .ratio()
+            );
+        }
+        let (mesh, _) = best_gpu_mesh(&DENSE_DEFAULT_70B, &hw, 1024, b)?;
+        println!("{:<5} best: {}-way FSDP x {}-way TP", chip.name, mesh.dp, mesh.tp);
+    }
+    // book/src/ch07.md:1532
+    tangle_runtime::cell(8);
     let wide = Model {
         label: "wide-expert variant",
         f: 16_384,
@@ -185,7 +219,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "G * alpha on H100 = {:.0}", f64::from(H100.domain) * h100.flops() / h100
         .domain_egress()
     );
-    tangle_runtime::cell("book/src/ch07.md:1577");
+    // book/src/ch07.md:1653
+    tangle_runtime::cell(9);
     let h100 = Hardware::spec(H100);
     let hop = pp_hop_clock(
         &DENSE_DEFAULT_70B,
@@ -204,7 +239,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "bytes per layer: pipeline hop {:.1} MB, TP gathers {:.1} MB ({}x)", hop_bytes /
         1e6, 4.0 * 4096.0 * 8192.0 / 1e6, 4.0 * 4096.0 * 8192.0 / hop_bytes
     );
-    tangle_runtime::cell("book/src/ch07.md:1794");
+    // book/src/ch07.md:1870
+    tangle_runtime::cell(10);
     use ch06::{pipeline_bubble_fraction, simulate_pipeline, Schedule, StageTimes};
     let split = SplitTimes {
         forward: 1.0,
@@ -249,7 +285,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .idle_fraction(), capped.max_in_flight(0))
         );
     }
-    tangle_runtime::cell("book/src/ch07.md:1958");
+    // book/src/ch07.md:2034
+    tangle_runtime::cell(11);
     let v5p = Hardware::spec(TPU_V5P);
     println!(
         "DCN floor: {:.0} tokens per pod", min_tokens_per_domain(& DENSE_DEFAULT_70B, &
@@ -279,7 +316,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
     }
-    tangle_runtime::cell("book/src/ch07.md:2017");
+    // book/src/ch07.md:2093
+    tangle_runtime::cell(12);
     println!(
         "{:<12} {:>13} {:>20} {:>21}", "node type", "GPUs per node",
         "GPU egress (bytes/s)", "node egress (bytes/s)"
@@ -292,7 +330,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .domain_egress())
         );
     }
-    tangle_runtime::cell("book/src/ch07.md:2049");
+    // book/src/ch07.md:2125
+    tangle_runtime::cell(13);
     let span = Span::AcrossDomains { axes: 1 };
     let h100 = Hardware::spec(H100);
     let r = ridge(&h100, span)?;
@@ -314,7 +353,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "DeepSeek batch schedule: {} to {} tokens (3,072 to 15,360 sequences of 4,096)",
         3072 * 4096, 15_360 * 4096
     );
-    tangle_runtime::cell("book/src/ch07.md:2161");
+    // book/src/ch07.md:2237
+    tangle_runtime::cell(14);
     for run in [DEEPSEEK_V3_RUN, LLAMA_31_RUN] {
         run.validate()?;
         println!(
@@ -331,7 +371,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "Llama 3.1 405B: largest TP inside an H100 node {tp:.1}, so 8-way TP hides"
     );
-    tangle_runtime::cell("book/src/ch07.md:2276");
+    // book/src/ch07.md:2352
+    tangle_runtime::cell(15);
     use ch06::{param_count, TrainingConfig};
     let llama2_13b = TrainingConfig {
         name: "LLaMA-2 13B",
@@ -349,14 +390,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         p.ffn as f64 / 1e9, p.attention as f64 / 1e9, p.embeddings as f64 / 1e9, p
         .total() as f64 / 1e9
     );
-    tangle_runtime::cell("book/src/ch07.md:2317");
+    // book/src/ch07.md:2393
+    tangle_runtime::cell(16);
     let total = p.total() as f64;
     let m = step_memory(&DENSE_13B, total, 16e6)?;
     println!(
         "states (2 + 4 + 4) * {:.2}B = {:.0} GB; activations 2LB(D + 2F) = {:.1} TB",
         total / 1e9, m.states / 1e9, m.activations / 1e12
     );
-    tangle_runtime::cell("book/src/ch07.md:2336");
+    // book/src/ch07.md:2412
+    tangle_runtime::cell(17);
     let v5p = Hardware::spec(TPU_V5P);
     let chips: u64 = 16 * 16 * 16;
     let batch = 3e6;

@@ -226,7 +226,7 @@ fn tp_bound_is_where_clocks_meet_and_batch_free() {
     assert!(tp_layer_clock(& DENSE_DEFAULT_70B, & hw, span, 0, 1e4).is_err());
 }
 
-// book/src/ch07.md:1319
+// book/src/ch07.md:1383
 #[test]
 fn optimal_fsdp_degree_balances_the_two_collectives() {
     let hw = Hardware::spec(TPU_V5P);
@@ -246,7 +246,7 @@ fn optimal_fsdp_degree_balances_the_two_collectives() {
     );
 }
 
-// book/src/ch07.md:1336
+// book/src/ch07.md:1400
 #[test]
 fn mixed_floor_is_where_the_balanced_mesh_turns_compute_bound() {
     let hw = Hardware::spec(TPU_V5P);
@@ -260,7 +260,7 @@ fn mixed_floor_is_where_the_balanced_mesh_turns_compute_bound() {
     }
 }
 
-// book/src/ch07.md:1349
+// book/src/ch07.md:1413
 #[test]
 fn gpu_mix_keeps_tp_inside_the_domain() {
     let hw = Hardware::spec(H100);
@@ -278,7 +278,25 @@ fn gpu_mix_keeps_tp_inside_the_domain() {
             4e6,
         )
         .unwrap();
-    assert_eq!(c.fsdp_comms, wider.fsdp_comms);
+    assert!((c.fsdp_comms / wider.fsdp_comms - 1.0).abs() < 1e-12);
+    let ratio = c.math / c.fsdp_comms;
+    assert!((ratio - 4e6 / 1024.0 / 2475.0).abs() < 1e-9);
+    let h800 = Hardware::spec(H800);
+    let (best, clock) = best_gpu_mesh(&DENSE_DEFAULT_70B, &h800, 1024, 4e6).unwrap();
+    let pure = mixed_layer_clock(
+            &DENSE_DEFAULT_70B,
+            &h800,
+            Mesh { dp: 1024, tp: 1, ..mesh },
+            4e6,
+        )
+        .unwrap();
+    assert!(best.tp > 1);
+    assert!(clock.clock().comms < pure.clock().comms);
+    assert_eq!(pure.clock().bound(), Bound::Communication);
+    assert_eq!(clock.clock().bound(), Bound::Compute);
+    assert!(
+        best_gpu_mesh(& DENSE_DEFAULT_70B, & Hardware::spec(TPU_V5P), 1024, 4e6).is_err()
+    );
     assert!(
         mixed_layer_clock(& DENSE_DEFAULT_70B, & hw, Mesh { tp : 16, ..mesh }, 4e6)
         .is_err()
@@ -289,7 +307,7 @@ fn gpu_mix_keeps_tp_inside_the_domain() {
     );
 }
 
-// book/src/ch07.md:1488
+// book/src/ch07.md:1564
 #[test]
 fn ep_regimes_match_the_closed_forms_without_shared_experts() {
     let hw = Hardware::spec(H100);
@@ -321,7 +339,7 @@ fn ep_regimes_match_the_closed_forms_without_shared_experts() {
     );
 }
 
-// book/src/ch07.md:1508
+// book/src/ch07.md:1584
 #[test]
 fn ep_checks_its_inputs() {
     let hw = Hardware::spec(H100);
@@ -334,7 +352,7 @@ fn ep_checks_its_inputs() {
     assert_eq!(ep_layer_clock(& MOE_685B, & hw, 1, 100.0).unwrap().local_comms, 0.0);
 }
 
-// book/src/ch07.md:1830
+// book/src/ch07.md:1906
 #[test]
 fn fused_split_simulator_reproduces_chapter_6_one_f1b() {
     let split = SplitTimes {
@@ -360,7 +378,7 @@ fn fused_split_simulator_reproduces_chapter_6_one_f1b() {
     }
 }
 
-// book/src/ch07.md:1841
+// book/src/ch07.md:1917
 #[test]
 fn filling_idle_slots_never_loses_and_wins_when_there_is_a_bubble() {
     let split = SplitTimes {
@@ -398,7 +416,7 @@ fn filling_idle_slots_never_loses_and_wins_when_there_is_a_bubble() {
     assert!(simulate_split_pipeline(4, 0, split, any).is_err());
 }
 
-// book/src/ch07.md:1859
+// book/src/ch07.md:1935
 #[test]
 fn split_timeline_respects_dependencies() {
     let split = SplitTimes {
@@ -445,7 +463,7 @@ fn split_timeline_respects_dependencies() {
     }
 }
 
-// book/src/ch07.md:1881
+// book/src/ch07.md:1957
 #[test]
 fn pipeline_hop_is_cheap_and_checked() {
     let hw = Hardware::spec(H100);
@@ -464,7 +482,7 @@ fn pipeline_hop_is_cheap_and_checked() {
     );
 }
 
-// book/src/ch07.md:1995
+// book/src/ch07.md:2071
 #[test]
 fn dcn_floor_is_where_cross_domain_clocks_meet() {
     let hw = Hardware::spec(TPU_V5P);
@@ -480,7 +498,7 @@ fn dcn_floor_is_where_cross_domain_clocks_meet() {
     assert!(tpu_recipe(& DENSE_DEFAULT_70B, & hw, 100.0).is_err());
 }
 
-// book/src/ch07.md:2192
+// book/src/ch07.md:2268
 #[test]
 fn worked_examples_validate_and_match_the_published_numbers() {
     assert_eq!(DEEPSEEK_V3_RUN.batch, 62_914_560.0);
@@ -502,7 +520,7 @@ fn worked_examples_validate_and_match_the_published_numbers() {
     );
 }
 
-// book/src/ch07.md:2205
+// book/src/ch07.md:2281
 #[test]
 fn gpu_ridges_match_the_source() {
     let span = Span::AcrossDomains { axes: 1 };
@@ -513,7 +531,7 @@ fn gpu_ridges_match_the_source() {
     assert!((need / 1e6 - 40.6).abs() < 0.05, "{need}");
 }
 
-// book/src/ch07.md:2376
+// book/src/ch07.md:2452
 #[test]
 fn llama2_answers_follow_from_the_shapes() {
     let cfg = ch06::TrainingConfig {
@@ -536,7 +554,7 @@ fn llama2_answers_follow_from_the_shapes() {
     assert!(step_memory(& DENSE_13B, - 1.0, 16e6).is_err());
 }
 
-// book/src/ch07.md:2393
+// book/src/ch07.md:2469
 #[test]
 fn ten_bytes_per_parameter_is_chapter_6_weights_plus_moments() {
     use ch06::{Precision, StateComponent};

@@ -17,7 +17,7 @@ pub const MARKER: &str = "\u{1e}tangle-cell ";
 /// Prefix of the line printed on stderr when a cell panics.
 pub const PANIC_MARKER: &str = "\u{1e}tangle-panic ";
 
-static CURRENT: Mutex<Option<&'static str>> = Mutex::new(None);
+static CURRENT: Mutex<Option<usize>> = Mutex::new(None);
 static CHAPTER: Mutex<&'static str> = Mutex::new("");
 
 /// The chapter (`"ch06"`) whose binary is running, as given to [`init`].
@@ -34,18 +34,21 @@ pub fn init(chapter: &'static str) {
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         let _ = std::io::stdout().flush();
-        let cell = CURRENT.lock().ok().and_then(|c| *c).unwrap_or("?");
-        eprintln!("{PANIC_MARKER}{cell}");
+        if let Some(cell) = CURRENT.lock().ok().and_then(|c| *c) {
+            eprintln!("{PANIC_MARKER}{cell}");
+        }
         default_hook(info);
     }));
 }
 
-/// Marks the start of the cell whose source is at `location` (`book/src/chNN.md:LINE`).
-pub fn cell(location: &'static str) {
+/// Marks the start of the chapter's run cell number `index` (counting from 0). Cells are
+/// named by position, not by line, so that a prose edit above a cell (which moves its line)
+/// does not change the program and needs no rebuild.
+pub fn cell(index: usize) {
     if let Ok(mut current) = CURRENT.lock() {
-        *current = Some(location);
+        *current = Some(index);
     }
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{MARKER}{location}");
+    let _ = writeln!(out, "{MARKER}{index}");
     let _ = out.flush();
 }

@@ -4,8 +4,9 @@
 //! Display math is `$$ ... $$`. `\tag{6.1}` numbers it and gives it the anchor `eq-6-1`;
 //! `\label{eq:name}` lets prose say `{{#ref eq:name}}`; a labelled equation without a tag is
 //! numbered automatically (chapter.count). Inline math is `$...$` with Pandoc's rule: the opening
-//! `$` is followed by a non-space, non-digit character and the closing `$` is preceded by a
-//! non-space and not followed by a digit, so "$2.50 and $45k" stays prose. `\$` is a dollar sign.
+//! `$` is followed by a non-space character and the closing `$`, in the same paragraph, is
+//! preceded by a non-space and not followed by a digit, so "$2.50 and $45k" stays prose while
+//! `$16P$` is math. `\$` is a dollar sign.
 
 use std::sync::LazyLock;
 
@@ -160,7 +161,7 @@ fn render_inline(text: &str, input: &ChapterInput, warnings: &mut Vec<String>) -
                 i = text[i..].find("-->").map(|p| i + p + 3).unwrap_or(b.len());
             }
             b'$' => {
-                let opens = b.get(i + 1).is_some_and(|&c| !c.is_ascii_whitespace() && !c.is_ascii_digit() && c != b'$');
+                let opens = b.get(i + 1).is_some_and(|&c| !c.is_ascii_whitespace() && c != b'$');
                 let close = opens
                     .then(|| {
                         let mut j = i + 1;
@@ -250,13 +251,15 @@ mod tests {
 
     #[test]
     fn inline_math_but_not_prices_or_code() {
-        let md = "cost $2.50 vs $45k; size $s^{2}$ and `$x$` and \\$5.\n";
+        let md = "cost $2.50 vs $45k; size $s^{2}$ and `$x$` and \\$5 and $2 or $3.\n";
         let (input, labels) = ch06(md);
         let out = render_math(md, &input, &labels, &mut Vec::new());
         assert!(out.starts_with("cost $2.50 vs $45k; size <span class=\"katex\"><math"), "{out}");
         assert!(out.contains("`$x$`"));
-        assert!(out.contains("\\$5."));
+        assert!(out.contains("\\$5 and $2 or $3."));
         assert_eq!(out.matches("<math").count(), 1);
+        let out = render_math("state of $16P$ bytes\n", &input, &labels, &mut Vec::new());
+        assert!(out.starts_with("state of <span class=\"katex\"><math"), "{out}");
     }
 
     #[test]

@@ -173,3 +173,37 @@ pub fn run_as_mdbook_preprocessor() -> anyhow::Result<()> {
     out.flush()?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mdbook_preprocessor::book::Chapter;
+
+    #[test]
+    fn preprocessor_protocol_round_trip_numbers_the_chapter() {
+        let mut book = Book::new();
+        let content = "# 6 Six\n\n```output rtol=0.1\n1 < 2\n```\n\n$$ a \\tag{6.1} $$\n";
+        book.push_item(Chapter::new("Six", content.to_string(), "ch06.md", vec![]));
+        let ctx = PreprocessorContext::new(
+            PathBuf::from("/nonexistent/book"),
+            mdbook_preprocessor::config::Config::default(),
+            "html".to_string(),
+        );
+        // What mdBook writes on the preprocessor's stdin.
+        let input = serde_json::to_vec(&(&ctx, &book)).unwrap();
+        let (ctx, book) = mdbook_preprocessor::parse_input(&input[..]).unwrap();
+        let out = TanglePreprocessor::with_repo_root("/nonexistent").run(&ctx, book).unwrap();
+        let ch = out.chapters().next().unwrap();
+        assert_eq!(ch.number, Some(SectionNumber::new(vec![6])));
+        assert!(ch.content.contains("<pre class=\"tangle-output\"><samp>1 &lt; 2</samp></pre>"));
+        assert!(ch.content.contains("id=\"eq-6-1\""));
+        assert!(TanglePreprocessor::new().supports_renderer("html").unwrap());
+        assert!(!TanglePreprocessor::new().supports_renderer("epub").unwrap());
+    }
+
+    #[test]
+    fn no_network_resources_in_the_book_stylesheet() {
+        let css = include_str!("../../../book/theme/tangle.css");
+        assert!(!css.contains("http://") && !css.contains("https://") && !css.contains("@import"));
+    }
+}

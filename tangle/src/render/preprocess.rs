@@ -346,7 +346,10 @@ fn render_fence(
                     let summary = if names.is_empty() {
                         "Tests".to_string()
                     } else {
-                        format!("Tests: {}", names.iter().map(|n| format!("<code>{n}</code>")).collect::<Vec<_>>().join(", "))
+                        format!(
+                            "Tests <span class=\"tangle-test-names\">({})</span>",
+                            names.join(", ")
+                        )
                     };
                     format!(
                         "\n<details class=\"tangle-test\">\n<summary>{summary}</summary>\n\n{}\n</details>\n",
@@ -444,7 +447,7 @@ mod tests {
         assert!(!r.markdown.contains("@save"));
         assert!(!r.markdown.contains("@test"));
         assert!(r.markdown.contains("```rust\npub fn f() {}\n```"));
-        assert!(r.markdown.contains("<details class=\"tangle-test\">\n<summary>Tests: <code>f_works</code></summary>"));
+        assert!(r.markdown.contains("<details class=\"tangle-test\">\n<summary>Tests <span class=\"tangle-test-names\">(f_works)</span></summary>"));
     }
 
     #[test]
