@@ -69,7 +69,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .margin(16)
                 .x_label_area_size(36)
                 .y_label_area_size(64)
-                .build_cartesian_2d(-0.5..2.5, (0.5..400.0).log_scale())?;
+                .build_cartesian_2d(-0.5..2.5, (0.5..300.0).log_scale())?;
             chart
                 .configure_mesh()
                 .disable_x_mesh()
