@@ -806,9 +806,10 @@ pub fn mixed_clock_relaxed(
 // book/src/ch07.md:1172
 /// Forward-layer clocks of a mixed FSDP + TP mesh.
 ///
-/// On a TPU torus this is equation 7.9. On a GPU, TP must fit inside (and divide) one NVLink
-/// domain and runs at link speed, while the FSDP collective crosses domains at the rate of
-/// equation 7.1 and is not sped up by TP.
+/// On a TPU torus this is equation 7.9. On a GPU, TP must divide one NVLink domain and runs at
+/// link speed. The FSDP collective runs in two overlapped stages: among the GPUs of a domain that
+/// hold the same weight slice (over NVLink), then between domains, where those GPUs split the
+/// slice over their NICs. TP shrinks the first stage but leaves the second unchanged.
 pub fn mixed_layer_clock(
     model: &Model,
     hw: &Hardware,
@@ -861,7 +862,7 @@ pub fn mixed_layer_clock(
     }
 }
 
-// book/src/ch07.md:1208
+// book/src/ch07.md:1209
 /// The GPU counterpart of equation 7.10: try every TP degree that divides both the NVLink
 /// domain and the chip count, and keep the one with the fastest network clock.
 pub fn best_gpu_mesh(
@@ -897,7 +898,7 @@ pub fn best_gpu_mesh(
     })
 }
 
-// book/src/ch07.md:1226
+// book/src/ch07.md:1227
 /// The FSDP degree that balances the two collectives on a TPU mesh of `chips` chips
 /// (equation 7.10). A real number: round it to a divisor of `chips` to build a mesh.
 pub fn optimal_fsdp_degree(
@@ -921,7 +922,7 @@ pub fn optimal_fsdp_degree(
     Ok((positive("batch", batch)? * n * ratio / (model.experts * model.f) as f64).sqrt())
 }
 
-// book/src/ch07.md:1239
+// book/src/ch07.md:1240
 /// Per-chip batch above which the optimally mixed mesh is compute-bound (equation 7.11).
 pub fn mixed_min_tokens_per_chip(
     model: &Model,
@@ -942,7 +943,7 @@ pub fn mixed_min_tokens_per_chip(
     Ok(alpha * alpha / axes * model.sparsity() / model.active_width())
 }
 
-// book/src/ch07.md:1251
+// book/src/ch07.md:1252
 /// One batch size of the FSDP / TP / mixed comparison on an `N`-chip TPU cube, in seconds per
 /// forward layer. Pure FSDP and pure TP use all three mesh axes; the mix gives FSDP two axes and
 /// TP one and sits at $DP_\text{opt}$ clamped to $[1, N]$.
@@ -955,7 +956,7 @@ pub struct SweepPoint {
     pub mixed_comms: f64,
 }
 
-// book/src/ch07.md:1263
+// book/src/ch07.md:1264
 impl SweepPoint {
     /// $T_\text{math}/T_\text{comms}$ for FSDP, TP and the mix; above 1 is compute-bound.
     pub fn ratios(&self) -> [f64; 3] {
@@ -967,7 +968,7 @@ impl SweepPoint {
     }
 }
 
-// book/src/ch07.md:1270
+// book/src/ch07.md:1271
 /// Data for the batch-sweep figures (ratio view and absolute-time view).
 pub fn mixed_sweep(
     model: &Model,
@@ -1007,7 +1008,7 @@ pub fn mixed_sweep(
         .collect()
 }
 
-// book/src/ch07.md:1286
+// book/src/ch07.md:1287
 /// `count` batch sizes spaced evenly in log space from `lo` to `hi` tokens, for sweeps.
 pub fn log_space(lo: f64, hi: f64, count: usize) -> Result<Vec<f64>> {
     let (lo, hi) = (positive("lower batch", lo)?, positive("upper batch", hi)?);
@@ -1019,7 +1020,7 @@ pub fn log_space(lo: f64, hi: f64, count: usize) -> Result<Vec<f64>> {
     Ok((0..count).map(|i| lo * (step * i as f64).exp()).collect())
 }
 
-// book/src/ch07.md:1476
+// book/src/ch07.md:1477
 /// The clocks of one forward MoE layer under expert parallelism (equation 7.12).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExpertClock {
@@ -1030,7 +1031,7 @@ pub struct ExpertClock {
     pub scale_out_comms: f64,
 }
 
-// book/src/ch07.md:1486
+// book/src/ch07.md:1487
 impl ExpertClock {
     pub fn clock(&self) -> LayerClock {
         LayerClock {
@@ -1040,7 +1041,7 @@ impl ExpertClock {
     }
 }
 
-// book/src/ch07.md:1492
+// book/src/ch07.md:1493
 /// Expert parallelism of degree `ep` on a switched GPU fabric, `tokens_per_gpu` tokens per GPU.
 pub fn ep_layer_clock(
     model: &Model,
@@ -1080,7 +1081,7 @@ pub fn ep_layer_clock(
     })
 }
 
-// book/src/ch07.md:1514
+// book/src/ch07.md:1515
 /// The narrowest expert (F) for which degree-`ep` expert parallelism stays compute-bound.
 /// The traffic does not depend on F and the FLOPs grow linearly with it, so it is F scaled by
 /// the current comms/math ratio.
@@ -1089,7 +1090,7 @@ pub fn ep_min_expert_width(model: &Model, hw: &Hardware, ep: u64) -> Result<f64>
     Ok(model.f as f64 / c.ratio())
 }
 
-// book/src/ch07.md:1623
+// book/src/ch07.md:1624
 /// Point-to-point bandwidth for one pipeline hop: NVLink/ICI inside a domain, the sending
 /// chip's own scale-out port between domains.
 pub fn point_to_point(hw: &Hardware, span: Span) -> f64 {
@@ -1099,7 +1100,7 @@ pub fn point_to_point(hw: &Hardware, span: Span) -> f64 {
     }
 }
 
-// book/src/ch07.md:1632
+// book/src/ch07.md:1633
 /// One stage's forward compute for a microbatch against the hop that carries its output
 /// (equation 7.13). `pp` must not exceed the layer count; uneven splits are allowed and
 /// priced at the average stage depth.
@@ -1127,17 +1128,17 @@ pub fn pp_hop_clock(
     })
 }
 
-// book/src/ch07.md:1695
+// book/src/ch07.md:1696
 use ch06::{one_f1b_order, OpKind, TrainingError};
 
-// book/src/ch07.md:1697
+// book/src/ch07.md:1698
 impl From<TrainingError> for ParallelError {
     fn from(e: TrainingError) -> Self {
         ParallelError::Pipeline(e)
     }
 }
 
-// book/src/ch07.md:1703
+// book/src/ch07.md:1704
 /// The three passes a stage runs per microbatch once the backward pass is split.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Pass {
@@ -1148,7 +1149,7 @@ pub enum Pass {
     WeightGrad,
 }
 
-// book/src/ch07.md:1713
+// book/src/ch07.md:1714
 /// What to do with weight gradients.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WeightGradPolicy {
@@ -1160,7 +1161,7 @@ pub enum WeightGradPolicy {
     FillIdle { max_deferred: usize },
 }
 
-// book/src/ch07.md:1724
+// book/src/ch07.md:1725
 /// Durations of the three passes, in arbitrary units.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SplitTimes {
@@ -1169,7 +1170,7 @@ pub struct SplitTimes {
     pub weight_grad: f64,
 }
 
-// book/src/ch07.md:1732
+// book/src/ch07.md:1733
 /// One pass as it ran.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SplitEvent {
@@ -1180,7 +1181,7 @@ pub struct SplitEvent {
     pub end: f64,
 }
 
-// book/src/ch07.md:1742
+// book/src/ch07.md:1743
 /// The simulated timeline of one step with a split backward pass.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SplitTimeline {
@@ -1188,7 +1189,7 @@ pub struct SplitTimeline {
     pub events: Vec<SplitEvent>,
 }
 
-// book/src/ch07.md:1749
+// book/src/ch07.md:1750
 impl SplitTimeline {
     pub fn makespan(&self) -> f64 {
         self.events.iter().map(|e| e.end).fold(0.0, f64::max)
@@ -1219,7 +1220,7 @@ impl SplitTimeline {
     }
 }
 
-// book/src/ch07.md:1779
+// book/src/ch07.md:1780
 /// Simulates 1F1B with a split backward pass on `stages` balanced stages.
 pub fn simulate_split_pipeline(
     stages: usize,
@@ -1375,7 +1376,7 @@ pub fn simulate_split_pipeline(
     Ok(SplitTimeline { stages, events })
 }
 
-// book/src/ch07.md:1987
+// book/src/ch07.md:1988
 /// Backward-layer clocks of pure data parallelism across scale-out domains (equation 7.14).
 /// The `chips` are spread evenly over the fewest domains that hold them.
 pub fn cross_domain_dp_clock(
@@ -1395,14 +1396,14 @@ pub fn cross_domain_dp_clock(
     Ok(LayerClock { math, comms })
 }
 
-// book/src/ch07.md:1999
+// book/src/ch07.md:2000
 /// The batch each scale-out domain needs so that the cross-domain reduction hides (7.14).
 pub fn min_tokens_per_domain(model: &Model, hw: &Hardware) -> Result<f64> {
     model.validate()?;
     Ok(hw.flops() / hw.scale_out() * model.sparsity())
 }
 
-// book/src/ch07.md:2005
+// book/src/ch07.md:2006
 /// A simple TPU recipe: the largest power-of-two TP under the TP bound on one axis, then the
 /// largest power-of-two FSDP degree whose per-shard batch clears the three-axis ridge.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -1413,12 +1414,12 @@ pub struct Recipe {
     pub pods: u64,
 }
 
-// book/src/ch07.md:2015
+// book/src/ch07.md:2016
 fn floor_pow2(x: f64) -> u64 {
     if x < 1.0 { 0 } else { 1u64 << (x.log2().floor() as u32) }
 }
 
-// book/src/ch07.md:2019
+// book/src/ch07.md:2020
 pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     if hw.chip.fabric != Fabric::TpuTorus {
         return Err(ParallelError::WrongFabric {
@@ -1439,11 +1440,11 @@ pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     })
 }
 
-// book/src/ch07.md:2158
+// book/src/ch07.md:2159
 /// Chapter 6's TP x PP x DP layout, re-exported so that readers of this chapter can build runs.
 pub use ch06::Layout;
 
-// book/src/ch07.md:2161
+// book/src/ch07.md:2162
 /// A published training run: chip, model, how the GPUs are split, and the batch.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Run {
@@ -1458,7 +1459,7 @@ pub struct Run {
     pub batch: f64,
 }
 
-// book/src/ch07.md:2175
+// book/src/ch07.md:2176
 impl Run {
     /// Checks that the degrees multiply to the GPU count.
     pub fn validate(&self) -> Result<&Self> {
@@ -1501,7 +1502,7 @@ impl Run {
     }
 }
 
-// book/src/ch07.md:2207
+// book/src/ch07.md:2208
 /// Llama 3.1 405B's shape, from the Llama 3 report (the source gives only its batch and layout).
 pub const LLAMA_31_405B: Model = Model::dense(
     "Llama 3.1 405B",
@@ -1511,7 +1512,7 @@ pub const LLAMA_31_405B: Model = Model::dense(
     Some(405e9),
 );
 
-// book/src/ch07.md:2210
+// book/src/ch07.md:2211
 /// DeepSeek-V3 on 2,048 H800s: 64-way EP over eight nodes, 16-way PP, 2-way ZeRO-1 DP, and a
 /// steady-state batch of 15,360 sequences of 4,096 tokens.
 pub const DEEPSEEK_V3_RUN: Run = Run {
@@ -1527,7 +1528,7 @@ pub const DEEPSEEK_V3_RUN: Run = Run {
     batch: 4096.0 * 15_360.0,
 };
 
-// book/src/ch07.md:2217
+// book/src/ch07.md:2218
 /// Llama 3.1 405B on 16,384 H100s: 8-way TP, 16-way PP, 128-way DP, 16M-token batch.
 pub const LLAMA_31_RUN: Run = Run {
     name: "Llama 3.1 405B",
@@ -1542,7 +1543,7 @@ pub const LLAMA_31_RUN: Run = Run {
     batch: 16e6,
 };
 
-// book/src/ch07.md:2375
+// book/src/ch07.md:2376
 /// The question-2 ledger of a dense model trained without parallelism.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepMemory {
@@ -1552,7 +1553,7 @@ pub struct StepMemory {
     pub activations: f64,
 }
 
-// book/src/ch07.md:2384
+// book/src/ch07.md:2385
 /// Memory of one unsharded training step for `params` parameters and a `batch`-token batch.
 pub fn step_memory(model: &Model, params: f64, batch: f64) -> Result<StepMemory> {
     model.validate()?;

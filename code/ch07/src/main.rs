@@ -129,7 +129,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "F needed for 8-way TP on v5p: {:.0}", 8.0 * ridge(& Hardware::spec(TPU_V5P),
         Span::InDomain { axes : 1 }) ?
     );
-    // book/src/ch07.md:1302
+    // book/src/ch07.md:1303
     tangle_runtime::cell(6);
     let v5p = Hardware::spec(TPU_V5P);
     let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
@@ -165,7 +165,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "16x16x16 slice: FLOPs curve meets the mixed comms curve at B = {crossing:.3e}"
     );
-    // book/src/ch07.md:1348
+    // book/src/ch07.md:1349
     tangle_runtime::cell(7);
     let b = 4e6;
     for chip in [H100, H800] {
@@ -191,7 +191,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let (mesh, _) = best_gpu_mesh(&DENSE_DEFAULT_70B, &hw, 1024, b)?;
         println!("{:<5} best: {}-way FSDP x {}-way TP", chip.name, mesh.dp, mesh.tp);
     }
-    // book/src/ch07.md:1532
+    // book/src/ch07.md:1533
     tangle_runtime::cell(8);
     let wide = Model {
         label: "wide-expert variant",
@@ -219,7 +219,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "G * alpha on H100 = {:.0}", f64::from(H100.domain) * h100.flops() / h100
         .domain_egress()
     );
-    // book/src/ch07.md:1653
+    // book/src/ch07.md:1654
     tangle_runtime::cell(9);
     let h100 = Hardware::spec(H100);
     let hop = pp_hop_clock(
@@ -239,7 +239,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "bytes per layer: pipeline hop {:.1} MB, TP gathers {:.1} MB ({}x)", hop_bytes /
         1e6, 4.0 * 4096.0 * 8192.0 / 1e6, 4.0 * 4096.0 * 8192.0 / hop_bytes
     );
-    // book/src/ch07.md:1870
+    // book/src/ch07.md:1871
     tangle_runtime::cell(10);
     use ch06::{pipeline_bubble_fraction, simulate_pipeline, Schedule, StageTimes};
     let split = SplitTimes {
@@ -285,7 +285,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .idle_fraction(), capped.max_in_flight(0))
         );
     }
-    // book/src/ch07.md:2034
+    // book/src/ch07.md:2035
     tangle_runtime::cell(11);
     let v5p = Hardware::spec(TPU_V5P);
     println!(
@@ -316,7 +316,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
     }
-    // book/src/ch07.md:2093
+    // book/src/ch07.md:2094
     tangle_runtime::cell(12);
     println!(
         "{:<12} {:>13} {:>20} {:>21}", "node type", "GPUs per node",
@@ -330,7 +330,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .domain_egress())
         );
     }
-    // book/src/ch07.md:2125
+    // book/src/ch07.md:2126
     tangle_runtime::cell(13);
     let span = Span::AcrossDomains { axes: 1 };
     let h100 = Hardware::spec(H100);
@@ -353,7 +353,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "DeepSeek batch schedule: {} to {} tokens (3,072 to 15,360 sequences of 4,096)",
         3072 * 4096, 15_360 * 4096
     );
-    // book/src/ch07.md:2237
+    // book/src/ch07.md:2238
     tangle_runtime::cell(14);
     for run in [DEEPSEEK_V3_RUN, LLAMA_31_RUN] {
         run.validate()?;
@@ -371,7 +371,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "Llama 3.1 405B: largest TP inside an H100 node {tp:.1}, so 8-way TP hides"
     );
-    // book/src/ch07.md:2352
+    // book/src/ch07.md:2353
     tangle_runtime::cell(15);
     use ch06::{param_count, TrainingConfig};
     let llama2_13b = TrainingConfig {
@@ -390,7 +390,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         p.ffn as f64 / 1e9, p.attention as f64 / 1e9, p.embeddings as f64 / 1e9, p
         .total() as f64 / 1e9
     );
-    // book/src/ch07.md:2393
+    // book/src/ch07.md:2394
     tangle_runtime::cell(16);
     let total = p.total() as f64;
     let m = step_memory(&DENSE_13B, total, 16e6)?;
@@ -398,7 +398,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "states (2 + 4 + 4) * {:.2}B = {:.0} GB; activations 2LB(D + 2F) = {:.1} TB",
         total / 1e9, m.states / 1e9, m.activations / 1e12
     );
-    // book/src/ch07.md:2412
+    // book/src/ch07.md:2413
     tangle_runtime::cell(17);
     let v5p = Hardware::spec(TPU_V5P);
     let chips: u64 = 16 * 16 * 16;

@@ -226,7 +226,7 @@ fn tp_bound_is_where_clocks_meet_and_batch_free() {
     assert!(tp_layer_clock(& DENSE_DEFAULT_70B, & hw, span, 0, 1e4).is_err());
 }
 
-// book/src/ch07.md:1383
+// book/src/ch07.md:1384
 #[test]
 fn optimal_fsdp_degree_balances_the_two_collectives() {
     let hw = Hardware::spec(TPU_V5P);
@@ -246,7 +246,7 @@ fn optimal_fsdp_degree_balances_the_two_collectives() {
     );
 }
 
-// book/src/ch07.md:1400
+// book/src/ch07.md:1401
 #[test]
 fn mixed_floor_is_where_the_balanced_mesh_turns_compute_bound() {
     let hw = Hardware::spec(TPU_V5P);
@@ -260,7 +260,7 @@ fn mixed_floor_is_where_the_balanced_mesh_turns_compute_bound() {
     }
 }
 
-// book/src/ch07.md:1413
+// book/src/ch07.md:1414
 #[test]
 fn gpu_mix_keeps_tp_inside_the_domain() {
     let hw = Hardware::spec(H100);
@@ -307,7 +307,7 @@ fn gpu_mix_keeps_tp_inside_the_domain() {
     );
 }
 
-// book/src/ch07.md:1564
+// book/src/ch07.md:1565
 #[test]
 fn ep_regimes_match_the_closed_forms_without_shared_experts() {
     let hw = Hardware::spec(H100);
@@ -339,7 +339,7 @@ fn ep_regimes_match_the_closed_forms_without_shared_experts() {
     );
 }
 
-// book/src/ch07.md:1584
+// book/src/ch07.md:1585
 #[test]
 fn ep_checks_its_inputs() {
     let hw = Hardware::spec(H100);
@@ -352,7 +352,7 @@ fn ep_checks_its_inputs() {
     assert_eq!(ep_layer_clock(& MOE_685B, & hw, 1, 100.0).unwrap().local_comms, 0.0);
 }
 
-// book/src/ch07.md:1906
+// book/src/ch07.md:1907
 #[test]
 fn fused_split_simulator_reproduces_chapter_6_one_f1b() {
     let split = SplitTimes {
@@ -378,7 +378,7 @@ fn fused_split_simulator_reproduces_chapter_6_one_f1b() {
     }
 }
 
-// book/src/ch07.md:1917
+// book/src/ch07.md:1918
 #[test]
 fn filling_idle_slots_never_loses_and_wins_when_there_is_a_bubble() {
     let split = SplitTimes {
@@ -416,7 +416,7 @@ fn filling_idle_slots_never_loses_and_wins_when_there_is_a_bubble() {
     assert!(simulate_split_pipeline(4, 0, split, any).is_err());
 }
 
-// book/src/ch07.md:1935
+// book/src/ch07.md:1936
 #[test]
 fn split_timeline_respects_dependencies() {
     let split = SplitTimes {
@@ -463,7 +463,7 @@ fn split_timeline_respects_dependencies() {
     }
 }
 
-// book/src/ch07.md:1957
+// book/src/ch07.md:1958
 #[test]
 fn pipeline_hop_is_cheap_and_checked() {
     let hw = Hardware::spec(H100);
@@ -482,7 +482,7 @@ fn pipeline_hop_is_cheap_and_checked() {
     );
 }
 
-// book/src/ch07.md:2071
+// book/src/ch07.md:2072
 #[test]
 fn dcn_floor_is_where_cross_domain_clocks_meet() {
     let hw = Hardware::spec(TPU_V5P);
@@ -498,7 +498,7 @@ fn dcn_floor_is_where_cross_domain_clocks_meet() {
     assert!(tpu_recipe(& DENSE_DEFAULT_70B, & hw, 100.0).is_err());
 }
 
-// book/src/ch07.md:2268
+// book/src/ch07.md:2269
 #[test]
 fn worked_examples_validate_and_match_the_published_numbers() {
     assert_eq!(DEEPSEEK_V3_RUN.batch, 62_914_560.0);
@@ -520,7 +520,7 @@ fn worked_examples_validate_and_match_the_published_numbers() {
     );
 }
 
-// book/src/ch07.md:2281
+// book/src/ch07.md:2282
 #[test]
 fn gpu_ridges_match_the_source() {
     let span = Span::AcrossDomains { axes: 1 };
@@ -531,7 +531,7 @@ fn gpu_ridges_match_the_source() {
     assert!((need / 1e6 - 40.6).abs() < 0.05, "{need}");
 }
 
-// book/src/ch07.md:2452
+// book/src/ch07.md:2453
 #[test]
 fn llama2_answers_follow_from_the_shapes() {
     let cfg = ch06::TrainingConfig {
@@ -554,7 +554,7 @@ fn llama2_answers_follow_from_the_shapes() {
     assert!(step_memory(& DENSE_13B, - 1.0, 16e6).is_err());
 }
 
-// book/src/ch07.md:2469
+// book/src/ch07.md:2470
 #[test]
 fn ten_bytes_per_parameter_is_chapter_6_weights_plus_moments() {
     use ch06::{Precision, StateComponent};
