@@ -103,6 +103,9 @@ def wait_for_devtools(port):
         time.sleep(0.3)
 
 
+TILE = 1400
+
+
 def shoot(dt, path, clip=None):
     params = {"format": "png", "captureBeyondViewport": True}
     if clip:
@@ -141,6 +144,12 @@ def main():
         time.sleep(0.3)
         shoot(dt, os.path.join(out_dir, f"{stem}.png"))
         print(f"{stem}.png ({width}x{height})")
+        # The same page in screen-sized tiles: a 50,000-pixel PNG is hard to read in a viewer.
+        tiles = os.path.join(out_dir, "tiles")
+        os.makedirs(tiles, exist_ok=True)
+        for k, top in enumerate(range(0, height, TILE)):
+            clip = {"x": 0, "y": top, "width": width, "height": min(TILE, height - top)}
+            shoot(dt, os.path.join(tiles, f"{stem}-{k:02}.png"), clip)
         boxes = dt.evaluate(
             "Array.from(document.querySelectorAll('figure.tangle-figure[id], .tangle-equation[id]')).map(e => {"
             " const r = e.getBoundingClientRect();"

@@ -8,6 +8,7 @@
 #   <page>.png                 the whole page, full length, 1280 px wide
 #   <page>-fig-<name>.png      each numbered figure with its caption
 #   <page>-eq-<n>.png          each numbered equation
+#   tiles/<page>-NN.png        the page cut into 1400-pixel-high tiles, for reading
 # Installs Debian's `chromium` package if it is missing. Needs python3 (standard library only).
 set -euo pipefail
 

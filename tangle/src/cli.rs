@@ -42,6 +42,11 @@ enum Command {
     },
     /// Everything: sync, check (running what the cache cannot answer), then the HTML book.
     Book,
+    /// Build the book, serve it on 127.0.0.1, and rebuild when a chapter, the theme or a figure changes.
+    Serve {
+        #[arg(long, default_value_t = 3000)]
+        port: u16,
+    },
     /// Run as an mdBook preprocessor (`[preprocessor.tangle]` in book.toml).
     Preprocess {
         #[command(subcommand)]
@@ -123,6 +128,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             println!("built {}", root.join("book/book/index.html").display());
             Ok(code)
         }
+        Command::Serve { port } => crate::render::serve(&root, port).map(|()| CLEAN),
         Command::Preprocess { .. } => unreachable!("handled above"),
     }
 }

@@ -12,6 +12,13 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("cannot write in {}", dir.display()))?;
     tmp.write_all(contents)?;
+    // A temp file is private (0600); the file it replaces keeps its mode, a new one gets the
+    // usual 0644 so that git and other users see an ordinary file.
+    let permissions = match std::fs::metadata(path) {
+        Ok(old) => old.permissions(),
+        Err(_) => default_permissions(),
+    };
+    tmp.as_file().set_permissions(permissions)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).with_context(|| format!("cannot replace {}", path.display()))?;
     Ok(())
@@ -25,4 +32,15 @@ pub fn write_if_changed(path: &Path, contents: &[u8]) -> anyhow::Result<bool> {
     }
     write_atomic(path, contents)?;
     Ok(true)
+}
+
+#[cfg(unix)]
+fn default_permissions() -> std::fs::Permissions {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::Permissions::from_mode(0o644)
+}
+
+#[cfg(not(unix))]
+fn default_permissions() -> std::fs::Permissions {
+    tempfile::tempfile().and_then(|f| f.metadata()).map(|m| m.permissions()).expect("a temp file")
 }

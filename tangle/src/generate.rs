@@ -119,7 +119,7 @@ pub fn generate(book: &Book, external: &ExternalCrates) -> Result<Generated, Inp
     for chapter in &book.chapters {
         crates.push(generate_chapter(chapter, &names, external)?);
     }
-    let crates = topological_order(book, crates)?;
+    let crates = topological_order(crates)?;
     Ok(Generated { crates })
 }
 
@@ -404,7 +404,7 @@ fn scan_tokens(tokens: TokenStream, refs: &mut Vec<(String, usize)>) {
 
 /// Orders crates so that every chapter comes after the chapters it imports; a cycle is an
 /// error that lists the `use`s that close it.
-fn topological_order(book: &Book, crates: Vec<ChapterCrate>) -> Result<Vec<ChapterCrate>, InputError> {
+fn topological_order(crates: Vec<ChapterCrate>) -> Result<Vec<ChapterCrate>, InputError> {
     #[derive(Clone, Copy, PartialEq)]
     enum Mark {
         New,
@@ -435,7 +435,7 @@ fn topological_order(book: &Book, crates: Vec<ChapterCrate>) -> Result<Vec<Chapt
                     let loc = &crates[from].chapter_deps[to];
                     steps.push(format!("{loc} uses {to}"));
                 }
-                let first = crates[cycle[0]].chapter_deps[&crates[cycle[(1) % cycle.len()]].chapter].clone();
+                let first = crates[cycle[0]].chapter_deps[&crates[cycle[1 % cycle.len()]].chapter].clone();
                 return Err(InputError::new(
                     first,
                     format!("chapters import each other in a cycle: {}", steps.join(", ")),
@@ -457,7 +457,6 @@ fn topological_order(book: &Book, crates: Vec<ChapterCrate>) -> Result<Vec<Chapt
     for i in 0..crates.len() {
         visit(i, &crates, &index, &mut marks, &mut stack, &mut order)?;
     }
-    let _ = book;
     let mut slots: Vec<Option<ChapterCrate>> = crates.into_iter().map(Some).collect();
     Ok(order.into_iter().map(|i| slots[i].take().unwrap()).collect())
 }

@@ -55,7 +55,7 @@ pub fn parse_chapter(name: &str, path: &Path, bytes: Vec<u8>) -> Result<Chapter,
             "the file is not valid UTF-8 (re-save it as UTF-8)",
         )
     })?;
-    Parser::new(name, path, &source).run().map(|(cells, directives)| Chapter {
+    Parser::new(path, &source).run().map(|(cells, directives)| Chapter {
         name: name.to_string(),
         path: path.to_path_buf(),
         source: source.clone(),
@@ -75,12 +75,11 @@ struct Parser<'a> {
     path: &'a Path,
     source: &'a str,
     lines: LineIndex,
-    _name: &'a str,
 }
 
 impl<'a> Parser<'a> {
-    fn new(name: &'a str, path: &'a Path, source: &'a str) -> Self {
-        Parser { path, source, lines: LineIndex::new(source), _name: name }
+    fn new(path: &'a Path, source: &'a str) -> Self {
+        Parser { path, source, lines: LineIndex::new(source) }
     }
 
     fn loc(&self, offset: usize) -> Location {

@@ -38,9 +38,11 @@ pub enum GptError {
     BadBatch(String),
     /// A corpus is too short to draw a training window from.
     CorpusTooShort { len: usize, needed: usize },
+    /// The requested kernel variant needs instructions this CPU lacks.
+    UnsupportedKernels(Kernels),
 }
 
-// book/src/ch02.md:64
+// book/src/ch02.md:66
 impl fmt::Display for GptError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -58,14 +60,17 @@ impl fmt::Display for GptError {
             GptError::CorpusTooShort { len, needed } => {
                 write!(f, "corpus has {len} tokens but a window needs {needed}")
             }
+            GptError::UnsupportedKernels(kernels) => {
+                write!(f, "{kernels:?} kernels need instructions this CPU does not have")
+            }
         }
     }
 }
 
-// book/src/ch02.md:85
+// book/src/ch02.md:90
 impl std::error::Error for GptError {}
 
-// book/src/ch02.md:87
+// book/src/ch02.md:92
 impl GptConfig {
     /// Checks that every size is positive and the heads split `d_model` evenly.
     pub fn validate(&self) -> Result<(), GptError> {
@@ -82,7 +87,7 @@ impl GptConfig {
                 return Err(GptError::ZeroSize(name));
             }
         }
-        if self.d_model % self.n_heads != 0 {
+        if !self.d_model.is_multiple_of(self.n_heads) {
             return Err(GptError::HeadsDoNotDivide {
                 d_model: self.d_model,
                 n_heads: self.n_heads,
@@ -100,7 +105,7 @@ impl GptConfig {
     }
 }
 
-// book/src/ch02.md:135
+// book/src/ch02.md:141
 /// The tensors of one Transformer block. `T` is `&[f32]` for reading weights,
 /// `&mut [f32]` for writing gradients, or `usize` for sizes.
 #[derive(Debug)]
@@ -123,7 +128,7 @@ pub struct BlockParams<T> {
     pub fc2_b: T,
 }
 
-// book/src/ch02.md:157
+// book/src/ch02.md:163
 /// All tensors of a TinyGPT, in storage order.
 #[derive(Debug)]
 pub struct ModelParams<T> {
@@ -138,13 +143,13 @@ pub struct ModelParams<T> {
     pub head_w: T,
 }
 
-// book/src/ch02.md:171
+// book/src/ch02.md:177
 /// Something a flat buffer can be cut into, front to back.
 trait Carve: Sized {
     fn take(&mut self, n: usize) -> Self;
 }
 
-// book/src/ch02.md:176
+// book/src/ch02.md:182
 impl Carve for &[f32] {
     fn take(&mut self, n: usize) -> Self {
         let (head, tail) = self.split_at(n);
@@ -153,7 +158,7 @@ impl Carve for &[f32] {
     }
 }
 
-// book/src/ch02.md:184
+// book/src/ch02.md:190
 impl Carve for &mut [f32] {
     fn take(&mut self, n: usize) -> Self {
         let (head, tail) = std::mem::take(self).split_at_mut(n);
@@ -162,7 +167,7 @@ impl Carve for &mut [f32] {
     }
 }
 
-// book/src/ch02.md:192
+// book/src/ch02.md:198
 /// Cuts one flat buffer into named tensors. Parameters, gradients and optimizer
 /// moments all share this layout, so AdamW can treat them as plain vectors, while
 /// the model code reads `block.qkv_w` instead of index arithmetic.
@@ -199,7 +204,7 @@ fn carve<S: Carve>(config: &GptConfig, mut flat: S) -> ModelParams<S> {
     }
 }
 
-// book/src/ch02.md:221
+// book/src/ch02.md:227
 /// Number of trainable parameters of a model with this shape.
 pub fn parameter_count(config: &GptConfig) -> usize {
     let (d, ff, v) = (config.d_model, config.d_ff(), config.vocab_size);
@@ -208,13 +213,27 @@ pub fn parameter_count(config: &GptConfig) -> usize {
     v * d + config.block_size * d + config.n_layers * per_block + 2 * d + d * v
 }
 
-// book/src/ch02.md:259
+// book/src/ch02.md:234
+/// `1234567` as `"1,234,567"`, for printing counts.
+pub fn with_commas(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+// book/src/ch02.md:278
 /// A small deterministic random source (SplitMix64), so that a seed fixes every
 /// initial weight and every sampled batch on every machine.
 #[derive(Clone, Debug)]
 pub struct Rng(u64);
 
-// book/src/ch02.md:264
+// book/src/ch02.md:283
 impl Rng {
     pub fn new(seed: u64) -> Self {
         Rng(seed)
@@ -242,7 +261,7 @@ impl Rng {
     }
 }
 
-// book/src/ch02.md:311
+// book/src/ch02.md:330
 /// `e^x` from arithmetic alone: split `x = n ln 2 + r`, approximate `e^r` with a
 /// degree-6 polynomial (Cephes' coefficients), and build `2^n` directly in the
 /// exponent bits. Unlike `f32::exp`, which calls into libm one value at a time,
@@ -260,34 +279,34 @@ pub fn fast_exp(x: f32) -> f32 {
     p = p * r + 8.333_452e-3;
     p = p * r + 4.166_579_6e-2;
     p = p * r + 1.666_666_5e-1;
-    p = p * r + 5.000_000_1e-1;
+    p = p * r + 0.5;
     let e_r = p * r * r + r + 1.0;
     let n_int = shifted.to_bits().wrapping_sub(SHIFTER.to_bits()) as i32;
     let two_n = f32::from_bits(((n_int + 127) as u32) << 23);
     e_r * two_n
 }
 
-// book/src/ch02.md:336
+// book/src/ch02.md:355
 /// `tanh` through [`fast_exp`]: `tanh u = 1 - 2 / (e^{2u} + 1)`.
 #[inline(always)]
 fn fast_tanh(u: f32) -> f32 {
     1.0 - 2.0 / (fast_exp(2.0 * u) + 1.0)
 }
 
-// book/src/ch02.md:342
+// book/src/ch02.md:361
 const GELU_SCALE: f32 = 0.797_884_6;
 
-// book/src/ch02.md:343
+// book/src/ch02.md:362
 const GELU_CUBIC: f32 = 0.044_715;
 
-// book/src/ch02.md:345
+// book/src/ch02.md:364
 /// GELU in GPT-2's tanh form.
 #[inline(always)]
 pub fn gelu(x: f32) -> f32 {
     0.5 * x * (1.0 + fast_tanh(GELU_SCALE * (x + GELU_CUBIC * x * x * x)))
 }
 
-// book/src/ch02.md:351
+// book/src/ch02.md:370
 /// Derivative of [`gelu`].
 #[inline(always)]
 fn gelu_grad(x: f32) -> f32 {
@@ -296,8 +315,9 @@ fn gelu_grad(x: f32) -> f32 {
     0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du
 }
 
-// book/src/ch02.md:359
-/// `y += a * x`, the loop every small kernel below is built from; it vectorises.
+// book/src/ch02.md:378
+/// `y += a * x`. Bias and embedding gradients and the optimizer's sum over workers are
+/// made of it; the compiler turns it into SIMD multiplies and adds.
 #[inline(always)]
 fn axpy(y: &mut [f32], a: f32, x: &[f32]) {
     for (y, x) in y.iter_mut().zip(x) {
@@ -305,14 +325,14 @@ fn axpy(y: &mut [f32], a: f32, x: &[f32]) {
     }
 }
 
-// book/src/ch02.md:367
+// book/src/ch02.md:387
 /// Lane-wise reductions. A plain `iter().sum()` adds one value at a time, in
 /// order, because float addition is not associative and the compiler must keep
 /// the order. Summing into eight independent lanes and adding the lanes at the
 /// end is a different (equally accurate) order that maps onto SIMD registers.
 const LANES: usize = 8;
 
-// book/src/ch02.md:373
+// book/src/ch02.md:393
 #[inline(always)]
 fn reduce_lanes(
     n: usize,
@@ -334,26 +354,26 @@ fn reduce_lanes(
     total
 }
 
-// book/src/ch02.md:389
+// book/src/ch02.md:409
 #[inline(always)]
 fn sum_of(x: &[f32]) -> f32 {
     reduce_lanes(x.len(), |i| x[i], |a, b| a + b, 0.0)
 }
 
-// book/src/ch02.md:394
+// book/src/ch02.md:414
 #[inline(always)]
 fn dot_of(x: &[f32], y: &[f32]) -> f32 {
     assert_eq!(x.len(), y.len());
     reduce_lanes(x.len(), |i| x[i] * y[i], |a, b| a + b, 0.0)
 }
 
-// book/src/ch02.md:400
+// book/src/ch02.md:420
 #[inline(always)]
 fn max_of(x: &[f32]) -> f32 {
     reduce_lanes(x.len(), |i| x[i], f32::max, f32::NEG_INFINITY)
 }
 
-// book/src/ch02.md:405
+// book/src/ch02.md:425
 /// Which compilation of the elementwise and attention kernels runs. The source is
 /// written once; `Avx2` compiles the same code with AVX2 and FMA enabled. It is
 /// picked at run time, so the binary still runs on any x86-64 (or non-x86) CPU.
@@ -365,7 +385,7 @@ pub enum Kernels {
     Avx2,
 }
 
-// book/src/ch02.md:416
+// book/src/ch02.md:436
 impl Kernels {
     /// The fastest variant this CPU supports.
     pub fn detect() -> Self {
@@ -386,7 +406,7 @@ impl Kernels {
     }
 }
 
-// book/src/ch02.md:447
+// book/src/ch02.md:467
 /// A read-only matrix inside a buffer: element `(r, c)` is
 /// `data[r * row_stride + c * col_stride]`. Strides let one buffer be read as a
 /// transpose, or as one head's columns of a wider matrix, without copying.
@@ -399,7 +419,7 @@ pub struct Mat<'a> {
     col_stride: usize,
 }
 
-// book/src/ch02.md:459
+// book/src/ch02.md:479
 impl<'a> Mat<'a> {
     /// A dense row-major `rows x cols` matrix.
     pub fn new(data: &'a [f32], rows: usize, cols: usize) -> Self {
@@ -443,7 +463,7 @@ impl<'a> Mat<'a> {
     }
 }
 
-// book/src/ch02.md:478
+// book/src/ch02.md:498
 /// A writable row-major matrix inside a buffer, rows `row_stride` apart.
 pub struct MatMut<'a> {
     data: &'a mut [f32],
@@ -452,7 +472,7 @@ pub struct MatMut<'a> {
     row_stride: usize,
 }
 
-// book/src/ch02.md:486
+// book/src/ch02.md:506
 impl<'a> MatMut<'a> {
     pub fn new(data: &'a mut [f32], rows: usize, cols: usize) -> Self {
         assert_eq!(data.len(), rows * cols, "matrix buffer does not match its shape");
@@ -482,8 +502,11 @@ impl<'a> MatMut<'a> {
     }
 }
 
-// book/src/ch02.md:498
+// book/src/ch02.md:518
 /// `out = scale * a b`, or `out += scale * a b` when `accumulate`.
+///
+/// Panics if the shapes do not fit together. Every call in this chapter passes
+/// shapes fixed by the configuration, so a mismatch is a bug, not bad input.
 ///
 /// The multiply is the `gemm` crate's kernel, run single-threaded: the
 /// [`Trainer`] already keeps every core busy with its own share of the batch, and
@@ -516,7 +539,7 @@ pub fn matmul(out: MatMut, a: Mat, b: Mat, scale: f32, accumulate: bool) {
     }
 }
 
-// book/src/ch02.md:533
+// book/src/ch02.md:556
 /// Sets every row of `out` (`rows x bias.len()`) to `bias`, optionally plus `residual`.
 /// The matmul that follows accumulates onto it, so `x W + b (+ residual)` costs no
 /// separate pass over the output for the bias or the skip connection.
@@ -542,7 +565,7 @@ fn fill_rows(out: &mut [f32], bias: &[f32], residual: Option<&[f32]>) {
     }
 }
 
-// book/src/ch02.md:555
+// book/src/ch02.md:578
 /// A linear layer `out = x W + b (+ residual)`, `W` stored `d_in x d_out`.
 #[inline(always)]
 fn linear(out: &mut [f32], x: &[f32], w: &[f32], b: &[f32], residual: Option<&[f32]>) {
@@ -558,7 +581,7 @@ fn linear(out: &mut [f32], x: &[f32], w: &[f32], b: &[f32], residual: Option<&[f
     );
 }
 
-// book/src/ch02.md:564
+// book/src/ch02.md:587
 /// Backward of [`linear`]: accumulates `dW += x^T dy` and `db += sum_rows dy`,
 /// and writes `dx = dy W^T`.
 #[inline(always)]
@@ -591,10 +614,10 @@ fn linear_backward(
     );
 }
 
-// book/src/ch02.md:586
+// book/src/ch02.md:609
 const LN_EPS: f32 = 1e-5;
 
-// book/src/ch02.md:588
+// book/src/ch02.md:611
 /// What a LayerNorm keeps for its backward pass: its output, and per row the
 /// mean and reciprocal standard deviation (the normalised input is recomputed).
 #[derive(Clone, Debug, Default)]
@@ -604,7 +627,7 @@ struct NormTape {
     rstd: Vec<f32>,
 }
 
-// book/src/ch02.md:597
+// book/src/ch02.md:620
 impl NormTape {
     fn new(rows: usize, width: usize) -> Self {
         NormTape {
@@ -618,7 +641,7 @@ impl NormTape {
     }
 }
 
-// book/src/ch02.md:607
+// book/src/ch02.md:630
 #[inline(always)]
 fn layernorm(x: &[f32], w: &[f32], b: &[f32], tape: &mut NormTape) {
     let width = w.len();
@@ -640,7 +663,7 @@ fn layernorm(x: &[f32], w: &[f32], b: &[f32], tape: &mut NormTape) {
     }
 }
 
-// book/src/ch02.md:623
+// book/src/ch02.md:646
 /// Adds the LayerNorm's input gradient to `dx` and its parameter gradients to `dw`, `db`.
 #[inline(always)]
 fn layernorm_backward(
@@ -679,7 +702,7 @@ fn layernorm_backward(
     }
 }
 
-// book/src/ch02.md:659
+// book/src/ch02.md:682
 /// Sizes that the attention kernels need together.
 #[derive(Clone, Copy, Debug)]
 struct AttnShape {
@@ -689,13 +712,13 @@ struct AttnShape {
     n_heads: usize,
 }
 
-// book/src/ch02.md:668
+// book/src/ch02.md:691
 /// Queries are processed in blocks of this many rows. A block's queries can only
 /// see keys up to the block's last row, so the matmuls skip everything to the
 /// right of it: at 128 tokens that is 10/16 of the full square's work.
 const QUERY_BLOCK: usize = 32;
 
-// book/src/ch02.md:673
+// book/src/ch02.md:696
 impl AttnShape {
     fn head_dim(&self) -> usize {
         self.d_model / self.n_heads
@@ -709,7 +732,7 @@ impl AttnShape {
     }
 }
 
-// book/src/ch02.md:685
+// book/src/ch02.md:708
 /// One head's `q`, `k` or `v` rows for query rows `rows`: a strided view of `qkv`,
 /// whose rows are `[q | k | v]` with the heads side by side within each third.
 fn head_rows(
@@ -723,7 +746,7 @@ fn head_rows(
     Mat::strided(&qkv[rows.0 * 3 * d + part * d + h * hd..], rows.1 - rows.0, hd, 3 * d)
 }
 
-// book/src/ch02.md:692
+// book/src/ch02.md:715
 fn head_rows_mut(
     dqkv: &mut [f32],
     part: usize,
@@ -740,16 +763,16 @@ fn head_rows_mut(
     )
 }
 
-// book/src/ch02.md:697
+// book/src/ch02.md:720
 const Q: usize = 0;
 
-// book/src/ch02.md:698
+// book/src/ch02.md:721
 const K: usize = 1;
 
-// book/src/ch02.md:699
+// book/src/ch02.md:722
 const V: usize = 2;
 
-// book/src/ch02.md:701
+// book/src/ch02.md:724
 /// Causal self-attention with materialised probabilities `att`, laid out
 /// `batch x head x query x key` (zeros above the diagonal). Writes each head's
 /// output into its columns of `y` (`batch*seq x d_model`).
@@ -791,7 +814,7 @@ fn attention_forward(qkv: &[f32], att: &mut [f32], y: &mut [f32], s: AttnShape) 
     }
 }
 
-// book/src/ch02.md:734
+// book/src/ch02.md:757
 /// Backward of [`attention_forward`]: writes the gradient of `qkv` into `dqkv`.
 /// `ds` is a `seq x seq` scratch matrix for one head's score gradients.
 #[inline(always)]
@@ -858,7 +881,7 @@ fn attention_backward(
     }
 }
 
-// book/src/ch02.md:772
+// book/src/ch02.md:795
 /// `x <- softmax(x)`.
 #[inline(always)]
 fn softmax_in_place(x: &mut [f32]) {
@@ -868,7 +891,7 @@ fn softmax_in_place(x: &mut [f32]) {
     x.iter_mut().for_each(|v| *v *= inv);
 }
 
-// book/src/ch02.md:781
+// book/src/ch02.md:804
 /// Turns `dp`, the gradient of softmax output `p`, into the gradient of its
 /// input times `scale`: `dS = scale * p * (dp - <p, dp>)`.
 #[inline(always)]
@@ -879,7 +902,7 @@ fn softmax_backward_in_place(dp: &mut [f32], p: &[f32], scale: f32) {
     }
 }
 
-// book/src/ch02.md:797
+// book/src/ch02.md:820
 /// Mean cross-entropy of `logits` (`rows x vocab`) against `targets`. When `dlogits`
 /// is given it receives `(softmax - one_hot) * grad_scale`, the gradient of the loss.
 #[inline(always)]
@@ -908,7 +931,7 @@ fn cross_entropy(
     (total / targets.len() as f64) as f32
 }
 
-// book/src/ch02.md:832
+// book/src/ch02.md:855
 /// A batch of `batch` sequences of `seq` token ids, with the next token as target.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Batch {
@@ -918,7 +941,7 @@ pub struct Batch {
     pub targets: Vec<u32>,
 }
 
-// book/src/ch02.md:841
+// book/src/ch02.md:864
 impl Batch {
     pub fn new(
         batch: usize,
@@ -958,18 +981,18 @@ impl Batch {
     }
 }
 
-// book/src/ch02.md:868
+// book/src/ch02.md:891
 /// How much of the forward pass is kept for the backward pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Memory {
     /// Every intermediate of every block stays alive until backward.
     KeepAll,
     /// Only each block's input survives; backward recomputes the block's interior
-    /// from it (activation checkpointing, chapter 6).
+    /// from it (activation checkpointing, Chapter 6).
     CheckpointBlocks,
 }
 
-// book/src/ch02.md:878
+// book/src/ch02.md:901
 /// The intermediates of one block that its backward pass reads.
 #[derive(Clone, Debug)]
 struct BlockTape {
@@ -986,7 +1009,7 @@ struct BlockTape {
     fc_act: Vec<f32>,
 }
 
-// book/src/ch02.md:894
+// book/src/ch02.md:917
 impl BlockTape {
     fn new(c: &GptConfig, batch: usize, seq: usize) -> Self {
         let n = batch * seq;
@@ -1008,7 +1031,7 @@ impl BlockTape {
     }
 }
 
-// book/src/ch02.md:915
+// book/src/ch02.md:938
 /// Everything a forward pass leaves behind for its backward pass.
 #[derive(Clone, Debug)]
 pub struct Tape {
@@ -1023,7 +1046,7 @@ pub struct Tape {
     loss: f32,
 }
 
-// book/src/ch02.md:929
+// book/src/ch02.md:952
 impl Tape {
     fn new(c: &GptConfig, batch: &Batch, memory: Memory) -> Self {
         let (b, t) = (batch.batch, batch.seq);
@@ -1059,7 +1082,7 @@ impl Tape {
     }
 }
 
-// book/src/ch02.md:965
+// book/src/ch02.md:988
 /// A decoder-only Transformer: token and position embeddings, `n_layers` pre-LayerNorm
 /// blocks (causal self-attention, then a GELU MLP, each around a residual
 /// connection), a final LayerNorm and an untied linear head to the vocabulary.
@@ -1071,7 +1094,7 @@ pub struct TinyGpt {
     kernels: Kernels,
 }
 
-// book/src/ch02.md:976
+// book/src/ch02.md:999
 impl TinyGpt {
     /// GPT-2's initialisation: weights `N(0, 0.02)`, the two projections that write
     /// into the residual stream scaled down by `sqrt(2 n_layers)` so the stream's
@@ -1134,9 +1157,9 @@ impl TinyGpt {
         self.kernels
     }
     /// Chooses the kernel variant; fails if this CPU cannot run it.
-    pub fn set_kernels(&mut self, kernels: Kernels) -> Result<(), String> {
+    pub fn set_kernels(&mut self, kernels: Kernels) -> Result<(), GptError> {
         if !kernels.supported() {
-            return Err(format!("{kernels:?} kernels are not supported on this CPU"));
+            return Err(GptError::UnsupportedKernels(kernels));
         }
         self.kernels = kernels;
         Ok(())
@@ -1210,14 +1233,14 @@ impl TinyGpt {
     }
 }
 
-// book/src/ch02.md:1110
+// book/src/ch02.md:1133
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 fn forward_avx2(model: &TinyGpt, tape: &mut Tape) {
     forward_impl(model, tape)
 }
 
-// book/src/ch02.md:1116
+// book/src/ch02.md:1139
 /// The forward pass proper. `#[inline(always)]` all the way down lets the AVX2
 /// wrapper above compile the whole pass with wider vectors.
 #[inline(always)]
@@ -1272,7 +1295,7 @@ fn forward_impl(model: &TinyGpt, tape: &mut Tape) {
     tape.loss = cross_entropy(&tape.logits, &tape.batch.targets, None);
 }
 
-// book/src/ch02.md:1151
+// book/src/ch02.md:1174
 /// One pre-LayerNorm block: `mid = x + attn(ln1(x))`, `out = mid + mlp(ln2(mid))`.
 #[inline(always)]
 fn block_forward(
@@ -1294,7 +1317,7 @@ fn block_forward(
     linear(out, &bt.fc_act, p.fc2_w, p.fc2_b, Some(&bt.mid));
 }
 
-// book/src/ch02.md:1173
+// book/src/ch02.md:1196
 /// Parameter gradients in the flat layout of [`TinyGpt::flat_params`], plus the
 /// activation-gradient buffers the backward pass reuses from step to step.
 #[derive(Clone, Debug)]
@@ -1303,7 +1326,7 @@ pub struct Gradients {
     work: Option<BackwardWork>,
 }
 
-// book/src/ch02.md:1181
+// book/src/ch02.md:1204
 impl Gradients {
     pub fn new(model: &TinyGpt) -> Self {
         Gradients {
@@ -1316,7 +1339,7 @@ impl Gradients {
     }
 }
 
-// book/src/ch02.md:1191
+// book/src/ch02.md:1214
 /// Gradient buffers for activations, sized for one batch shape.
 #[derive(Clone, Debug)]
 struct BackwardWork {
@@ -1333,7 +1356,7 @@ struct BackwardWork {
     recompute: Option<BlockTape>,
 }
 
-// book/src/ch02.md:1207
+// book/src/ch02.md:1230
 impl BackwardWork {
     fn new(c: &GptConfig, batch: usize, seq: usize) -> Self {
         let n = batch * seq;
@@ -1351,14 +1374,14 @@ impl BackwardWork {
     }
 }
 
-// book/src/ch02.md:1224
+// book/src/ch02.md:1247
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 fn backward_avx2(model: &TinyGpt, tape: &Tape, grads: &mut Gradients) {
     backward_impl(model, tape, grads)
 }
 
-// book/src/ch02.md:1230
+// book/src/ch02.md:1253
 #[inline(always)]
 fn backward_impl(model: &TinyGpt, tape: &Tape, grads: &mut Gradients) {
     let c = &model.config;
@@ -1423,7 +1446,7 @@ fn backward_impl(model: &TinyGpt, tape: &Tape, grads: &mut Gradients) {
     grads.work = Some(work);
 }
 
-// book/src/ch02.md:1280
+// book/src/ch02.md:1303
 /// Backward of [`block_forward`]. On entry `work.dresid` is the gradient of the
 /// block's output; on return it is the gradient of the block's input.
 #[inline(always)]
@@ -1470,7 +1493,7 @@ fn block_backward(
     );
 }
 
-// book/src/ch02.md:1313
+// book/src/ch02.md:1336
 /// AdamW (Loshchilov and Hutter): Adam's per-parameter step sizes, with weight
 /// decay applied to the weights directly instead of through the gradient.
 #[derive(Clone, Debug)]
@@ -1485,7 +1508,7 @@ pub struct AdamW {
     t: i32,
 }
 
-// book/src/ch02.md:1327
+// book/src/ch02.md:1350
 impl AdamW {
     /// PyTorch's defaults apart from the learning rate.
     pub fn new(num_params: usize, lr: f32) -> Self {
@@ -1535,18 +1558,18 @@ impl AdamW {
     }
 }
 
-// book/src/ch02.md:1375
+// book/src/ch02.md:1399
 /// One data-parallel worker: its own tape and gradients, reused every step.
 struct Worker {
     tape: Option<Tape>,
     grads: Gradients,
 }
 
-// book/src/ch02.md:1381
+// book/src/ch02.md:1405
 /// Trains a [`TinyGpt`] with one worker thread per core. Each worker runs forward
 /// and backward on its slice of the batch, single-threaded and start to finish,
 /// and the optimizer sums their gradients. That is data parallelism, the first
-/// idea of chapter 6, here across two cores instead of thousands of GPUs.
+/// idea of Chapter 6, here across two cores instead of thousands of GPUs.
 pub struct Trainer {
     pub model: TinyGpt,
     pub optimizer: AdamW,
@@ -1554,7 +1577,7 @@ pub struct Trainer {
     workers: Vec<Worker>,
 }
 
-// book/src/ch02.md:1392
+// book/src/ch02.md:1416
 impl Trainer {
     /// `threads` workers (at least one).
     pub fn new(model: TinyGpt, lr: f32, threads: usize, memory: Memory) -> Self {
@@ -1623,14 +1646,14 @@ impl Trainer {
     }
 }
 
-// book/src/ch02.md:1455
+// book/src/ch02.md:1479
 /// A byte-level corpus: every byte is a token, so `vocab_size` is 256.
 #[derive(Clone, Debug)]
 pub struct Corpus {
     tokens: Vec<u32>,
 }
 
-// book/src/ch02.md:1461
+// book/src/ch02.md:1485
 impl Corpus {
     pub fn from_bytes(bytes: &[u8]) -> Self {
         Corpus {
@@ -1667,7 +1690,7 @@ impl Corpus {
     }
 }
 
-// book/src/ch02.md:1542
+// book/src/ch02.md:1566
 /// Forward-pass FLOPs per token, by component (a multiply-add counts as two).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FlopsPerToken {
@@ -1686,7 +1709,7 @@ pub struct FlopsPerToken {
     pub total: u64,
 }
 
-// book/src/ch02.md:1560
+// book/src/ch02.md:1584
 /// Matmul FLOPs of one token's forward pass at context length `seq_len`. Norms,
 /// softmax and GELU are left out (a few per cent at this size); attention is
 /// counted over the full context, the usual convention for materialised scores.
@@ -1728,8 +1751,8 @@ pub fn flops_per_token(
     })
 }
 
-// book/src/ch02.md:1627
-/// The configuration chapter 6 measures and the benchmark against PyTorch uses.
+// book/src/ch02.md:1652
+/// The configuration Chapter 6 measures and the benchmark against PyTorch uses.
 pub const MEASUREMENT_CONFIG: GptConfig = GptConfig {
     vocab_size: 256,
     block_size: 128,
@@ -1739,7 +1762,7 @@ pub const MEASUREMENT_CONFIG: GptConfig = GptConfig {
     mlp_ratio: 4,
 };
 
-// book/src/ch02.md:1631
+// book/src/ch02.md:1656
 /// Training throughput in tokens per second: `steps` AdamW steps on random
 /// `8 x 128` batches of [`MEASUREMENT_CONFIG`], using every core, after three
 /// warm-up steps.

@@ -5,15 +5,17 @@
 use ch02::*;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::init("ch02");
-    // book/src/ch02.md:233
+    // book/src/ch02.md:252
     tangle_runtime::cell(0);
     let config = MEASUREMENT_CONFIG;
     let per_block = parameter_count(&GptConfig { n_layers: 1, ..config })
         - parameter_count(&GptConfig { n_layers: 0, ..config });
     println!("{config:?}");
-    println!("parameters per block: {per_block:>9}");
-    println!("parameters in total:  {:>9}", parameter_count(& config));
-    // book/src/ch02.md:1494
+    println!("parameters per block: {:>9}", with_commas(per_block as u64));
+    println!(
+        "parameters in total:  {:>9}", with_commas(parameter_count(& config) as u64)
+    );
+    // book/src/ch02.md:1518
     tangle_runtime::cell(1);
     let text = std::fs::read("book/data/tiny-tales.txt")?;
     let corpus = Corpus::from_bytes(&text);
@@ -34,7 +36,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "mean loss over steps 1-20: {:.3}, over steps 181-200: {:.3}", mean(& losses[1
         ..21]), mean(& losses[181..201])
     );
-    // book/src/ch02.md:1588
+    // book/src/ch02.md:1612
     tangle_runtime::cell(2);
     let flops = flops_per_token(&MEASUREMENT_CONFIG, MEASUREMENT_CONFIG.block_size)?;
     let rows = [
@@ -47,10 +49,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("total", flops.total),
     ];
     for (name, value) in rows {
-        println!(
-            "{name:17} {value:>10} FLOPs/token  ({:5.1}%)", 100.0 * value as f64 / flops
-            .total as f64
-        );
+        let share = 100.0 * value as f64 / flops.total as f64;
+        println!("{name:17} {:>10} FLOPs/token  ({share:5.1}%)", with_commas(value));
     }
     println!(
         "training (forward + backward, 3x): {:.2} MFLOP/token", 3.0 * flops.total as f64

@@ -454,7 +454,102 @@ pub fn activation_bytes_per_layer(
     )
 }
 
-// book/src/ch06.md:819
+// book/src/ch06.md:612
+use std::alloc::{GlobalAlloc, System};
+
+// book/src/ch06.md:613
+use std::cell::Cell;
+
+// book/src/ch06.md:615
+thread_local! {
+    #[doc = " Heap bytes allocated minus bytes freed by this thread. A `const`"] #[doc =
+    " thread-local with no destructor never allocates itself, so the allocator"] #[doc =
+    " can update it without recursing into itself."] static THREAD_HEAP_BYTES : Cell <
+    isize > = const { Cell::new(0) };
+}
+
+// book/src/ch06.md:622
+/// The system allocator, plus per-thread bookkeeping of live heap bytes.
+///
+/// Counting per thread rather than globally keeps the measurement exact even
+/// while other threads (the test harness, say) allocate at the same time; the
+/// forward pass we measure runs entirely on the calling thread.
+pub struct CountingAllocator;
+
+// book/src/ch06.md:629
+impl CountingAllocator {
+    fn record(delta: isize) {
+        let _ = THREAD_HEAP_BYTES.try_with(|bytes| bytes.set(bytes.get() + delta));
+    }
+    /// Heap bytes this thread has allocated and not yet freed.
+    pub fn thread_live_bytes() -> isize {
+        THREAD_HEAP_BYTES.with(Cell::get)
+    }
+}
+
+// book/src/ch06.md:643
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        let ptr = unsafe { System.alloc(layout) };
+        if !ptr.is_null() {
+            Self::record(layout.size() as isize);
+        }
+        ptr
+    }
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        let ptr = unsafe { System.alloc_zeroed(layout) };
+        if !ptr.is_null() {
+            Self::record(layout.size() as isize);
+        }
+        ptr
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        unsafe { System.dealloc(ptr, layout) };
+        Self::record(-(layout.size() as isize));
+    }
+    unsafe fn realloc(
+        &self,
+        ptr: *mut u8,
+        layout: std::alloc::Layout,
+        new_size: usize,
+    ) -> *mut u8 {
+        let new = unsafe { System.realloc(ptr, layout, new_size) };
+        if !new.is_null() {
+            Self::record(new_size as isize - layout.size() as isize);
+        }
+        new
+    }
+}
+
+// book/src/ch06.md:674
+/// Every heap allocation of this chapter's programs goes through the counter.
+#[global_allocator]
+static HEAP: CountingAllocator = CountingAllocator;
+
+// book/src/ch06.md:678
+/// Bytes a forward pass of `model` on `batch` leaves alive for the backward pass
+/// under `memory`, measured as live heap after the forward pass minus live heap
+/// before it. The backward pass then runs on the result, so what we counted is
+/// exactly what a real training step holds between its two passes.
+///
+/// One unmeasured forward pass goes first: the matmul library allocates its
+/// packing buffers once per thread and keeps them for the thread's lifetime,
+/// and those are workspace, not activations.
+pub fn measure_saved_bytes(
+    model: &ch02::TinyGpt,
+    batch: &ch02::Batch,
+    memory: ch02::Memory,
+) -> Result<usize, ch02::GptError> {
+    drop(model.forward(batch, memory)?);
+    let before = CountingAllocator::thread_live_bytes();
+    let tape = model.forward(batch, memory)?;
+    let saved = CountingAllocator::thread_live_bytes() - before;
+    let mut grads = ch02::Gradients::new(model);
+    model.backward(&tape, &mut grads);
+    Ok(saved.max(0) as usize)
+}
+
+// book/src/ch06.md:1016
 /// SplitMix64: a tiny, fast, well-mixed 64-bit generator. It is not cryptographic, but
 /// its stream is fixed by the seed on every platform, which is what a reproducible book needs.
 #[derive(Debug, Clone)]
@@ -462,7 +557,7 @@ pub struct SplitMix64 {
     state: u64,
 }
 
-// book/src/ch06.md:826
+// book/src/ch06.md:1023
 impl SplitMix64 {
     /// A generator whose whole stream is determined by `seed`.
     pub fn new(seed: u64) -> Self {
@@ -488,7 +583,7 @@ impl SplitMix64 {
     }
 }
 
-// book/src/ch06.md:854
+// book/src/ch06.md:1051
 /// A dense row-major matrix of `f32`, just big enough for the tensor-parallel check.
 ///
 /// `f32` on purpose: it is the precision whose round-off the sharded sum exposes.
@@ -499,7 +594,7 @@ pub struct Matrix {
     data: Vec<f32>,
 }
 
-// book/src/ch06.md:864
+// book/src/ch06.md:1061
 impl Matrix {
     /// A matrix whose entry `(r, c)` is `f(r, c)`.
     pub fn from_fn(
@@ -621,7 +716,7 @@ impl Matrix {
     }
 }
 
-// book/src/ch06.md:977
+// book/src/ch06.md:1174
 /// Runs `relu(x @ w_up) @ w_down` split column-then-row over `shards` simulated devices.
 ///
 /// Device `k` owns columns `k*w..(k+1)*w` of `w_up` and the same rows of `w_down`
@@ -660,7 +755,7 @@ pub fn tensor_parallel_ffn(
     Ok(total.expect("at least one shard"))
 }
 
-// book/src/ch06.md:1046
+// book/src/ch06.md:1243
 /// Per-device tensor-parallel traffic of one layer, forward plus backward, per microbatch.
 ///
 /// For every microbatch a Megatron-style layer all-reduces its `s x b x h` activation four
@@ -681,7 +776,7 @@ pub fn tp_comm_bytes_per_layer(
     Ok(4.0 * ring_factor * payload)
 }
 
-// book/src/ch06.md:1111
+// book/src/ch06.md:1308
 /// The two kinds of work a pipeline stage does for a microbatch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OpKind {
@@ -689,7 +784,7 @@ pub enum OpKind {
     Backward,
 }
 
-// book/src/ch06.md:1118
+// book/src/ch06.md:1315
 /// One unit of pipeline work: a forward or backward pass of one microbatch on one stage.
 /// Microbatches are numbered from 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -698,7 +793,7 @@ pub struct PipelineOp {
     pub microbatch: usize,
 }
 
-// book/src/ch06.md:1126
+// book/src/ch06.md:1323
 impl PipelineOp {
     /// The forward pass of microbatch `microbatch`.
     pub fn forward(microbatch: usize) -> Self {
@@ -716,7 +811,7 @@ impl PipelineOp {
     }
 }
 
-// book/src/ch06.md:1138
+// book/src/ch06.md:1335
 /// A pipeline schedule: the rule that orders each stage's work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Schedule {
@@ -728,7 +823,7 @@ pub enum Schedule {
     OneFOneB,
 }
 
-// book/src/ch06.md:1149
+// book/src/ch06.md:1346
 impl Schedule {
     /// The schedule's name in tables.
     pub fn label(self) -> &'static str {
@@ -759,7 +854,7 @@ impl Schedule {
     }
 }
 
-// book/src/ch06.md:1181
+// book/src/ch06.md:1378
 /// Rejects empty pipelines and stage indices past the end.
 fn check_stage(
     stage: usize,
@@ -778,7 +873,7 @@ fn check_stage(
     Ok(())
 }
 
-// book/src/ch06.md:1191
+// book/src/ch06.md:1388
 /// GPipe's work order for one stage: all forwards, then all backwards, in microbatch order.
 pub fn gpipe_order(
     stage: usize,
@@ -790,7 +885,7 @@ pub fn gpipe_order(
     Ok(forwards.chain((0..microbatches).map(PipelineOp::backward)).collect())
 }
 
-// book/src/ch06.md:1202
+// book/src/ch06.md:1399
 /// The 1F1B work order for one stage.
 ///
 /// Stage `k` first runs `min(m, S - k)` forwards — earlier stages warm up longer, so that
@@ -817,7 +912,7 @@ pub fn one_f1b_order(
     Ok(ops)
 }
 
-// book/src/ch06.md:1239
+// book/src/ch06.md:1436
 /// How long one microbatch's forward and backward take on a stage, in arbitrary time units.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StageTimes {
@@ -825,7 +920,7 @@ pub struct StageTimes {
     pub backward: f64,
 }
 
-// book/src/ch06.md:1246
+// book/src/ch06.md:1443
 impl StageTimes {
     /// The usual Transformer ratio: backward costs about twice forward.
     pub const TRANSFORMER: StageTimes = StageTimes {
@@ -841,7 +936,7 @@ impl StageTimes {
     }
 }
 
-// book/src/ch06.md:1259
+// book/src/ch06.md:1456
 /// One operation as it actually ran: which stage, which microbatch, which pass, and when.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PipelineEvent {
@@ -852,7 +947,7 @@ pub struct PipelineEvent {
     pub end: f64,
 }
 
-// book/src/ch06.md:1269
+// book/src/ch06.md:1466
 impl PipelineEvent {
     /// How long the operation ran.
     pub fn duration(&self) -> f64 {
@@ -860,7 +955,7 @@ impl PipelineEvent {
     }
 }
 
-// book/src/ch06.md:1276
+// book/src/ch06.md:1473
 /// The simulated timeline of one optimizer step of a pipeline.
 ///
 /// Events are listed in the order the simulator scheduled them; within one stage that is
@@ -873,7 +968,7 @@ pub struct PipelineTimeline {
     pub events: Vec<PipelineEvent>,
 }
 
-// book/src/ch06.md:1288
+// book/src/ch06.md:1485
 impl PipelineTimeline {
     /// The time at which the last operation finishes.
     pub fn makespan(&self) -> f64 {
@@ -910,7 +1005,7 @@ impl PipelineTimeline {
     }
 }
 
-// book/src/ch06.md:1328
+// book/src/ch06.md:1525
 /// Checks that every stage's order runs each microbatch's forward and backward exactly once,
 /// and returns the number of microbatches.
 fn check_orders(orders: &[Vec<PipelineOp>]) -> Result<usize, TrainingError> {
@@ -945,7 +1040,7 @@ fn check_orders(orders: &[Vec<PipelineOp>]) -> Result<usize, TrainingError> {
     Ok(microbatches)
 }
 
-// book/src/ch06.md:1360
+// book/src/ch06.md:1557
 /// Simulates a pipeline from explicit per-stage work orders and per-stage costs.
 ///
 /// Each stage executes its order strictly in sequence. An operation starts at the later of
@@ -1030,7 +1125,7 @@ pub fn simulate_orders(
     })
 }
 
-// book/src/ch06.md:1432
+// book/src/ch06.md:1629
 /// Simulates `schedule` on `stages` balanced stages with `microbatches` microbatches.
 pub fn simulate_pipeline(
     schedule: Schedule,
@@ -1042,7 +1137,7 @@ pub fn simulate_pipeline(
     simulate_orders(&orders, &vec![times; stages])
 }
 
-// book/src/ch06.md:1443
+// book/src/ch06.md:1640
 /// The closed-form fill-and-drain bubble of equation 6.3 for balanced stages.
 pub fn pipeline_bubble_fraction(
     stages: u64,
@@ -1053,7 +1148,7 @@ pub fn pipeline_bubble_fraction(
     Ok((s - 1.0) / (m + s - 1.0))
 }
 
-// book/src/ch06.md:1676
+// book/src/ch06.md:1873
 /// A tensor x pipeline x data parallel layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Layout {
@@ -1065,7 +1160,7 @@ pub struct Layout {
     pub dp: u64,
 }
 
-// book/src/ch06.md:1687
+// book/src/ch06.md:1884
 impl Layout {
     /// Devices the layout occupies.
     pub fn devices(&self) -> u64 {
@@ -1073,14 +1168,14 @@ impl Layout {
     }
 }
 
-// book/src/ch06.md:1694
+// book/src/ch06.md:1891
 impl fmt::Display for Layout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.pad(&format!("tp={} pp={} dp={}", self.tp, self.pp, self.dp))
     }
 }
 
-// book/src/ch06.md:1701
+// book/src/ch06.md:1898
 /// The knobs of a plan that are not the layout itself.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PlanOptions {
@@ -1093,7 +1188,7 @@ pub struct PlanOptions {
     pub device_gib: f64,
 }
 
-// book/src/ch06.md:1713
+// book/src/ch06.md:1910
 impl Default for PlanOptions {
     /// A 128-sequence batch, ZeRO-1, and 80 GiB devices.
     fn default() -> Self {
@@ -1105,7 +1200,7 @@ impl Default for PlanOptions {
     }
 }
 
-// book/src/ch06.md:1720
+// book/src/ch06.md:1917
 /// One layout, priced: memory per device, pipeline bubble, and traffic per axis.
 ///
 /// Memory is in GiB per device; traffic is GiB per device per optimizer step.
@@ -1123,7 +1218,7 @@ pub struct PlanEval {
     pub pp_comm_gib: f64,
 }
 
-// book/src/ch06.md:1737
+// book/src/ch06.md:1934
 /// Checks that `layout` can run `cfg` with `global_batch`: every degree positive, the
 /// pipeline splitting the layers evenly, and the replicas splitting the batch evenly.
 pub fn check_layout(
@@ -1136,7 +1231,7 @@ pub fn check_layout(
     divides("global_batch", at_least_one("global_batch", global_batch)?, "dp", layout.dp)
 }
 
-// book/src/ch06.md:1749
+// book/src/ch06.md:1946
 /// Prices one tensor/pipeline/data-parallel layout for a training run.
 ///
 /// The weights are split `tp * pp` ways and ZeRO shards what remains over the `dp` replicas.
@@ -1197,15 +1292,15 @@ pub fn evaluate_plan(
     })
 }
 
-// book/src/ch06.md:1812
+// book/src/ch06.md:2009
 /// Tensor-parallel degrees `plan_table` tries: powers of two up to a node's 8 devices.
 pub const TP_DEGREES: [u64; 4] = [1, 2, 4, 8];
 
-// book/src/ch06.md:1815
+// book/src/ch06.md:2012
 /// Pipeline-parallel degrees `plan_table` tries.
 pub const PP_DEGREES: [u64; 4] = [1, 2, 4, 8];
 
-// book/src/ch06.md:1818
+// book/src/ch06.md:2015
 /// The priced legal layouts of one cluster, in enumeration order (tensor degree outer,
 /// pipeline degree inner), so that the eye can follow how each axis trades memory against
 /// bubble and traffic.
@@ -1214,7 +1309,7 @@ pub struct PlanTable {
     pub rows: Vec<PlanEval>,
 }
 
-// book/src/ch06.md:1826
+// book/src/ch06.md:2023
 impl fmt::Display for PlanTable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
@@ -1233,7 +1328,7 @@ impl fmt::Display for PlanTable {
     }
 }
 
-// book/src/ch06.md:1848
+// book/src/ch06.md:2045
 /// Prices every legal `(tp, pp, dp)` layout of `devices` devices.
 ///
 /// Tensor and pipeline degrees come from [`TP_DEGREES`] and [`PP_DEGREES`]; the data degree
@@ -1267,7 +1362,7 @@ pub fn plan_table(
     Ok(PlanTable { rows })
 }
 
-// book/src/ch06.md:2065
+// book/src/ch06.md:2262
 /// The share of routed tokens that leave their device when routing is balanced over an
 /// expert-parallel group of `ep_degree` devices: all but the `1 / ep_degree` that stay home.
 pub fn balanced_off_device_fraction(ep_degree: u64) -> Result<f64, TrainingError> {
@@ -1275,7 +1370,7 @@ pub fn balanced_off_device_fraction(ep_degree: u64) -> Result<f64, TrainingError
     Ok((ep - 1.0) / ep)
 }
 
-// book/src/ch06.md:2072
+// book/src/ch06.md:2269
 /// Bytes one MoE layer's dispatch-plus-combine all-to-all puts on the fabric per step.
 ///
 /// Every routed token sends its hidden vector to each of its `top_k` experts and receives the
@@ -1301,7 +1396,7 @@ pub fn expert_dispatch_bytes(
     Ok(round_trip * off_device_fraction)
 }
 
-// book/src/ch06.md:2166
+// book/src/ch06.md:2363
 /// `value` if it is finite and strictly positive.
 fn positive(what: &'static str, value: f64) -> Result<f64, TrainingError> {
     if value.is_finite() && value > 0.0 {
@@ -1315,7 +1410,7 @@ fn positive(what: &'static str, value: f64) -> Result<f64, TrainingError> {
     }
 }
 
-// book/src/ch06.md:2175
+// book/src/ch06.md:2372
 /// `value` if it is finite and not negative.
 fn non_negative(what: &'static str, value: f64) -> Result<f64, TrainingError> {
     if value.is_finite() && value >= 0.0 {
@@ -1329,7 +1424,7 @@ fn non_negative(what: &'static str, value: f64) -> Result<f64, TrainingError> {
     }
 }
 
-// book/src/ch06.md:2184
+// book/src/ch06.md:2381
 /// `value` if it is a share between 0 and 1 inclusive.
 fn fraction(what: &'static str, value: f64) -> Result<f64, TrainingError> {
     if (0.0..=1.0).contains(&value) {
@@ -1343,7 +1438,7 @@ fn fraction(what: &'static str, value: f64) -> Result<f64, TrainingError> {
     }
 }
 
-// book/src/ch06.md:2193
+// book/src/ch06.md:2390
 /// `value` if it is a finite ratio of at least 1 (a PUE below 1 would mean
 /// the facility generates power instead of consuming it).
 fn ratio_at_least_one(what: &'static str, value: f64) -> Result<f64, TrainingError> {
@@ -1358,7 +1453,7 @@ fn ratio_at_least_one(what: &'static str, value: f64) -> Result<f64, TrainingErr
     }
 }
 
-// book/src/ch06.md:2203
+// book/src/ch06.md:2400
 /// `n` with thousands separators, as in `16,384`.
 pub fn grouped(n: u64) -> String {
     let digits = n.to_string();
@@ -1372,7 +1467,7 @@ pub fn grouped(n: u64) -> String {
     out
 }
 
-// book/src/ch06.md:2221
+// book/src/ch06.md:2418
 /// Model FLOPs utilization, equation 6.4.
 ///
 /// `flops_per_token` must be the model's *nominal* cost per trained token
@@ -1397,7 +1492,62 @@ pub fn model_flops_utilization(
     Ok(tokens_per_s * flops_per_token / (devices * peak))
 }
 
-// book/src/ch06.md:2342
+// book/src/ch06.md:2483
+/// This machine's matmul rate in FLOP/s: every core multiplies its own pair of
+/// random `n x n` `f32` matrices with Chapter 2's single-threaded `matmul`, all
+/// cores at once, `repeats` times after two warm-up products. That is how the
+/// TinyGPT trainer uses the machine (one worker per core), so it is the fair
+/// denominator for the trainer's utilization: not a datasheet peak, but what this
+/// CPU demonstrably achieves on the operation that dominates training. Each core
+/// keeps its fastest product, because a roofline is a statement about what the
+/// hardware can do, and a slower repetition only says that something else (another
+/// process, a frequency dip) got in the way.
+pub fn measured_matmul_flops(n: usize, repeats: usize) -> Result<f64, TrainingError> {
+    at_least_one("matrix size", n as u64)?;
+    at_least_one("repeats", repeats as u64)?;
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let seconds: Vec<f64> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..cores)
+            .map(|core| {
+                scope
+                    .spawn(move || {
+                        let mut rng = SplitMix64::new(core as u64);
+                        let mut random = || {
+                            (0..n * n)
+                                .map(|_| rng.next_f64() as f32 - 0.5)
+                                .collect::<Vec<f32>>()
+                        };
+                        let (a, b) = (random(), random());
+                        let mut c = vec![0.0f32; n * n];
+                        let mut product = || {
+                            let out = ch02::MatMut::new(&mut c, n, n);
+                            ch02::matmul(
+                                out,
+                                ch02::Mat::new(&a, n, n),
+                                ch02::Mat::new(&b, n, n),
+                                1.0,
+                                false,
+                            );
+                        };
+                        product();
+                        product();
+                        let mut fastest = f64::INFINITY;
+                        for _ in 0..repeats {
+                            let start = std::time::Instant::now();
+                            product();
+                            fastest = fastest.min(start.elapsed().as_secs_f64());
+                        }
+                        fastest
+                    })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().expect("matmul worker panicked")).collect()
+    });
+    let slowest = seconds.iter().copied().fold(0.0, f64::max);
+    Ok(cores as f64 * 2.0 * (n as f64).powi(3) / slowest)
+}
+
+// book/src/ch06.md:2625
 /// The three legs of a warmup-stable-decay schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WsdPhase {
@@ -1409,7 +1559,7 @@ pub enum WsdPhase {
     Decay,
 }
 
-// book/src/ch06.md:2353
+// book/src/ch06.md:2636
 /// A warmup-stable-decay learning-rate schedule over a fixed number of steps.
 ///
 /// Fields are private so that every value went through [`WsdSchedule::new`]:
@@ -1421,7 +1571,7 @@ pub struct WsdSchedule {
     decay_steps: u64,
 }
 
-// book/src/ch06.md:2364
+// book/src/ch06.md:2647
 impl WsdSchedule {
     /// Builds a schedule whose warmup and decay legs take the given fractions
     /// of `total_steps`, rounded to whole steps (ties to even) and at least
@@ -1492,19 +1642,19 @@ impl WsdSchedule {
     }
 }
 
-// book/src/ch06.md:2425
+// book/src/ch06.md:2708
 /// The learning-rate multiplier of the schedule this section uses throughout:
 /// 5 % of the steps warm up, 15 % decay, the rest hold the peak rate.
 pub fn wsd_multiplier(step: u64, total_steps: u64) -> Result<f64, TrainingError> {
     WsdSchedule::new(total_steps, 0.05, 0.15)?.multiplier(step)
 }
 
-// book/src/ch06.md:2606
+// book/src/ch06.md:2889
 /// Re-exported because the checkpoint API below speaks in durations, so that
 /// `use ch06::*` is all a caller needs.
 pub use std::time::Duration;
 
-// book/src/ch06.md:2610
+// book/src/ch06.md:2893
 /// What a checkpoint policy is up against: the three durations of equation 6.5.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FaultModel {
@@ -1516,7 +1666,7 @@ pub struct FaultModel {
     pub mtbf: Duration,
 }
 
-// book/src/ch06.md:2621
+// book/src/ch06.md:2904
 impl FaultModel {
     /// The three durations in seconds, after rejecting the zeros that make
     /// equation 6.5 meaningless (a free save has no optimal interval, a zero
@@ -1528,7 +1678,7 @@ impl FaultModel {
     }
 }
 
-// book/src/ch06.md:2632
+// book/src/ch06.md:2915
 /// The fraction of wall-clock time a checkpoint policy wastes, equation 6.5:
 /// `C_s / I` for saving, `I / 2M` for recomputing lost steps, `R / M` for restarts.
 ///
@@ -1544,7 +1694,7 @@ pub fn checkpoint_waste(
     Ok(save / interval + interval / (2.0 * mtbf) + restart / mtbf)
 }
 
-// book/src/ch06.md:2644
+// book/src/ch06.md:2927
 /// Young's optimal checkpoint interval, equation 6.6: `sqrt(2 C_s M)`, the
 /// minimum of [`checkpoint_waste`]. The restart cost does not move the optimum,
 /// it only raises the floor.
@@ -1553,7 +1703,7 @@ pub fn young_interval(faults: &FaultModel) -> Result<Duration, TrainingError> {
     Ok(Duration::from_secs_f64((2.0 * save * mtbf).sqrt()))
 }
 
-// book/src/ch06.md:2662
+// book/src/ch06.md:2945
 /// A published count of job-interrupting failures on one fleet over one window.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FailureRecord {
@@ -1565,7 +1715,7 @@ pub struct FailureRecord {
     pub failures: u64,
 }
 
-// book/src/ch06.md:2673
+// book/src/ch06.md:2956
 /// Llama 3 405B pretraining: 419 unexpected interruptions in 54 days on 16,384
 /// GPUs (Grattafiori et al., 2024). Planned interruptions are left out: they
 /// come with a warning and a clean checkpoint.
@@ -1575,7 +1725,7 @@ pub const LLAMA3_405B_FAILURES: FailureRecord = FailureRecord {
     failures: 419,
 };
 
-// book/src/ch06.md:2679
+// book/src/ch06.md:2962
 impl FailureRecord {
     /// Mean time between failures of a single device: device-time observed
     /// divided by failures observed. Zero failures give no estimate at all,
@@ -1593,7 +1743,7 @@ impl FailureRecord {
     }
 }
 
-// book/src/ch06.md:2695
+// book/src/ch06.md:2978
 /// The MTBF of a job spread over `devices` devices that fail independently:
 /// the per-device MTBF divided by the device count.
 pub fn cluster_mtbf(
@@ -1605,14 +1755,14 @@ pub fn cluster_mtbf(
     Ok(per_device.div_f64(devices))
 }
 
-// book/src/ch06.md:2703
+// book/src/ch06.md:2986
 /// Bytes a restartable checkpoint must hold: the whole training state of the
 /// ledger except the gradients, which the next backward pass recreates.
 pub fn checkpoint_payload(ledger: &StateLedger) -> f64 {
     ledger.total() - ledger.gradients
 }
 
-// book/src/ch06.md:2709
+// book/src/ch06.md:2992
 /// Training stalled while a synchronous save writes `payload_bytes` at
 /// `write_bytes_per_s`.
 pub fn save_stall(
@@ -1624,7 +1774,7 @@ pub fn save_stall(
     Ok(Duration::from_secs_f64(payload / bandwidth))
 }
 
-// book/src/ch06.md:2943
+// book/src/ch06.md:3226
 /// The compute budget of one pretraining run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TrainingRun {
@@ -1638,7 +1788,7 @@ pub struct TrainingRun {
     pub devices: u64,
 }
 
-// book/src/ch06.md:2956
+// book/src/ch06.md:3239
 /// Three runs sized after published ones (Llama 2 7B, Llama 3 70B and
 /// Llama 3 405B): their parameters, tokens, and fleets of a plausible size.
 /// Parameter counts are the published sizes, not `param_count` of our configs.
@@ -1663,7 +1813,7 @@ pub const NAMED_RUNS: [TrainingRun; 3] = [
     },
 ];
 
-// book/src/ch06.md:2965
+// book/src/ch06.md:3248
 /// Planning constants for one class of device and the facility around it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FleetAssumptions {
@@ -1679,7 +1829,7 @@ pub struct FleetAssumptions {
     pub pue: f64,
 }
 
-// book/src/ch06.md:2980
+// book/src/ch06.md:3263
 /// Illustrative H100-class constants (dense BF16 peak, 40 % utilization,
 /// $2.50/hour, 1.4 kW, PUE 1.2). See the dated landscape note for provenance;
 /// the formulas outlive these numbers.
@@ -1691,7 +1841,7 @@ pub const H100_CLASS_2026: FleetAssumptions = FleetAssumptions {
     pue: 1.2,
 };
 
-// book/src/ch06.md:2991
+// book/src/ch06.md:3274
 /// What a run costs in compute, time, money and electricity.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunEconomics {
@@ -1711,7 +1861,7 @@ pub struct RunEconomics {
     pub usd_per_million_tokens: f64,
 }
 
-// book/src/ch06.md:3010
+// book/src/ch06.md:3293
 /// Converts a run's budget into device-hours, days, dollars and megawatts
 /// with the dense estimate `C = 6 N D` and equation 6.7.
 pub fn run_economics(
@@ -1743,11 +1893,11 @@ pub fn run_economics(
     })
 }
 
-// book/src/ch06.md:3198
+// book/src/ch06.md:3481
 /// Hours in an average year (365.25 days).
 pub const HOURS_PER_YEAR: f64 = 8_766.0;
 
-// book/src/ch06.md:3201
+// book/src/ch06.md:3484
 /// The capital recovery factor, equation 6.8: the constant annual payment per
 /// dollar of capital that repays principal plus a return `rate` over `years`.
 ///
@@ -1763,7 +1913,7 @@ pub fn capital_recovery_factor(rate: f64, years: u32) -> Result<f64, TrainingErr
     Ok(rate * (growth_minus_one + 1.0) / growth_minus_one)
 }
 
-// book/src/ch06.md:3216
+// book/src/ch06.md:3499
 /// Buying devices instead of renting them.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Ownership {
@@ -1781,7 +1931,7 @@ pub struct Ownership {
     pub usd_per_kwh: f64,
 }
 
-// book/src/ch06.md:3233
+// book/src/ch06.md:3516
 impl Ownership {
     /// Capital cost of one device per year: CRF times the purchase price.
     pub fn annualized_capital(&self) -> Result<f64, TrainingError> {

@@ -45,8 +45,58 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             per_layer as f64 / GIB, total as f64 / GIB, LLAMA_7B.n_layers
         );
     }
-    // book/src/ch06.md:613
+    // book/src/ch06.md:705
     tangle_runtime::cell(3);
+    let tiny = ch02::TinyGpt::new(ch02::MEASUREMENT_CONFIG, 6)?;
+    println!(
+        "TinyGPT for the measurement: {} parameters", grouped(tiny.num_parameters() as
+        u64)
+    );
+    // book/src/ch06.md:717
+    tangle_runtime::cell(4);
+    let tiny_batch = {
+        let cfg = tiny.config();
+        let (sequences, len) = (4, cfg.block_size);
+        let mut rng = ch02::Rng::new(6);
+        let tokens: Vec<u32> = (0..sequences * len)
+            .map(|_| rng.below(cfg.vocab_size) as u32)
+            .collect();
+        let targets = tokens
+            .chunks(len)
+            .flat_map(|row| row[1..].iter().chain(&row[..1]).copied())
+            .collect();
+        ch02::Batch::new(sequences, len, tokens, targets)?
+    };
+    let saved_plain = measure_saved_bytes(&tiny, &tiny_batch, ch02::Memory::KeepAll)?;
+    let saved_checkpointed = measure_saved_bytes(
+        &tiny,
+        &tiny_batch,
+        ch02::Memory::CheckpointBlocks,
+    )?;
+    let less = 100.0 * (1.0 - saved_checkpointed as f64 / saved_plain as f64);
+    println!("saved tensors, plain       : {:>12} bytes", grouped(saved_plain as u64));
+    println!(
+        "saved tensors, checkpointed: {:>12} bytes  ({less:.1}% less)",
+        grouped(saved_checkpointed as u64)
+    );
+    // book/src/ch06.md:772
+    tangle_runtime::cell(5);
+    {
+        let cfg = tiny.config();
+        let per_block = (saved_plain - saved_checkpointed) / cfg.n_layers;
+        let (s, b, h, a) = (tiny_batch.seq, tiny_batch.batch, cfg.d_model, cfg.n_heads);
+        let formula = 2 * (34 * s * b * h + 5 * a * s * s * b);
+        println!(
+            "kept per block, measured                 : {:>10} bytes", grouped(per_block
+            as u64)
+        );
+        println!(
+            "kept per block, equation 6.2 at 4 B/value: {:>10} bytes", grouped(formula as
+            u64)
+        );
+    };
+    // book/src/ch06.md:810
+    tangle_runtime::cell(6);
     tangle_runtime::figure::svg(
         "activation-policies",
         (720, 400),
@@ -143,8 +193,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:676
-    tangle_runtime::cell(4);
+    // book/src/ch06.md:873
+    tangle_runtime::cell(7);
     for stage in ZeroStage::ALL {
         let total = state_ledger(p_7b, Precision::Mixed, stage, 8)?.total();
         println!(
@@ -152,8 +202,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             total / GIB
         );
     }
-    // book/src/ch06.md:710
-    tangle_runtime::cell(5);
+    // book/src/ch06.md:907
+    tangle_runtime::cell(8);
     tangle_runtime::figure::svg(
         "zero-stages",
         (720, 420),
@@ -267,8 +317,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:1020
-    tangle_runtime::cell(6);
+    // book/src/ch06.md:1217
+    tangle_runtime::cell(9);
     let mut rng = SplitMix64::new(0);
     let x = Matrix::random_normal(4, 256, 1.0, &mut rng);
     let w_up = Matrix::random_normal(256, 1024, 1.0 / 16.0, &mut rng);
@@ -281,15 +331,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "{shards}-way tensor parallel vs single device: max |difference| = {gap:.2e}"
         );
     }
-    // book/src/ch06.md:1070
-    tangle_runtime::cell(7);
+    // book/src/ch06.md:1267
+    tangle_runtime::cell(10);
     let per_layer = tp_comm_bytes_per_layer(&LLAMA_7B, 1, 8)?;
     println!(
         "tp=8 on the 7B: {:.3} GiB/layer/microbatch, {:.1} GiB per microbatch across {} layers",
         per_layer / GIB, per_layer * LLAMA_7B.n_layers as f64 / GIB, LLAMA_7B.n_layers
     );
-    // book/src/ch06.md:1455
-    tangle_runtime::cell(8);
+    // book/src/ch06.md:1652
+    tangle_runtime::cell(11);
     for (stages, microbatches) in [(4, 8), (8, 32), (8, 8)] {
         let timeline = simulate_pipeline(
             Schedule::OneFOneB,
@@ -303,8 +353,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             timeline.idle_fraction()
         );
     }
-    // book/src/ch06.md:1482
-    tangle_runtime::cell(9);
+    // book/src/ch06.md:1679
+    tangle_runtime::cell(12);
     tangle_runtime::figure::svg(
         "pipeline-gantt",
         (720, 300),
@@ -395,8 +445,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:1881
-    tangle_runtime::cell(10);
+    // book/src/ch06.md:2078
+    tangle_runtime::cell(13);
     let plans_7b = plan_table(
         &LLAMA_7B,
         8,
@@ -406,12 +456,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
     )?;
     print!("{plans_7b}");
-    // book/src/ch06.md:1908
-    tangle_runtime::cell(11);
+    // book/src/ch06.md:2105
+    tangle_runtime::cell(14);
     let plans_70b = plan_table(&LLAMA_70B, 64, &PlanOptions::default())?;
     print!("{plans_70b}");
-    // book/src/ch06.md:2102
-    tangle_runtime::cell(12);
+    // book/src/ch06.md:2299
+    tangle_runtime::cell(15);
     let payload = expert_dispatch_bytes(
         8 * 8192,
         4096,
@@ -422,8 +472,32 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "MoE dispatch+combine, 8 sequences of 8K tokens, top-8: {:.1} GiB per layer per step",
         payload / GIB
     );
-    // book/src/ch06.md:2436
-    tangle_runtime::cell(13);
+    // book/src/ch06.md:2529
+    tangle_runtime::cell(16);
+    let roofline = measured_matmul_flops(1024, 8)?;
+    println!("measured matmul roofline on this CPU: {:.0} GFLOP/s", roofline / 1e9);
+    // book/src/ch06.md:2543
+    tangle_runtime::cell(17);
+    {
+        let cfg = tiny.config();
+        let tokens_per_s = ch02::benchmark_training(10)?;
+        let forward = ch02::flops_per_token(cfg, cfg.block_size)?.total as f64;
+        let train_flops_per_token = 3.0 * forward;
+        let mfu = model_flops_utilization(
+            tokens_per_s,
+            train_flops_per_token,
+            1,
+            roofline,
+        )?;
+        let achieved = tokens_per_s * train_flops_per_token / 1e9;
+        println!(
+            "tokens/s {:>8}   achieved {achieved:6.1} GFLOP/s", grouped(tokens_per_s
+            .round() as u64)
+        );
+        println!("toy MFU against the measured roofline: {:.1}%", 100.0 * mfu);
+    };
+    // book/src/ch06.md:2719
+    tangle_runtime::cell(18);
     let wsd = WsdSchedule::new(1_000, 0.05, 0.15)?;
     println!("step  phase    multiplier");
     for step in [0, 24, 500, 900, 999] {
@@ -431,8 +505,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let value = wsd.multiplier(step)?;
         println!("{step:4}  {:<7}  {value:.2}", format!("{phase:?}"));
     }
-    // book/src/ch06.md:2455
-    tangle_runtime::cell(14);
+    // book/src/ch06.md:2738
+    tangle_runtime::cell(19);
     tangle_runtime::figure::svg(
         "wsd-vs-cosine",
         (720, 380),
@@ -516,8 +590,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:2721
-    tangle_runtime::cell(15);
+    // book/src/ch06.md:3004
+    tangle_runtime::cell(20);
     let mixed = state_ledger(p_7b, Precision::Mixed, ZeroStage::Replicated, 1)?;
     let payload = checkpoint_payload(&mixed);
     let save = save_stall(payload, 3.0 * GIB)?;
@@ -527,8 +601,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "checkpoint payload {:.0} GiB -> save stall {:.0} s; per-device MTBF {device_years:.1} device-years",
         payload / GIB, save.as_secs_f64(),
     );
-    // book/src/ch06.md:2743
-    tangle_runtime::cell(16);
+    // book/src/ch06.md:3026
+    tangle_runtime::cell(21);
     for devices in [1_024_u64, 16_384] {
         let faults = FaultModel {
             save,
@@ -543,8 +617,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             60.0, 100.0 * waste,
         );
     }
-    // book/src/ch06.md:2771
-    tangle_runtime::cell(17);
+    // book/src/ch06.md:3054
+    tangle_runtime::cell(22);
     tangle_runtime::figure::svg(
         "checkpoint-waste",
         (720, 400),
@@ -641,8 +715,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:3046
-    tangle_runtime::cell(18);
+    // book/src/ch06.md:3329
+    tangle_runtime::cell(23);
     println!(
         "{:<22} {:>8} {:>13} {:>6} {:>7} {:>6} {:>10}", "run", "FLOPs", "device-hrs",
         "days", "cost", "MW", "energy"
@@ -662,8 +736,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "405B estimate vs the 30.84M H100-hours reported: {:.1}% lower", 100.0 * gap
     );
-    // book/src/ch06.md:3089
-    tangle_runtime::cell(19);
+    // book/src/ch06.md:3372
+    tangle_runtime::cell(24);
     tangle_runtime::figure::svg(
         "run-economics",
         (720, 380),
@@ -779,8 +853,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:3280
-    tangle_runtime::cell(20);
+    // book/src/ch06.md:3563
+    tangle_runtime::cell(25);
     let owned = Ownership {
         capital_per_device: 45_000.0,
         discount_rate: 0.12,

@@ -38,8 +38,109 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             count3(published), count3(m.comm_params()), count3(m.memory_params()), err
         );
     }
-    // book/src/ch07.md:627
+    // book/src/ch07.md:621
     tangle_runtime::cell(2);
+    tangle_runtime::figure::svg(
+        "roofline-ridge",
+        (720, 420),
+        |root| {
+            use tangle_runtime::figure::{self, HPos, Key, VPos, plotters::prelude::*};
+            let tokens = log_space(100.0, 100_000.0, 301)?;
+            let cases = [
+                (
+                    "TPU v5p, 1 ICI axis",
+                    Hardware::spec(TPU_V5P),
+                    Span::InDomain { axes: 1 },
+                ),
+                (
+                    "TPU v5p, 3 ICI axes",
+                    Hardware::spec(TPU_V5P),
+                    Span::InDomain { axes: 3 },
+                ),
+                (
+                    "H100, scale-out",
+                    Hardware::spec(H100),
+                    Span::AcrossDomains { axes: 1 },
+                ),
+            ];
+            let keys = [
+                Key::Solid(figure::INK),
+                Key::Dashed(figure::gray(0.3)),
+                Key::Dotted(figure::gray(0.2)),
+            ];
+            let legend: Vec<(Key, &str)> = keys
+                .iter()
+                .zip(&cases)
+                .map(|(k, c)| (*k, c.0))
+                .collect();
+            figure::legend(root, (90, 10), &legend, 15.0, true)?;
+            let mut chart = ChartBuilder::on(root)
+                .margin(16)
+                .margin_top(44)
+                .margin_right(40)
+                .x_label_area_size(48)
+                .y_label_area_size(64)
+                .build_cartesian_2d((100.0..100_000.0).log_scale(), 0.0..1.15)?;
+            chart
+                .configure_mesh()
+                .x_desc("tokens per chip (log scale)")
+                .y_desc("fraction of peak FLOP/s")
+                .x_label_formatter(&|v: &f64| ch06::grouped(v.round() as u64))
+                .y_label_formatter(&|v| format!("{v:.1}"))
+                .label_style(figure::text(16.0))
+                .axis_desc_style(figure::text(16.0))
+                .light_line_style(WHITE)
+                .bold_line_style(figure::gray(0.92))
+                .draw()?;
+            let label_side = [
+                (HPos::Right, VPos::Bottom),
+                (HPos::Left, VPos::Top),
+                (HPos::Left, VPos::Top),
+            ];
+            for (((_, hw, span), key), (h, v)) in cases.iter().zip(keys).zip(label_side)
+            {
+                let curve = ridge_curve(hw, *span, &tokens)?;
+                match key {
+                    Key::Solid(c) => {
+                        chart.draw_series(LineSeries::new(curve, c.stroke_width(2)))?
+                    }
+                    Key::Dashed(c) => {
+                        chart
+                            .draw_series(
+                                DashedLineSeries::new(curve, 9, 5, c.stroke_width(2)),
+                            )?
+                    }
+                    _ => {
+                        chart
+                            .draw_series(
+                                DottedLineSeries::new(
+                                    curve,
+                                    0,
+                                    5,
+                                    |p| Circle::new(p, 1.5, figure::gray(0.2).filled()),
+                                ),
+                            )?
+                    }
+                };
+                let knee = ridge(hw, *span)?;
+                chart.draw_series([Circle::new((knee, 1.0), 4, figure::INK.filled())])?;
+                let (px, py) = chart.plotting_area().map_coordinate(&(knee, 1.0));
+                let prefix = if hw.chip.name == "H100" { "H100: " } else { "" };
+                let label = format!(
+                    "{prefix}C/W = {}", ch06::grouped(knee.round() as u64)
+                );
+                let at = if matches!(v, VPos::Top) {
+                    (px + 8, py + 8)
+                } else {
+                    (px - 4, py - 8)
+                };
+                root.draw(&Text::new(label, at, figure::aligned(15.0, h, v)))?;
+            }
+            Ok(())
+        },
+    )?;
+    // book/src/ch07.md:679
+    tangle_runtime::cell(3);
     let v5p = Hardware::spec(TPU_V5P);
     let axis = Span::InDomain { axes: 1 };
     println!("ridge C/W on one v5p axis: {:.0} tokens per chip", ridge(& v5p, axis) ?);
@@ -59,8 +160,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )?;
         println!("{:>14} {:>16.2} {:>20.2}", b, w.ratio(), a.ratio());
     }
-    // book/src/ch07.md:753
-    tangle_runtime::cell(3);
+    // book/src/ch07.md:805
+    tangle_runtime::cell(4);
     let v5p = Hardware::spec(TPU_V5P);
     for axes in [1, 3] {
         let span = Span::InDomain { axes };
@@ -86,8 +187,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "MoE floor on H100 across nodes: (E/k) * C/W = {} * {:.0} = {floor:.0} tokens per GPU",
         oss.sparsity(), ridge(& h100, Span::AcrossDomains { axes : 1 }) ?
     );
-    // book/src/ch07.md:907
-    tangle_runtime::cell(4);
+    // book/src/ch07.md:959
+    tangle_runtime::cell(5);
     let v5p = Hardware::spec(TPU_V5P);
     let pod = Span::InDomain { axes: 3 };
     let pods = |chips: u64| chips as f64 / f64::from(TPU_V5P.domain);
@@ -105,8 +206,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "per chip: {:.2} GB of weights and Adam state, {:.1} GB of checkpoints, fits in 96 GB: {}",
         mem.states / 1e9, mem.activations / 1e9, mem.fits(& v5p)
     );
-    // book/src/ch07.md:1022
-    tangle_runtime::cell(5);
+    // book/src/ch07.md:1074
+    tangle_runtime::cell(6);
     let spans = [
         ("v5p 1 axis", Hardware::spec(TPU_V5P), Span::InDomain { axes: 1 }),
         ("H100 NVLink", Hardware::spec(H100), Span::InDomain { axes: 1 }),
@@ -129,8 +230,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "F needed for 8-way TP on v5p: {:.0}", 8.0 * ridge(& Hardware::spec(TPU_V5P),
         Span::InDomain { axes : 1 }) ?
     );
-    // book/src/ch07.md:1303
-    tangle_runtime::cell(6);
+    // book/src/ch07.md:1355
+    tangle_runtime::cell(7);
     let v5p = Hardware::spec(TPU_V5P);
     let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
     let dp = optimal_fsdp_degree(&wide, &v5p, 64, 48_000.0, 2, 1)?;
@@ -165,8 +266,214 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "16x16x16 slice: FLOPs curve meets the mixed comms curve at B = {crossing:.3e}"
     );
-    // book/src/ch07.md:1349
-    tangle_runtime::cell(7);
+    // book/src/ch07.md:1395
+    tangle_runtime::cell(8);
+    tangle_runtime::figure::svg(
+        "mixed-ratio-4x4x4",
+        (720, 420),
+        |root| {
+            use tangle_runtime::figure::{self, HPos, Key, VPos, plotters::prelude::*};
+            let v5p = Hardware::spec(TPU_V5P);
+            let wide = Model::dense(
+                "dense F=32768 (mesh example)",
+                8192,
+                32_768,
+                1,
+                None,
+            );
+            let sweep = mixed_sweep(
+                &wide,
+                &v5p,
+                64,
+                &log_space(640.0, 640_000.0, 241)?,
+            )?;
+            let series = |k: usize| -> Vec<(f64, f64)> {
+                sweep.iter().map(|p| (p.batch, p.ratios()[k])).collect()
+            };
+            let mut chart = ChartBuilder::on(root)
+                .margin(16)
+                .x_label_area_size(48)
+                .y_label_area_size(64)
+                .build_cartesian_2d(
+                    (640.0..640_000.0).log_scale(),
+                    (0.01..30.0).log_scale(),
+                )?;
+            chart
+                .configure_mesh()
+                .x_desc("batch B in tokens on 64 chips (log scale)")
+                .y_desc("T_math / T_comms (log scale)")
+                .x_label_formatter(&|v| format!("{v:.0e}"))
+                .y_label_formatter(&|v| format!("{v}"))
+                .label_style(figure::text(16.0))
+                .axis_desc_style(figure::text(16.0))
+                .light_line_style(WHITE)
+                .bold_line_style(figure::gray(0.92))
+                .draw()?;
+            chart
+                .draw_series(
+                    LineSeries::new(
+                        vec![(640.0, 1.0), (640_000.0, 1.0)],
+                        figure::gray(0.6).stroke_width(1),
+                    ),
+                )?;
+            let (rx, ry) = chart.plotting_area().map_coordinate(&(600_000.0, 1.0));
+            let (_, below_tp) = chart.plotting_area().map_coordinate(&(600_000.0, 0.5));
+            root.draw(
+                &Text::new(
+                    "compute-bound (above 1)",
+                    (rx, ry - 5),
+                    figure::aligned(15.0, HPos::Right, VPos::Bottom),
+                ),
+            )?;
+            root.draw(
+                &Text::new(
+                    "communication-bound (below 1)",
+                    (rx, below_tp),
+                    figure::aligned(15.0, HPos::Right, VPos::Top),
+                ),
+            )?;
+            chart
+                .draw_series(
+                    DashedLineSeries::new(
+                        series(0),
+                        9,
+                        5,
+                        figure::gray(0.3).stroke_width(2),
+                    ),
+                )?;
+            chart
+                .draw_series(
+                    DottedLineSeries::new(
+                        series(1),
+                        0,
+                        5,
+                        |p| Circle::new(p, 1.5, figure::gray(0.2).filled()),
+                    ),
+                )?;
+            chart.draw_series(LineSeries::new(series(2), figure::INK.stroke_width(2)))?;
+            let (lx, ly) = chart.plotting_area().map_coordinate(&(800.0, 25.0));
+            figure::legend(
+                root,
+                (lx, ly),
+                &[
+                    (Key::Dashed(figure::gray(0.3)), "pure FSDP, 3 axes"),
+                    (Key::Dotted(figure::gray(0.2)), "pure TP, 3 axes"),
+                    (Key::Solid(figure::INK), "mixed FSDP + TP"),
+                ],
+                15.0,
+                false,
+            )?;
+            Ok(())
+        },
+    )?;
+    // book/src/ch07.md:1444
+    tangle_runtime::cell(9);
+    tangle_runtime::figure::svg(
+        "mixed-times-16x16x16",
+        (720, 420),
+        |root| {
+            use tangle_runtime::figure::{self, HPos, Key, VPos, plotters::prelude::*};
+            let v5p = Hardware::spec(TPU_V5P);
+            let wide = Model::dense(
+                "dense F=32768 (mesh example)",
+                8192,
+                32_768,
+                1,
+                None,
+            );
+            let chips = 4096;
+            let sweep = mixed_sweep(&wide, &v5p, chips, &log_space(4.0e4, 4.0e7, 241)?)?;
+            let ms = |f: fn(&SweepPoint) -> f64| -> Vec<(f64, f64)> {
+                sweep.iter().map(|p| (p.batch, 1e3 * f(p))).collect()
+            };
+            let crossing = chips as f64 * mixed_min_tokens_per_chip(&wide, &v5p, 2, 1)?;
+            let all: Vec<f64> = sweep
+                .iter()
+                .flat_map(|p| [p.math, p.fsdp_comms, p.tp_comms, p.mixed_comms])
+                .map(|t| 1e3 * t)
+                .collect();
+            let lo = 10f64
+                .powf(all.iter().copied().fold(f64::INFINITY, f64::min).log10().floor());
+            let hi = 10f64.powf(all.iter().copied().fold(0.0, f64::max).log10().ceil());
+            let mut chart = ChartBuilder::on(root)
+                .margin(16)
+                .margin_top(44)
+                .x_label_area_size(48)
+                .y_label_area_size(64)
+                .build_cartesian_2d((4.0e4..4.0e7).log_scale(), (lo..hi).log_scale())?;
+            chart
+                .configure_mesh()
+                .x_desc("batch B in tokens on 4,096 chips (log scale)")
+                .y_desc("time per layer, ms (log scale)")
+                .x_label_formatter(&|v| format!("{v:.0e}"))
+                .y_label_formatter(&|v| format!("{v}"))
+                .label_style(figure::text(16.0))
+                .axis_desc_style(figure::text(16.0))
+                .light_line_style(WHITE)
+                .bold_line_style(figure::gray(0.92))
+                .draw()?;
+            chart
+                .draw_series(
+                    LineSeries::new(ms(|p| p.math), figure::INK.stroke_width(3)),
+                )?;
+            chart
+                .draw_series(
+                    DashedLineSeries::new(
+                        ms(|p| p.fsdp_comms),
+                        9,
+                        5,
+                        figure::gray(0.35).stroke_width(2),
+                    ),
+                )?;
+            chart
+                .draw_series(
+                    DottedLineSeries::new(
+                        ms(|p| p.tp_comms),
+                        0,
+                        5,
+                        |p| Circle::new(p, 1.5, figure::gray(0.2).filled()),
+                    ),
+                )?;
+            chart
+                .draw_series(
+                    LineSeries::new(
+                        ms(|p| p.mixed_comms),
+                        figure::gray(0.55).stroke_width(2),
+                    ),
+                )?;
+            let at = sweep
+                .iter()
+                .min_by(|a, b| {
+                    (a.batch - crossing).abs().total_cmp(&(b.batch - crossing).abs())
+                })
+                .map(|p| 1e3 * p.math)
+                .unwrap_or(1.0);
+            chart.draw_series([Circle::new((crossing, at), 5, figure::INK.filled())])?;
+            let (px, py) = chart.plotting_area().map_coordinate(&(crossing, at));
+            root.draw(
+                &Text::new(
+                    format!("B = {crossing:.1e}"),
+                    (px + 8, py + 6),
+                    figure::aligned(15.0, HPos::Left, VPos::Top),
+                ),
+            )?;
+            figure::legend(
+                root,
+                (80, 10),
+                &[
+                    (Key::Solid(figure::INK), "FLOPs"),
+                    (Key::Dashed(figure::gray(0.35)), "FSDP comms"),
+                    (Key::Dotted(figure::gray(0.2)), "TP comms"),
+                    (Key::Solid(figure::gray(0.55)), "mixed comms"),
+                ],
+                15.0,
+                true,
+            )?;
+            Ok(())
+        },
+    )?;
+    // book/src/ch07.md:1503
+    tangle_runtime::cell(10);
     let b = 4e6;
     for chip in [H100, H800] {
         let hw = Hardware::spec(chip);
@@ -191,8 +498,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let (mesh, _) = best_gpu_mesh(&DENSE_DEFAULT_70B, &hw, 1024, b)?;
         println!("{:<5} best: {}-way FSDP x {}-way TP", chip.name, mesh.dp, mesh.tp);
     }
-    // book/src/ch07.md:1533
-    tangle_runtime::cell(8);
+    // book/src/ch07.md:1687
+    tangle_runtime::cell(11);
     let wide = Model {
         label: "wide-expert variant",
         f: 16_384,
@@ -219,8 +526,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "G * alpha on H100 = {:.0}", f64::from(H100.domain) * h100.flops() / h100
         .domain_egress()
     );
-    // book/src/ch07.md:1654
-    tangle_runtime::cell(9);
+    // book/src/ch07.md:1808
+    tangle_runtime::cell(12);
     let h100 = Hardware::spec(H100);
     let hop = pp_hop_clock(
         &DENSE_DEFAULT_70B,
@@ -239,8 +546,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "bytes per layer: pipeline hop {:.1} MB, TP gathers {:.1} MB ({}x)", hop_bytes /
         1e6, 4.0 * 4096.0 * 8192.0 / 1e6, 4.0 * 4096.0 * 8192.0 / hop_bytes
     );
-    // book/src/ch07.md:1871
-    tangle_runtime::cell(10);
+    // book/src/ch07.md:2025
+    tangle_runtime::cell(13);
     use ch06::{pipeline_bubble_fraction, simulate_pipeline, Schedule, StageTimes};
     let split = SplitTimes {
         forward: 1.0,
@@ -285,8 +592,164 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .idle_fraction(), capped.max_in_flight(0))
         );
     }
-    // book/src/ch07.md:2035
-    tangle_runtime::cell(11);
+    // book/src/ch07.md:2122
+    tangle_runtime::cell(14);
+    tangle_runtime::figure::svg(
+        "pipeline-overlap-dw",
+        (720, 440),
+        |root| {
+            use tangle_runtime::figure::{self, HPos, Key, VPos, plotters::prelude::*};
+            let fused = ch06::simulate_pipeline(
+                ch06::Schedule::OneFOneB,
+                4,
+                8,
+                ch06::StageTimes {
+                    forward: 1.0,
+                    backward: 2.0,
+                },
+            )?;
+            let split_times = SplitTimes {
+                forward: 1.0,
+                input_grad: 1.0,
+                weight_grad: 1.0,
+            };
+            let split = simulate_split_pipeline(
+                4,
+                8,
+                split_times,
+                WeightGradPolicy::FillIdle {
+                    max_deferred: 4,
+                },
+            )?;
+            let end = fused.makespan().max(split.makespan());
+            let (light, mid, dark) = (
+                figure::gray(0.85),
+                figure::gray(0.62),
+                figure::gray(0.32),
+            );
+            let fused_bars: Vec<_> = fused
+                .events
+                .iter()
+                .map(|e| {
+                    let forward = e.kind == ch06::OpKind::Forward;
+                    (
+                        e.stage,
+                        e.microbatch,
+                        e.start,
+                        e.end,
+                        if forward { light } else { dark },
+                        if forward { figure::INK } else { WHITE },
+                    )
+                })
+                .collect();
+            let split_bars: Vec<_> = split
+                .events
+                .iter()
+                .map(|e| {
+                    let (fill, ink) = match e.pass {
+                        Pass::Forward => (light, figure::INK),
+                        Pass::InputGrad => (dark, WHITE),
+                        Pass::WeightGrad => (mid, figure::INK),
+                    };
+                    (e.stage, e.microbatch, e.start, e.end, fill, ink)
+                })
+                .collect();
+            figure::legend(
+                root,
+                (90, 8),
+                &[
+                    (Key::Swatch(light), "forward"),
+                    (Key::Swatch(dark), "backward / dX"),
+                    (Key::Swatch(mid), "deferred dW"),
+                    (Key::Swatch(WHITE), "idle"),
+                ],
+                15.0,
+                true,
+            )?;
+            let body = root.margin(36, 0, 0, 0);
+            let (top, bottom) = body.split_vertically(190);
+            let panels = [
+                (
+                    &top,
+                    format!(
+                        "chapter 6 1F1B, fused backward: makespan {:.0}", fused
+                        .makespan()
+                    ),
+                    &fused_bars,
+                    false,
+                ),
+                (
+                    &bottom,
+                    format!(
+                        "split backward, dW fills idle slots: makespan {:.0}", split
+                        .makespan()
+                    ),
+                    &split_bars,
+                    true,
+                ),
+            ];
+            for (area, title, bars, last) in panels {
+                let mut chart = ChartBuilder::on(area)
+                    .margin(10)
+                    .margin_right(16)
+                    .caption(title, figure::text(15.0))
+                    .x_label_area_size(if last { 40 } else { 8 })
+                    .y_label_area_size(70)
+                    .build_cartesian_2d(0.0..end, -0.5..3.5)?;
+                chart
+                    .configure_mesh()
+                    .disable_y_mesh()
+                    .y_labels(0)
+                    .x_labels(if last { 10 } else { 0 })
+                    .x_desc(if last { "time units" } else { "" })
+                    .x_label_formatter(&|v| format!("{v:.0}"))
+                    .label_style(figure::text(15.0))
+                    .axis_desc_style(figure::text(15.0))
+                    .light_line_style(WHITE)
+                    .bold_line_style(figure::gray(0.92))
+                    .draw()?;
+                for stage in 0..4 {
+                    let (x0, y) = chart
+                        .plotting_area()
+                        .map_coordinate(&(0.0, (3 - stage) as f64));
+                    area.draw(
+                        &Text::new(
+                            format!("stage {stage}"),
+                            (x0 - 10, y - area.get_base_pixel().1),
+                            figure::aligned(15.0, HPos::Right, VPos::Center),
+                        ),
+                    )?;
+                }
+                for &(stage, mb, start, stop, fill, ink) in bars.iter() {
+                    let y = (3 - stage) as f64;
+                    chart
+                        .draw_series([
+                            Rectangle::new(
+                                [(start, y - 0.36), (stop, y + 0.36)],
+                                fill.filled(),
+                            ),
+                            Rectangle::new(
+                                [(start, y - 0.36), (stop, y + 0.36)],
+                                WHITE.stroke_width(1),
+                            ),
+                        ])?;
+                    let (cx, cy) = chart
+                        .plotting_area()
+                        .map_coordinate(&((start + stop) / 2.0, y));
+                    root.draw(
+                        &Text::new(
+                            mb.to_string(),
+                            (cx, cy),
+                            figure::aligned(13.0, HPos::Center, VPos::Center).color(&ink),
+                        ),
+                    )?;
+                }
+            }
+            Ok(())
+        },
+    )?;
+    // book/src/ch07.md:2261
+    tangle_runtime::cell(15);
     let v5p = Hardware::spec(TPU_V5P);
     println!(
         "DCN floor: {:.0} tokens per pod", min_tokens_per_domain(& DENSE_DEFAULT_70B, &
@@ -316,8 +779,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
     }
-    // book/src/ch07.md:2094
-    tangle_runtime::cell(12);
+    // book/src/ch07.md:2320
+    tangle_runtime::cell(16);
     println!(
         "{:<12} {:>13} {:>20} {:>21}", "node type", "GPUs per node",
         "GPU egress (bytes/s)", "node egress (bytes/s)"
@@ -330,8 +793,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .domain_egress())
         );
     }
-    // book/src/ch07.md:2126
-    tangle_runtime::cell(13);
+    // book/src/ch07.md:2352
+    tangle_runtime::cell(17);
     let span = Span::AcrossDomains { axes: 1 };
     let h100 = Hardware::spec(H100);
     let r = ridge(&h100, span)?;
@@ -353,8 +816,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "DeepSeek batch schedule: {} to {} tokens (3,072 to 15,360 sequences of 4,096)",
         3072 * 4096, 15_360 * 4096
     );
-    // book/src/ch07.md:2238
-    tangle_runtime::cell(14);
+    // book/src/ch07.md:2464
+    tangle_runtime::cell(18);
     for run in [DEEPSEEK_V3_RUN, LLAMA_31_RUN] {
         run.validate()?;
         println!(
@@ -371,8 +834,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "Llama 3.1 405B: largest TP inside an H100 node {tp:.1}, so 8-way TP hides"
     );
-    // book/src/ch07.md:2353
-    tangle_runtime::cell(15);
+    // book/src/ch07.md:2579
+    tangle_runtime::cell(19);
     use ch06::{param_count, TrainingConfig};
     let llama2_13b = TrainingConfig {
         name: "LLaMA-2 13B",
@@ -390,16 +853,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         p.ffn as f64 / 1e9, p.attention as f64 / 1e9, p.embeddings as f64 / 1e9, p
         .total() as f64 / 1e9
     );
-    // book/src/ch07.md:2394
-    tangle_runtime::cell(16);
+    // book/src/ch07.md:2620
+    tangle_runtime::cell(20);
     let total = p.total() as f64;
     let m = step_memory(&DENSE_13B, total, 16e6)?;
     println!(
         "states (2 + 4 + 4) * {:.2}B = {:.0} GB; activations 2LB(D + 2F) = {:.1} TB",
         total / 1e9, m.states / 1e9, m.activations / 1e12
     );
-    // book/src/ch07.md:2413
-    tangle_runtime::cell(17);
+    // book/src/ch07.md:2639
+    tangle_runtime::cell(21);
     let v5p = Hardware::spec(TPU_V5P);
     let chips: u64 = 16 * 16 * 16;
     let batch = 3e6;

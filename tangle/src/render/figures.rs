@@ -140,7 +140,7 @@ impl Labels {
                         None,
                     );
                 }
-                for latex in math::display_blocks(&text) {
+                for latex in math::display_blocks(&prose) {
                     let meta = math::EquationMeta::parse(latex);
                     let number = match (&meta.tag, &meta.label) {
                         (Some(tag), _) => tag.clone(),

@@ -19,6 +19,7 @@ pub mod figures;
 pub mod math;
 pub mod preprocess;
 pub mod sequence;
+pub mod serve;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -28,6 +29,7 @@ use mdbook_preprocessor::book::{Book, BookItem, SectionNumber};
 use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
 
 pub use preprocess::{ChapterInput, render_chapter};
+pub use serve::serve;
 
 /// The name under which the preprocessor registers (`[preprocessor.tangle]`).
 pub const NAME: &str = "tangle";
@@ -199,6 +201,38 @@ mod tests {
         assert!(ch.content.contains("id=\"eq-6-1\""));
         assert!(TanglePreprocessor::new().supports_renderer("html").unwrap());
         assert!(!TanglePreprocessor::new().supports_renderer("epub").unwrap());
+    }
+
+    #[test]
+    fn build_book_renders_offline_html_with_numbered_figures_and_equations() {
+        let root = std::env::temp_dir().join(format!("tangle-build-book-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("book/src")).unwrap();
+        std::fs::create_dir_all(root.join("figures/ch03")).unwrap();
+        std::fs::write(root.join("book/book.toml"), "[book]\ntitle = \"T\"\n\n[preprocessor.tangle]\ncommand = \"false\"\n").unwrap();
+        std::fs::write(root.join("book/src/SUMMARY.md"), "# Summary\n\n- [Three](ch03.md)\n").unwrap();
+        std::fs::write(
+            root.join("book/src/ch03.md"),
+            "# 3 Three\n\nSee Figure 3.1 and equation 3.1.\n\n$$ E = mc^2 \\tag{3.1} $$\n\n{{#figure bars | Bars.}}\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("figures/ch03/bars.svg"), "<svg width=\"4\" height=\"4\" xmlns=\"http://www.w3.org/2000/svg\"><rect/></svg>\n").unwrap();
+        // The [preprocessor.tangle] table names a command that would fail: build_book must not run it.
+        build_book(&root).unwrap();
+        let html = std::fs::read_to_string(root.join("book/book/ch03.html")).unwrap();
+        assert!(html.contains("Figure 3.1.</span>"), "numbered caption");
+        assert!(html.contains("href=\"#fig-bars\""), "linked mention");
+        assert!(html.contains("id=\"eq-3-1\"") && html.contains("<math"), "MathML equation");
+        for page in std::fs::read_dir(root.join("book/book")).unwrap() {
+            let path = page.unwrap().path();
+            if path.extension().is_some_and(|e| e == "html") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                for bad in ["src=\"http://", "src=\"https://", "href=\"http://", "href=\"https://"] {
+                    assert!(!text.contains(bad), "{} loads {bad}...", path.display());
+                }
+            }
+        }
+        std::fs::remove_dir_all(&root).ok();
     }
 
     #[test]

@@ -293,7 +293,7 @@ pub fn render_chapter(input: &ChapterInput, labels: &Labels, figures_dir: &Path)
             Segment::Text(text) => {
                 let text = remove_directives(&text, &mut out.warnings, input);
                 let text = figures::link_plain_mentions(&text, input, labels, &mut out.warnings);
-                let text = math::render_math(&text, input, labels, &mut out.warnings);
+                let text = map_outside_code(&text, |t| math::render_math(t, input, labels, &mut out.warnings));
                 let text = map_outside_code(&text, |t| {
                     let t = figures::render_figures(t, input, labels, figures_dir, &diagrams, &mut out.warnings);
                     figures::resolve_refs(&t, input, labels, &mut out.warnings)
@@ -461,6 +461,12 @@ mod tests {
         let r = render("Write `{{#ref fig:x}}` or ``{{#figure y | c}}``.\n");
         assert_eq!(r.markdown, "Write `{{#ref fig:x}}` or ``{{#figure y | c}}``.\n");
         assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    }
+
+    #[test]
+    fn math_inside_code_spans_stays_as_written() {
+        let r = render("Display equations are `$$ ... $$` blocks; `\\tag{6.1}` numbers them.\n");
+        assert_eq!(r.markdown, "Display equations are `$$ ... $$` blocks; `\\tag{6.1}` numbers them.\n");
     }
 
     #[test]
