@@ -181,12 +181,15 @@ fn report(project: &Project, outcome: Outcome, accept: bool) -> anyhow::Result<u
                 println!("drift: {f}");
             }
         }
-        let drifted = r.drifted().count() + r.figures.len();
+        let drifted = r.drifted().count();
         let not_run = r.verdicts.iter().filter(|v| v.verdict == Verdict::NotRun).count();
-        let same = r.verdicts.len() - drifted + r.figures.len() - not_run;
+        let same = r.verdicts.len() - drifted - not_run;
         let mut line = format!("{}: {same} cell(s) match", r.chapter);
         if drifted > 0 {
             line += &format!(", {drifted} drifted");
+        }
+        if !r.figures.is_empty() {
+            line += &format!(", {} figure(s) drifted", r.figures.len());
         }
         if not_run > 0 {
             line += &format!(", {not_run} not run");
@@ -195,7 +198,7 @@ fn report(project: &Project, outcome: Outcome, accept: bool) -> anyhow::Result<u
             line += " (cached run)";
         }
         eprintln!("{line}");
-        if drifted > 0 && code == CLEAN && !accept {
+        if drifted + r.figures.len() > 0 && code == CLEAN && !accept {
             code = DRIFT;
         }
     }

@@ -47,12 +47,10 @@ pub fn path(root: &Path, name: &str) -> PathBuf {
 }
 
 /// The file insta reads: a metadata header, then the block's text.
-pub fn contents(chapter: &Chapter, cell_line: usize, text: &str) -> String {
-    format!(
-        "---\nsource: {}\nexpression: \"output of the cell at line {cell_line}\"\n---\n{}\n",
-        chapter.path.display(),
-        normalize(text)
-    )
+/// The header names the chapter only: a line number would change with every prose edit above
+/// the block and churn the snapshot for nothing.
+pub fn contents(chapter: &Chapter, text: &str) -> String {
+    format!("---\nsource: {}\n---\n{}\n", chapter.path.display(), normalize(text))
 }
 
 /// The snapshot files a chapter should have, with their contents.
@@ -61,7 +59,7 @@ pub fn expected(root: &Path, chapter: &Chapter) -> Vec<(PathBuf, String)> {
         .into_iter()
         .filter_map(|(line, name)| {
             let block = chapter.cell_at(line)?.output.as_ref()?;
-            Some((path(root, &name), contents(chapter, line, &block.text)))
+            Some((path(root, &name), contents(chapter, &block.text)))
         })
         .collect()
 }

@@ -92,12 +92,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .light_line_style(WHITE)
                 .bold_line_style(figure::gray(0.92))
                 .draw()?;
-            let label_side = [
-                (HPos::Right, VPos::Bottom),
-                (HPos::Left, VPos::Top),
-                (HPos::Left, VPos::Top),
-            ];
-            for (((_, hw, span), key), (h, v)) in cases.iter().zip(keys).zip(label_side)
+            let label_at = [(HPos::Left, 8, 30), (HPos::Left, 8, 8), (HPos::Left, 8, 8)];
+            for (((_, hw, span), key), (h, dx, dy)) in cases
+                .iter()
+                .zip(keys)
+                .zip(label_at)
             {
                 let curve = ridge_curve(hw, *span, &tokens)?;
                 match key {
@@ -125,21 +124,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let knee = ridge(hw, *span)?;
                 chart.draw_series([Circle::new((knee, 1.0), 4, figure::INK.filled())])?;
                 let (px, py) = chart.plotting_area().map_coordinate(&(knee, 1.0));
-                let prefix = if hw.chip.name == "H100" { "H100: " } else { "" };
+                let prefix = match span {
+                    _ if hw.chip.name == "H100" => "H100: ",
+                    Span::InDomain { axes: 1 } => "v5p, 1 axis: ",
+                    _ => "",
+                };
                 let label = format!(
                     "{prefix}C/W = {}", ch06::grouped(knee.round() as u64)
                 );
-                let at = if matches!(v, VPos::Top) {
-                    (px + 8, py + 8)
-                } else {
-                    (px - 4, py - 8)
-                };
-                root.draw(&Text::new(label, at, figure::aligned(15.0, h, v)))?;
+                root.draw(
+                    &Text::new(
+                        label,
+                        (px + dx, py + dy),
+                        figure::aligned(15.0, h, VPos::Top),
+                    ),
+                )?;
             }
             Ok(())
         },
     )?;
-    // book/src/ch07.md:679
+    // book/src/ch07.md:683
     tangle_runtime::cell(3);
     let v5p = Hardware::spec(TPU_V5P);
     let axis = Span::InDomain { axes: 1 };
@@ -160,7 +164,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )?;
         println!("{:>14} {:>16.2} {:>20.2}", b, w.ratio(), a.ratio());
     }
-    // book/src/ch07.md:805
+    // book/src/ch07.md:809
     tangle_runtime::cell(4);
     let v5p = Hardware::spec(TPU_V5P);
     for axes in [1, 3] {
@@ -187,7 +191,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "MoE floor on H100 across nodes: (E/k) * C/W = {} * {:.0} = {floor:.0} tokens per GPU",
         oss.sparsity(), ridge(& h100, Span::AcrossDomains { axes : 1 }) ?
     );
-    // book/src/ch07.md:959
+    // book/src/ch07.md:963
     tangle_runtime::cell(5);
     let v5p = Hardware::spec(TPU_V5P);
     let pod = Span::InDomain { axes: 3 };
@@ -206,7 +210,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "per chip: {:.2} GB of weights and Adam state, {:.1} GB of checkpoints, fits in 96 GB: {}",
         mem.states / 1e9, mem.activations / 1e9, mem.fits(& v5p)
     );
-    // book/src/ch07.md:1074
+    // book/src/ch07.md:1078
     tangle_runtime::cell(6);
     let spans = [
         ("v5p 1 axis", Hardware::spec(TPU_V5P), Span::InDomain { axes: 1 }),
@@ -230,7 +234,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "F needed for 8-way TP on v5p: {:.0}", 8.0 * ridge(& Hardware::spec(TPU_V5P),
         Span::InDomain { axes : 1 }) ?
     );
-    // book/src/ch07.md:1355
+    // book/src/ch07.md:1359
     tangle_runtime::cell(7);
     let v5p = Hardware::spec(TPU_V5P);
     let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
@@ -266,7 +270,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "16x16x16 slice: FLOPs curve meets the mixed comms curve at B = {crossing:.3e}"
     );
-    // book/src/ch07.md:1395
+    // book/src/ch07.md:1400
     tangle_runtime::cell(8);
     tangle_runtime::figure::svg(
         "mixed-ratio-4x4x4",
@@ -366,7 +370,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:1444
+    // book/src/ch07.md:1449
     tangle_runtime::cell(9);
     tangle_runtime::figure::svg(
         "mixed-times-16x16x16",
@@ -472,7 +476,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:1503
+    // book/src/ch07.md:1508
     tangle_runtime::cell(10);
     let b = 4e6;
     for chip in [H100, H800] {
@@ -498,7 +502,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let (mesh, _) = best_gpu_mesh(&DENSE_DEFAULT_70B, &hw, 1024, b)?;
         println!("{:<5} best: {}-way FSDP x {}-way TP", chip.name, mesh.dp, mesh.tp);
     }
-    // book/src/ch07.md:1687
+    // book/src/ch07.md:1692
     tangle_runtime::cell(11);
     let wide = Model {
         label: "wide-expert variant",
@@ -526,7 +530,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "G * alpha on H100 = {:.0}", f64::from(H100.domain) * h100.flops() / h100
         .domain_egress()
     );
-    // book/src/ch07.md:1808
+    // book/src/ch07.md:1813
     tangle_runtime::cell(12);
     let h100 = Hardware::spec(H100);
     let hop = pp_hop_clock(
@@ -546,7 +550,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "bytes per layer: pipeline hop {:.1} MB, TP gathers {:.1} MB ({}x)", hop_bytes /
         1e6, 4.0 * 4096.0 * 8192.0 / 1e6, 4.0 * 4096.0 * 8192.0 / hop_bytes
     );
-    // book/src/ch07.md:2025
+    // book/src/ch07.md:2030
     tangle_runtime::cell(13);
     use ch06::{pipeline_bubble_fraction, simulate_pipeline, Schedule, StageTimes};
     let split = SplitTimes {
@@ -592,7 +596,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .idle_fraction(), capped.max_in_flight(0))
         );
     }
-    // book/src/ch07.md:2122
+    // book/src/ch07.md:2127
     tangle_runtime::cell(14);
     tangle_runtime::figure::svg(
         "pipeline-overlap-dw",
@@ -748,7 +752,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:2261
+    // book/src/ch07.md:2266
     tangle_runtime::cell(15);
     let v5p = Hardware::spec(TPU_V5P);
     println!(
@@ -779,7 +783,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
     }
-    // book/src/ch07.md:2320
+    // book/src/ch07.md:2325
     tangle_runtime::cell(16);
     println!(
         "{:<12} {:>13} {:>20} {:>21}", "node type", "GPUs per node",
@@ -793,7 +797,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .domain_egress())
         );
     }
-    // book/src/ch07.md:2352
+    // book/src/ch07.md:2357
     tangle_runtime::cell(17);
     let span = Span::AcrossDomains { axes: 1 };
     let h100 = Hardware::spec(H100);
@@ -816,7 +820,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "DeepSeek batch schedule: {} to {} tokens (3,072 to 15,360 sequences of 4,096)",
         3072 * 4096, 15_360 * 4096
     );
-    // book/src/ch07.md:2464
+    // book/src/ch07.md:2469
     tangle_runtime::cell(18);
     for run in [DEEPSEEK_V3_RUN, LLAMA_31_RUN] {
         run.validate()?;
@@ -834,7 +838,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "Llama 3.1 405B: largest TP inside an H100 node {tp:.1}, so 8-way TP hides"
     );
-    // book/src/ch07.md:2579
+    // book/src/ch07.md:2584
     tangle_runtime::cell(19);
     use ch06::{param_count, TrainingConfig};
     let llama2_13b = TrainingConfig {
@@ -853,7 +857,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         p.ffn as f64 / 1e9, p.attention as f64 / 1e9, p.embeddings as f64 / 1e9, p
         .total() as f64 / 1e9
     );
-    // book/src/ch07.md:2620
+    // book/src/ch07.md:2625
     tangle_runtime::cell(20);
     let total = p.total() as f64;
     let m = step_memory(&DENSE_13B, total, 16e6)?;
@@ -861,7 +865,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "states (2 + 4 + 4) * {:.2}B = {:.0} GB; activations 2LB(D + 2F) = {:.1} TB",
         total / 1e9, m.states / 1e9, m.activations / 1e12
     );
-    // book/src/ch07.md:2639
+    // book/src/ch07.md:2644
     tangle_runtime::cell(21);
     let v5p = Hardware::spec(TPU_V5P);
     let chips: u64 = 16 * 16 * 16;
