@@ -188,8 +188,11 @@ impl<'a> Parser<'a> {
         if cell.output.is_some() {
             return Err(self.error(start, "this cell already has an output block"));
         }
-        let spec = self.output_spec(&fence.info, start)?;
         let block = &self.source[fence.span.clone()];
+        // The info string as written: CommonMark would turn `\(` into `(`, and redaction
+        // regexes need their backslashes.
+        let raw_info = block.lines().next().unwrap_or("").trim().trim_start_matches(['`', '~']);
+        let spec = self.output_spec(raw_info, start)?;
         let open_len = block.find('\n').map_or(block.len(), |i| i + 1);
         let content_start = fence.span.start + open_len;
         let close_start = fence.span.start + block.trim_end_matches(['\n', '\r']).rfind('\n').map_or(open_len, |i| i + 1);

@@ -3,7 +3,7 @@
 
 use ch02::*;
 
-// book/src/ch02.md:1718
+// book/src/ch02.md:1720
 fn tiny_config() -> GptConfig {
     GptConfig {
         vocab_size: 11,
@@ -15,7 +15,7 @@ fn tiny_config() -> GptConfig {
     }
 }
 
-// book/src/ch02.md:1722
+// book/src/ch02.md:1724
 fn tiny_batch(config: &GptConfig, seed: u64) -> Batch {
     let mut rng = Rng::new(seed);
     let (b, t) = (2, 7);
@@ -24,7 +24,7 @@ fn tiny_batch(config: &GptConfig, seed: u64) -> Batch {
     Batch::new(b, t, tokens, targets).unwrap()
 }
 
-// book/src/ch02.md:1730
+// book/src/ch02.md:1732
 fn gradients(model: &TinyGpt, batch: &Batch, memory: Memory) -> Vec<f32> {
     let tape = model.forward(batch, memory).unwrap();
     let mut grads = Gradients::new(model);
@@ -32,12 +32,12 @@ fn gradients(model: &TinyGpt, batch: &Batch, memory: Memory) -> Vec<f32> {
     grads.flat
 }
 
-// book/src/ch02.md:1737
+// book/src/ch02.md:1739
 fn kernel_variants() -> Vec<Kernels> {
     [Kernels::Portable, Kernels::Avx2].into_iter().filter(|k| k.supported()).collect()
 }
 
-// book/src/ch02.md:1741
+// book/src/ch02.md:1743
 #[test]
 fn gradients_match_finite_differences() {
     let config = tiny_config();
@@ -76,7 +76,7 @@ fn gradients_match_finite_differences() {
     }
 }
 
-// book/src/ch02.md:1781
+// book/src/ch02.md:1783
 #[test]
 fn checkpointed_gradients_equal_plain_ones() {
     let config = tiny_config();
@@ -94,7 +94,7 @@ fn checkpointed_gradients_equal_plain_ones() {
     }
 }
 
-// book/src/ch02.md:1799
+// book/src/ch02.md:1801
 #[test]
 fn portable_kernels_match_simd_kernels() {
     if !Kernels::Avx2.supported() {
@@ -127,7 +127,7 @@ fn portable_kernels_match_simd_kernels() {
     }
 }
 
-// book/src/ch02.md:1830
+// book/src/ch02.md:1832
 #[test]
 fn data_parallel_step_equals_single_worker_step() {
     let config = tiny_config();
@@ -147,7 +147,7 @@ fn data_parallel_step_equals_single_worker_step() {
     }
 }
 
-// book/src/ch02.md:1851
+// book/src/ch02.md:1853
 #[test]
 fn training_lowers_the_loss() {
     let config = GptConfig {
@@ -174,7 +174,7 @@ fn training_lowers_the_loss() {
     assert!(last < 0.5 * first, "loss went from {first} to {last}");
 }
 
-// book/src/ch02.md:1870
+// book/src/ch02.md:1872
 #[test]
 fn parameter_count_of_the_measurement_config() {
     let model = TinyGpt::new(MEASUREMENT_CONFIG, 0).unwrap();
@@ -182,7 +182,7 @@ fn parameter_count_of_the_measurement_config() {
     assert_eq!(parameter_count(& MEASUREMENT_CONFIG), model.flat_params().len());
 }
 
-// book/src/ch02.md:1879
+// book/src/ch02.md:1881
 #[test]
 fn flops_breakdown_adds_up_and_matches_the_weights() {
     let c = MEASUREMENT_CONFIG;
@@ -208,7 +208,7 @@ fn flops_breakdown_adds_up_and_matches_the_weights() {
     assert_eq!(2 * half.attention_scores, f.attention_scores);
 }
 
-// book/src/ch02.md:1895
+// book/src/ch02.md:1897
 #[test]
 fn fast_exp_is_accurate() {
     let mut x = -80.0f32;
@@ -222,7 +222,7 @@ fn fast_exp_is_accurate() {
     assert!(fast_exp(- 1000.0) < 1e-37, "exp underflows to (almost) zero");
 }
 
-// book/src/ch02.md:1906
+// book/src/ch02.md:1908
 #[test]
 fn with_commas_groups_thousands() {
     for n in [0u64, 7, 999, 1_000, 875_264, 1_900_544, u64::MAX] {
@@ -235,7 +235,7 @@ fn with_commas_groups_thousands() {
     }
 }
 
-// book/src/ch02.md:1916
+// book/src/ch02.md:1918
 #[test]
 fn bad_shapes_and_inputs_are_errors() {
     let mut config = tiny_config();

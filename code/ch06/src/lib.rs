@@ -636,11 +636,9 @@ impl Matrix {
         assert!(r < self.rows && c < self.cols, "index ({r}, {c}) out of bounds");
         self.data[r * self.cols + c]
     }
-    /// The matrix product `self @ other`.
-    ///
-    /// Products are accumulated in `f64` and rounded to `f32` once per output entry, the way
-    /// accelerator matmul units accumulate in a wider type than they read. Without that, the
-    /// error of a long `f32` running sum would swamp the effect we want to see.
+    /// The matrix product `self @ other`, through chapter 2's `matmul`: the same `f32`
+    /// kernel that trains TinyGPT, so the round-off we measure is the round-off of the
+    /// arithmetic the book actually runs.
     pub fn matmul(&self, other: &Matrix) -> Result<Matrix, TrainingError> {
         if self.cols != other.rows {
             return Err(TrainingError::ShapeMismatch {
@@ -649,19 +647,14 @@ impl Matrix {
                 right: other.shape(),
             });
         }
-        let mut data = Vec::with_capacity(self.rows * other.cols);
-        let mut acc = vec![0.0f64; other.cols];
-        for r in 0..self.rows {
-            acc.fill(0.0);
-            for k in 0..self.cols {
-                let a = f64::from(self.data[r * self.cols + k]);
-                let b_row = &other.data[k * other.cols..(k + 1) * other.cols];
-                for (sum, &b) in acc.iter_mut().zip(b_row) {
-                    *sum += a * f64::from(b);
-                }
-            }
-            data.extend(acc.iter().map(|&sum| sum as f32));
-        }
+        let mut data = vec![0.0f32; self.rows * other.cols];
+        ch02::matmul(
+            ch02::MatMut::new(&mut data, self.rows, other.cols),
+            ch02::Mat::new(&self.data, self.rows, self.cols),
+            ch02::Mat::new(&other.data, other.rows, other.cols),
+            1.0,
+            false,
+        );
         Ok(Matrix {
             rows: self.rows,
             cols: other.cols,
@@ -716,7 +709,7 @@ impl Matrix {
     }
 }
 
-// book/src/ch06.md:1174
+// book/src/ch06.md:1167
 /// Runs `relu(x @ w_up) @ w_down` split column-then-row over `shards` simulated devices.
 ///
 /// Device `k` owns columns `k*w..(k+1)*w` of `w_up` and the same rows of `w_down`
@@ -755,7 +748,7 @@ pub fn tensor_parallel_ffn(
     Ok(total.expect("at least one shard"))
 }
 
-// book/src/ch06.md:1243
+// book/src/ch06.md:1240
 /// Per-device tensor-parallel traffic of one layer, forward plus backward, per microbatch.
 ///
 /// For every microbatch a Megatron-style layer all-reduces its `s x b x h` activation four
@@ -776,7 +769,7 @@ pub fn tp_comm_bytes_per_layer(
     Ok(4.0 * ring_factor * payload)
 }
 
-// book/src/ch06.md:1308
+// book/src/ch06.md:1305
 /// The two kinds of work a pipeline stage does for a microbatch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OpKind {
@@ -784,7 +777,7 @@ pub enum OpKind {
     Backward,
 }
 
-// book/src/ch06.md:1315
+// book/src/ch06.md:1312
 /// One unit of pipeline work: a forward or backward pass of one microbatch on one stage.
 /// Microbatches are numbered from 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -793,7 +786,7 @@ pub struct PipelineOp {
     pub microbatch: usize,
 }
 
-// book/src/ch06.md:1323
+// book/src/ch06.md:1320
 impl PipelineOp {
     /// The forward pass of microbatch `microbatch`.
     pub fn forward(microbatch: usize) -> Self {
@@ -811,7 +804,7 @@ impl PipelineOp {
     }
 }
 
-// book/src/ch06.md:1335
+// book/src/ch06.md:1332
 /// A pipeline schedule: the rule that orders each stage's work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Schedule {
@@ -823,7 +816,7 @@ pub enum Schedule {
     OneFOneB,
 }
 
-// book/src/ch06.md:1346
+// book/src/ch06.md:1343
 impl Schedule {
     /// The schedule's name in tables.
     pub fn label(self) -> &'static str {
@@ -854,7 +847,7 @@ impl Schedule {
     }
 }
 
-// book/src/ch06.md:1378
+// book/src/ch06.md:1375
 /// Rejects empty pipelines and stage indices past the end.
 fn check_stage(
     stage: usize,
@@ -873,7 +866,7 @@ fn check_stage(
     Ok(())
 }
 
-// book/src/ch06.md:1388
+// book/src/ch06.md:1385
 /// GPipe's work order for one stage: all forwards, then all backwards, in microbatch order.
 pub fn gpipe_order(
     stage: usize,
@@ -885,7 +878,7 @@ pub fn gpipe_order(
     Ok(forwards.chain((0..microbatches).map(PipelineOp::backward)).collect())
 }
 
-// book/src/ch06.md:1399
+// book/src/ch06.md:1396
 /// The 1F1B work order for one stage.
 ///
 /// Stage `k` first runs `min(m, S - k)` forwards — earlier stages warm up longer, so that
@@ -912,7 +905,7 @@ pub fn one_f1b_order(
     Ok(ops)
 }
 
-// book/src/ch06.md:1436
+// book/src/ch06.md:1433
 /// How long one microbatch's forward and backward take on a stage, in arbitrary time units.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StageTimes {
@@ -920,7 +913,7 @@ pub struct StageTimes {
     pub backward: f64,
 }
 
-// book/src/ch06.md:1443
+// book/src/ch06.md:1440
 impl StageTimes {
     /// The usual Transformer ratio: backward costs about twice forward.
     pub const TRANSFORMER: StageTimes = StageTimes {
@@ -936,7 +929,7 @@ impl StageTimes {
     }
 }
 
-// book/src/ch06.md:1456
+// book/src/ch06.md:1453
 /// One operation as it actually ran: which stage, which microbatch, which pass, and when.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PipelineEvent {
@@ -947,7 +940,7 @@ pub struct PipelineEvent {
     pub end: f64,
 }
 
-// book/src/ch06.md:1466
+// book/src/ch06.md:1463
 impl PipelineEvent {
     /// How long the operation ran.
     pub fn duration(&self) -> f64 {
@@ -955,7 +948,7 @@ impl PipelineEvent {
     }
 }
 
-// book/src/ch06.md:1473
+// book/src/ch06.md:1470
 /// The simulated timeline of one optimizer step of a pipeline.
 ///
 /// Events are listed in the order the simulator scheduled them; within one stage that is
@@ -968,7 +961,7 @@ pub struct PipelineTimeline {
     pub events: Vec<PipelineEvent>,
 }
 
-// book/src/ch06.md:1485
+// book/src/ch06.md:1482
 impl PipelineTimeline {
     /// The time at which the last operation finishes.
     pub fn makespan(&self) -> f64 {
@@ -1005,7 +998,7 @@ impl PipelineTimeline {
     }
 }
 
-// book/src/ch06.md:1525
+// book/src/ch06.md:1522
 /// Checks that every stage's order runs each microbatch's forward and backward exactly once,
 /// and returns the number of microbatches.
 fn check_orders(orders: &[Vec<PipelineOp>]) -> Result<usize, TrainingError> {
@@ -1040,7 +1033,7 @@ fn check_orders(orders: &[Vec<PipelineOp>]) -> Result<usize, TrainingError> {
     Ok(microbatches)
 }
 
-// book/src/ch06.md:1557
+// book/src/ch06.md:1554
 /// Simulates a pipeline from explicit per-stage work orders and per-stage costs.
 ///
 /// Each stage executes its order strictly in sequence. An operation starts at the later of
@@ -1125,7 +1118,7 @@ pub fn simulate_orders(
     })
 }
 
-// book/src/ch06.md:1629
+// book/src/ch06.md:1626
 /// Simulates `schedule` on `stages` balanced stages with `microbatches` microbatches.
 pub fn simulate_pipeline(
     schedule: Schedule,
@@ -1137,7 +1130,7 @@ pub fn simulate_pipeline(
     simulate_orders(&orders, &vec![times; stages])
 }
 
-// book/src/ch06.md:1640
+// book/src/ch06.md:1637
 /// The closed-form fill-and-drain bubble of equation 6.3 for balanced stages.
 pub fn pipeline_bubble_fraction(
     stages: u64,
@@ -1148,7 +1141,7 @@ pub fn pipeline_bubble_fraction(
     Ok((s - 1.0) / (m + s - 1.0))
 }
 
-// book/src/ch06.md:1873
+// book/src/ch06.md:1870
 /// A tensor x pipeline x data parallel layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Layout {
@@ -1160,7 +1153,7 @@ pub struct Layout {
     pub dp: u64,
 }
 
-// book/src/ch06.md:1884
+// book/src/ch06.md:1881
 impl Layout {
     /// Devices the layout occupies.
     pub fn devices(&self) -> u64 {
@@ -1168,14 +1161,14 @@ impl Layout {
     }
 }
 
-// book/src/ch06.md:1891
+// book/src/ch06.md:1888
 impl fmt::Display for Layout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.pad(&format!("tp={} pp={} dp={}", self.tp, self.pp, self.dp))
     }
 }
 
-// book/src/ch06.md:1898
+// book/src/ch06.md:1895
 /// The knobs of a plan that are not the layout itself.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PlanOptions {
@@ -1188,7 +1181,7 @@ pub struct PlanOptions {
     pub device_gib: f64,
 }
 
-// book/src/ch06.md:1910
+// book/src/ch06.md:1907
 impl Default for PlanOptions {
     /// A 128-sequence batch, ZeRO-1, and 80 GiB devices.
     fn default() -> Self {
@@ -1200,7 +1193,7 @@ impl Default for PlanOptions {
     }
 }
 
-// book/src/ch06.md:1917
+// book/src/ch06.md:1914
 /// One layout, priced: memory per device, pipeline bubble, and traffic per axis.
 ///
 /// Memory is in GiB per device; traffic is GiB per device per optimizer step.
@@ -1218,7 +1211,7 @@ pub struct PlanEval {
     pub pp_comm_gib: f64,
 }
 
-// book/src/ch06.md:1934
+// book/src/ch06.md:1931
 /// Checks that `layout` can run `cfg` with `global_batch`: every degree positive, the
 /// pipeline splitting the layers evenly, and the replicas splitting the batch evenly.
 pub fn check_layout(
@@ -1231,7 +1224,7 @@ pub fn check_layout(
     divides("global_batch", at_least_one("global_batch", global_batch)?, "dp", layout.dp)
 }
 
-// book/src/ch06.md:1946
+// book/src/ch06.md:1943
 /// Prices one tensor/pipeline/data-parallel layout for a training run.
 ///
 /// The weights are split `tp * pp` ways and ZeRO shards what remains over the `dp` replicas.
@@ -1292,15 +1285,15 @@ pub fn evaluate_plan(
     })
 }
 
-// book/src/ch06.md:2009
+// book/src/ch06.md:2006
 /// Tensor-parallel degrees `plan_table` tries: powers of two up to a node's 8 devices.
 pub const TP_DEGREES: [u64; 4] = [1, 2, 4, 8];
 
-// book/src/ch06.md:2012
+// book/src/ch06.md:2009
 /// Pipeline-parallel degrees `plan_table` tries.
 pub const PP_DEGREES: [u64; 4] = [1, 2, 4, 8];
 
-// book/src/ch06.md:2015
+// book/src/ch06.md:2012
 /// The priced legal layouts of one cluster, in enumeration order (tensor degree outer,
 /// pipeline degree inner), so that the eye can follow how each axis trades memory against
 /// bubble and traffic.
@@ -1309,7 +1302,7 @@ pub struct PlanTable {
     pub rows: Vec<PlanEval>,
 }
 
-// book/src/ch06.md:2023
+// book/src/ch06.md:2020
 impl fmt::Display for PlanTable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
@@ -1328,7 +1321,7 @@ impl fmt::Display for PlanTable {
     }
 }
 
-// book/src/ch06.md:2045
+// book/src/ch06.md:2042
 /// Prices every legal `(tp, pp, dp)` layout of `devices` devices.
 ///
 /// Tensor and pipeline degrees come from [`TP_DEGREES`] and [`PP_DEGREES`]; the data degree
@@ -1362,7 +1355,7 @@ pub fn plan_table(
     Ok(PlanTable { rows })
 }
 
-// book/src/ch06.md:2262
+// book/src/ch06.md:2259
 /// The share of routed tokens that leave their device when routing is balanced over an
 /// expert-parallel group of `ep_degree` devices: all but the `1 / ep_degree` that stay home.
 pub fn balanced_off_device_fraction(ep_degree: u64) -> Result<f64, TrainingError> {
@@ -1370,7 +1363,7 @@ pub fn balanced_off_device_fraction(ep_degree: u64) -> Result<f64, TrainingError
     Ok((ep - 1.0) / ep)
 }
 
-// book/src/ch06.md:2269
+// book/src/ch06.md:2266
 /// Bytes one MoE layer's dispatch-plus-combine all-to-all puts on the fabric per step.
 ///
 /// Every routed token sends its hidden vector to each of its `top_k` experts and receives the
@@ -1396,7 +1389,7 @@ pub fn expert_dispatch_bytes(
     Ok(round_trip * off_device_fraction)
 }
 
-// book/src/ch06.md:2363
+// book/src/ch06.md:2360
 /// `value` if it is finite and strictly positive.
 fn positive(what: &'static str, value: f64) -> Result<f64, TrainingError> {
     if value.is_finite() && value > 0.0 {
@@ -1410,7 +1403,7 @@ fn positive(what: &'static str, value: f64) -> Result<f64, TrainingError> {
     }
 }
 
-// book/src/ch06.md:2372
+// book/src/ch06.md:2369
 /// `value` if it is finite and not negative.
 fn non_negative(what: &'static str, value: f64) -> Result<f64, TrainingError> {
     if value.is_finite() && value >= 0.0 {
@@ -1424,7 +1417,7 @@ fn non_negative(what: &'static str, value: f64) -> Result<f64, TrainingError> {
     }
 }
 
-// book/src/ch06.md:2381
+// book/src/ch06.md:2378
 /// `value` if it is a share between 0 and 1 inclusive.
 fn fraction(what: &'static str, value: f64) -> Result<f64, TrainingError> {
     if (0.0..=1.0).contains(&value) {
@@ -1438,7 +1431,7 @@ fn fraction(what: &'static str, value: f64) -> Result<f64, TrainingError> {
     }
 }
 
-// book/src/ch06.md:2390
+// book/src/ch06.md:2387
 /// `value` if it is a finite ratio of at least 1 (a PUE below 1 would mean
 /// the facility generates power instead of consuming it).
 fn ratio_at_least_one(what: &'static str, value: f64) -> Result<f64, TrainingError> {
@@ -1453,7 +1446,7 @@ fn ratio_at_least_one(what: &'static str, value: f64) -> Result<f64, TrainingErr
     }
 }
 
-// book/src/ch06.md:2400
+// book/src/ch06.md:2397
 /// `n` with thousands separators, as in `16,384`.
 pub fn grouped(n: u64) -> String {
     let digits = n.to_string();
@@ -1467,7 +1460,7 @@ pub fn grouped(n: u64) -> String {
     out
 }
 
-// book/src/ch06.md:2418
+// book/src/ch06.md:2415
 /// Model FLOPs utilization, equation 6.4.
 ///
 /// `flops_per_token` must be the model's *nominal* cost per trained token
@@ -1492,7 +1485,7 @@ pub fn model_flops_utilization(
     Ok(tokens_per_s * flops_per_token / (devices * peak))
 }
 
-// book/src/ch06.md:2483
+// book/src/ch06.md:2480
 /// This machine's matmul rate in FLOP/s: every core multiplies its own pair of
 /// random `n x n` `f32` matrices with Chapter 2's single-threaded `matmul`, all
 /// cores at once, `repeats` times after two warm-up products. That is how the
@@ -1547,7 +1540,7 @@ pub fn measured_matmul_flops(n: usize, repeats: usize) -> Result<f64, TrainingEr
     Ok(cores as f64 * 2.0 * (n as f64).powi(3) / slowest)
 }
 
-// book/src/ch06.md:2625
+// book/src/ch06.md:2622
 /// The three legs of a warmup-stable-decay schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WsdPhase {
@@ -1559,7 +1552,7 @@ pub enum WsdPhase {
     Decay,
 }
 
-// book/src/ch06.md:2636
+// book/src/ch06.md:2633
 /// A warmup-stable-decay learning-rate schedule over a fixed number of steps.
 ///
 /// Fields are private so that every value went through [`WsdSchedule::new`]:
@@ -1571,7 +1564,7 @@ pub struct WsdSchedule {
     decay_steps: u64,
 }
 
-// book/src/ch06.md:2647
+// book/src/ch06.md:2644
 impl WsdSchedule {
     /// Builds a schedule whose warmup and decay legs take the given fractions
     /// of `total_steps`, rounded to whole steps (ties to even) and at least
@@ -1642,19 +1635,19 @@ impl WsdSchedule {
     }
 }
 
-// book/src/ch06.md:2708
+// book/src/ch06.md:2705
 /// The learning-rate multiplier of the schedule this section uses throughout:
 /// 5 % of the steps warm up, 15 % decay, the rest hold the peak rate.
 pub fn wsd_multiplier(step: u64, total_steps: u64) -> Result<f64, TrainingError> {
     WsdSchedule::new(total_steps, 0.05, 0.15)?.multiplier(step)
 }
 
-// book/src/ch06.md:2889
+// book/src/ch06.md:2886
 /// Re-exported because the checkpoint API below speaks in durations, so that
 /// `use ch06::*` is all a caller needs.
 pub use std::time::Duration;
 
-// book/src/ch06.md:2893
+// book/src/ch06.md:2890
 /// What a checkpoint policy is up against: the three durations of equation 6.5.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FaultModel {
@@ -1666,7 +1659,7 @@ pub struct FaultModel {
     pub mtbf: Duration,
 }
 
-// book/src/ch06.md:2904
+// book/src/ch06.md:2901
 impl FaultModel {
     /// The three durations in seconds, after rejecting the zeros that make
     /// equation 6.5 meaningless (a free save has no optimal interval, a zero
@@ -1678,7 +1671,7 @@ impl FaultModel {
     }
 }
 
-// book/src/ch06.md:2915
+// book/src/ch06.md:2912
 /// The fraction of wall-clock time a checkpoint policy wastes, equation 6.5:
 /// `C_s / I` for saving, `I / 2M` for recomputing lost steps, `R / M` for restarts.
 ///
@@ -1694,7 +1687,7 @@ pub fn checkpoint_waste(
     Ok(save / interval + interval / (2.0 * mtbf) + restart / mtbf)
 }
 
-// book/src/ch06.md:2927
+// book/src/ch06.md:2924
 /// Young's optimal checkpoint interval, equation 6.6: `sqrt(2 C_s M)`, the
 /// minimum of [`checkpoint_waste`]. The restart cost does not move the optimum,
 /// it only raises the floor.
@@ -1703,7 +1696,7 @@ pub fn young_interval(faults: &FaultModel) -> Result<Duration, TrainingError> {
     Ok(Duration::from_secs_f64((2.0 * save * mtbf).sqrt()))
 }
 
-// book/src/ch06.md:2945
+// book/src/ch06.md:2942
 /// A published count of job-interrupting failures on one fleet over one window.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FailureRecord {
@@ -1715,7 +1708,7 @@ pub struct FailureRecord {
     pub failures: u64,
 }
 
-// book/src/ch06.md:2956
+// book/src/ch06.md:2953
 /// Llama 3 405B pretraining: 419 unexpected interruptions in 54 days on 16,384
 /// GPUs (Grattafiori et al., 2024). Planned interruptions are left out: they
 /// come with a warning and a clean checkpoint.
@@ -1725,7 +1718,7 @@ pub const LLAMA3_405B_FAILURES: FailureRecord = FailureRecord {
     failures: 419,
 };
 
-// book/src/ch06.md:2962
+// book/src/ch06.md:2959
 impl FailureRecord {
     /// Mean time between failures of a single device: device-time observed
     /// divided by failures observed. Zero failures give no estimate at all,
@@ -1743,7 +1736,7 @@ impl FailureRecord {
     }
 }
 
-// book/src/ch06.md:2978
+// book/src/ch06.md:2975
 /// The MTBF of a job spread over `devices` devices that fail independently:
 /// the per-device MTBF divided by the device count.
 pub fn cluster_mtbf(
@@ -1755,14 +1748,14 @@ pub fn cluster_mtbf(
     Ok(per_device.div_f64(devices))
 }
 
-// book/src/ch06.md:2986
+// book/src/ch06.md:2983
 /// Bytes a restartable checkpoint must hold: the whole training state of the
 /// ledger except the gradients, which the next backward pass recreates.
 pub fn checkpoint_payload(ledger: &StateLedger) -> f64 {
     ledger.total() - ledger.gradients
 }
 
-// book/src/ch06.md:2992
+// book/src/ch06.md:2989
 /// Training stalled while a synchronous save writes `payload_bytes` at
 /// `write_bytes_per_s`.
 pub fn save_stall(
@@ -1774,7 +1767,7 @@ pub fn save_stall(
     Ok(Duration::from_secs_f64(payload / bandwidth))
 }
 
-// book/src/ch06.md:3226
+// book/src/ch06.md:3223
 /// The compute budget of one pretraining run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TrainingRun {
@@ -1788,7 +1781,7 @@ pub struct TrainingRun {
     pub devices: u64,
 }
 
-// book/src/ch06.md:3239
+// book/src/ch06.md:3236
 /// Three runs sized after published ones (Llama 2 7B, Llama 3 70B and
 /// Llama 3 405B): their parameters, tokens, and fleets of a plausible size.
 /// Parameter counts are the published sizes, not `param_count` of our configs.
@@ -1813,7 +1806,7 @@ pub const NAMED_RUNS: [TrainingRun; 3] = [
     },
 ];
 
-// book/src/ch06.md:3248
+// book/src/ch06.md:3245
 /// Planning constants for one class of device and the facility around it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FleetAssumptions {
@@ -1829,7 +1822,7 @@ pub struct FleetAssumptions {
     pub pue: f64,
 }
 
-// book/src/ch06.md:3263
+// book/src/ch06.md:3260
 /// Illustrative H100-class constants (dense BF16 peak, 40 % utilization,
 /// $2.50/hour, 1.4 kW, PUE 1.2). See the dated landscape note for provenance;
 /// the formulas outlive these numbers.
@@ -1841,7 +1834,7 @@ pub const H100_CLASS_2026: FleetAssumptions = FleetAssumptions {
     pue: 1.2,
 };
 
-// book/src/ch06.md:3274
+// book/src/ch06.md:3271
 /// What a run costs in compute, time, money and electricity.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunEconomics {
@@ -1861,7 +1854,7 @@ pub struct RunEconomics {
     pub usd_per_million_tokens: f64,
 }
 
-// book/src/ch06.md:3293
+// book/src/ch06.md:3290
 /// Converts a run's budget into device-hours, days, dollars and megawatts
 /// with the dense estimate `C = 6 N D` and equation 6.7.
 pub fn run_economics(
@@ -1893,11 +1886,11 @@ pub fn run_economics(
     })
 }
 
-// book/src/ch06.md:3481
+// book/src/ch06.md:3478
 /// Hours in an average year (365.25 days).
 pub const HOURS_PER_YEAR: f64 = 8_766.0;
 
-// book/src/ch06.md:3484
+// book/src/ch06.md:3481
 /// The capital recovery factor, equation 6.8: the constant annual payment per
 /// dollar of capital that repays principal plus a return `rate` over `years`.
 ///
@@ -1913,7 +1906,7 @@ pub fn capital_recovery_factor(rate: f64, years: u32) -> Result<f64, TrainingErr
     Ok(rate * (growth_minus_one + 1.0) / growth_minus_one)
 }
 
-// book/src/ch06.md:3499
+// book/src/ch06.md:3496
 /// Buying devices instead of renting them.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Ownership {
@@ -1931,7 +1924,7 @@ pub struct Ownership {
     pub usd_per_kwh: f64,
 }
 
-// book/src/ch06.md:3516
+// book/src/ch06.md:3513
 impl Ownership {
     /// Capital cost of one device per year: CRF times the purchase price.
     pub fn annualized_capital(&self) -> Result<f64, TrainingError> {
