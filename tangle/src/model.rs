@@ -58,10 +58,6 @@ impl Chapter {
         self.cells.iter().filter(|c| c.kind == CellKind::Run)
     }
 
-    /// Finds the run cell whose marker location is `loc` (as printed by the chapter binary).
-    pub fn cell_at(&self, line: usize) -> Option<&Cell> {
-        self.cells.iter().find(|c| c.code_line == line)
-    }
 }
 
 /// Chapter-wide settings declared in `<!-- tangle: ... -->` comments.

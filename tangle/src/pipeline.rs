@@ -2,7 +2,6 @@
 //! `accept` on top. The CLI and the tests call these; none of them prints results, they
 //! return them (progress goes to stderr).
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -187,17 +186,4 @@ pub fn accept(project: &Project, results: &[ChapterResult]) -> anyhow::Result<Ac
         }
     }
     Ok(accepted)
-}
-
-/// Snapshot files that disagree with the prose (the prose is the truth; `accept` aligns them).
-pub fn stale_snapshots(project: &Project, chapters: &BTreeSet<String>) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for chapter in project.book.chapters.iter().filter(|c| chapters.contains(&c.name)) {
-        for (path, contents) in snapshot::expected(&project.root, chapter) {
-            if std::fs::read_to_string(&path).ok().as_deref() != Some(contents.as_str()) {
-                out.push(path);
-            }
-        }
-    }
-    out
 }

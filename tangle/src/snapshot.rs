@@ -6,18 +6,18 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::compare::normalize;
-use crate::model::Chapter;
+use crate::model::{Cell, Chapter};
 
 /// `ch06__6_1__02`: chapter, section number (or heading slug), and the block's ordinal in
 /// that section. Stable under edits to other sections and to prose.
-pub fn names(chapter: &Chapter) -> Vec<(usize, String)> {
+pub fn names(chapter: &Chapter) -> Vec<(&Cell, String)> {
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     let mut out = Vec::new();
     for cell in chapter.run_cells().filter(|c| c.output.is_some()) {
         let section = section_key(&cell.section);
         let n = counts.entry(section.clone()).or_default();
         *n += 1;
-        out.push((cell.code_line, format!("{}__{section}__{n:02}", chapter.name)));
+        out.push((cell, format!("{}__{section}__{n:02}", chapter.name)));
     }
     out
 }
@@ -57,8 +57,8 @@ pub fn contents(chapter: &Chapter, text: &str) -> String {
 pub fn expected(root: &Path, chapter: &Chapter) -> Vec<(PathBuf, String)> {
     names(chapter)
         .into_iter()
-        .filter_map(|(line, name)| {
-            let block = chapter.cell_at(line)?.output.as_ref()?;
+        .filter_map(|(cell, name)| {
+            let block = cell.output.as_ref()?;
             Some((path(root, &name), contents(chapter, &block.text)))
         })
         .collect()

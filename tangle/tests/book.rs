@@ -51,8 +51,8 @@ fn book_outputs_match_prose_and_snapshots() {
     let snapshots = root.join("snapshots");
     let mut expected_files = BTreeSet::new();
     for chapter in project.book.chapters.iter().filter(|c| names.contains(&c.name)) {
-        for (line, name) in tangle::snapshot::names(chapter) {
-            let block = chapter.cell_at(line).and_then(|c| c.output.as_ref()).expect("named cells have blocks");
+        for (cell, name) in tangle::snapshot::names(chapter) {
+            let block = cell.output.as_ref().expect("named cells have blocks");
             expected_files.insert(format!("{name}.snap"));
             insta::with_settings!({
                 snapshot_path => &snapshots,
