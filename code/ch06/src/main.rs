@@ -101,7 +101,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "activation-policies",
         (720, 400),
         |root| {
-            use tangle_runtime::figure::{self, HPos, VPos, plotters::prelude::*};
+            use tangle_runtime::figure::{
+                self, BookStyle, HPos, VPos, plotters::prelude::*,
+            };
             let state_gib = state_ledger(
                     p_7b,
                     Precision::Mixed,
@@ -126,10 +128,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .x_labels(0)
                 .y_desc("activation GiB (log scale)")
                 .y_label_formatter(&|v| format!("{v}"))
-                .label_style(figure::text(16.0))
-                .axis_desc_style(figure::text(16.0))
-                .light_line_style(WHITE)
-                .bold_line_style(figure::gray(0.9))
+                .book_style(16.0)
                 .draw()?;
             let across = |y: f64| vec![(- 0.5, y), (2.5, y)];
             chart
@@ -193,7 +192,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:873
+    // book/src/ch06.md:870
     tangle_runtime::cell(7);
     for stage in ZeroStage::ALL {
         let total = state_ledger(p_7b, Precision::Mixed, stage, 8)?.total();
@@ -202,13 +201,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             total / GIB
         );
     }
-    // book/src/ch06.md:907
+    // book/src/ch06.md:904
     tangle_runtime::cell(8);
     tangle_runtime::figure::svg(
         "zero-stages",
         (720, 420),
         |root| {
-            use tangle_runtime::figure::{self, HPos, Key, VPos, plotters::prelude::*};
+            use tangle_runtime::figure::{
+                self, BookStyle, HPos, Key, VPos, plotters::prelude::*,
+            };
             let plans = [
                 (
                     ["fp32", "DDP"],
@@ -255,10 +256,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .x_labels(0)
                 .y_desc("GiB per device")
                 .y_label_formatter(&|v| format!("{v:.0}"))
-                .label_style(figure::text(16.0))
-                .axis_desc_style(figure::text(16.0))
-                .light_line_style(WHITE)
-                .bold_line_style(figure::gray(0.9))
+                .book_style(16.0)
                 .draw()?;
             for (i, (label, ledger)) in plans.iter().enumerate() {
                 let x = i as f64;
@@ -317,7 +315,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:1210
+    // book/src/ch06.md:1204
     tangle_runtime::cell(9);
     let mut rng = SplitMix64::new(0);
     let x = Matrix::random_normal(4, 256, 1.0, &mut rng);
@@ -332,14 +330,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "{shards}-way tensor parallel vs single device: max |difference| = {gap:.2e} ({verdict})"
         );
     }
-    // book/src/ch06.md:1264
+    // book/src/ch06.md:1258
     tangle_runtime::cell(10);
     let per_layer = tp_comm_bytes_per_layer(&LLAMA_7B, 1, 8)?;
     println!(
         "tp=8 on the 7B: {:.3} GiB/layer/microbatch, {:.1} GiB per microbatch across {} layers",
         per_layer / GIB, per_layer * LLAMA_7B.n_layers as f64 / GIB, LLAMA_7B.n_layers
     );
-    // book/src/ch06.md:1649
+    // book/src/ch06.md:1643
     tangle_runtime::cell(11);
     for (stages, microbatches) in [(4, 8), (8, 32), (8, 8)] {
         let timeline = simulate_pipeline(
@@ -354,13 +352,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             timeline.idle_fraction()
         );
     }
-    // book/src/ch06.md:1676
+    // book/src/ch06.md:1670
     tangle_runtime::cell(12);
     tangle_runtime::figure::svg(
         "pipeline-gantt",
         (720, 300),
         |root| {
-            use tangle_runtime::figure::{self, HPos, Key, VPos, plotters::prelude::*};
+            use tangle_runtime::figure::{
+                self, BookStyle, HPos, Key, VPos, plotters::prelude::*,
+            };
             let gantt = simulate_pipeline(
                 Schedule::OneFOneB,
                 4,
@@ -388,10 +388,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         100.0 * idle
                     ),
                 )
-                .label_style(figure::text(16.0))
-                .axis_desc_style(figure::text(16.0))
-                .light_line_style(WHITE)
-                .bold_line_style(figure::gray(0.92))
+                .book_style(16.0)
                 .draw()?;
             let row = |stage: usize| (gantt.stages - 1 - stage) as f64;
             for stage in 0..gantt.stages {
@@ -446,7 +443,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:2075
+    // book/src/ch06.md:2066
     tangle_runtime::cell(13);
     let plans_7b = plan_table(
         &LLAMA_7B,
@@ -457,11 +454,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
     )?;
     print!("{plans_7b}");
-    // book/src/ch06.md:2102
+    // book/src/ch06.md:2093
     tangle_runtime::cell(14);
     let plans_70b = plan_table(&LLAMA_70B, 64, &PlanOptions::default())?;
     print!("{plans_70b}");
-    // book/src/ch06.md:2296
+    // book/src/ch06.md:2287
     tangle_runtime::cell(15);
     let payload = expert_dispatch_bytes(
         8 * 8192,
@@ -473,11 +470,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "MoE dispatch+combine, 8 sequences of 8K tokens, top-8: {:.1} GiB per layer per step",
         payload / GIB
     );
-    // book/src/ch06.md:2526
+    // book/src/ch06.md:2517
     tangle_runtime::cell(16);
     let roofline = measured_matmul_flops(1024, 8)?;
     println!("measured matmul roofline on this CPU: {:.0} GFLOP/s", roofline / 1e9);
-    // book/src/ch06.md:2540
+    // book/src/ch06.md:2531
     tangle_runtime::cell(17);
     {
         let cfg = tiny.config();
@@ -497,7 +494,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
         println!("toy MFU against the measured roofline: {:.1}%", 100.0 * mfu);
     };
-    // book/src/ch06.md:2716
+    // book/src/ch06.md:2707
     tangle_runtime::cell(18);
     let wsd = WsdSchedule::new(1_000, 0.05, 0.15)?;
     println!("step  phase    multiplier");
@@ -506,13 +503,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let value = wsd.multiplier(step)?;
         println!("{step:4}  {:<7}  {value:.2}", format!("{phase:?}"));
     }
-    // book/src/ch06.md:2735
+    // book/src/ch06.md:2726
     tangle_runtime::cell(19);
     tangle_runtime::figure::svg(
         "wsd-vs-cosine",
         (720, 380),
         |root| {
-            use tangle_runtime::figure::{self, Key, plotters::prelude::*};
+            use tangle_runtime::figure::{self, BookStyle, Key, plotters::prelude::*};
             let total_steps = 1_000_u64;
             let warmup_steps = 50.0;
             let cosine = |step: u64| {
@@ -546,10 +543,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .x_label_formatter(&|v| format!("{v:.0}"))
                 .y_label_formatter(&|v| format!("{v:.1}"))
                 .y_desc("learning-rate multiplier")
-                .label_style(figure::text(16.0))
-                .axis_desc_style(figure::text(16.0))
-                .light_line_style(WHITE)
-                .bold_line_style(figure::gray(0.92))
+                .book_style(16.0)
                 .draw()?;
             chart
                 .draw_series(
@@ -591,7 +585,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:3001
+    // book/src/ch06.md:2989
     tangle_runtime::cell(20);
     let mixed = state_ledger(p_7b, Precision::Mixed, ZeroStage::Replicated, 1)?;
     let payload = checkpoint_payload(&mixed);
@@ -602,7 +596,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "checkpoint payload {:.0} GiB -> save stall {:.0} s; per-device MTBF {device_years:.1} device-years",
         payload / GIB, save.as_secs_f64(),
     );
-    // book/src/ch06.md:3023
+    // book/src/ch06.md:3011
     tangle_runtime::cell(21);
     for devices in [1_024_u64, 16_384] {
         let faults = FaultModel {
@@ -618,13 +612,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             60.0, 100.0 * waste,
         );
     }
-    // book/src/ch06.md:3051
+    // book/src/ch06.md:3039
     tangle_runtime::cell(22);
     tangle_runtime::figure::svg(
         "checkpoint-waste",
         (720, 400),
         |root| {
-            use tangle_runtime::figure::{self, HPos, Key, VPos, plotters::prelude::*};
+            use tangle_runtime::figure::{
+                self, BookStyle, HPos, Key, VPos, plotters::prelude::*,
+            };
             let fig_save = save_stall(
                 checkpoint_payload(
                     &state_ledger(p_7b, Precision::Mixed, ZeroStage::Replicated, 1)?,
@@ -667,10 +663,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .y_desc("wasted fraction of cluster time")
                 .x_label_formatter(&|v| format!("{v:.0}"))
                 .y_label_formatter(&|v| format!("{:.0}%", 100.0 * v))
-                .label_style(figure::text(16.0))
-                .axis_desc_style(figure::text(16.0))
-                .light_line_style(WHITE)
-                .bold_line_style(figure::gray(0.92))
+                .book_style(16.0)
                 .draw()?;
             let mut key = Vec::new();
             for (k, (devices, curve, (bx, by))) in waste_curves.iter().enumerate() {
@@ -716,7 +709,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:3326
+    // book/src/ch06.md:3311
     tangle_runtime::cell(23);
     println!(
         "{:<22} {:>8} {:>13} {:>6} {:>7} {:>6} {:>10}", "run", "FLOPs", "device-hrs",
@@ -737,13 +730,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "405B estimate vs the 30.84M H100-hours reported: {:.1}% lower", 100.0 * gap
     );
-    // book/src/ch06.md:3369
+    // book/src/ch06.md:3354
     tangle_runtime::cell(24);
     tangle_runtime::figure::svg(
         "run-economics",
         (720, 380),
         |root| {
-            use tangle_runtime::figure::{self, Area, plotters::prelude::*};
+            use tangle_runtime::figure::{self, Area, BookStyle, plotters::prelude::*};
             let mut run_costs = Vec::new();
             for run in &NAMED_RUNS {
                 run_costs.push(run_economics(run, &H100_CLASS_2026)?);
@@ -816,10 +809,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         .x_labels(0)
                         .y_desc(desc)
                         .y_label_formatter(&|v| format!("{v}"))
-                        .label_style(figure::text(15.0))
-                        .axis_desc_style(figure::text(15.0))
-                        .light_line_style(WHITE)
-                        .bold_line_style(figure::gray(0.92))
+                        .book_style(15.0)
                         .draw()?;
                     c.draw_series(
                         run_costs
@@ -836,10 +826,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         .x_labels(0)
                         .y_desc(desc)
                         .y_label_formatter(&|v| format!("{v:.0}"))
-                        .label_style(figure::text(15.0))
-                        .axis_desc_style(figure::text(15.0))
-                        .light_line_style(WHITE)
-                        .bold_line_style(figure::gray(0.92))
+                        .book_style(15.0)
                         .draw()?;
                     c.draw_series(
                         run_costs
@@ -854,7 +841,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:3560
+    // book/src/ch06.md:3543
     tangle_runtime::cell(25);
     let owned = Ownership {
         capital_per_device: 45_000.0,

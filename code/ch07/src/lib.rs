@@ -579,11 +579,11 @@ pub fn ridge_curve(
         .collect()
 }
 
-// book/src/ch07.md:770
+// book/src/ch07.md:767
 /// Bytes per parameter for bf16 weights plus two fp32 Adam moments.
 pub const ADAM_BYTES_PER_PARAM: f64 = 2.0 + 4.0 + 4.0;
 
-// book/src/ch07.md:773
+// book/src/ch07.md:770
 /// Backward-pass clocks of one layer under pure data parallelism (equation 7.6).
 pub fn dp_layer_clock(
     model: &Model,
@@ -599,20 +599,20 @@ pub fn dp_layer_clock(
     Ok(LayerClock { math, comms })
 }
 
-// book/src/ch07.md:782
+// book/src/ch07.md:779
 /// Smallest per-chip batch that keeps a weight-moving scheme compute-bound: $(C/W)(E/k)$.
 pub fn min_tokens_per_chip(model: &Model, hw: &Hardware, span: Span) -> Result<f64> {
     model.validate()?;
     Ok(ridge(hw, span)? * model.sparsity())
 }
 
-// book/src/ch07.md:788
+// book/src/ch07.md:785
 /// The largest model (parameters) that pure data parallelism can train on one chip.
 pub fn largest_replicated_model(hw: &Hardware) -> f64 {
     hw.chip.hbm / ADAM_BYTES_PER_PARAM
 }
 
-// book/src/ch07.md:793
+// book/src/ch07.md:790
 /// The exact ring factor $(n-1)/n$ that the asymptotic ridge leaves out: a ring AllReduce over
 /// $n$ participants moves $(n-1)/n$ of the buffer, so two participants need half the batch.
 pub fn ring_factor(participants: u64) -> Result<f64> {
@@ -620,7 +620,7 @@ pub fn ring_factor(participants: u64) -> Result<f64> {
     Ok((n - 1.0) / n)
 }
 
-// book/src/ch07.md:901
+// book/src/ch07.md:898
 /// Forward-pass clocks of one layer under FSDP (equation 7.7).
 pub fn fsdp_layer_clock(
     model: &Model,
@@ -638,7 +638,7 @@ pub fn fsdp_layer_clock(
     })
 }
 
-// book/src/ch07.md:909
+// book/src/ch07.md:906
 /// The most chips FSDP can spread `batch` tokens over and stay compute-bound.
 pub fn fsdp_max_chips(
     model: &Model,
@@ -650,7 +650,7 @@ pub fn fsdp_max_chips(
     Ok((positive("batch", batch)? / per_chip).floor() as u64)
 }
 
-// book/src/ch07.md:915
+// book/src/ch07.md:912
 /// What one chip holds under FSDP, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ChipMemory {
@@ -661,7 +661,7 @@ pub struct ChipMemory {
     pub activations: f64,
 }
 
-// book/src/ch07.md:925
+// book/src/ch07.md:922
 impl ChipMemory {
     pub fn total(&self) -> f64 {
         self.states + self.activations
@@ -671,7 +671,7 @@ impl ChipMemory {
     }
 }
 
-// book/src/ch07.md:934
+// book/src/ch07.md:931
 /// Memory per chip under FSDP over `dp` chips with a global batch of `batch` tokens.
 pub fn fsdp_memory(model: &Model, dp: u64, batch: f64) -> Result<ChipMemory> {
     model.validate()?;
@@ -685,7 +685,7 @@ pub fn fsdp_memory(model: &Model, dp: u64, batch: f64) -> Result<ChipMemory> {
     })
 }
 
-// book/src/ch07.md:944
+// book/src/ch07.md:941
 /// Wall-clock days to spend `total_flops` on `chips` chips at a model-FLOPs utilisation `mfu`.
 pub fn training_days(
     total_flops: f64,
@@ -704,7 +704,7 @@ pub fn training_days(
     Ok(positive("total FLOPs", total_flops)? / rate / 86_400.0)
 }
 
-// book/src/ch07.md:1053
+// book/src/ch07.md:1050
 /// Forward-pass clocks of one layer under tensor parallelism of degree `tp` (equation 7.8).
 pub fn tp_layer_clock(
     model: &Model,
@@ -724,7 +724,7 @@ pub fn tp_layer_clock(
     })
 }
 
-// book/src/ch07.md:1063
+// book/src/ch07.md:1060
 /// The largest tensor-parallel degree that stays compute-bound, $kF \cdot W / C$, as a real
 /// number; a mesh needs an integer at or below it.
 pub fn tp_max(model: &Model, hw: &Hardware, span: Span) -> Result<f64> {
@@ -732,7 +732,7 @@ pub fn tp_max(model: &Model, hw: &Hardware, span: Span) -> Result<f64> {
     Ok(model.active_width() / ridge(hw, span)?)
 }
 
-// book/src/ch07.md:1176
+// book/src/ch07.md:1173
 /// A two-axis mesh: `dp` chips of FSDP by `tp` chips of tensor parallelism, with the number of
 /// TPU mesh axes each collective runs over (ignored on a GPU).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -743,14 +743,14 @@ pub struct Mesh {
     pub tp_axes: u32,
 }
 
-// book/src/ch07.md:1186
+// book/src/ch07.md:1183
 impl Mesh {
     pub fn chips(&self) -> u64 {
         self.dp * self.tp
     }
 }
 
-// book/src/ch07.md:1192
+// book/src/ch07.md:1189
 /// The three clocks of one forward layer under FSDP + TP (equation 7.9).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MixedClock {
@@ -759,7 +759,7 @@ pub struct MixedClock {
     pub tp_comms: f64,
 }
 
-// book/src/ch07.md:1200
+// book/src/ch07.md:1197
 impl MixedClock {
     /// The two collectives overlap each other, so the slower one is the network clock.
     pub fn clock(&self) -> LayerClock {
@@ -770,7 +770,7 @@ impl MixedClock {
     }
 }
 
-// book/src/ch07.md:1207
+// book/src/ch07.md:1204
 /// Equation 7.9 on a TPU torus with a *real-valued* FSDP degree `dp` (so TP = `chips / dp`),
 /// the relaxation that equation 7.10 optimises over and the figure sweeps use.
 pub fn mixed_clock_relaxed(
@@ -803,7 +803,7 @@ pub fn mixed_clock_relaxed(
     })
 }
 
-// book/src/ch07.md:1228
+// book/src/ch07.md:1225
 /// Forward-layer clocks of a mixed FSDP + TP mesh.
 ///
 /// On a TPU torus this is equation 7.9. On a GPU, TP must divide one NVLink domain and runs at
@@ -862,7 +862,7 @@ pub fn mixed_layer_clock(
     }
 }
 
-// book/src/ch07.md:1265
+// book/src/ch07.md:1262
 /// The GPU counterpart of equation 7.10: try every TP degree that divides both the NVLink
 /// domain and the chip count, and keep the one with the fastest network clock.
 pub fn best_gpu_mesh(
@@ -898,7 +898,7 @@ pub fn best_gpu_mesh(
     })
 }
 
-// book/src/ch07.md:1283
+// book/src/ch07.md:1280
 /// The FSDP degree that balances the two collectives on a TPU mesh of `chips` chips
 /// (equation 7.10). A real number: round it to a divisor of `chips` to build a mesh.
 pub fn optimal_fsdp_degree(
@@ -922,7 +922,7 @@ pub fn optimal_fsdp_degree(
     Ok((positive("batch", batch)? * n * ratio / (model.experts * model.f) as f64).sqrt())
 }
 
-// book/src/ch07.md:1296
+// book/src/ch07.md:1293
 /// Per-chip batch above which the optimally mixed mesh is compute-bound (equation 7.11).
 pub fn mixed_min_tokens_per_chip(
     model: &Model,
@@ -943,7 +943,7 @@ pub fn mixed_min_tokens_per_chip(
     Ok(alpha * alpha / axes * model.sparsity() / model.active_width())
 }
 
-// book/src/ch07.md:1308
+// book/src/ch07.md:1305
 /// One batch size of the FSDP / TP / mixed comparison on an `N`-chip TPU cube, in seconds per
 /// forward layer. Pure FSDP and pure TP use all three mesh axes; the mix gives FSDP two axes and
 /// TP one and sits at $DP_\text{opt}$ clamped to $[1, N]$.
@@ -956,7 +956,7 @@ pub struct SweepPoint {
     pub mixed_comms: f64,
 }
 
-// book/src/ch07.md:1320
+// book/src/ch07.md:1317
 impl SweepPoint {
     /// $T_\text{math}/T_\text{comms}$ for FSDP, TP and the mix; above 1 is compute-bound.
     pub fn ratios(&self) -> [f64; 3] {
@@ -968,7 +968,7 @@ impl SweepPoint {
     }
 }
 
-// book/src/ch07.md:1327
+// book/src/ch07.md:1324
 /// Data for the batch-sweep figures (ratio view and absolute-time view).
 pub fn mixed_sweep(
     model: &Model,
@@ -1008,7 +1008,7 @@ pub fn mixed_sweep(
         .collect()
 }
 
-// book/src/ch07.md:1343
+// book/src/ch07.md:1340
 /// `count` batch sizes spaced evenly in log space from `lo` to `hi` tokens, for sweeps.
 pub fn log_space(lo: f64, hi: f64, count: usize) -> Result<Vec<f64>> {
     let (lo, hi) = (positive("lower batch", lo)?, positive("upper batch", hi)?);
@@ -1020,7 +1020,7 @@ pub fn log_space(lo: f64, hi: f64, count: usize) -> Result<Vec<f64>> {
     Ok((0..count).map(|i| lo * (step * i as f64).exp()).collect())
 }
 
-// book/src/ch07.md:1636
+// book/src/ch07.md:1627
 /// The clocks of one forward MoE layer under expert parallelism (equation 7.12).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExpertClock {
@@ -1031,7 +1031,7 @@ pub struct ExpertClock {
     pub scale_out_comms: f64,
 }
 
-// book/src/ch07.md:1646
+// book/src/ch07.md:1637
 impl ExpertClock {
     pub fn clock(&self) -> LayerClock {
         LayerClock {
@@ -1041,7 +1041,7 @@ impl ExpertClock {
     }
 }
 
-// book/src/ch07.md:1652
+// book/src/ch07.md:1643
 /// Expert parallelism of degree `ep` on a switched GPU fabric, `tokens_per_gpu` tokens per GPU.
 pub fn ep_layer_clock(
     model: &Model,
@@ -1081,7 +1081,7 @@ pub fn ep_layer_clock(
     })
 }
 
-// book/src/ch07.md:1674
+// book/src/ch07.md:1665
 /// The narrowest expert (F) for which degree-`ep` expert parallelism stays compute-bound.
 /// The traffic does not depend on F and the FLOPs grow linearly with it, so it is F scaled by
 /// the current comms/math ratio.
@@ -1090,7 +1090,7 @@ pub fn ep_min_expert_width(model: &Model, hw: &Hardware, ep: u64) -> Result<f64>
     Ok(model.f as f64 / c.ratio())
 }
 
-// book/src/ch07.md:1783
+// book/src/ch07.md:1774
 /// Point-to-point bandwidth for one pipeline hop: NVLink/ICI inside a domain, the sending
 /// chip's own scale-out port between domains.
 pub fn point_to_point(hw: &Hardware, span: Span) -> f64 {
@@ -1100,7 +1100,7 @@ pub fn point_to_point(hw: &Hardware, span: Span) -> f64 {
     }
 }
 
-// book/src/ch07.md:1792
+// book/src/ch07.md:1783
 /// One stage's forward compute for a microbatch against the hop that carries its output
 /// (equation 7.13). `pp` must not exceed the layer count; uneven splits are allowed and
 /// priced at the average stage depth.
@@ -1128,17 +1128,17 @@ pub fn pp_hop_clock(
     })
 }
 
-// book/src/ch07.md:1855
+// book/src/ch07.md:1846
 use ch06::{one_f1b_order, OpKind, TrainingError};
 
-// book/src/ch07.md:1857
+// book/src/ch07.md:1848
 impl From<TrainingError> for ParallelError {
     fn from(e: TrainingError) -> Self {
         ParallelError::Pipeline(e)
     }
 }
 
-// book/src/ch07.md:1863
+// book/src/ch07.md:1854
 /// The three passes a stage runs per microbatch once the backward pass is split.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Pass {
@@ -1149,7 +1149,7 @@ pub enum Pass {
     WeightGrad,
 }
 
-// book/src/ch07.md:1873
+// book/src/ch07.md:1864
 /// What to do with weight gradients.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WeightGradPolicy {
@@ -1161,7 +1161,7 @@ pub enum WeightGradPolicy {
     FillIdle { max_deferred: usize },
 }
 
-// book/src/ch07.md:1884
+// book/src/ch07.md:1875
 /// Durations of the three passes, in arbitrary units.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SplitTimes {
@@ -1170,7 +1170,7 @@ pub struct SplitTimes {
     pub weight_grad: f64,
 }
 
-// book/src/ch07.md:1892
+// book/src/ch07.md:1883
 /// One pass as it ran.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SplitEvent {
@@ -1181,7 +1181,7 @@ pub struct SplitEvent {
     pub end: f64,
 }
 
-// book/src/ch07.md:1902
+// book/src/ch07.md:1893
 /// The simulated timeline of one step with a split backward pass.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SplitTimeline {
@@ -1189,7 +1189,7 @@ pub struct SplitTimeline {
     pub events: Vec<SplitEvent>,
 }
 
-// book/src/ch07.md:1909
+// book/src/ch07.md:1900
 impl SplitTimeline {
     pub fn makespan(&self) -> f64 {
         self.events.iter().map(|e| e.end).fold(0.0, f64::max)
@@ -1220,7 +1220,7 @@ impl SplitTimeline {
     }
 }
 
-// book/src/ch07.md:1939
+// book/src/ch07.md:1930
 /// Simulates 1F1B with a split backward pass on `stages` balanced stages.
 pub fn simulate_split_pipeline(
     stages: usize,
@@ -1376,7 +1376,7 @@ pub fn simulate_split_pipeline(
     Ok(SplitTimeline { stages, events })
 }
 
-// book/src/ch07.md:2219
+// book/src/ch07.md:2207
 /// Backward-layer clocks of pure data parallelism across scale-out domains (equation 7.14).
 /// The `chips` are spread evenly over the fewest domains that hold them.
 pub fn cross_domain_dp_clock(
@@ -1396,14 +1396,14 @@ pub fn cross_domain_dp_clock(
     Ok(LayerClock { math, comms })
 }
 
-// book/src/ch07.md:2231
+// book/src/ch07.md:2219
 /// The batch each scale-out domain needs so that the cross-domain reduction hides (7.14).
 pub fn min_tokens_per_domain(model: &Model, hw: &Hardware) -> Result<f64> {
     model.validate()?;
     Ok(hw.flops() / hw.scale_out() * model.sparsity())
 }
 
-// book/src/ch07.md:2237
+// book/src/ch07.md:2225
 /// A simple TPU recipe: the largest power-of-two TP under the TP bound on one axis, then the
 /// largest power-of-two FSDP degree whose per-shard batch clears the three-axis ridge.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -1414,12 +1414,12 @@ pub struct Recipe {
     pub pods: u64,
 }
 
-// book/src/ch07.md:2247
+// book/src/ch07.md:2235
 fn floor_pow2(x: f64) -> u64 {
     if x < 1.0 { 0 } else { 1u64 << (x.log2().floor() as u32) }
 }
 
-// book/src/ch07.md:2251
+// book/src/ch07.md:2239
 pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     if hw.chip.fabric != Fabric::TpuTorus {
         return Err(ParallelError::WrongFabric {
@@ -1440,11 +1440,11 @@ pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     })
 }
 
-// book/src/ch07.md:2390
+// book/src/ch07.md:2378
 /// Chapter 6's TP x PP x DP layout, re-exported so that readers of this chapter can build runs.
 pub use ch06::Layout;
 
-// book/src/ch07.md:2393
+// book/src/ch07.md:2381
 /// A published training run: chip, model, how the GPUs are split, and the batch.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Run {
@@ -1459,7 +1459,7 @@ pub struct Run {
     pub batch: f64,
 }
 
-// book/src/ch07.md:2407
+// book/src/ch07.md:2395
 impl Run {
     /// Checks that the degrees multiply to the GPU count.
     pub fn validate(&self) -> Result<&Self> {
@@ -1502,7 +1502,7 @@ impl Run {
     }
 }
 
-// book/src/ch07.md:2439
+// book/src/ch07.md:2427
 /// Llama 3.1 405B's shape, from the Llama 3 report (the source gives only its batch and layout).
 pub const LLAMA_31_405B: Model = Model::dense(
     "Llama 3.1 405B",
@@ -1512,7 +1512,7 @@ pub const LLAMA_31_405B: Model = Model::dense(
     Some(405e9),
 );
 
-// book/src/ch07.md:2442
+// book/src/ch07.md:2430
 /// DeepSeek-V3 on 2,048 H800s: 64-way EP over eight nodes, 16-way PP, 2-way ZeRO-1 DP, and a
 /// steady-state batch of 15,360 sequences of 4,096 tokens.
 pub const DEEPSEEK_V3_RUN: Run = Run {
@@ -1528,7 +1528,7 @@ pub const DEEPSEEK_V3_RUN: Run = Run {
     batch: 4096.0 * 15_360.0,
 };
 
-// book/src/ch07.md:2449
+// book/src/ch07.md:2437
 /// Llama 3.1 405B on 16,384 H100s: 8-way TP, 16-way PP, 128-way DP, 16M-token batch.
 pub const LLAMA_31_RUN: Run = Run {
     name: "Llama 3.1 405B",
@@ -1543,7 +1543,7 @@ pub const LLAMA_31_RUN: Run = Run {
     batch: 16e6,
 };
 
-// book/src/ch07.md:2607
+// book/src/ch07.md:2595
 /// The question-2 ledger of a dense model trained without parallelism.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepMemory {
@@ -1553,7 +1553,7 @@ pub struct StepMemory {
     pub activations: f64,
 }
 
-// book/src/ch07.md:2616
+// book/src/ch07.md:2604
 /// Memory of one unsharded training step for `params` parameters and a `batch`-token batch.
 pub fn step_memory(model: &Model, params: f64, batch: f64) -> Result<StepMemory> {
     model.validate()?;

@@ -44,7 +44,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "roofline-ridge",
         (720, 420),
         |root| {
-            use tangle_runtime::figure::{self, HPos, Key, VPos, plotters::prelude::*};
+            use tangle_runtime::figure::{
+                self, BookStyle, HPos, Key, VPos, plotters::prelude::*,
+            };
             let tokens = log_space(100.0, 100_000.0, 301)?;
             let cases = [
                 (
@@ -87,10 +89,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .y_desc("fraction of peak FLOP/s")
                 .x_label_formatter(&|v: &f64| ch06::grouped(v.round() as u64))
                 .y_label_formatter(&|v| format!("{v:.1}"))
-                .label_style(figure::text(16.0))
-                .axis_desc_style(figure::text(16.0))
-                .light_line_style(WHITE)
-                .bold_line_style(figure::gray(0.92))
+                .book_style(16.0)
                 .draw()?;
             let label_at = [(HPos::Left, 8, 30), (HPos::Left, 8, 8), (HPos::Left, 8, 8)];
             for (((_, hw, span), key), (h, dx, dy)) in cases
@@ -143,7 +142,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:683
+    // book/src/ch07.md:680
     tangle_runtime::cell(3);
     let v5p = Hardware::spec(TPU_V5P);
     let axis = Span::InDomain { axes: 1 };
@@ -164,7 +163,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )?;
         println!("{:>14} {:>16.2} {:>20.2}", b, w.ratio(), a.ratio());
     }
-    // book/src/ch07.md:809
+    // book/src/ch07.md:806
     tangle_runtime::cell(4);
     let v5p = Hardware::spec(TPU_V5P);
     for axes in [1, 3] {
@@ -191,7 +190,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "MoE floor on H100 across nodes: (E/k) * C/W = {} * {:.0} = {floor:.0} tokens per GPU",
         oss.sparsity(), ridge(& h100, Span::AcrossDomains { axes : 1 }) ?
     );
-    // book/src/ch07.md:963
+    // book/src/ch07.md:960
     tangle_runtime::cell(5);
     let v5p = Hardware::spec(TPU_V5P);
     let pod = Span::InDomain { axes: 3 };
@@ -210,7 +209,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "per chip: {:.2} GB of weights and Adam state, {:.1} GB of checkpoints, fits in 96 GB: {}",
         mem.states / 1e9, mem.activations / 1e9, mem.fits(& v5p)
     );
-    // book/src/ch07.md:1078
+    // book/src/ch07.md:1075
     tangle_runtime::cell(6);
     let spans = [
         ("v5p 1 axis", Hardware::spec(TPU_V5P), Span::InDomain { axes: 1 }),
@@ -234,7 +233,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "F needed for 8-way TP on v5p: {:.0}", 8.0 * ridge(& Hardware::spec(TPU_V5P),
         Span::InDomain { axes : 1 }) ?
     );
-    // book/src/ch07.md:1359
+    // book/src/ch07.md:1356
     tangle_runtime::cell(7);
     let v5p = Hardware::spec(TPU_V5P);
     let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
@@ -270,13 +269,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "16x16x16 slice: FLOPs curve meets the mixed comms curve at B = {crossing:.3e}"
     );
-    // book/src/ch07.md:1400
+    // book/src/ch07.md:1397
     tangle_runtime::cell(8);
     tangle_runtime::figure::svg(
         "mixed-ratio-4x4x4",
         (720, 420),
         |root| {
-            use tangle_runtime::figure::{self, HPos, Key, VPos, plotters::prelude::*};
+            use tangle_runtime::figure::{
+                self, BookStyle, HPos, Key, VPos, plotters::prelude::*,
+            };
             let v5p = Hardware::spec(TPU_V5P);
             let wide = Model::dense(
                 "dense F=32768 (mesh example)",
@@ -308,10 +309,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .y_desc("T_math / T_comms (log scale)")
                 .x_label_formatter(&|v| format!("{v:.0e}"))
                 .y_label_formatter(&|v| format!("{v}"))
-                .label_style(figure::text(16.0))
-                .axis_desc_style(figure::text(16.0))
-                .light_line_style(WHITE)
-                .bold_line_style(figure::gray(0.92))
+                .book_style(16.0)
                 .draw()?;
             chart
                 .draw_series(
@@ -370,13 +368,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:1449
+    // book/src/ch07.md:1443
     tangle_runtime::cell(9);
     tangle_runtime::figure::svg(
         "mixed-times-16x16x16",
         (720, 420),
         |root| {
-            use tangle_runtime::figure::{self, HPos, Key, VPos, plotters::prelude::*};
+            use tangle_runtime::figure::{
+                self, BookStyle, HPos, Key, VPos, plotters::prelude::*,
+            };
             let v5p = Hardware::spec(TPU_V5P);
             let wide = Model::dense(
                 "dense F=32768 (mesh example)",
@@ -411,10 +411,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .y_desc("time per layer, ms (log scale)")
                 .x_label_formatter(&|v| format!("{v:.0e}"))
                 .y_label_formatter(&|v| format!("{v}"))
-                .label_style(figure::text(16.0))
-                .axis_desc_style(figure::text(16.0))
-                .light_line_style(WHITE)
-                .bold_line_style(figure::gray(0.92))
+                .book_style(16.0)
                 .draw()?;
             chart
                 .draw_series(
@@ -476,7 +473,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:1508
+    // book/src/ch07.md:1499
     tangle_runtime::cell(10);
     let b = 4e6;
     for chip in [H100, H800] {
@@ -502,7 +499,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let (mesh, _) = best_gpu_mesh(&DENSE_DEFAULT_70B, &hw, 1024, b)?;
         println!("{:<5} best: {}-way FSDP x {}-way TP", chip.name, mesh.dp, mesh.tp);
     }
-    // book/src/ch07.md:1692
+    // book/src/ch07.md:1683
     tangle_runtime::cell(11);
     let wide = Model {
         label: "wide-expert variant",
@@ -530,7 +527,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "G * alpha on H100 = {:.0}", f64::from(H100.domain) * h100.flops() / h100
         .domain_egress()
     );
-    // book/src/ch07.md:1813
+    // book/src/ch07.md:1804
     tangle_runtime::cell(12);
     let h100 = Hardware::spec(H100);
     let hop = pp_hop_clock(
@@ -550,7 +547,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "bytes per layer: pipeline hop {:.1} MB, TP gathers {:.1} MB ({}x)", hop_bytes /
         1e6, 4.0 * 4096.0 * 8192.0 / 1e6, 4.0 * 4096.0 * 8192.0 / hop_bytes
     );
-    // book/src/ch07.md:2030
+    // book/src/ch07.md:2021
     tangle_runtime::cell(13);
     use ch06::{pipeline_bubble_fraction, simulate_pipeline, Schedule, StageTimes};
     let split = SplitTimes {
@@ -596,13 +593,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .idle_fraction(), capped.max_in_flight(0))
         );
     }
-    // book/src/ch07.md:2127
+    // book/src/ch07.md:2118
     tangle_runtime::cell(14);
     tangle_runtime::figure::svg(
         "pipeline-overlap-dw",
         (720, 440),
         |root| {
-            use tangle_runtime::figure::{self, HPos, Key, VPos, plotters::prelude::*};
+            use tangle_runtime::figure::{
+                self, BookStyle, HPos, Key, VPos, plotters::prelude::*,
+            };
             let fused = ch06::simulate_pipeline(
                 ch06::Schedule::OneFOneB,
                 4,
@@ -707,10 +706,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .x_labels(if last { 10 } else { 0 })
                     .x_desc(if last { "time units" } else { "" })
                     .x_label_formatter(&|v| format!("{v:.0}"))
-                    .label_style(figure::text(15.0))
-                    .axis_desc_style(figure::text(15.0))
-                    .light_line_style(WHITE)
-                    .bold_line_style(figure::gray(0.92))
+                    .book_style(15.0)
                     .draw()?;
                 for stage in 0..4 {
                     let (x0, y) = chart
@@ -752,7 +748,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:2266
+    // book/src/ch07.md:2254
     tangle_runtime::cell(15);
     let v5p = Hardware::spec(TPU_V5P);
     println!(
@@ -783,7 +779,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
     }
-    // book/src/ch07.md:2325
+    // book/src/ch07.md:2313
     tangle_runtime::cell(16);
     println!(
         "{:<12} {:>13} {:>20} {:>21}", "node type", "GPUs per node",
@@ -797,7 +793,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .domain_egress())
         );
     }
-    // book/src/ch07.md:2357
+    // book/src/ch07.md:2345
     tangle_runtime::cell(17);
     let span = Span::AcrossDomains { axes: 1 };
     let h100 = Hardware::spec(H100);
@@ -820,7 +816,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "DeepSeek batch schedule: {} to {} tokens (3,072 to 15,360 sequences of 4,096)",
         3072 * 4096, 15_360 * 4096
     );
-    // book/src/ch07.md:2469
+    // book/src/ch07.md:2457
     tangle_runtime::cell(18);
     for run in [DEEPSEEK_V3_RUN, LLAMA_31_RUN] {
         run.validate()?;
@@ -838,7 +834,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "Llama 3.1 405B: largest TP inside an H100 node {tp:.1}, so 8-way TP hides"
     );
-    // book/src/ch07.md:2584
+    // book/src/ch07.md:2572
     tangle_runtime::cell(19);
     use ch06::{param_count, TrainingConfig};
     let llama2_13b = TrainingConfig {
@@ -857,7 +853,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         p.ffn as f64 / 1e9, p.attention as f64 / 1e9, p.embeddings as f64 / 1e9, p
         .total() as f64 / 1e9
     );
-    // book/src/ch07.md:2625
+    // book/src/ch07.md:2613
     tangle_runtime::cell(20);
     let total = p.total() as f64;
     let m = step_memory(&DENSE_13B, total, 16e6)?;
@@ -865,7 +861,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "states (2 + 4 + 4) * {:.2}B = {:.0} GB; activations 2LB(D + 2F) = {:.1} TB",
         total / 1e9, m.states / 1e9, m.activations / 1e12
     );
-    // book/src/ch07.md:2644
+    // book/src/ch07.md:2632
     tangle_runtime::cell(21);
     let v5p = Hardware::spec(TPU_V5P);
     let chips: u64 = 16 * 16 * 16;
