@@ -89,7 +89,11 @@ pub fn run(root: &Path, chapter: &Chapter, krate: &ChapterCrate, figures_dir: &P
     let last = cells.last().map(|c| c.index);
     let end = match status {
         None => RunEnd::TimedOut { cell: last, seconds: timeout.as_secs() },
-        Some(s) if s.success() => RunEnd::Completed,
+        Some(s) if s.success() && cells.len() == chapter.run_cells().count() => RunEnd::Completed,
+        Some(s) if s.success() => RunEnd::Failed {
+            cell: last,
+            message: "the program exited before the cells after this one ran (`std::process::exit`?)".into(),
+        },
         Some(s) => {
             let cell = stderr.lines().find_map(|l| l.strip_prefix(PANIC_MARKER)?.trim().parse().ok()).or(last);
             let message: String = stderr.lines().filter(|l| !l.starts_with(PANIC_MARKER)).collect::<Vec<_>>().join("\n").trim().to_string();
@@ -104,10 +108,17 @@ pub fn run(root: &Path, chapter: &Chapter, krate: &ChapterCrate, figures_dir: &P
 pub fn split_cells(stdout: &str) -> Vec<CellOutput> {
     let mut cells: Vec<CellOutput> = Vec::new();
     for line in stdout.split_inclusive('\n') {
-        if let Some(index) = line.strip_prefix(MARKER).and_then(|i| i.trim_end().parse().ok()) {
+        // A cell that ends with `print!` leaves no newline, so the next marker may start
+        // mid-line: the text before it still belongs to the cell before.
+        let (text, marker) = match line.find(MARKER) {
+            Some(at) => (&line[..at], line[at + MARKER.len()..].trim_end().parse().ok()),
+            None => (line, None),
+        };
+        if let Some(cell) = cells.last_mut() {
+            cell.stdout.push_str(text);
+        }
+        if let Some(index) = marker {
             cells.push(CellOutput { index, stdout: String::new() });
-        } else if let Some(cell) = cells.last_mut() {
-            cell.stdout.push_str(line);
         }
     }
     cells
@@ -126,4 +137,17 @@ fn locate_generated_paths(message: &str, krate: &ChapterCrate, chapter: &Chapter
         }
     })
     .into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_without_a_final_newline_stays_with_its_cell() {
+        let stdout = format!("{MARKER}0\nno newline{MARKER}1\nsecond\n{MARKER}2\n");
+        let cells = split_cells(&stdout);
+        let texts: Vec<(usize, &str)> = cells.iter().map(|c| (c.index, c.stdout.as_str())).collect();
+        assert_eq!(texts, vec![(0, "no newline"), (1, "second\n"), (2, "")]);
+    }
 }
