@@ -162,6 +162,13 @@ pub fn accept(project: &Project, results: &[ChapterResult]) -> anyhow::Result<Ac
         let path = project.root.join(&chapter.path);
         let text = match accept::rewrite(chapter, &result.run, &result.verdicts) {
             Some(text) => {
+                // The chapter may have been edited while its program ran; never overwrite that.
+                let now = std::fs::read(&path).with_context(|| format!("cannot read {}", chapter.path.display()))?;
+                anyhow::ensure!(
+                    now == chapter.source.as_bytes(),
+                    "{} changed while tangle was running; nothing was written to it (run `cargo tangle accept` again)",
+                    chapter.path.display()
+                );
                 fsutil::write_atomic(&path, text.as_bytes())?;
                 accepted.files.push(chapter.path.clone());
                 text
