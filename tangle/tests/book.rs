@@ -69,3 +69,42 @@ fn book_outputs_match_prose_and_snapshots() {
     let orphans: Vec<&String> = on_disk.difference(&expected_files).collect();
     assert!(orphans.is_empty(), "snapshots with no output block (run `cargo tangle accept`): {orphans:?}");
 }
+
+/// The seeds' sentences must not carry over: no run of twelve words of a chapter's prose
+/// (code, math and the reference list aside, which carry facts) may appear in a seed. The
+/// seeds sit in `../shared/seeds` beside the repository, as on CI; elsewhere this is skipped.
+#[test]
+fn prose_shares_no_dozen_word_run_with_the_seeds() {
+    const RUN: usize = 12;
+    let seeds_dir = root().join("../shared/seeds");
+    let Ok(entries) = std::fs::read_dir(&seeds_dir) else {
+        eprintln!("skipped: no seeds at {}", seeds_dir.display());
+        return;
+    };
+    let words = |text: &str| -> Vec<String> {
+        text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
+    };
+    let mut seed_runs = std::collections::HashSet::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name == "README.md" {
+            continue;
+        }
+        let w = words(&std::fs::read_to_string(entry.path()).unwrap_or_default());
+        seed_runs.extend(w.windows(RUN).map(|run| run.join(" ")));
+    }
+    assert!(!seed_runs.is_empty(), "the seeds at {} hold no text", seeds_dir.display());
+    let fenced = regex::Regex::new(r"(?s)```.*?```|\$\$.*?\$\$|\$[^$\n]+\$").unwrap();
+    let mut copies = Vec::new();
+    for chapter in Project::load(&root()).unwrap().book.chapters {
+        let prose = chapter.source.split("\n## References").next().unwrap_or("");
+        let prose = fenced.replace_all(prose, " ");
+        for run in words(&prose).windows(RUN) {
+            let run = run.join(" ");
+            if seed_runs.contains(&run) {
+                copies.push(format!("{}: \"{run}\"", chapter.path.display()));
+            }
+        }
+    }
+    assert!(copies.is_empty(), "prose copied from a seed (rewrite it in our own words):\n{}", copies.join("\n"));
+}
