@@ -137,7 +137,7 @@ fn generate_chapter(
     external: &ExternalCrates,
 ) -> Result<ChapterCrate, InputError> {
     let mut parsed = Vec::new();
-    let mut refs = References::default();
+    let mut refs: Vec<(CellKind, String, Location)> = Vec::new();
     for cell in &chapter.cells {
         let p = parse_cell(chapter, cell)?;
         let mut visitor = RefVisitor { refs: Vec::new() };
@@ -149,7 +149,7 @@ fn generate_chapter(
         }
         for (name, line) in visitor.refs {
             let loc = chapter.location(cell.code_line + line - 1);
-            refs.add(cell.kind, name, loc);
+            refs.push((cell.kind, name, loc));
         }
         parsed.push(p);
     }
@@ -157,15 +157,14 @@ fn generate_chapter(
     let mut chapter_deps = BTreeMap::new();
     let mut deps = BTreeMap::new();
     let mut dev_deps = BTreeMap::new();
-    for (kind, name, loc) in refs.all {
+    for (kind, name, loc) in refs {
         if name == chapter.name {
             continue;
         }
-        let is_chapter_name = name.len() == 4 && name.starts_with("ch") && name[2..].bytes().all(|b| b.is_ascii_digit());
         let entry = if chapters.contains(name.as_str()) {
             chapter_deps.entry(name.clone()).or_insert_with(|| loc.clone());
             format!("{name} = {{ path = \"../{name}\" }}")
-        } else if is_chapter_name {
+        } else if crate::parse::is_chapter_name(&name) {
             return Err(InputError::new(
                 loc,
                 format!("`{name}` names no chapter: there is no book/src/{name}.md"),
@@ -331,17 +330,6 @@ fn main_file(chapter: &Chapter, parsed: &[ParsedCell], path: &Path, line_map: &m
 /// The cache ignores these lines, so that prose edits that move cells rebuild nothing.
 pub fn is_location_comment(line: &str) -> bool {
     line.trim_start().strip_prefix("// book/src/").is_some_and(|rest| rest.contains(".md:"))
-}
-
-#[derive(Default)]
-struct References {
-    all: Vec<(CellKind, String, Location)>,
-}
-
-impl References {
-    fn add(&mut self, kind: CellKind, name: String, loc: Location) {
-        self.all.push((kind, name, loc));
-    }
 }
 
 /// Collects the first segment of every path and `use` tree, and of `name::` inside macro

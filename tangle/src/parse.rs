@@ -38,11 +38,12 @@ pub fn load_book(root: &Path) -> anyhow::Result<Book> {
 /// `ch06` for `.../ch06.md`; `None` for pages that are not chapters.
 pub fn chapter_name(path: &Path) -> Option<String> {
     let stem = path.file_stem()?.to_str()?;
-    let is_chapter = path.extension()? == "md"
-        && stem.len() == 4
-        && stem.starts_with("ch")
-        && stem[2..].bytes().all(|b| b.is_ascii_digit());
-    is_chapter.then(|| stem.to_string())
+    (path.extension()? == "md" && is_chapter_name(stem)).then(|| stem.to_string())
+}
+
+/// Whether `name` has the form of a chapter (`ch` and two digits), as a file stem or a crate.
+pub fn is_chapter_name(name: &str) -> bool {
+    name.len() == 4 && name.starts_with("ch") && name[2..].bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Parses one chapter file. `path` is relative to the project root and used in messages.
