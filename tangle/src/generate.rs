@@ -340,11 +340,10 @@ struct RefVisitor {
 
 impl<'ast> Visit<'ast> for RefVisitor {
     fn visit_path(&mut self, path: &'ast syn::Path) {
-        if let Some(first) = path.segments.first() {
-            if path.segments.len() > 1 || path.leading_colon.is_some() {
+        if let Some(first) = path.segments.first()
+            && (path.segments.len() > 1 || path.leading_colon.is_some()) {
                 self.refs.push((first.ident.to_string(), first.ident.span().start().line));
             }
-        }
         syn::visit::visit_path(self, path);
     }
 

@@ -117,11 +117,10 @@ impl<'a> Parser<'a> {
                     heading.as_mut().unwrap().1.push_str(&text);
                 }
                 Event::End(TagEnd::Heading(_)) => {
-                    if let Some((level, text)) = heading.take() {
-                        if level <= HeadingLevel::H2 {
+                    if let Some((level, text)) = heading.take()
+                        && level <= HeadingLevel::H2 {
                             section = text;
                         }
-                    }
                 }
                 Event::Html(html) | Event::InlineHtml(html) => {
                     self.directive(&html, range.start, &mut directives)?;

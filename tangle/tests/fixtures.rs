@@ -61,7 +61,7 @@ fn filter_output(text: &str, root: &Path) -> String {
     let tid = regex::Regex::new(r"thread '([^']+)' \(\d+\)").unwrap();
     text.lines()
         .filter(|l| {
-            let word = l.trim_start().split_whitespace().next().unwrap_or("");
+            let word = l.split_whitespace().next().unwrap_or("");
             !(l.starts_with(' ') && CARGO_NOISE.contains(&word))
         })
         .map(|l| tid.replace_all(&l.replace(&root.display().to_string(), "[ROOT]"), "thread '$1' [TID]").into_owned())
