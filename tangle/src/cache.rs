@@ -47,14 +47,19 @@ pub fn key(root: &Path, book: &Book, generated: &Generated, chapter: &str) -> an
             let is_test = path.components().any(|c| c.as_os_str() == "tests");
             let is_dependency_main = krate.chapter != chapter && path.ends_with("src/main.rs");
             if !is_test && !is_dependency_main {
-                let code = contents.lines().filter(|l| !crate::generate::is_location_comment(l)).collect::<Vec<_>>().join("\n");
+                let code = contents
+                    .lines()
+                    .filter(|l| !crate::generate::is_location_comment(l))
+                    .collect::<Vec<_>>()
+                    .join("\n");
                 feed(&path.display().to_string(), code.as_bytes());
             }
         }
         let ch = book.chapter(&krate.chapter).expect("generated from a chapter");
         for data in &ch.directives.data {
-            let bytes = std::fs::read(root.join(data))
-                .with_context(|| format!("{}: declared data file {} cannot be read", ch.path.display(), data.display()))?;
+            let bytes = std::fs::read(root.join(data)).with_context(|| {
+                format!("{}: declared data file {} cannot be read", ch.path.display(), data.display())
+            })?;
             feed(&data.display().to_string(), &bytes);
         }
     }

@@ -208,7 +208,9 @@ fn report(project: &Project, outcome: Outcome, accept: bool) -> anyhow::Result<u
             println!("updated {}", f.display());
         }
     } else if code == DRIFT {
-        println!("outputs drifted from the prose: fix the code, or run `cargo tangle accept` if the new output is right");
+        println!(
+            "outputs drifted from the prose: fix the code, or run `cargo tangle accept` if the new output is right"
+        );
     }
     Ok(code)
 }
@@ -231,5 +233,7 @@ pub fn find_root(start: &Path) -> anyhow::Result<PathBuf> {
         .ancestors()
         .find(|d| d.join("book/book.toml").is_file() && d.join("Cargo.toml").is_file())
         .map(Path::to_path_buf)
-        .ok_or_else(|| anyhow::anyhow!("no book/book.toml in {} or any parent: run tangle inside the project", start.display()))
+        .ok_or_else(|| {
+            anyhow::anyhow!("no book/book.toml in {} or any parent: run tangle inside the project", start.display())
+        })
 }

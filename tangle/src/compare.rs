@@ -15,7 +15,9 @@ use crate::run::{RunEnd, RunOutput};
 pub enum Verdict {
     Same,
     /// The cell's output and its block differ; `diff` is a unified diff, expected → actual.
-    Drift { diff: String },
+    Drift {
+        diff: String,
+    },
     /// The cell never started (an earlier cell panicked or timed out).
     NotRun,
 }
@@ -137,7 +139,11 @@ fn verdict_for(cell: &Cell, stdout: &str, location: &Location) -> Verdict {
     // The diff shows the redacted texts, so that only differences that matter stand out.
     let (e, a) = (with_newline(&redact(&expected, &spec)), with_newline(&redact(&actual, &spec)));
     let header = location.to_string();
-    let diff = TextDiff::from_lines(&e, &a).unified_diff().context_radius(3).header(&header, &format!("{header} (actual)")).to_string();
+    let diff = TextDiff::from_lines(&e, &a)
+        .unified_diff()
+        .context_radius(3)
+        .header(&header, &format!("{header} (actual)"))
+        .to_string();
     Verdict::Drift { diff }
 }
 
@@ -151,7 +157,9 @@ pub fn compare_figures(root: &Path, drawn: &Path, chapter: &str) -> anyhow::Resu
     let drawn_dir = drawn.join(chapter);
     let list = |dir: &Path| -> Vec<String> {
         let mut v: Vec<String> = std::fs::read_dir(dir)
-            .map(|rd| rd.filter_map(|e| e.ok()?.file_name().into_string().ok()).filter(|n| n.ends_with(".svg")).collect())
+            .map(|rd| {
+                rd.filter_map(|e| e.ok()?.file_name().into_string().ok()).filter(|n| n.ends_with(".svg")).collect()
+            })
             .unwrap_or_default();
         v.sort();
         v
@@ -179,7 +187,10 @@ mod tests {
 
     fn spec(redactions: &[(&str, &str)], rtol: Option<f64>) -> OutputSpec {
         OutputSpec {
-            redactions: redactions.iter().map(|(n, r)| Redaction { name: n.to_string(), regex: Regex::new(r).unwrap() }).collect(),
+            redactions: redactions
+                .iter()
+                .map(|(n, r)| Redaction { name: n.to_string(), regex: Regex::new(r).unwrap() })
+                .collect(),
             rtol,
         }
     }

@@ -165,10 +165,7 @@ fn generate_chapter(
             chapter_deps.entry(name.clone()).or_insert_with(|| loc.clone());
             format!("{name} = {{ path = \"../{name}\" }}")
         } else if crate::parse::is_chapter_name(&name) {
-            return Err(InputError::new(
-                loc,
-                format!("`{name}` names no chapter: there is no book/src/{name}.md"),
-            ));
+            return Err(InputError::new(loc, format!("`{name}` names no chapter: there is no book/src/{name}.md")));
         } else if let Some(key) = external.by_ident.get(&name) {
             format!("{key}.workspace = true")
         } else {
@@ -260,9 +257,11 @@ fn items_file(
     prelude: &str,
 ) -> String {
     let mut out = format!("// {}\n// {HEADER_NOTE}\n\n", header_line(chapter));
-    let attrs: Vec<&syn::Attribute> = parsed.iter().filter(|p| p.cell.kind == kind).flat_map(|p| &p.inner_attrs).collect();
+    let attrs: Vec<&syn::Attribute> =
+        parsed.iter().filter(|p| p.cell.kind == kind).flat_map(|p| &p.inner_attrs).collect();
     if !attrs.is_empty() {
-        let file = syn::File { shebang: None, frontmatter: None, attrs: attrs.into_iter().cloned().collect(), items: vec![] };
+        let file =
+            syn::File { shebang: None, frontmatter: None, attrs: attrs.into_iter().cloned().collect(), items: vec![] };
         out += &prettyplease::unparse(&file);
         out.push('\n');
     }
@@ -341,9 +340,10 @@ struct RefVisitor {
 impl<'ast> Visit<'ast> for RefVisitor {
     fn visit_path(&mut self, path: &'ast syn::Path) {
         if let Some(first) = path.segments.first()
-            && (path.segments.len() > 1 || path.leading_colon.is_some()) {
-                self.refs.push((first.ident.to_string(), first.ident.span().start().line));
-            }
+            && (path.segments.len() > 1 || path.leading_colon.is_some())
+        {
+            self.refs.push((first.ident.to_string(), first.ident.span().start().line));
+        }
         syn::visit::visit_path(self, path);
     }
 

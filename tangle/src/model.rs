@@ -57,7 +57,6 @@ impl Chapter {
     pub fn run_cells(&self) -> impl Iterator<Item = &Cell> {
         self.cells.iter().filter(|c| c.kind == CellKind::Run)
     }
-
 }
 
 /// Chapter-wide settings declared in `<!-- tangle: ... -->` comments.

@@ -118,9 +118,10 @@ impl<'a> Parser<'a> {
                 }
                 Event::End(TagEnd::Heading(_)) => {
                     if let Some((level, text)) = heading.take()
-                        && level <= HeadingLevel::H2 {
-                            section = text;
-                        }
+                        && level <= HeadingLevel::H2
+                    {
+                        section = text;
+                    }
                 }
                 Event::Html(html) | Event::InlineHtml(html) => {
                     self.directive(&html, range.start, &mut directives)?;
@@ -138,10 +139,7 @@ impl<'a> Parser<'a> {
         let block = &self.source[fence.span.clone()];
         let closed = is_closed(block);
         if !closed && (lang == "rust" || lang == "output") {
-            return Err(self.error(
-                fence.span.start,
-                "this code block is never closed (add the closing ``` fence)",
-            ));
+            return Err(self.error(fence.span.start, "this code block is never closed (add the closing ``` fence)"));
         }
         match lang {
             "rust" if !fence.info.split(|c: char| c == ',' || c.is_whitespace()).any(|w| w == "ignore") => {
@@ -183,7 +181,9 @@ impl<'a> Parser<'a> {
             ));
         };
         if cell.kind != CellKind::Run {
-            return Err(self.error(start, "an output block may only follow a run cell, not a `// @save` or `// @test` cell"));
+            return Err(
+                self.error(start, "an output block may only follow a run cell, not a `// @save` or `// @test` cell")
+            );
         }
         if cell.output.is_some() {
             return Err(self.error(start, "this cell already has an output block"));
@@ -195,7 +195,8 @@ impl<'a> Parser<'a> {
         let spec = self.output_spec(raw_info, start)?;
         let open_len = block.find('\n').map_or(block.len(), |i| i + 1);
         let content_start = fence.span.start + open_len;
-        let close_start = fence.span.start + block.trim_end_matches(['\n', '\r']).rfind('\n').map_or(open_len, |i| i + 1);
+        let close_start =
+            fence.span.start + block.trim_end_matches(['\n', '\r']).rfind('\n').map_or(open_len, |i| i + 1);
         let content = content_start..close_start.max(content_start);
         cell.output = Some(OutputBlock {
             span: fence.span.start..trim_newline_end(self.source, fence.span.end),
@@ -239,9 +240,9 @@ impl<'a> Parser<'a> {
             match word {
                 "data" => directives.data.extend(arg.split_whitespace().map(PathBuf::from)),
                 "timeout" => {
-                    let seconds: u64 = arg.parse().map_err(|_| {
-                        self.error(at, format!("`tangle: timeout` takes whole seconds, not `{arg}`"))
-                    })?;
+                    let seconds: u64 = arg
+                        .parse()
+                        .map_err(|_| self.error(at, format!("`tangle: timeout` takes whole seconds, not `{arg}`")))?;
                     directives.timeout = Some(Duration::from_secs(seconds));
                 }
                 other => {

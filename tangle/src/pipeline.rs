@@ -26,7 +26,8 @@ impl Project {
     /// [`InputError`](crate::diagnostic::InputError) inside the `anyhow::Error`.
     pub fn load(root: &Path) -> anyhow::Result<Project> {
         let book = parse::load_book(root)?;
-        let manifest = std::fs::read_to_string(root.join("Cargo.toml")).context("cannot read the workspace Cargo.toml")?;
+        let manifest =
+            std::fs::read_to_string(root.join("Cargo.toml")).context("cannot read the workspace Cargo.toml")?;
         let external = ExternalCrates::from_workspace_manifest(&manifest)?;
         let generated = generate::generate(&book, &external)?;
         Ok(Project { root: root.to_path_buf(), book, generated })

@@ -39,9 +39,15 @@ pub struct CellOutput {
 pub enum RunEnd {
     Completed,
     /// Run cell number `cell` panicked (or `main` returned an error while it ran).
-    Failed { cell: Option<usize>, message: String },
+    Failed {
+        cell: Option<usize>,
+        message: String,
+    },
     /// Run cell number `cell` was still running when the time ran out.
-    TimedOut { cell: Option<usize>, seconds: u64 },
+    TimedOut {
+        cell: Option<usize>,
+        seconds: u64,
+    },
 }
 
 impl RunOutput {
@@ -96,8 +102,15 @@ pub fn run(root: &Path, chapter: &Chapter, krate: &ChapterCrate, figures_dir: &P
         },
         Some(s) => {
             let cell = stderr.lines().find_map(|l| l.strip_prefix(PANIC_MARKER)?.trim().parse().ok()).or(last);
-            let message: String = stderr.lines().filter(|l| !l.starts_with(PANIC_MARKER)).collect::<Vec<_>>().join("\n").trim().to_string();
-            let message = if message.trim().is_empty() { format!("the chapter program exited with {s}") } else { message };
+            let message: String = stderr
+                .lines()
+                .filter(|l| !l.starts_with(PANIC_MARKER))
+                .collect::<Vec<_>>()
+                .join("\n")
+                .trim()
+                .to_string();
+            let message =
+                if message.trim().is_empty() { format!("the chapter program exited with {s}") } else { message };
             RunEnd::Failed { cell, message: locate_generated_paths(&message, krate, chapter) }
         }
     };

@@ -77,7 +77,8 @@ pub fn write(root: &Path, chapter: &Chapter) -> anyhow::Result<usize> {
     if let Ok(entries) = std::fs::read_dir(root.join("snapshots")) {
         for entry in entries.flatten() {
             let p = entry.path();
-            let ours = p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".snap"));
+            let ours =
+                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".snap"));
             if ours && !expected.iter().any(|(e, _)| *e == p) {
                 std::fs::remove_file(&p)?;
                 changed += 1;

@@ -28,7 +28,10 @@ fn book_outputs_match_prose_and_snapshots() {
     let results = match pipeline::check(&project, &chapters).unwrap() {
         Outcome::Ran(results) => results,
         Outcome::CompileErrors(errors) => {
-            panic!("the book does not compile:\n{}", errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"))
+            panic!(
+                "the book does not compile:\n{}",
+                errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n")
+            )
         }
         Outcome::Stale(stale) => panic!("code/ is stale: {stale:?}"),
     };
@@ -39,7 +42,10 @@ fn book_outputs_match_prose_and_snapshots() {
         }
         for v in &r.verdicts {
             if let Verdict::Drift { diff } = &v.verdict {
-                problems.push(format!("drift at {} (run `cargo tangle accept` if the new output is right):\n{diff}", v.location));
+                problems.push(format!(
+                    "drift at {} (run `cargo tangle accept` if the new output is right):\n{diff}",
+                    v.location
+                ));
             }
         }
         problems.extend(r.figures.iter().map(|f| f.to_string()));

@@ -15,8 +15,19 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const CARGO_NOISE: &[&str] = &[
-    "Compiling", "Finished", "Locking", "Adding", "Updating", "Blocking", "Downloaded", "Downloading", "Removing",
-    "Checking", "Fresh", "Removed", "Unpacking",
+    "Compiling",
+    "Finished",
+    "Locking",
+    "Adding",
+    "Updating",
+    "Blocking",
+    "Downloaded",
+    "Downloading",
+    "Removing",
+    "Checking",
+    "Fresh",
+    "Removed",
+    "Unpacking",
 ];
 
 fn workspace_root() -> PathBuf {

@@ -21,8 +21,7 @@ pub fn render_callouts(text: &str) -> String {
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i];
-        let starts_quote = line.trim_start().starts_with('>')
-            && (i == 0 || lines[i - 1].trim().is_empty());
+        let starts_quote = line.trim_start().starts_with('>') && (i == 0 || lines[i - 1].trim().is_empty());
         let kind = if starts_quote { callout_kind(line) } else { None };
         let Some(kind) = kind else {
             out.push_str(line);

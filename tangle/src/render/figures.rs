@@ -63,8 +63,9 @@ static FIGURE_RE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?s)\{\{#figure\s+([A-Za-z0-9_.-]+)\s*(?:\|(.*?))?\}\}").unwrap());
 static REF_RE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\{\{#ref\s+(fig|eq):(?:([A-Za-z0-9_-]+)/)?([A-Za-z0-9_.-]+)\s*\}\}").unwrap());
-static PLAIN_REF_RE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\b((?:[Ff]igure|[Ee]quation|[Ss]ection)s?|[Ff]ig\.|[Ee]q\.)(\s|&nbsp;)+(\d+\.\d+)\b").unwrap());
+static PLAIN_REF_RE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b((?:[Ff]igure|[Ee]quation|[Ss]ection)s?|[Ff]ig\.|[Ee]q\.)(\s|&nbsp;)+(\d+\.\d+)\b").unwrap()
+});
 static SECTION_RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^#{2,6}\s+((\d+\.\d+)\s.*?)\s*#*\s*$").unwrap());
 
 /// mdBook's anchor for a heading's text (lower case; alphanumerics, `_` and `-` kept; spaces
@@ -84,8 +85,7 @@ pub fn heading_id(text: &str) -> String {
         })
         .collect()
 }
-static DRAWS_RE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#"figure::svg\(\s*"([A-Za-z0-9_.-]+)""#).unwrap());
+static DRAWS_RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#"figure::svg\(\s*"([A-Za-z0-9_.-]+)""#).unwrap());
 
 /// The id of a figure's `<figure>` element.
 pub fn figure_id(name: &str) -> String {
@@ -189,11 +189,7 @@ impl Labels {
 
     /// The href of `label` seen from the page of chapter `from`.
     pub fn href(label: &Label, from: &ChapterInput) -> String {
-        if label.stem == from.stem {
-            format!("#{}", label.id)
-        } else {
-            format!("{}#{}", label.page, label.id)
-        }
+        if label.stem == from.stem { format!("#{}", label.id) } else { format!("{}#{}", label.page, label.id) }
     }
 }
 
@@ -302,7 +298,11 @@ pub fn link_plain_mentions(text: &str, input: &ChapterInput, labels: &Labels, wa
                 out.push_str(&link(label, input, &format!("{}&nbsp;{}", &cap[1], number)));
                 last = m.end();
             } else if input.number.is_some_and(|n| number.split('.').next() == Some(&n.to_string())) {
-                warnings.push(format!("{}: prose mentions {} {number}, which does not exist", input.path.display(), kind.word()));
+                warnings.push(format!(
+                    "{}: prose mentions {} {number}, which does not exist",
+                    input.path.display(),
+                    kind.word()
+                ));
             }
         }
         out.push_str(&line[last..]);
@@ -397,7 +397,9 @@ mod tests {
         let labels = Labels::collect(&chs);
         let mut w = Vec::new();
         let out = link_plain_mentions("Figure 6.1 and `Figure 6.2` and Figure 6.9.\n", &chs[0], &labels, &mut w);
-        assert!(out.starts_with("<a class=\"xref\" href=\"#fig-activation-totals\">Figure&nbsp;6.1</a> and `Figure 6.2`"));
+        assert!(
+            out.starts_with("<a class=\"xref\" href=\"#fig-activation-totals\">Figure&nbsp;6.1</a> and `Figure 6.2`")
+        );
         assert!(out.ends_with("and Figure 6.9.\n"));
         assert_eq!(w.len(), 1, "{w:?}");
         // Lower case keeps its case; from another chapter the link names the page.
@@ -419,7 +421,11 @@ mod tests {
     fn figure_directive_becomes_numbered_figure_with_inlined_svg() {
         let dir = std::env::temp_dir().join(format!("tangle-render-test-{}", std::process::id()));
         std::fs::create_dir_all(dir.join("ch06")).unwrap();
-        std::fs::write(dir.join("ch06/ledger.svg"), "<?xml version=\"1.0\"?>\n<svg width=\"10\" height=\"10\">\n\n<rect/>\n</svg>\n").unwrap();
+        std::fs::write(
+            dir.join("ch06/ledger.svg"),
+            "<?xml version=\"1.0\"?>\n<svg width=\"10\" height=\"10\">\n\n<rect/>\n</svg>\n",
+        )
+        .unwrap();
         let chs = chapters();
         let labels = Labels::collect(&chs);
         let r = render_chapter(&chs[0], &labels, &dir);
@@ -433,7 +439,10 @@ mod tests {
 
     #[test]
     fn cells_that_draw_a_figure_are_folded_and_named() {
-        assert_eq!(drawn_figure("let p = tangle_runtime::figure::svg(\"ledger\", (640, 360), |root| {})"), Some("ledger".into()));
+        assert_eq!(
+            drawn_figure("let p = tangle_runtime::figure::svg(\"ledger\", (640, 360), |root| {})"),
+            Some("ledger".into())
+        );
         let chs = vec![ChapterInput::new(
             Path::new("ch06.md"),
             "# 6 X\n\n```rust\nfigure::svg(\"ledger\", (1, 1), |_| Ok(())).unwrap();\n```\n\n{{#figure ledger | L.}}\n",

@@ -233,7 +233,8 @@ mod tests {
 
     #[test]
     fn operatorname_and_fractions_convert() {
-        let m = to_mathml(r"\operatorname{MFU} = \frac{q \cdot F_{\text{token}}}{G \cdot F_{\text{peak}}}", true).unwrap();
+        let m =
+            to_mathml(r"\operatorname{MFU} = \frac{q \cdot F_{\text{token}}}{G \cdot F_{\text{peak}}}", true).unwrap();
         assert!(m.contains("<mi mathvariant=\"normal\">MFU</mi>") || m.contains("MFU"), "{m}");
         assert!(m.contains("<mfrac>"));
         assert!(m.contains("display=\"block\""));

@@ -209,14 +209,22 @@ mod tests {
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir_all(root.join("book/src")).unwrap();
         std::fs::create_dir_all(root.join("figures/ch03")).unwrap();
-        std::fs::write(root.join("book/book.toml"), "[book]\ntitle = \"T\"\n\n[preprocessor.tangle]\ncommand = \"false\"\n").unwrap();
+        std::fs::write(
+            root.join("book/book.toml"),
+            "[book]\ntitle = \"T\"\n\n[preprocessor.tangle]\ncommand = \"false\"\n",
+        )
+        .unwrap();
         std::fs::write(root.join("book/src/SUMMARY.md"), "# Summary\n\n- [Three](ch03.md)\n").unwrap();
         std::fs::write(
             root.join("book/src/ch03.md"),
             "# 3 Three\n\nSee Figure 3.1 and equation 3.1.\n\n$$ E = mc^2 \\tag{3.1} $$\n\n{{#figure bars | Bars.}}\n",
         )
         .unwrap();
-        std::fs::write(root.join("figures/ch03/bars.svg"), "<svg width=\"4\" height=\"4\" xmlns=\"http://www.w3.org/2000/svg\"><rect/></svg>\n").unwrap();
+        std::fs::write(
+            root.join("figures/ch03/bars.svg"),
+            "<svg width=\"4\" height=\"4\" xmlns=\"http://www.w3.org/2000/svg\"><rect/></svg>\n",
+        )
+        .unwrap();
         // The [preprocessor.tangle] table names a command that would fail: build_book must not run it.
         build_book(&root).unwrap();
         let html = std::fs::read_to_string(root.join("book/book/ch03.html")).unwrap();

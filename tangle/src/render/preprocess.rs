@@ -21,12 +21,7 @@ pub struct ChapterInput {
 impl ChapterInput {
     pub fn new(path: &Path, content: &str) -> Self {
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        ChapterInput {
-            path: path.to_path_buf(),
-            stem,
-            number: chapter_number(content),
-            content: content.to_string(),
-        }
+        ChapterInput { path: path.to_path_buf(), stem, number: chapter_number(content), content: content.to_string() }
     }
 
     /// The page this chapter becomes, relative to the book root (`ch06.html`).
@@ -206,8 +201,7 @@ fn test_names(body: &str) -> Vec<String> {
             continue;
         }
         if after_test_attr && let Some(pos) = l.find("fn ") {
-            let name: String =
-                l[pos + 3..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            let name: String = l[pos + 3..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
             names.push(name);
             after_test_attr = false;
         }
@@ -346,10 +340,7 @@ fn render_fence(
                     let summary = if names.is_empty() {
                         "Tests".to_string()
                     } else {
-                        format!(
-                            "Tests <span class=\"tangle-test-names\">({})</span>",
-                            names.join(", ")
-                        )
+                        format!("Tests <span class=\"tangle-test-names\">({})</span>", names.join(", "))
                     };
                     format!(
                         "\n<details class=\"tangle-test\">\n<summary>{summary}</summary>\n\n{}\n</details>\n",
@@ -437,7 +428,11 @@ mod tests {
     #[test]
     fn output_attributes_are_stripped_and_text_escaped() {
         let r = render("```output TPS=\"([0-9.]+)k\" rtol=0.05\na < b & c\n\nTPS 3k\n```\n");
-        assert!(r.markdown.starts_with("<pre class=\"tangle-output\"><samp>a &lt; b &amp; c\n\nTPS 3k</samp></pre>"), "{}", r.markdown);
+        assert!(
+            r.markdown.starts_with("<pre class=\"tangle-output\"><samp>a &lt; b &amp; c\n\nTPS 3k</samp></pre>"),
+            "{}",
+            r.markdown
+        );
         assert!(!r.markdown.contains("rtol"));
     }
 

@@ -131,11 +131,7 @@ pub fn render(src: &str) -> Result<String, String> {
                     "<line x1=\"{x1:.1}\" y1=\"{ay:.1}\" x2=\"{:.1}\" y2=\"{ay:.1}\" stroke=\"#222\" stroke-width=\"1.4\"{dash}/>",
                     x2 - dir * 9.0
                 );
-                let _ = write!(
-                    body,
-                    "<path d=\"M{x2:.1},{ay:.1} l{:.1},-5 l0,10 z\" fill=\"#222\"/>",
-                    -dir * 10.0
-                );
+                let _ = write!(body, "<path d=\"M{x2:.1},{ay:.1} l{:.1},-5 l0,10 z\" fill=\"#222\"/>", -dir * 10.0);
                 let _ = write!(
                     body,
                     "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
@@ -153,18 +149,9 @@ pub fn render(src: &str) -> Result<String, String> {
                     body,
                     "<path d=\"M{x0:.1},{top:.1} h32 v18 h-22\" fill=\"none\" stroke=\"#222\" stroke-width=\"1.4\"{dash}/>"
                 );
-                let _ = write!(
-                    body,
-                    "<path d=\"M{x0:.1},{:.1} l10,-5 l0,10 z\" fill=\"#222\"/>",
-                    top + 18.0
-                );
-                let _ = write!(
-                    body,
-                    "<text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
-                    x0 + 40.0,
-                    top + 14.0,
-                    escape_html(text)
-                );
+                let _ = write!(body, "<path d=\"M{x0:.1},{:.1} l10,-5 l0,10 z\" fill=\"#222\"/>", top + 18.0);
+                let _ =
+                    write!(body, "<text x=\"{:.1}\" y=\"{:.1}\">{}</text>", x0 + 40.0, top + 14.0, escape_html(text));
                 y += row;
             }
             Step::Note { first, last, text } => {
