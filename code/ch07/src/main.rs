@@ -307,7 +307,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .configure_mesh()
                 .x_desc("batch B in tokens on 64 chips (log scale)")
                 .y_desc("T_math / T_comms (log scale)")
-                .x_label_formatter(&|v| format!("{v:.0e}"))
+                .x_label_formatter(&|v: &f64| ch06::grouped(v.round() as u64))
                 .y_label_formatter(&|v| format!("{v}"))
                 .book_style(16.0)
                 .draw()?;
@@ -409,7 +409,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .configure_mesh()
                 .x_desc("batch B in tokens on 4,096 chips (log scale)")
                 .y_desc("time per layer, ms (log scale)")
-                .x_label_formatter(&|v| format!("{v:.0e}"))
+                .x_label_formatter(&|v: &f64| ch06::grouped(v.round() as u64))
                 .y_label_formatter(&|v| format!("{v}"))
                 .book_style(16.0)
                 .draw()?;
