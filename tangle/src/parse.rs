@@ -35,6 +35,34 @@ pub fn load_book(root: &Path) -> anyhow::Result<Book> {
     Ok(Book { chapters })
 }
 
+/// What a Rust cell is for, from its first line (`// @save`, `// @test`, anything else).
+pub fn cell_kind(code: &str) -> CellKind {
+    match code.lines().next().map(str::trim) {
+        Some("// @save") => CellKind::Save,
+        Some("// @test") => CellKind::Test,
+        _ => CellKind::Run,
+    }
+}
+
+/// The byte ranges of the fenced code blocks that stand at the top level of `markdown` (not
+/// inside a list or a quote), as pulldown-cmark finds them: the renderer splits chapters on
+/// these, so that it and the rest of tangle agree on what is a fence.
+pub fn top_level_fences(markdown: &str) -> Vec<Range<usize>> {
+    let mut depth = 0usize;
+    let mut fences = Vec::new();
+    for (event, range) in pulldown_cmark::Parser::new_ext(markdown, Options::ENABLE_TABLES).into_offset_iter() {
+        match event {
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(_))) if depth == 0 => fences.push(range),
+            Event::Start(Tag::BlockQuote(_) | Tag::List(_) | Tag::Item | Tag::FootnoteDefinition(_)) => depth += 1,
+            Event::End(TagEnd::BlockQuote(_) | TagEnd::List(_) | TagEnd::Item | TagEnd::FootnoteDefinition) => {
+                depth = depth.saturating_sub(1)
+            }
+            _ => {}
+        }
+    }
+    fences
+}
+
 /// `ch06` for `.../ch06.md`; `None` for pages that are not chapters.
 pub fn chapter_name(path: &Path) -> Option<String> {
     let stem = path.file_stem()?.to_str()?;
@@ -152,12 +180,7 @@ impl<'a> Parser<'a> {
     }
 
     fn cell(&self, fence: Fence, section: &str) -> Cell {
-        let first = fence.text.lines().next().unwrap_or("").trim();
-        let kind = match first {
-            "// @save" => CellKind::Save,
-            "// @test" => CellKind::Test,
-            _ => CellKind::Run,
-        };
+        let kind = cell_kind(&fence.text);
         let fence_line = self.lines.line(fence.span.start);
         let end = trim_newline_end(self.source, fence.span.end);
         Cell {

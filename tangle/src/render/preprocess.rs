@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use super::figures::{self, Labels};
 use super::{callouts, math, sequence};
+use crate::model::CellKind;
+use crate::parse::cell_kind;
 
 /// One chapter as the preprocessor sees it.
 #[derive(Debug, Clone)]
@@ -82,70 +84,54 @@ impl Fence {
     }
 }
 
-fn opening_fence(line: &str) -> Option<(String, String, String)> {
-    let trimmed = line.trim_start_matches(' ');
-    let indent = line.len() - trimmed.len();
-    if indent > 3 {
-        return None;
-    }
-    let ch = trimmed.chars().next()?;
-    if ch != '`' && ch != '~' {
-        return None;
-    }
-    let n = trimmed.chars().take_while(|&c| c == ch).count();
-    if n < 3 {
-        return None;
-    }
-    let info = trimmed[n..].trim().to_string();
-    if ch == '`' && info.contains('`') {
-        return None;
-    }
-    Some((line[..indent].to_string(), trimmed[..n].to_string(), info))
-}
-
-fn closes(line: &str, marker: &str) -> bool {
-    let trimmed = line.trim_start_matches(' ');
-    if line.len() - trimmed.len() > 3 {
-        return false;
-    }
-    let ch = marker.chars().next().unwrap_or('`');
-    let n = trimmed.chars().take_while(|&c| c == ch).count();
-    n >= marker.len() && trimmed[n..].trim().is_empty()
-}
-
-/// Splits Markdown into prose and fenced code blocks (CommonMark fence rules: a closing fence
-/// uses the same character and is at least as long as the opening one).
+/// Splits Markdown into prose and fenced code blocks. Which blocks are fences is decided by
+/// pulldown-cmark, through [`crate::parse::top_level_fences`], exactly as for the rest of
+/// tangle; this only cuts the text at those spans and takes each fence apart.
 pub fn split_fences(md: &str) -> Vec<Segment> {
     let mut segs = Vec::new();
-    let mut text = String::new();
-    let mut lines = md.split_inclusive('\n');
-    while let Some(line) = lines.next() {
-        let bare = line.trim_end_matches(['\n', '\r']);
-        if let Some((indent, marker, info)) = opening_fence(bare) {
-            if !text.is_empty() {
-                segs.push(Segment::Text(std::mem::take(&mut text)));
-            }
-            let mut body = String::new();
-            let mut closed = false;
-            for inner in lines.by_ref() {
-                if closes(inner.trim_end_matches(['\n', '\r']), &marker) {
-                    closed = true;
-                    break;
-                }
-                body.push_str(inner);
-                if !inner.ends_with('\n') {
-                    body.push('\n');
-                }
-            }
-            segs.push(Segment::Fence(Fence { indent, marker, info, body, closed }));
-        } else {
-            text.push_str(line);
+    let mut at = 0;
+    for range in crate::parse::top_level_fences(md) {
+        // Cut at whole lines: the fence's indentation belongs to it, and so does the newline
+        // that ends its closing line.
+        let start = md[..range.start].rfind('\n').map_or(0, |i| i + 1).max(at);
+        let end = match md[..range.end].ends_with('\n') {
+            true => range.end,
+            false => md[range.end..].find('\n').map_or(md.len(), |i| range.end + i + 1),
+        };
+        if start > at {
+            segs.push(Segment::Text(md[at..start].to_string()));
         }
+        segs.push(Segment::Fence(take_apart(&md[start..end])));
+        at = end;
     }
-    if !text.is_empty() {
-        segs.push(Segment::Text(text));
+    if at < md.len() {
+        segs.push(Segment::Text(md[at..].to_string()));
     }
     segs
+}
+
+/// A fenced block's text → its parts (the block is known to be a fence).
+fn take_apart(block: &str) -> Fence {
+    let mut lines = block.split_inclusive('\n');
+    let first = lines.next().unwrap_or("").trim_end_matches(['\n', '\r']);
+    let trimmed = first.trim_start_matches(' ');
+    let indent = first[..first.len() - trimmed.len()].to_string();
+    let ch = trimmed.chars().next().unwrap_or('`');
+    let n = trimmed.chars().take_while(|&c| c == ch).count();
+    let marker = trimmed[..n].to_string();
+    let info = trimmed[n..].trim().to_string();
+    let rest: Vec<&str> = lines.collect();
+    let closes = |line: &str| {
+        let t = line.trim();
+        t.len() >= n && t.chars().all(|c| c == ch)
+    };
+    let closed = rest.last().is_some_and(|l| closes(l));
+    let body_lines = if closed { &rest[..rest.len() - 1] } else { &rest[..] };
+    let mut body: String = body_lines.concat();
+    if !body.is_empty() && !body.ends_with('\n') {
+        body.push('\n');
+    }
+    Fence { indent, marker, info, body, closed }
 }
 
 /// The result of rendering one chapter.
@@ -153,22 +139,6 @@ pub fn split_fences(md: &str) -> Vec<Segment> {
 pub struct Rendered {
     pub markdown: String,
     pub warnings: Vec<String>,
-}
-
-/// The kind of a `rust` cell, told by its first line as in `building.md`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CellKind {
-    Save,
-    Test,
-    Run,
-}
-
-pub fn cell_kind(body: &str) -> CellKind {
-    match body.lines().next().map(str::trim) {
-        Some(l) if l.starts_with("// @save") => CellKind::Save,
-        Some(l) if l.starts_with("// @test") => CellKind::Test,
-        _ => CellKind::Run,
-    }
 }
 
 fn drop_first_line(body: &str) -> &str {
