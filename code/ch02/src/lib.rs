@@ -263,7 +263,7 @@ impl Rng {
 
 // book/src/ch02.md:330
 /// `e^x` from arithmetic alone: split `x = n ln 2 + r`, approximate `e^r` with a
-/// degree-6 polynomial (Cephes' coefficients), and build `2^n` directly in the
+/// degree-7 polynomial (Cephes' coefficients), and build `2^n` directly in the
 /// exponent bits. Unlike `f32::exp`, which calls into libm one value at a time,
 /// this compiles to SIMD when it sits in a loop. Relative error is about 2e-7.
 #[inline(always)]

@@ -115,7 +115,7 @@ fn divides(
 /// The chapter needs nothing else: the widths and depth fix the parameter
 /// count, the sequence length and width fix activation memory, and how the resulting tensors
 /// are cut across devices fixes the traffic. `n_kv_heads` is here because grouped-query
-/// attention (Chapter 3) shrinks the key and value projections and with them the parameter
+/// attention shrinks the key and value projections and with them the parameter
 /// count. Fields are public so that variants read naturally, e.g.
 /// `TrainingConfig { seq_len: 8192, ..LLAMA_7B }`; every function that consumes a config
 /// calls [`TrainingConfig::validate`] first.
