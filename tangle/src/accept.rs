@@ -9,26 +9,28 @@ use crate::run::RunOutput;
 /// The chapter's new text with every drifted cell's output block rewritten, or `None` when
 /// nothing changes (so the file is not touched and keeps its mtime).
 pub fn rewrite(chapter: &Chapter, run: &RunOutput, verdicts: &[CellVerdict]) -> Option<String> {
+    // A file written with CRLF line ends gets CRLF in what we add, so its endings stay uniform.
+    let nl = if chapter.source.contains("\r\n") { "\r\n" } else { "\n" };
     let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
     for v in verdicts.iter().filter(|v| matches!(v.verdict, Verdict::Drift { .. })) {
         let Some(cell) = chapter.run_cells().nth(v.index) else { continue };
         let Some(out) = run.cells.iter().find(|c| c.index == v.index) else { continue };
-        let actual = normalize(&out.stdout);
+        let actual = normalize(&out.stdout).replace('\n', nl);
         match (&cell.output, actual.is_empty()) {
             (Some(block), true) => edits.push((cell.end..block.span.end, String::new())),
             (Some(block), false) => {
                 let fence = fence_for(&actual, &chapter.source[block.span.clone()]);
                 let opening = &chapter.source[block.span.start..block.content.start];
                 if opening.trim_start().starts_with(&fence) && !needs_longer_fence(&actual, &fence) {
-                    edits.push((block.content.clone(), format!("{actual}\n")));
+                    edits.push((block.content.clone(), format!("{actual}{nl}")));
                 } else {
                     let info = opening.trim().trim_start_matches(['`', '~']);
-                    edits.push((block.span.clone(), format!("{fence}{info}\n{actual}\n{fence}")));
+                    edits.push((block.span.clone(), format!("{fence}{info}{nl}{actual}{nl}{fence}")));
                 }
             }
             (None, false) => {
                 let fence = fence_for(&actual, "```");
-                edits.push((cell.end..cell.end, format!("\n\n{fence}output\n{actual}\n{fence}")));
+                edits.push((cell.end..cell.end, format!("{nl}{nl}{fence}output{nl}{actual}{nl}{fence}")));
             }
             (None, true) => {}
         }

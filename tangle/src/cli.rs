@@ -105,8 +105,8 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             }
         }
         Command::Sync { check: false } => {
-            for path in project.sync()? {
-                println!("wrote {}", path.display());
+            for fixed in project.sync()? {
+                println!("{} {}", fixed.fix_verb(), fixed.path().display());
             }
             Ok(CLEAN)
         }
@@ -180,16 +180,33 @@ fn report(project: &Project, outcome: Outcome, accept: bool) -> anyhow::Result<u
             for f in &r.figures {
                 println!("drift: {f}");
             }
+            for s in &r.snapshots {
+                let p = s.path().strip_prefix(&project.root).unwrap_or(s.path());
+                println!("drift: {}: {}", p.display(), s.reason());
+            }
         }
         let drifted = r.drifted().count();
         let not_run = r.verdicts.iter().filter(|v| v.verdict == Verdict::NotRun).count();
         let same = r.verdicts.len() - drifted - not_run;
+        if accept {
+            let changes = [(drifted, "output"), (r.figures.len(), "figure"), (r.snapshots.len(), "snapshot")];
+            let accepted: Vec<String> =
+                changes.iter().filter(|(n, _)| *n > 0).map(|(n, what)| format!("{n} {what}(s)")).collect();
+            match accepted.is_empty() {
+                true => eprintln!("{}: up to date", r.chapter),
+                false => eprintln!("{}: accepting {}", r.chapter, accepted.join(", ")),
+            }
+            continue;
+        }
         let mut line = format!("{}: {same} cell(s) match", r.chapter);
         if drifted > 0 {
             line += &format!(", {drifted} drifted");
         }
         if !r.figures.is_empty() {
             line += &format!(", {} figure(s) drifted", r.figures.len());
+        }
+        if !r.snapshots.is_empty() {
+            line += &format!(", {} snapshot(s) stale", r.snapshots.len());
         }
         if not_run > 0 {
             line += &format!(", {not_run} not run");
@@ -198,7 +215,7 @@ fn report(project: &Project, outcome: Outcome, accept: bool) -> anyhow::Result<u
             line += " (cached run)";
         }
         eprintln!("{line}");
-        if drifted + r.figures.len() > 0 && code == CLEAN && !accept {
+        if drifted + r.figures.len() + r.snapshots.len() > 0 && code == CLEAN && !accept {
             code = DRIFT;
         }
     }

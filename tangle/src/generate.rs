@@ -56,10 +56,14 @@ impl Generated {
     }
 }
 
-/// Where generated lines came from: per generated file, anchors sorted by generated line.
+/// Where generated lines came from: per generated file, anchors sorted by generated line
+/// (each item's and each run cell's first line), plus the texts on both sides, so that a line
+/// inside an item that prettyplease reflowed can still be found by its content.
 #[derive(Debug, Default)]
 pub struct LineMap {
     anchors: BTreeMap<PathBuf, Vec<Anchor>>,
+    chapter_lines: Vec<String>,
+    generated_lines: BTreeMap<PathBuf, Vec<String>>,
 }
 
 #[derive(Debug, Clone)]
@@ -74,13 +78,32 @@ impl LineMap {
         self.anchors.entry(file.to_path_buf()).or_default().push(Anchor { generated, chapter_first, chapter_last });
     }
 
-    /// The chapter line that generated line `line` of `file` came from, as near as the
-    /// formatting allows (exact at item and cell starts).
+    /// The chapter line that generated line `line` of `file` came from. Within the item or
+    /// cell that contains it, the chapter line with the same code (spaces aside) wins, the one
+    /// nearest the line's offset from the anchor if several do; failing that, the offset itself.
     pub fn chapter_line(&self, file: &Path, line: usize) -> Option<usize> {
         let anchors = self.anchors.get(file)?;
         let anchor = anchors.iter().rev().find(|a| a.generated <= line).or(anchors.first())?;
         let offset = line.saturating_sub(anchor.generated);
-        Some((anchor.chapter_first + offset).min(anchor.chapter_last))
+        let estimate = (anchor.chapter_first + offset).min(anchor.chapter_last);
+        let squeeze = |s: &str| s.split_whitespace().collect::<String>();
+        let Some(wanted) = self.generated_lines.get(file).and_then(|l| l.get(line.wrapping_sub(1))).map(|l| squeeze(l))
+        else {
+            return Some(estimate);
+        };
+        if wanted.len() < 3 {
+            return Some(estimate);
+        }
+        let candidates = (anchor.chapter_first..=anchor.chapter_last).filter(|&n| {
+            let have = self.chapter_lines.get(n - 1).map(|l| squeeze(l)).unwrap_or_default();
+            have.len() >= 3 && (have.contains(&wanted) || wanted.contains(&have))
+        });
+        Some(candidates.min_by_key(|&n| n.abs_diff(estimate)).unwrap_or(estimate))
+    }
+
+    fn set_texts(&mut self, chapter: &str, files: &[(PathBuf, String)]) {
+        self.chapter_lines = chapter.lines().map(str::to_string).collect();
+        self.generated_lines = files.iter().map(|(p, t)| (p.clone(), t.lines().map(str::to_string).collect())).collect();
     }
 }
 
@@ -191,6 +214,7 @@ fn generate_chapter(
         let tests = items_file(chapter, &parsed, CellKind::Test, &dir.join("tests/cells.rs"), &mut line_map, &prelude);
         files.push((dir.join("tests/cells.rs"), tests));
     }
+    line_map.set_texts(&chapter.source, &files);
     Ok(ChapterCrate { chapter: chapter.name.clone(), chapter_deps, files, line_map })
 }
 

@@ -171,7 +171,7 @@ impl<'a> Parser<'a> {
         }
         match lang {
             "rust" if !fence.info.split(|c: char| c == ',' || c.is_whitespace()).any(|w| w == "ignore") => {
-                cells.push(self.cell(fence, section));
+                cells.push(self.cell(fence, section)?);
             }
             "output" => self.attach_output(fence, cells)?,
             _ => {}
@@ -179,11 +179,19 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    fn cell(&self, fence: Fence, section: &str) -> Cell {
+    fn cell(&self, fence: Fence, section: &str) -> Result<Cell, InputError> {
+        let first = fence.text.lines().next().unwrap_or("").trim();
+        let marker = first.strip_prefix("//").map(str::trim_start).filter(|m| m.starts_with('@'));
+        if let Some(marker) = marker.filter(|_| !matches!(first, "// @save" | "// @test")) {
+            return Err(self.error(
+                fence.span.start,
+                format!("unknown cell marker `{marker}` (the first line must be exactly `// @save` or `// @test`)"),
+            ));
+        }
         let kind = cell_kind(&fence.text);
         let fence_line = self.lines.line(fence.span.start);
         let end = trim_newline_end(self.source, fence.span.end);
-        Cell {
+        Ok(Cell {
             kind,
             fence_line,
             code_line: fence_line + 1,
@@ -192,7 +200,7 @@ impl<'a> Parser<'a> {
             span: fence.span,
             section: section.to_string(),
             output: None,
-        }
+        })
     }
 
     fn attach_output(&self, fence: Fence, cells: &mut [Cell]) -> Result<(), InputError> {
@@ -235,7 +243,13 @@ impl<'a> Parser<'a> {
     fn output_spec(&self, info: &str, at: usize) -> Result<OutputSpec, InputError> {
         let mut spec = OutputSpec::default();
         let rest = info.trim_start().strip_prefix("output").unwrap_or("");
-        for (key, value) in attributes(rest).map_err(|m| self.error(at, m))? {
+        let attrs = attributes(rest).map_err(|m| self.error(at, m))?;
+        for (i, (key, _)) in attrs.iter().enumerate() {
+            if attrs[..i].iter().any(|(k, _)| k == key) {
+                return Err(self.error(at, format!("`{key}` is given twice on this output block")));
+            }
+        }
+        for (key, value) in attrs {
             if key == "rtol" {
                 let rtol: f64 = value
                     .parse()
@@ -261,11 +275,21 @@ impl<'a> Parser<'a> {
         for found in directive_regex().captures_iter(html) {
             let (word, arg) = (&found[1], found[2].trim());
             match word {
-                "data" => directives.data.extend(arg.split_whitespace().map(PathBuf::from)),
+                "data" => {
+                    for path in arg.split_whitespace().map(PathBuf::from) {
+                        if !path.is_relative() || path.components().any(|c| c == std::path::Component::ParentDir) {
+                            return Err(self.error(
+                                at,
+                                format!("data file `{}` must be a path inside the repository, relative to its root", path.display()),
+                            ));
+                        }
+                        directives.data.push(path);
+                    }
+                }
                 "timeout" => {
-                    let seconds: u64 = arg
-                        .parse()
-                        .map_err(|_| self.error(at, format!("`tangle: timeout` takes whole seconds, not `{arg}`")))?;
+                    let seconds: u64 = arg.parse().ok().filter(|&s| s > 0).ok_or_else(|| {
+                        self.error(at, format!("`tangle: timeout` takes a whole number of seconds above 0, not `{arg}`"))
+                    })?;
                     directives.timeout = Some(Duration::from_secs(seconds));
                 }
                 other => {

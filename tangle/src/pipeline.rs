@@ -38,6 +38,18 @@ impl Project {
         if asked.is_empty() {
             return Ok(self.generated.crates.iter().map(|c| c.chapter.clone()).collect());
         }
+        // `ch06`, `6`, `06`, `ch06.md` and `book/src/ch06.md` all name chapter 6.
+        let asked: Vec<String> = asked
+            .iter()
+            .map(|a| {
+                let stem = a.rsplit('/').next().unwrap_or(a).trim_end_matches(".md");
+                match stem.parse::<u32>() {
+                    Ok(n) => format!("ch{n:02}"),
+                    Err(_) => stem.to_string(),
+                }
+            })
+            .collect();
+        let asked = &asked[..];
         for a in asked {
             if self.book.chapter(a).is_none() {
                 anyhow::bail!("no chapter named `{a}` (expected book/src/{a}.md)");
@@ -50,7 +62,7 @@ impl Project {
         sync::stale_files(&self.root, &self.generated, None)
     }
 
-    pub fn sync(&self) -> anyhow::Result<Vec<PathBuf>> {
+    pub fn sync(&self) -> anyhow::Result<Vec<Stale>> {
         sync::write(&self.root, &self.generated, None)
     }
 
@@ -67,6 +79,8 @@ pub struct ChapterResult {
     pub cached: bool,
     pub verdicts: Vec<CellVerdict>,
     pub figures: Vec<FigureDrift>,
+    /// Snapshot files that disagree with the prose.
+    pub snapshots: Vec<snapshot::SnapshotDrift>,
 }
 
 impl ChapterResult {
@@ -75,7 +89,7 @@ impl ChapterResult {
     }
 
     pub fn is_clean(&self) -> bool {
-        self.run.completed() && self.drifted().next().is_none() && self.figures.is_empty()
+        self.run.completed() && self.drifted().next().is_none() && self.figures.is_empty() && self.snapshots.is_empty()
     }
 }
 
@@ -101,8 +115,8 @@ pub fn check(project: &Project, chapters: &[String]) -> anyhow::Result<Outcome> 
         if on_ci() {
             return Ok(Outcome::Stale(stale));
         }
-        for path in project.sync()? {
-            eprintln!("   synced {}", path.display());
+        for fixed in project.sync()? {
+            eprintln!("{:>9} {}", fixed.fix_verb(), fixed.path().display());
         }
     }
 
@@ -142,8 +156,13 @@ pub fn check(project: &Project, chapters: &[String]) -> anyhow::Result<Outcome> 
             }
         };
         let verdicts = compare::compare_chapter(chapter, &run);
-        let figures = compare::compare_figures(&project.root, &project.figures_dir(), &name)?;
-        results.push(ChapterResult { chapter: name, run, cached: from_cache, verdicts, figures });
+        // A run that stopped early drew only some figures; the rest are not "no longer drawn".
+        let figures = match run.completed() {
+            true => compare::compare_figures(&project.root, &project.figures_dir(), &name)?,
+            false => Vec::new(),
+        };
+        let snapshots = snapshot::stale(&project.root, chapter);
+        results.push(ChapterResult { chapter: name, run, cached: from_cache, verdicts, figures, snapshots });
     }
     Ok(Outcome::Ran(results))
 }
@@ -192,6 +211,10 @@ pub fn accept(project: &Project, results: &[ChapterResult]) -> anyhow::Result<Ac
                 FigureDrift::Changed(p) | FigureDrift::New(p) | FigureDrift::NoLongerDrawn(p) => p.clone(),
             });
         }
+    }
+    // The new blocks moved the cells below them, and with them the line comments in `code/`.
+    if !accepted.files.is_empty() {
+        accepted.files.extend(Project::load(&project.root)?.sync()?.iter().map(|s| s.path().to_path_buf()));
     }
     Ok(accepted)
 }

@@ -64,7 +64,66 @@ pub fn expected(root: &Path, chapter: &Chapter) -> Vec<(PathBuf, String)> {
         .collect()
 }
 
+/// A snapshot file that disagrees with the prose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SnapshotDrift {
+    Missing(PathBuf),
+    Differs(PathBuf),
+    /// No output block has this name any more (a renamed section, a removed block), or it is
+    /// an insta `.snap.new` left behind.
+    Orphan(PathBuf),
+}
+
+impl SnapshotDrift {
+    pub fn path(&self) -> &Path {
+        match self {
+            SnapshotDrift::Missing(p) | SnapshotDrift::Differs(p) | SnapshotDrift::Orphan(p) => p,
+        }
+    }
+
+    pub fn reason(&self) -> &'static str {
+        match self {
+            SnapshotDrift::Missing(_) => "missing",
+            SnapshotDrift::Differs(_) => "differs from its output block",
+            SnapshotDrift::Orphan(_) => "belongs to no output block",
+        }
+    }
+}
+
+/// The chapter's snapshot files that disagree with its prose. `check` reports them as drift;
+/// `accept` removes the difference.
+pub fn stale(root: &Path, chapter: &Chapter) -> Vec<SnapshotDrift> {
+    let expected = expected(root, chapter);
+    let mut stale: Vec<SnapshotDrift> = expected
+        .iter()
+        .filter_map(|(path, contents)| match std::fs::read_to_string(path) {
+            Err(_) => Some(SnapshotDrift::Missing(path.clone())),
+            Ok(text) if text != *contents => Some(SnapshotDrift::Differs(path.clone())),
+            Ok(_) => None,
+        })
+        .collect();
+    stale.extend(ours(root, chapter).into_iter().filter(|p| !expected.iter().any(|(e, _)| e == p)).map(SnapshotDrift::Orphan));
+    stale
+}
+
+/// Files under `snapshots/` that belong to `chapter` (`chNN__*.snap` and `chNN__*.snap.new`).
+fn ours(root: &Path, chapter: &Chapter) -> Vec<PathBuf> {
+    let prefix = format!("{}__", chapter.name);
+    let Ok(entries) = std::fs::read_dir(root.join("snapshots")) else { return Vec::new() };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name.starts_with(&prefix) && (name.ends_with(".snap") || name.ends_with(".snap.new"))
+        })
+        .collect();
+    files.sort();
+    files
+}
+
 /// Writes the chapter's snapshots (only those that changed) and removes its stale ones.
+/// Returns how many files it changed.
 pub fn write(root: &Path, chapter: &Chapter) -> anyhow::Result<usize> {
     let expected = expected(root, chapter);
     let mut changed = 0;
@@ -73,16 +132,10 @@ pub fn write(root: &Path, chapter: &Chapter) -> anyhow::Result<usize> {
             changed += 1;
         }
     }
-    let prefix = format!("{}__", chapter.name);
-    if let Ok(entries) = std::fs::read_dir(root.join("snapshots")) {
-        for entry in entries.flatten() {
-            let p = entry.path();
-            let ours =
-                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".snap"));
-            if ours && !expected.iter().any(|(e, _)| *e == p) {
-                std::fs::remove_file(&p)?;
-                changed += 1;
-            }
+    for path in ours(root, chapter) {
+        if !expected.iter().any(|(e, _)| *e == path) {
+            std::fs::remove_file(&path)?;
+            changed += 1;
         }
     }
     Ok(changed)

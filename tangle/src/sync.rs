@@ -61,26 +61,38 @@ pub fn stale_files(root: &Path, generated: &Generated, only: Option<&BTreeSet<St
 }
 
 /// Writes every generated file that differs and removes files no chapter generates.
-/// Returns the paths it changed.
-pub fn write(root: &Path, generated: &Generated, only: Option<&BTreeSet<String>>) -> anyhow::Result<Vec<PathBuf>> {
-    let mut changed = Vec::new();
-    for s in stale_files(root, generated, only)? {
+/// Returns what it fixed.
+pub fn write(root: &Path, generated: &Generated, only: Option<&BTreeSet<String>>) -> anyhow::Result<Vec<Stale>> {
+    let stale = stale_files(root, generated, only)?;
+    for s in &stale {
         match s {
             Stale::Differs(p) | Stale::Missing(p) => {
                 let krate =
                     generated.crates.iter().find(|c| p.starts_with(c.dir())).expect("generated file has a crate");
-                let contents = &krate.files.iter().find(|(f, _)| *f == p).expect("generated file").1;
-                fsutil::write_atomic(&root.join(&p), contents.as_bytes())?;
-                changed.push(p);
+                let contents = &krate.files.iter().find(|(f, _)| f == p).expect("generated file").1;
+                fsutil::write_atomic(&root.join(p), contents.as_bytes())?;
             }
-            Stale::Unexpected(p) => {
-                std::fs::remove_file(root.join(&p))?;
-                changed.push(p);
-            }
+            Stale::Unexpected(p) => std::fs::remove_file(root.join(p))?,
         }
     }
     remove_empty_dirs(&root.join("code"))?;
-    Ok(changed)
+    Ok(stale)
+}
+
+impl Stale {
+    pub fn path(&self) -> &Path {
+        match self {
+            Stale::Differs(p) | Stale::Missing(p) | Stale::Unexpected(p) => p,
+        }
+    }
+
+    /// What `sync` does about it: `wrote` or `removed`.
+    pub fn fix_verb(&self) -> &'static str {
+        match self {
+            Stale::Differs(_) | Stale::Missing(_) => "wrote",
+            Stale::Unexpected(_) => "removed",
+        }
+    }
 }
 
 /// Files under `code/`, relative to the root, skipping build output.

@@ -48,7 +48,10 @@ fn book_outputs_match_prose_and_snapshots() {
                 ));
             }
         }
-        problems.extend(r.figures.iter().map(|f| f.to_string()));
+        problems.extend(r.figures.iter().map(|f| format!("{f} (run `cargo tangle accept`)")));
+        problems.extend(
+            r.snapshots.iter().map(|s| format!("{}: {} (run `cargo tangle accept`)", s.path().display(), s.reason())),
+        );
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 

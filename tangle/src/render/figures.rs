@@ -217,11 +217,19 @@ pub fn render_figures(
                 None => match std::fs::read_to_string(&file) {
                     Ok(svg) => inline_svg(&svg, &format!("Figure {number}")),
                     Err(_) => {
+                        // Either no cell draws this name (a typo, or the drawing cell is missing),
+                        // or it is drawn but was never accepted; the advice covers both.
+                        let advice = match drawn_figure_names(&input.content).contains(&name.to_string()) {
+                            true => format!("run `cargo tangle accept --chapter {}`", input.stem),
+                            false => format!(
+                                "no cell of this chapter draws `{name}`: fix the name, or draw it with \
+                                 `tangle_runtime::figure::svg(\"{name}\", ...)`"
+                            ),
+                        };
                         warnings.push(format!(
-                            "{}: Figure {number} ({name}): {} is missing; run `cargo tangle accept --chapter {}`",
+                            "{}: Figure {number} ({name}): {} is missing; {advice}",
                             input.path.display(),
                             file.display(),
-                            input.stem
                         ));
                         format!(
                             "<div class=\"tangle-figure-missing\">figures/{}/{name}.svg has not been drawn yet</div>",
@@ -451,4 +459,9 @@ mod tests {
         let r = render_chapter(&chs[0], &labels, Path::new("/nonexistent"));
         assert!(r.markdown.contains("<summary>Code that draws Figure 6.1</summary>"), "{}", r.markdown);
     }
+}
+
+/// The names every `figure::svg("name", ...)` call in a chapter draws.
+fn drawn_figure_names(content: &str) -> Vec<String> {
+    DRAWS_RE.captures_iter(content).map(|c| c[1].to_string()).collect()
 }
