@@ -359,6 +359,11 @@ fn protected_ranges(line: &str) -> Vec<(usize, usize)> {
     ranges
 }
 
+/// The names every `figure::svg("name", ...)` call in a chapter draws.
+fn drawn_figure_names(content: &str) -> Vec<String> {
+    DRAWS_RE.captures_iter(content).map(|c| c[1].to_string()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -459,9 +464,4 @@ mod tests {
         let r = render_chapter(&chs[0], &labels, Path::new("/nonexistent"));
         assert!(r.markdown.contains("<summary>Code that draws Figure 6.1</summary>"), "{}", r.markdown);
     }
-}
-
-/// The names every `figure::svg("name", ...)` call in a chapter draws.
-fn drawn_figure_names(content: &str) -> Vec<String> {
-    DRAWS_RE.captures_iter(content).map(|c| c[1].to_string()).collect()
 }
