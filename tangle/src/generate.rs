@@ -325,8 +325,15 @@ fn main_file(chapter: &Chapter, parsed: &[ParsedCell], path: &Path, line_map: &m
         #![allow(unused)]
         use #krate::*;
 
-        fn main() -> Result<(), Box<dyn std::error::Error>> {
+        fn main() {
             tangle_runtime::init(#name);
+            if let Err(error) = cells() {
+                tangle_runtime::exit_with(&*error);
+            }
+        }
+
+        /// The chapter's run cells, in order; `?` in a cell ends the program with its error.
+        fn cells() -> Result<(), Box<dyn std::error::Error>> {
             #(#body)*
             Ok(())
         }

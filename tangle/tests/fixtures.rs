@@ -7,7 +7,7 @@
 //! - `tangle ARGS…`            run the tool, record its exit code and output
 //! - `cat PATH`                record a file
 //! - `replace PATH OLD => NEW` replace the only occurrence of OLD (`\n` allowed) in a file
-//! - `append PATH TEXT`        append a line to a file
+//! - `append PATH TEXT`        append a line (`\n` allowed) to a file
 //! - `remember PATH`           note a file's bytes and mtime
 //! - `unchanged PATH`          record whether the file still has the remembered bytes and mtime
 
@@ -123,7 +123,7 @@ fn run_steps(case: &Path) -> String {
             "append" => {
                 let (path, text) = rest.split_once(' ').unwrap();
                 let mut old = std::fs::read_to_string(root.join(path)).unwrap();
-                old += &format!("{text}\n");
+                old += &format!("{}\n", text.replace("\\n", "\n"));
                 std::fs::write(root.join(path), old).unwrap();
             }
             "remember" => {

@@ -3,8 +3,14 @@
 
 #![allow(unused)]
 use ch02::*;
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() {
     tangle_runtime::init("ch02");
+    if let Err(error) = cells() {
+        tangle_runtime::exit_with(&*error);
+    }
+}
+/// The chapter's run cells, in order; `?` in a cell ends the program with its error.
+fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // book/src/ch02.md:252
     tangle_runtime::cell(0);
     let config = MEASUREMENT_CONFIG;

@@ -3,8 +3,14 @@
 
 #![allow(unused)]
 use ch06::*;
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() {
     tangle_runtime::init("ch06");
+    if let Err(error) = cells() {
+        tangle_runtime::exit_with(&*error);
+    }
+}
+/// The chapter's run cells, in order; `?` in a cell ends the program with its error.
+fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // book/src/ch06.md:244
     tangle_runtime::cell(0);
     let billions = |n: u64| format!("{:.2}B", n as f64 / 1e9);

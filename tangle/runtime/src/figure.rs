@@ -180,6 +180,8 @@ pub enum FigureError {
     Draw(String),
     /// Writing the file failed.
     Io(PathBuf, std::io::Error),
+    /// Another figure of this chapter already has this name; the second would overwrite it.
+    Duplicate(String),
 }
 
 impl fmt::Display for FigureError {
@@ -189,6 +191,7 @@ impl fmt::Display for FigureError {
             FigureError::NoChapter => write!(f, "tangle_runtime::init(chapter) must run before a figure is drawn"),
             FigureError::Draw(e) => write!(f, "drawing failed: {e}"),
             FigureError::Io(p, e) => write!(f, "cannot write {}: {e}", p.display()),
+            FigureError::Duplicate(n) => write!(f, "a figure named {n:?} was already drawn by this chapter; give each figure its own name"),
         }
     }
 }
@@ -227,6 +230,13 @@ where
     let chapter = crate::chapter();
     if chapter.is_empty() {
         return Err(FigureError::NoChapter);
+    }
+    static DRAWN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    if let Ok(mut drawn) = DRAWN.lock() {
+        if drawn.iter().any(|n| n == name) {
+            return Err(FigureError::Duplicate(name.to_string()));
+        }
+        drawn.push(name.to_string());
     }
     let svg = render_svg(size, draw)?;
     let path = path_for(chapter, name);

@@ -52,3 +52,20 @@ pub fn cell(index: usize) {
     let _ = writeln!(out, "{MARKER}{index}");
     let _ = out.flush();
 }
+
+/// Ends the program for an error that a cell's `?` returned: prints it by its message (and
+/// its causes), names the running cell as a panic would, and exits with status 1. The
+/// generated `main` calls this; `fn main() -> Result` would print the error's `Debug` form.
+pub fn exit_with(error: &dyn std::error::Error) -> ! {
+    let _ = std::io::stdout().flush();
+    if let Some(cell) = CURRENT.lock().ok().and_then(|c| *c) {
+        eprintln!("{PANIC_MARKER}{cell}");
+    }
+    eprintln!("error: {error}");
+    let mut source = error.source();
+    while let Some(cause) = source {
+        eprintln!("caused by: {cause}");
+        source = cause.source();
+    }
+    std::process::exit(1)
+}
