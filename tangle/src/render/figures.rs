@@ -360,8 +360,13 @@ fn protected_ranges(line: &str) -> Vec<(usize, usize)> {
 }
 
 /// The names every `figure::svg("name", ...)` call in a chapter draws.
-fn drawn_figure_names(content: &str) -> Vec<String> {
+pub(crate) fn drawn_figure_names(content: &str) -> Vec<String> {
     DRAWS_RE.captures_iter(content).map(|c| c[1].to_string()).collect()
+}
+
+/// The names a chapter places with `{{#figure name | ...}}`.
+pub(crate) fn placed_figure_names(content: &str) -> Vec<String> {
+    FIGURE_RE.captures_iter(content).map(|c| c[1].to_string()).collect()
 }
 
 #[cfg(test)]

@@ -79,9 +79,27 @@ impl Preprocessor for TanglePreprocessor {
             }
         }
         let labels = figures::Labels::collect(&inputs);
+        let mut warnings = Vec::new();
+        // A chapter file that SUMMARY.md does not list is checked by tangle but never shown.
+        if let Ok(entries) = std::fs::read_dir(ctx.root.join(&ctx.config.book.src)) {
+            for path in entries.flatten().map(|e| e.path()) {
+                let listed = inputs.iter().any(|i| path.ends_with(&i.path));
+                if crate::parse::chapter_name(&path).is_some() && !listed {
+                    warnings.push(format!("{} is not listed in SUMMARY.md, so the book leaves it out", path.display()));
+                }
+            }
+        }
+        for input in &inputs {
+            let placed = figures::placed_figure_names(&input.content);
+            for name in figures::drawn_figure_names(&input.content).into_iter().filter(|n| !placed.contains(n)) {
+                warnings.push(format!(
+                    "{}: figure `{name}` is drawn but never placed (add `{{{{#figure {name} | caption}}}}`)",
+                    input.path.display()
+                ));
+            }
+        }
 
         // Pass 2: render.
-        let mut warnings = Vec::new();
         book.for_each_chapter_mut(|ch| {
             let Some(path) = ch.path.clone() else { return };
             let input = ChapterInput::new(&path, &ch.content);
