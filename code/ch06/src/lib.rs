@@ -549,7 +549,7 @@ pub fn measure_saved_bytes(
     Ok(saved.max(0) as usize)
 }
 
-// book/src/ch06.md:1010
+// book/src/ch06.md:1015
 /// SplitMix64: a tiny, fast, well-mixed 64-bit generator. It is not cryptographic, but
 /// its stream is fixed by the seed on every platform, which is what a reproducible book needs.
 #[derive(Debug, Clone)]
@@ -557,7 +557,7 @@ pub struct SplitMix64 {
     state: u64,
 }
 
-// book/src/ch06.md:1017
+// book/src/ch06.md:1022
 impl SplitMix64 {
     /// A generator whose whole stream is determined by `seed`.
     pub fn new(seed: u64) -> Self {
@@ -583,7 +583,7 @@ impl SplitMix64 {
     }
 }
 
-// book/src/ch06.md:1045
+// book/src/ch06.md:1050
 /// A dense row-major matrix of `f32`, just big enough for the tensor-parallel check.
 ///
 /// `f32` on purpose: it is the precision whose round-off the sharded sum exposes.
@@ -594,7 +594,7 @@ pub struct Matrix {
     data: Vec<f32>,
 }
 
-// book/src/ch06.md:1055
+// book/src/ch06.md:1060
 impl Matrix {
     /// A matrix whose entry `(r, c)` is `f(r, c)`.
     pub fn from_fn(
@@ -709,7 +709,7 @@ impl Matrix {
     }
 }
 
-// book/src/ch06.md:1161
+// book/src/ch06.md:1166
 /// Runs `relu(x @ w_up) @ w_down` split column-then-row over `shards` simulated devices.
 ///
 /// Device `k` owns columns `k*w..(k+1)*w` of `w_up` and the same rows of `w_down`
@@ -748,7 +748,7 @@ pub fn tensor_parallel_ffn(
     Ok(total.expect("at least one shard"))
 }
 
-// book/src/ch06.md:1234
+// book/src/ch06.md:1239
 /// Per-device tensor-parallel traffic of one layer, forward plus backward, per microbatch.
 ///
 /// For every microbatch a Megatron-style layer all-reduces its `s x b x h` activation four
@@ -769,7 +769,7 @@ pub fn tp_comm_bytes_per_layer(
     Ok(4.0 * ring_factor * payload)
 }
 
-// book/src/ch06.md:1299
+// book/src/ch06.md:1304
 /// The two kinds of work a pipeline stage does for a microbatch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OpKind {
@@ -777,7 +777,7 @@ pub enum OpKind {
     Backward,
 }
 
-// book/src/ch06.md:1306
+// book/src/ch06.md:1311
 /// One unit of pipeline work: a forward or backward pass of one microbatch on one stage.
 /// Microbatches are numbered from 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -786,7 +786,7 @@ pub struct PipelineOp {
     pub microbatch: usize,
 }
 
-// book/src/ch06.md:1314
+// book/src/ch06.md:1319
 impl PipelineOp {
     /// The forward pass of microbatch `microbatch`.
     pub fn forward(microbatch: usize) -> Self {
@@ -804,7 +804,7 @@ impl PipelineOp {
     }
 }
 
-// book/src/ch06.md:1326
+// book/src/ch06.md:1331
 /// A pipeline schedule: the rule that orders each stage's work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Schedule {
@@ -816,7 +816,7 @@ pub enum Schedule {
     OneFOneB,
 }
 
-// book/src/ch06.md:1337
+// book/src/ch06.md:1342
 impl Schedule {
     /// The schedule's name in tables.
     pub fn label(self) -> &'static str {
@@ -847,7 +847,7 @@ impl Schedule {
     }
 }
 
-// book/src/ch06.md:1369
+// book/src/ch06.md:1374
 /// Rejects empty pipelines and stage indices past the end.
 fn check_stage(
     stage: usize,
@@ -866,7 +866,7 @@ fn check_stage(
     Ok(())
 }
 
-// book/src/ch06.md:1379
+// book/src/ch06.md:1384
 /// GPipe's work order for one stage: all forwards, then all backwards, in microbatch order.
 pub fn gpipe_order(
     stage: usize,
@@ -878,7 +878,7 @@ pub fn gpipe_order(
     Ok(forwards.chain((0..microbatches).map(PipelineOp::backward)).collect())
 }
 
-// book/src/ch06.md:1390
+// book/src/ch06.md:1395
 /// The 1F1B work order for one stage.
 ///
 /// Stage `k` first runs `min(m, S - k)` forwards — earlier stages warm up longer, so that
@@ -905,7 +905,7 @@ pub fn one_f1b_order(
     Ok(ops)
 }
 
-// book/src/ch06.md:1427
+// book/src/ch06.md:1432
 /// How long one microbatch's forward and backward take on a stage, in arbitrary time units.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StageTimes {
@@ -913,7 +913,7 @@ pub struct StageTimes {
     pub backward: f64,
 }
 
-// book/src/ch06.md:1434
+// book/src/ch06.md:1439
 impl StageTimes {
     /// The usual Transformer ratio: backward costs about twice forward.
     pub const TRANSFORMER: StageTimes = StageTimes {
@@ -929,7 +929,7 @@ impl StageTimes {
     }
 }
 
-// book/src/ch06.md:1447
+// book/src/ch06.md:1452
 /// One operation as it actually ran: which stage, which microbatch, which pass, and when.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PipelineEvent {
@@ -940,7 +940,7 @@ pub struct PipelineEvent {
     pub end: f64,
 }
 
-// book/src/ch06.md:1457
+// book/src/ch06.md:1462
 impl PipelineEvent {
     /// How long the operation ran.
     pub fn duration(&self) -> f64 {
@@ -948,7 +948,7 @@ impl PipelineEvent {
     }
 }
 
-// book/src/ch06.md:1464
+// book/src/ch06.md:1469
 /// The simulated timeline of one optimizer step of a pipeline.
 ///
 /// Events are listed in the order the simulator scheduled them; within one stage that is
@@ -961,7 +961,7 @@ pub struct PipelineTimeline {
     pub events: Vec<PipelineEvent>,
 }
 
-// book/src/ch06.md:1476
+// book/src/ch06.md:1481
 impl PipelineTimeline {
     /// The time at which the last operation finishes.
     pub fn makespan(&self) -> f64 {
@@ -998,7 +998,7 @@ impl PipelineTimeline {
     }
 }
 
-// book/src/ch06.md:1516
+// book/src/ch06.md:1521
 /// Checks that every stage's order runs each microbatch's forward and backward exactly once,
 /// and returns the number of microbatches.
 fn check_orders(orders: &[Vec<PipelineOp>]) -> Result<usize, TrainingError> {
@@ -1033,7 +1033,7 @@ fn check_orders(orders: &[Vec<PipelineOp>]) -> Result<usize, TrainingError> {
     Ok(microbatches)
 }
 
-// book/src/ch06.md:1548
+// book/src/ch06.md:1553
 /// Simulates a pipeline from explicit per-stage work orders and per-stage costs.
 ///
 /// Each stage executes its order strictly in sequence. An operation starts at the later of
@@ -1118,7 +1118,7 @@ pub fn simulate_orders(
     })
 }
 
-// book/src/ch06.md:1620
+// book/src/ch06.md:1625
 /// Simulates `schedule` on `stages` balanced stages with `microbatches` microbatches.
 pub fn simulate_pipeline(
     schedule: Schedule,
@@ -1130,7 +1130,7 @@ pub fn simulate_pipeline(
     simulate_orders(&orders, &vec![times; stages])
 }
 
-// book/src/ch06.md:1631
+// book/src/ch06.md:1636
 /// The closed-form fill-and-drain bubble of equation 6.3 for balanced stages.
 pub fn pipeline_bubble_fraction(
     stages: u64,
@@ -1141,7 +1141,7 @@ pub fn pipeline_bubble_fraction(
     Ok((s - 1.0) / (m + s - 1.0))
 }
 
-// book/src/ch06.md:1861
+// book/src/ch06.md:1866
 /// A tensor x pipeline x data parallel layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Layout {
@@ -1153,7 +1153,7 @@ pub struct Layout {
     pub dp: u64,
 }
 
-// book/src/ch06.md:1872
+// book/src/ch06.md:1877
 impl Layout {
     /// Devices the layout occupies.
     pub fn devices(&self) -> u64 {
@@ -1161,14 +1161,14 @@ impl Layout {
     }
 }
 
-// book/src/ch06.md:1879
+// book/src/ch06.md:1884
 impl fmt::Display for Layout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.pad(&format!("tp={} pp={} dp={}", self.tp, self.pp, self.dp))
     }
 }
 
-// book/src/ch06.md:1886
+// book/src/ch06.md:1891
 /// The knobs of a plan that are not the layout itself.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PlanOptions {
@@ -1181,7 +1181,7 @@ pub struct PlanOptions {
     pub device_gib: f64,
 }
 
-// book/src/ch06.md:1898
+// book/src/ch06.md:1903
 impl Default for PlanOptions {
     /// A 128-sequence batch, ZeRO-1, and 80 GiB devices.
     fn default() -> Self {
@@ -1193,7 +1193,7 @@ impl Default for PlanOptions {
     }
 }
 
-// book/src/ch06.md:1905
+// book/src/ch06.md:1910
 /// One layout, priced: memory per device, pipeline bubble, and traffic per axis.
 ///
 /// Memory is in GiB per device; traffic is GiB per device per optimizer step.
@@ -1211,7 +1211,7 @@ pub struct PlanEval {
     pub pp_comm_gib: f64,
 }
 
-// book/src/ch06.md:1922
+// book/src/ch06.md:1927
 /// Checks that `layout` can run `cfg` with `global_batch`: every degree positive, the
 /// pipeline splitting the layers evenly, and the replicas splitting the batch evenly.
 pub fn check_layout(
@@ -1224,7 +1224,7 @@ pub fn check_layout(
     divides("global_batch", at_least_one("global_batch", global_batch)?, "dp", layout.dp)
 }
 
-// book/src/ch06.md:1934
+// book/src/ch06.md:1939
 /// Prices one tensor/pipeline/data-parallel layout for a training run.
 ///
 /// The weights are split `tp * pp` ways and ZeRO shards what remains over the `dp` replicas.
@@ -1285,15 +1285,15 @@ pub fn evaluate_plan(
     })
 }
 
-// book/src/ch06.md:1997
+// book/src/ch06.md:2002
 /// Tensor-parallel degrees `plan_table` tries: powers of two up to a node's 8 devices.
 pub const TP_DEGREES: [u64; 4] = [1, 2, 4, 8];
 
-// book/src/ch06.md:2000
+// book/src/ch06.md:2005
 /// Pipeline-parallel degrees `plan_table` tries.
 pub const PP_DEGREES: [u64; 4] = [1, 2, 4, 8];
 
-// book/src/ch06.md:2003
+// book/src/ch06.md:2008
 /// The priced legal layouts of one cluster, in enumeration order (tensor degree outer,
 /// pipeline degree inner), so that the eye can follow how each axis trades memory against
 /// bubble and traffic.
@@ -1302,7 +1302,7 @@ pub struct PlanTable {
     pub rows: Vec<PlanEval>,
 }
 
-// book/src/ch06.md:2011
+// book/src/ch06.md:2016
 impl fmt::Display for PlanTable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
@@ -1321,7 +1321,7 @@ impl fmt::Display for PlanTable {
     }
 }
 
-// book/src/ch06.md:2033
+// book/src/ch06.md:2038
 /// Prices every legal `(tp, pp, dp)` layout of `devices` devices.
 ///
 /// Tensor and pipeline degrees come from [`TP_DEGREES`] and [`PP_DEGREES`]; the data degree
@@ -1355,7 +1355,7 @@ pub fn plan_table(
     Ok(PlanTable { rows })
 }
 
-// book/src/ch06.md:2250
+// book/src/ch06.md:2255
 /// The share of routed tokens that leave their device when routing is balanced over an
 /// expert-parallel group of `ep_degree` devices: all but the `1 / ep_degree` that stay home.
 pub fn balanced_off_device_fraction(ep_degree: u64) -> Result<f64, TrainingError> {
@@ -1363,7 +1363,7 @@ pub fn balanced_off_device_fraction(ep_degree: u64) -> Result<f64, TrainingError
     Ok((ep - 1.0) / ep)
 }
 
-// book/src/ch06.md:2257
+// book/src/ch06.md:2262
 /// Bytes one MoE layer's dispatch-plus-combine all-to-all puts on the fabric per step.
 ///
 /// Every routed token sends its hidden vector to each of its `top_k` experts and receives the
@@ -1389,7 +1389,7 @@ pub fn expert_dispatch_bytes(
     Ok(round_trip * off_device_fraction)
 }
 
-// book/src/ch06.md:2351
+// book/src/ch06.md:2356
 /// `value` if it is finite and strictly positive.
 fn positive(what: &'static str, value: f64) -> Result<f64, TrainingError> {
     if value.is_finite() && value > 0.0 {
@@ -1403,7 +1403,7 @@ fn positive(what: &'static str, value: f64) -> Result<f64, TrainingError> {
     }
 }
 
-// book/src/ch06.md:2360
+// book/src/ch06.md:2365
 /// `value` if it is finite and not negative.
 fn non_negative(what: &'static str, value: f64) -> Result<f64, TrainingError> {
     if value.is_finite() && value >= 0.0 {
@@ -1417,7 +1417,7 @@ fn non_negative(what: &'static str, value: f64) -> Result<f64, TrainingError> {
     }
 }
 
-// book/src/ch06.md:2369
+// book/src/ch06.md:2374
 /// `value` if it is a share between 0 and 1 inclusive.
 fn fraction(what: &'static str, value: f64) -> Result<f64, TrainingError> {
     if (0.0..=1.0).contains(&value) {
@@ -1431,7 +1431,7 @@ fn fraction(what: &'static str, value: f64) -> Result<f64, TrainingError> {
     }
 }
 
-// book/src/ch06.md:2378
+// book/src/ch06.md:2383
 /// `value` if it is a finite ratio of at least 1 (a PUE below 1 would mean
 /// the facility generates power instead of consuming it).
 fn ratio_at_least_one(what: &'static str, value: f64) -> Result<f64, TrainingError> {
@@ -1446,7 +1446,7 @@ fn ratio_at_least_one(what: &'static str, value: f64) -> Result<f64, TrainingErr
     }
 }
 
-// book/src/ch06.md:2388
+// book/src/ch06.md:2393
 /// `n` with thousands separators, as in `16,384`.
 pub fn grouped(n: u64) -> String {
     let digits = n.to_string();
@@ -1460,7 +1460,7 @@ pub fn grouped(n: u64) -> String {
     out
 }
 
-// book/src/ch06.md:2406
+// book/src/ch06.md:2411
 /// Model FLOPs utilization, equation 6.4.
 ///
 /// `flops_per_token` must be the model's *nominal* cost per trained token
@@ -1485,7 +1485,7 @@ pub fn model_flops_utilization(
     Ok(tokens_per_s * flops_per_token / (devices * peak))
 }
 
-// book/src/ch06.md:2471
+// book/src/ch06.md:2476
 /// This machine's matmul rate in FLOP/s: every core multiplies its own pair of
 /// random `n x n` `f32` matrices with Chapter 2's single-threaded `matmul`, all
 /// cores at once, `repeats` times after two warm-up products. That is how the
@@ -1540,7 +1540,7 @@ pub fn measured_matmul_flops(n: usize, repeats: usize) -> Result<f64, TrainingEr
     Ok(cores as f64 * 2.0 * (n as f64).powi(3) / slowest)
 }
 
-// book/src/ch06.md:2613
+// book/src/ch06.md:2618
 /// The three legs of a warmup-stable-decay schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WsdPhase {
@@ -1552,7 +1552,7 @@ pub enum WsdPhase {
     Decay,
 }
 
-// book/src/ch06.md:2624
+// book/src/ch06.md:2629
 /// A warmup-stable-decay learning-rate schedule over a fixed number of steps.
 ///
 /// Fields are private so that every value went through [`WsdSchedule::new`]:
@@ -1564,7 +1564,7 @@ pub struct WsdSchedule {
     decay_steps: u64,
 }
 
-// book/src/ch06.md:2635
+// book/src/ch06.md:2640
 impl WsdSchedule {
     /// Builds a schedule whose warmup and decay legs take the given fractions
     /// of `total_steps`, rounded to whole steps (ties to even) and at least
@@ -1635,19 +1635,19 @@ impl WsdSchedule {
     }
 }
 
-// book/src/ch06.md:2696
+// book/src/ch06.md:2701
 /// The learning-rate multiplier of the schedule this section uses throughout:
 /// 5 % of the steps warm up, 15 % decay, the rest hold the peak rate.
 pub fn wsd_multiplier(step: u64, total_steps: u64) -> Result<f64, TrainingError> {
     WsdSchedule::new(total_steps, 0.05, 0.15)?.multiplier(step)
 }
 
-// book/src/ch06.md:2874
+// book/src/ch06.md:2879
 /// Re-exported because the checkpoint API below speaks in durations, so that
 /// `use ch06::*` is all a caller needs.
 pub use std::time::Duration;
 
-// book/src/ch06.md:2878
+// book/src/ch06.md:2883
 /// What a checkpoint policy is up against: the three durations of equation 6.5.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FaultModel {
@@ -1659,7 +1659,7 @@ pub struct FaultModel {
     pub mtbf: Duration,
 }
 
-// book/src/ch06.md:2889
+// book/src/ch06.md:2894
 impl FaultModel {
     /// The three durations in seconds, after rejecting the zeros that make
     /// equation 6.5 meaningless (a free save has no optimal interval, a zero
@@ -1671,7 +1671,7 @@ impl FaultModel {
     }
 }
 
-// book/src/ch06.md:2900
+// book/src/ch06.md:2905
 /// The fraction of wall-clock time a checkpoint policy wastes, equation 6.5:
 /// `C_s / I` for saving, `I / 2M` for recomputing lost steps, `R / M` for restarts.
 ///
@@ -1687,7 +1687,7 @@ pub fn checkpoint_waste(
     Ok(save / interval + interval / (2.0 * mtbf) + restart / mtbf)
 }
 
-// book/src/ch06.md:2912
+// book/src/ch06.md:2917
 /// Young's optimal checkpoint interval, equation 6.6: `sqrt(2 C_s M)`, the
 /// minimum of [`checkpoint_waste`]. The restart cost does not move the optimum,
 /// it only raises the floor.
@@ -1696,7 +1696,7 @@ pub fn young_interval(faults: &FaultModel) -> Result<Duration, TrainingError> {
     Ok(Duration::from_secs_f64((2.0 * save * mtbf).sqrt()))
 }
 
-// book/src/ch06.md:2930
+// book/src/ch06.md:2935
 /// A published count of job-interrupting failures on one fleet over one window.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FailureRecord {
@@ -1708,7 +1708,7 @@ pub struct FailureRecord {
     pub failures: u64,
 }
 
-// book/src/ch06.md:2941
+// book/src/ch06.md:2946
 /// Llama 3 405B pretraining: 419 unexpected interruptions in 54 days on 16,384
 /// GPUs (Grattafiori et al., 2024). Planned interruptions are left out: they
 /// come with a warning and a clean checkpoint.
@@ -1718,7 +1718,7 @@ pub const LLAMA3_405B_FAILURES: FailureRecord = FailureRecord {
     failures: 419,
 };
 
-// book/src/ch06.md:2947
+// book/src/ch06.md:2952
 impl FailureRecord {
     /// Mean time between failures of a single device: device-time observed
     /// divided by failures observed. Zero failures give no estimate at all,
@@ -1736,7 +1736,7 @@ impl FailureRecord {
     }
 }
 
-// book/src/ch06.md:2963
+// book/src/ch06.md:2968
 /// The MTBF of a job spread over `devices` devices that fail independently:
 /// the per-device MTBF divided by the device count.
 pub fn cluster_mtbf(
@@ -1748,14 +1748,14 @@ pub fn cluster_mtbf(
     Ok(per_device.div_f64(devices))
 }
 
-// book/src/ch06.md:2971
+// book/src/ch06.md:2976
 /// Bytes a restartable checkpoint must hold: the whole training state of the
 /// ledger except the gradients, which the next backward pass recreates.
 pub fn checkpoint_payload(ledger: &StateLedger) -> f64 {
     ledger.total() - ledger.gradients
 }
 
-// book/src/ch06.md:2977
+// book/src/ch06.md:2982
 /// Training stalled while a synchronous save writes `payload_bytes` at
 /// `write_bytes_per_s`.
 pub fn save_stall(
@@ -1767,7 +1767,7 @@ pub fn save_stall(
     Ok(Duration::from_secs_f64(payload / bandwidth))
 }
 
-// book/src/ch06.md:3208
+// book/src/ch06.md:3213
 /// The compute budget of one pretraining run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TrainingRun {
@@ -1781,7 +1781,7 @@ pub struct TrainingRun {
     pub devices: u64,
 }
 
-// book/src/ch06.md:3221
+// book/src/ch06.md:3226
 /// Three runs sized after published ones (Llama 2 7B, Llama 3 70B and
 /// Llama 3 405B): their parameters, tokens, and fleets of a plausible size.
 /// Parameter counts are the published sizes, not `param_count` of our configs.
@@ -1806,7 +1806,7 @@ pub const NAMED_RUNS: [TrainingRun; 3] = [
     },
 ];
 
-// book/src/ch06.md:3230
+// book/src/ch06.md:3235
 /// Planning constants for one class of device and the facility around it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FleetAssumptions {
@@ -1822,7 +1822,7 @@ pub struct FleetAssumptions {
     pub pue: f64,
 }
 
-// book/src/ch06.md:3245
+// book/src/ch06.md:3250
 /// Illustrative H100-class constants (dense BF16 peak, 40 % utilization,
 /// $2.50/hour, 1.4 kW, PUE 1.2). See the dated landscape note for provenance;
 /// the formulas outlive these numbers.
@@ -1834,7 +1834,7 @@ pub const H100_CLASS_2026: FleetAssumptions = FleetAssumptions {
     pue: 1.2,
 };
 
-// book/src/ch06.md:3256
+// book/src/ch06.md:3261
 /// What a run costs in compute, time, money and electricity.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunEconomics {
@@ -1854,7 +1854,7 @@ pub struct RunEconomics {
     pub usd_per_million_tokens: f64,
 }
 
-// book/src/ch06.md:3275
+// book/src/ch06.md:3280
 /// Converts a run's budget into device-hours, days, dollars and megawatts
 /// with the dense estimate `C = 6 N D` and equation 6.7.
 pub fn run_economics(
@@ -1886,11 +1886,11 @@ pub fn run_economics(
     })
 }
 
-// book/src/ch06.md:3461
+// book/src/ch06.md:3466
 /// Hours in an average year (365.25 days).
 pub const HOURS_PER_YEAR: f64 = 8_766.0;
 
-// book/src/ch06.md:3464
+// book/src/ch06.md:3469
 /// The capital recovery factor, equation 6.8: the constant annual payment per
 /// dollar of capital that repays principal plus a return `rate` over `years`.
 ///
@@ -1906,7 +1906,7 @@ pub fn capital_recovery_factor(rate: f64, years: u32) -> Result<f64, TrainingErr
     Ok(rate * (growth_minus_one + 1.0) / growth_minus_one)
 }
 
-// book/src/ch06.md:3479
+// book/src/ch06.md:3484
 /// Buying devices instead of renting them.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Ownership {
@@ -1924,7 +1924,7 @@ pub struct Ownership {
     pub usd_per_kwh: f64,
 }
 
-// book/src/ch06.md:3496
+// book/src/ch06.md:3501
 impl Ownership {
     /// Capital cost of one device per year: CRF times the purchase price.
     pub fn annualized_capital(&self) -> Result<f64, TrainingError> {

@@ -136,6 +136,17 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
                 .y_label_formatter(&|v| format!("{v}"))
                 .book_style(16.0)
                 .draw()?;
+            let shades = [figure::gray(0.75), figure::gray(0.55), figure::gray(0.35)];
+            for (i, &(_, gib)) in policy_totals.iter().enumerate() {
+                let x = i as f64;
+                chart
+                    .draw_series([
+                        Rectangle::new(
+                            [(x - 0.28, 0.5), (x + 0.28, gib)],
+                            shades[i].filled(),
+                        ),
+                    ])?;
+            }
             let across = |y: f64| vec![(- 0.5, y), (2.5, y)];
             chart
                 .draw_series(
@@ -152,26 +163,28 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
                         across(80.0),
                         9,
                         5,
-                        figure::gray(0.45).stroke_width(2),
+                        figure::INK.stroke_width(2),
                     ),
                 )?;
-            let shades = [figure::gray(0.75), figure::gray(0.55), figure::gray(0.35)];
+            let line_ys: Vec<i32> = [state_gib, 80.0]
+                .iter()
+                .map(|&y| chart.plotting_area().map_coordinate(&(0.0, y)).1)
+                .collect();
             for (i, &(label, gib)) in policy_totals.iter().enumerate() {
                 let x = i as f64;
-                chart
-                    .draw_series([
-                        Rectangle::new(
-                            [(x - 0.28, 0.5), (x + 0.28, gib)],
-                            shades[i].filled(),
-                        ),
-                    ])?;
                 let (px, top) = chart.plotting_area().map_coordinate(&(x, gib));
                 let (_, bottom) = chart.plotting_area().map_coordinate(&(x, 0.5));
+                let label_y = line_ys
+                    .iter()
+                    .filter(|&&y| y >= top && y < top + 24)
+                    .map(|&y| y + 6)
+                    .max()
+                    .unwrap_or(top + 6);
                 let ink = if i == 2 { WHITE } else { figure::INK };
                 root.draw(
                     &Text::new(
                         format!("{gib:.1} GiB"),
-                        (px, top + 6),
+                        (px, label_y),
                         figure::text_top_center(15.0).color(&ink),
                     ),
                 )?;
@@ -198,7 +211,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:870
+    // book/src/ch06.md:875
     tangle_runtime::cell(7);
     for stage in ZeroStage::ALL {
         let total = state_ledger(p_7b, Precision::Mixed, stage, 8)?.total();
@@ -207,7 +220,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             total / GIB
         );
     }
-    // book/src/ch06.md:904
+    // book/src/ch06.md:909
     tangle_runtime::cell(8);
     tangle_runtime::figure::svg(
         "zero-stages",
@@ -321,7 +334,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:1204
+    // book/src/ch06.md:1209
     tangle_runtime::cell(9);
     let mut rng = SplitMix64::new(0);
     let x = Matrix::random_normal(4, 256, 1.0, &mut rng);
@@ -336,14 +349,14 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             "{shards}-way tensor parallel vs single device: max |difference| = {gap:.2e} ({verdict})"
         );
     }
-    // book/src/ch06.md:1258
+    // book/src/ch06.md:1263
     tangle_runtime::cell(10);
     let per_layer = tp_comm_bytes_per_layer(&LLAMA_7B, 1, 8)?;
     println!(
         "tp=8 on the 7B: {:.3} GiB/layer/microbatch, {:.1} GiB per microbatch across {} layers",
         per_layer / GIB, per_layer * LLAMA_7B.n_layers as f64 / GIB, LLAMA_7B.n_layers
     );
-    // book/src/ch06.md:1643
+    // book/src/ch06.md:1648
     tangle_runtime::cell(11);
     for (stages, microbatches) in [(4, 8), (8, 32), (8, 8)] {
         let timeline = simulate_pipeline(
@@ -358,7 +371,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             timeline.idle_fraction()
         );
     }
-    // book/src/ch06.md:1670
+    // book/src/ch06.md:1675
     tangle_runtime::cell(12);
     tangle_runtime::figure::svg(
         "pipeline-gantt",
@@ -449,7 +462,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:2066
+    // book/src/ch06.md:2071
     tangle_runtime::cell(13);
     let plans_7b = plan_table(
         &LLAMA_7B,
@@ -460,11 +473,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         },
     )?;
     print!("{plans_7b}");
-    // book/src/ch06.md:2093
+    // book/src/ch06.md:2098
     tangle_runtime::cell(14);
     let plans_70b = plan_table(&LLAMA_70B, 64, &PlanOptions::default())?;
     print!("{plans_70b}");
-    // book/src/ch06.md:2287
+    // book/src/ch06.md:2292
     tangle_runtime::cell(15);
     let payload = expert_dispatch_bytes(
         8 * 8192,
@@ -476,11 +489,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "MoE dispatch+combine, 8 sequences of 8K tokens, top-8: {:.1} GiB per layer per step",
         payload / GIB
     );
-    // book/src/ch06.md:2517
+    // book/src/ch06.md:2522
     tangle_runtime::cell(16);
     let roofline = measured_matmul_flops(1024, 8)?;
     println!("measured matmul roofline on this CPU: {:.0} GFLOP/s", roofline / 1e9);
-    // book/src/ch06.md:2531
+    // book/src/ch06.md:2536
     tangle_runtime::cell(17);
     {
         let cfg = tiny.config();
@@ -500,7 +513,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         );
         println!("toy MFU against the measured roofline: {:.1}%", 100.0 * mfu);
     };
-    // book/src/ch06.md:2707
+    // book/src/ch06.md:2712
     tangle_runtime::cell(18);
     let wsd = WsdSchedule::new(1_000, 0.05, 0.15)?;
     println!("step  phase    multiplier");
@@ -509,7 +522,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         let value = wsd.multiplier(step)?;
         println!("{step:4}  {:<7}  {value:.2}", format!("{phase:?}"));
     }
-    // book/src/ch06.md:2726
+    // book/src/ch06.md:2731
     tangle_runtime::cell(19);
     tangle_runtime::figure::svg(
         "wsd-vs-cosine",
@@ -591,7 +604,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:2989
+    // book/src/ch06.md:2994
     tangle_runtime::cell(20);
     let mixed = state_ledger(p_7b, Precision::Mixed, ZeroStage::Replicated, 1)?;
     let payload = checkpoint_payload(&mixed);
@@ -602,7 +615,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "checkpoint payload {:.0} GiB -> save stall {:.0} s; per-device MTBF {device_years:.1} device-years",
         payload / GIB, save.as_secs_f64(),
     );
-    // book/src/ch06.md:3011
+    // book/src/ch06.md:3016
     tangle_runtime::cell(21);
     for devices in [1_024_u64, 16_384] {
         let faults = FaultModel {
@@ -618,7 +631,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             60.0, 100.0 * waste,
         );
     }
-    // book/src/ch06.md:3039
+    // book/src/ch06.md:3044
     tangle_runtime::cell(22);
     tangle_runtime::figure::svg(
         "checkpoint-waste",
@@ -715,7 +728,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:3311
+    // book/src/ch06.md:3316
     tangle_runtime::cell(23);
     println!(
         "{:<22} {:>8} {:>13} {:>6} {:>7} {:>6} {:>10}", "run", "FLOPs", "device-hrs",
@@ -736,7 +749,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "405B estimate vs the 30.84M H100-hours reported: {:.1}% lower", 100.0 * gap
     );
-    // book/src/ch06.md:3354
+    // book/src/ch06.md:3359
     tangle_runtime::cell(24);
     tangle_runtime::figure::svg(
         "run-economics",
@@ -847,7 +860,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:3543
+    // book/src/ch06.md:3548
     tangle_runtime::cell(25);
     let owned = Ownership {
         capital_per_device: 45_000.0,
