@@ -120,7 +120,7 @@ pub fn check(project: &Project, chapters: &[String]) -> anyhow::Result<Outcome> 
         }
     }
 
-    let mut keys = Vec::new();
+    let mut lookups = Vec::new();
     let mut to_build = Vec::new();
     for chapter in chapters {
         let key = cache::key(&project.root, &project.book, &project.generated, chapter)?;
@@ -128,7 +128,7 @@ pub fn check(project: &Project, chapters: &[String]) -> anyhow::Result<Outcome> 
         if cached.is_none() {
             to_build.push(chapter.clone());
         }
-        keys.push((chapter.clone(), key, cached));
+        lookups.push((chapter.clone(), cached));
     }
     if !to_build.is_empty() {
         eprintln!(" building {}", to_build.join(", "));
@@ -139,7 +139,7 @@ pub fn check(project: &Project, chapters: &[String]) -> anyhow::Result<Outcome> 
     }
 
     let mut results = Vec::new();
-    for (name, key, cached) in keys {
+    for (name, cached) in lookups {
         let chapter = project.book.chapter(&name).expect("selected chapters exist");
         let krate = project.generated.get(&name).expect("every chapter is generated");
         let (run, from_cache) = match cached {
@@ -150,6 +150,9 @@ pub fn check(project: &Project, chapters: &[String]) -> anyhow::Result<Outcome> 
                 let _ = std::fs::remove_dir_all(dir.join(&name));
                 let run = run::run(&project.root, chapter, krate, &dir)?;
                 if run.completed() {
+                    // The build may have rewritten Cargo.lock (a new chapter enters it), so the
+                    // key is taken again: the one before the build would never match again.
+                    let key = cache::key(&project.root, &project.book, &project.generated, &name)?;
                     cache::store(&project.root, &name, &key, &run)?;
                 }
                 (run, false)

@@ -10,6 +10,7 @@
 //! - `append PATH TEXT`        append a line (`\n` allowed) to a file
 //! - `remember PATH`           note a file's bytes and mtime
 //! - `unchanged PATH`          record whether the file still has the remembered bytes and mtime
+//! - `endings PATH`            record how many lines end in CRLF and in LF
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -137,6 +138,12 @@ fn run_steps(case: &Path) -> String {
                 let same_bytes = std::fs::read(&p).unwrap() == bytes;
                 let same_mtime = std::fs::metadata(&p).unwrap().modified().unwrap() == mtime;
                 transcript += &format!("same bytes: {same_bytes}, same mtime: {same_mtime}\n");
+            }
+            "endings" => {
+                let text = std::fs::read(root.join(rest)).unwrap();
+                let crlf = text.windows(2).filter(|w| w == b"\r\n").count();
+                let lf = text.iter().filter(|&&b| b == b'\n').count() - crlf;
+                transcript += &format!("line endings: {crlf} CRLF, {lf} LF\n");
             }
             other => panic!("{}: unknown step `{other}`", case.display()),
         }
