@@ -83,10 +83,6 @@ pub enum CellKind {
 #[derive(Debug)]
 pub struct Cell {
     pub kind: CellKind,
-    /// Bytes of the whole fenced block, fences included.
-    pub span: Range<usize>,
-    /// Line of the opening fence.
-    pub fence_line: usize,
     /// Line of the first code line (after the fence); the cell's name in markers and errors.
     pub code_line: usize,
     /// The code, `// @save`/`// @test` line included (so line offsets stay true).

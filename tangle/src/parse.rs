@@ -193,11 +193,9 @@ impl<'a> Parser<'a> {
         let end = trim_newline_end(self.source, fence.span.end);
         Ok(Cell {
             kind,
-            fence_line,
             code_line: fence_line + 1,
             code: fence.text,
             end,
-            span: fence.span,
             section: section.to_string(),
             output: None,
         })
