@@ -5,7 +5,6 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -56,9 +55,12 @@ pub fn key(root: &Path, book: &Book, generated: &Generated, chapter: &str) -> an
             }
         }
         let ch = book.chapter(&krate.chapter).expect("generated from a chapter");
-        for data in &ch.directives.data {
-            let bytes = std::fs::read(root.join(data)).with_context(|| {
-                format!("{}: declared data file {} cannot be read", ch.path.display(), data.display())
+        for (data, line) in &ch.directives.data {
+            let bytes = std::fs::read(root.join(data)).map_err(|e| {
+                crate::diagnostic::InputError::new(
+                    ch.location(*line),
+                    format!("the declared data file {} cannot be read: {e}", data.display()),
+                )
             })?;
             feed(&data.display().to_string(), &bytes);
         }

@@ -62,8 +62,9 @@ impl Chapter {
 /// Chapter-wide settings declared in `<!-- tangle: ... -->` comments.
 #[derive(Debug, Default)]
 pub struct Directives {
-    /// Files the chapter's code reads, relative to the project root; part of the cache key.
-    pub data: Vec<PathBuf>,
+    /// Files the chapter's code reads, relative to the project root, each with the line that
+    /// declares it; part of the cache key.
+    pub data: Vec<(PathBuf, usize)>,
     /// How long the chapter binary may run before it is stopped.
     pub timeout: Option<Duration>,
 }

@@ -281,7 +281,7 @@ impl<'a> Parser<'a> {
                                 format!("data file `{}` must be a path inside the repository, relative to its root", path.display()),
                             ));
                         }
-                        directives.data.push(path);
+                        directives.data.push((path, self.lines.line(at)));
                     }
                 }
                 "timeout" => {
