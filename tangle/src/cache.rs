@@ -25,22 +25,38 @@ fn entry_path(root: &Path, chapter: &str) -> PathBuf {
     root.join("target/tangle/cache").join(format!("{chapter}.json"))
 }
 
-/// The hash of everything a chapter's run depends on.
-pub fn key(root: &Path, book: &Book, generated: &Generated, chapter: &str) -> anyhow::Result<String> {
+/// Labelled, length-prefixed input to a hash, so that no two input lists collide.
+fn feed(h: &mut Sha256, label: &str, bytes: &[u8]) {
+    h.update((label.len() as u64).to_le_bytes());
+    h.update(label.as_bytes());
+    h.update((bytes.len() as u64).to_le_bytes());
+    h.update(bytes);
+}
+
+fn hex(h: Sha256) -> String {
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The hash of what every chapter's run depends on alike: the workspace manifest, `Cargo.lock`
+/// and the runtime crate (its bundled font included). Taken once per check, not per chapter.
+pub fn shared_inputs(root: &Path) -> String {
     let mut h = Sha256::new();
-    let mut feed = |label: &str, bytes: &[u8]| {
-        h.update((label.len() as u64).to_le_bytes());
-        h.update(label.as_bytes());
-        h.update((bytes.len() as u64).to_le_bytes());
-        h.update(bytes);
-    };
-    feed("version", VERSION.as_bytes());
+    feed(&mut h, "version", VERSION.as_bytes());
     for name in ["Cargo.lock", "Cargo.toml"] {
-        feed(name, &std::fs::read(root.join(name)).unwrap_or_default());
+        feed(&mut h, name, &std::fs::read(root.join(name)).unwrap_or_default());
     }
     for file in runtime_sources(root) {
-        feed(&file.display().to_string(), &std::fs::read(root.join(&file)).unwrap_or_default());
+        feed(&mut h, &file.display().to_string(), &std::fs::read(root.join(&file)).unwrap_or_default());
     }
+    hex(h)
+}
+
+/// The hash of everything a chapter's run depends on: the [`shared_inputs`], and its own and
+/// its dependency chapters' code (location comments aside) and declared data files.
+pub fn key(root: &Path, shared: &str, book: &Book, generated: &Generated, chapter: &str) -> anyhow::Result<String> {
+    let mut h = Sha256::new();
+    let mut feed = |label: &str, bytes: &[u8]| feed(&mut h, label, bytes);
+    feed("shared", shared.as_bytes());
     for krate in generated.closure(chapter) {
         for (path, contents) in &krate.files {
             let is_test = path.components().any(|c| c.as_os_str() == "tests");
@@ -65,7 +81,7 @@ pub fn key(root: &Path, book: &Book, generated: &Generated, chapter: &str) -> an
             feed(&data.display().to_string(), &bytes);
         }
     }
-    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    Ok(hex(h))
 }
 
 fn runtime_sources(root: &Path) -> Vec<PathBuf> {

@@ -120,10 +120,11 @@ pub fn check(project: &Project, chapters: &[String]) -> anyhow::Result<Outcome> 
         }
     }
 
+    let shared = cache::shared_inputs(&project.root);
     let mut lookups = Vec::new();
     let mut to_build = Vec::new();
     for chapter in chapters {
-        let key = cache::key(&project.root, &project.book, &project.generated, chapter)?;
+        let key = cache::key(&project.root, &shared, &project.book, &project.generated, chapter)?;
         let cached = cache::lookup(&project.root, chapter, &key);
         if cached.is_none() {
             to_build.push(chapter.clone());
@@ -138,6 +139,9 @@ pub fn check(project: &Project, chapters: &[String]) -> anyhow::Result<Outcome> 
         }
     }
 
+    // The build may have rewritten Cargo.lock (a new chapter enters it), so runs are stored
+    // under keys taken after it: the ones taken before would never match again.
+    let shared = if to_build.is_empty() { shared } else { cache::shared_inputs(&project.root) };
     let mut results = Vec::new();
     for (name, cached) in lookups {
         let chapter = project.book.chapter(&name).expect("selected chapters exist");
@@ -150,9 +154,7 @@ pub fn check(project: &Project, chapters: &[String]) -> anyhow::Result<Outcome> 
                 let _ = std::fs::remove_dir_all(dir.join(&name));
                 let run = run::run(&project.root, chapter, krate, &dir)?;
                 if run.completed() {
-                    // The build may have rewritten Cargo.lock (a new chapter enters it), so the
-                    // key is taken again: the one before the build would never match again.
-                    let key = cache::key(&project.root, &project.book, &project.generated, &name)?;
+                    let key = cache::key(&project.root, &shared, &project.book, &project.generated, &name)?;
                     cache::store(&project.root, &name, &key, &run)?;
                 }
                 (run, false)

@@ -110,6 +110,75 @@ fn divides(
 }
 
 // book/src/ch06.md:124
+/// `value` if `ok`, otherwise a [`TrainingError::OutOfRange`] naming the quantity and the range
+/// it had to fall in. The checks below are one-line uses of it.
+fn in_range(
+    what: &'static str,
+    value: f64,
+    ok: bool,
+    expected: &'static str,
+) -> Result<f64, TrainingError> {
+    if ok {
+        Ok(value)
+    } else {
+        Err(TrainingError::OutOfRange {
+            what,
+            value,
+            expected,
+        })
+    }
+}
+
+// book/src/ch06.md:130
+/// `value` if it is finite and strictly positive.
+fn positive(what: &'static str, value: f64) -> Result<f64, TrainingError> {
+    in_range(what, value, value.is_finite() && value > 0.0, "a positive, finite number")
+}
+
+// book/src/ch06.md:135
+/// `value` if it is finite and not negative.
+fn non_negative(what: &'static str, value: f64) -> Result<f64, TrainingError> {
+    in_range(
+        what,
+        value,
+        value.is_finite() && value >= 0.0,
+        "a finite number, zero or more",
+    )
+}
+
+// book/src/ch06.md:140
+/// `value` if it is a share between 0 and 1 inclusive.
+fn fraction(what: &'static str, value: f64) -> Result<f64, TrainingError> {
+    in_range(what, value, (0.0..=1.0).contains(&value), "a fraction between 0 and 1")
+}
+
+// book/src/ch06.md:145
+/// `value` if it is a finite ratio of at least 1 (a PUE below 1 would mean
+/// the facility generates power instead of consuming it).
+fn ratio_at_least_one(what: &'static str, value: f64) -> Result<f64, TrainingError> {
+    in_range(
+        what,
+        value,
+        value.is_finite() && value >= 1.0,
+        "a finite ratio of at least 1",
+    )
+}
+
+// book/src/ch06.md:151
+/// `n` with thousands separators, as in `16,384`.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+// book/src/ch06.md:164
 /// What a dense decoder-only Transformer run looks like, as far as planning is concerned.
 ///
 /// The chapter needs nothing else: the widths and depth fix the parameter
@@ -139,7 +208,7 @@ pub struct TrainingConfig {
     pub seq_len: u64,
 }
 
-// book/src/ch06.md:153
+// book/src/ch06.md:193
 /// A 7B-class dense model: multi-head attention, 32 layers of width 4096.
 pub const LLAMA_7B: TrainingConfig = TrainingConfig {
     name: "7B-class",
@@ -152,7 +221,7 @@ pub const LLAMA_7B: TrainingConfig = TrainingConfig {
     seq_len: 4096,
 };
 
-// book/src/ch06.md:165
+// book/src/ch06.md:205
 /// A 70B-class dense model: grouped-query attention with 8 KV heads, 80 layers of width 8192.
 pub const LLAMA_70B: TrainingConfig = TrainingConfig {
     name: "70B-class",
@@ -165,7 +234,7 @@ pub const LLAMA_70B: TrainingConfig = TrainingConfig {
     seq_len: 4096,
 };
 
-// book/src/ch06.md:177
+// book/src/ch06.md:217
 impl TrainingConfig {
     /// Checks that every size is positive and that the heads split the width evenly
     /// (query heads into `d_model`, KV heads into query heads), which the formulas assume.
@@ -185,7 +254,7 @@ impl TrainingConfig {
     }
 }
 
-// book/src/ch06.md:205
+// book/src/ch06.md:245
 /// Parameters of a model, split by the component that owns them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ParamCount {
@@ -197,7 +266,7 @@ pub struct ParamCount {
     pub embeddings: u64,
 }
 
-// book/src/ch06.md:216
+// book/src/ch06.md:256
 impl ParamCount {
     /// All trainable parameters.
     pub fn total(&self) -> u64 {
@@ -205,7 +274,7 @@ impl ParamCount {
     }
 }
 
-// book/src/ch06.md:223
+// book/src/ch06.md:263
 /// Counts parameters per component from the configuration's shapes.
 ///
 /// Attention owns a `d x d` matrix for queries and one for the output projection, plus a
@@ -223,7 +292,7 @@ pub fn param_count(cfg: &TrainingConfig) -> Result<ParamCount, TrainingError> {
     })
 }
 
-// book/src/ch06.md:287
+// book/src/ch06.md:327
 /// The four tenants of persistent training state, one per row of equation 6.1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StateComponent {
@@ -237,7 +306,7 @@ pub enum StateComponent {
     AdamMoments,
 }
 
-// book/src/ch06.md:300
+// book/src/ch06.md:340
 impl StateComponent {
     /// All components, in the order the ledger prints them.
     pub const ALL: [StateComponent; 4] = [
@@ -257,7 +326,7 @@ impl StateComponent {
     }
 }
 
-// book/src/ch06.md:316
+// book/src/ch06.md:356
 /// How many bytes per parameter each state component costs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Precision {
@@ -267,7 +336,7 @@ pub enum Precision {
     Mixed,
 }
 
-// book/src/ch06.md:325
+// book/src/ch06.md:365
 impl Precision {
     /// Both recipes, for tables.
     pub const ALL: [Precision; 2] = [Self::Fp32, Self::Mixed];
@@ -291,7 +360,7 @@ impl Precision {
     }
 }
 
-// book/src/ch06.md:350
+// book/src/ch06.md:390
 /// How much of the training state a data-parallel group shards instead of replicating.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ZeroStage {
@@ -305,7 +374,7 @@ pub enum ZeroStage {
     Stage3,
 }
 
-// book/src/ch06.md:363
+// book/src/ch06.md:403
 impl ZeroStage {
     /// All four stages, least to most sharded.
     pub const ALL: [ZeroStage; 4] = [
@@ -339,7 +408,7 @@ impl ZeroStage {
     }
 }
 
-// book/src/ch06.md:394
+// book/src/ch06.md:434
 /// Bytes of persistent training state one device holds, per component.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StateLedger {
@@ -349,7 +418,7 @@ pub struct StateLedger {
     pub adam_moments: f64,
 }
 
-// book/src/ch06.md:403
+// book/src/ch06.md:443
 impl StateLedger {
     /// Bytes held for one component.
     pub fn get(&self, component: StateComponent) -> f64 {
@@ -366,7 +435,7 @@ impl StateLedger {
     }
 }
 
-// book/src/ch06.md:420
+// book/src/ch06.md:460
 /// Prices the persistent training state that a single device must hold.
 ///
 /// Each component costs `params` times its bytes per parameter under `precision`; the
@@ -380,13 +449,7 @@ pub fn state_ledger(
     stage: ZeroStage,
     shards: u64,
 ) -> Result<StateLedger, TrainingError> {
-    if !(params.is_finite() && params >= 0.0) {
-        return Err(TrainingError::OutOfRange {
-            what: "params",
-            value: params,
-            expected: "a finite, non-negative count",
-        });
-    }
+    non_negative("params", params)?;
     let shards = at_least_one("shards", shards)? as f64;
     let bytes = |component| {
         let divisor = if stage.shards(component) { shards } else { 1.0 };
@@ -400,7 +463,7 @@ pub fn state_ledger(
     })
 }
 
-// book/src/ch06.md:522
+// book/src/ch06.md:556
 /// What the forward pass keeps for backward, per Transformer layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ActivationPolicy {
@@ -414,7 +477,7 @@ pub enum ActivationPolicy {
     FullRecompute,
 }
 
-// book/src/ch06.md:535
+// book/src/ch06.md:569
 impl ActivationPolicy {
     /// The three policies, most to least memory.
     pub const ALL: [ActivationPolicy; 3] = [
@@ -432,7 +495,7 @@ impl ActivationPolicy {
     }
 }
 
-// book/src/ch06.md:550
+// book/src/ch06.md:584
 /// Bytes that autograd keeps per layer under `policy` (equation 6.2), with bf16 activations.
 ///
 /// `microbatch` is the `b` of the formula: sequences per device in one forward pass.
@@ -454,13 +517,13 @@ pub fn activation_bytes_per_layer(
     )
 }
 
-// book/src/ch06.md:612
+// book/src/ch06.md:646
 use std::alloc::{GlobalAlloc, System};
 
-// book/src/ch06.md:613
+// book/src/ch06.md:647
 use std::cell::Cell;
 
-// book/src/ch06.md:615
+// book/src/ch06.md:649
 thread_local! {
     #[doc = " Heap bytes allocated minus bytes freed by this thread. A `const`"] #[doc =
     " thread-local with no destructor never allocates itself, so the allocator"] #[doc =
@@ -468,7 +531,7 @@ thread_local! {
     isize > = const { Cell::new(0) };
 }
 
-// book/src/ch06.md:622
+// book/src/ch06.md:656
 /// The system allocator, plus per-thread bookkeeping of live heap bytes.
 ///
 /// Counting per thread rather than globally keeps the measurement exact even
@@ -476,7 +539,7 @@ thread_local! {
 /// forward pass we measure runs entirely on the calling thread.
 pub struct CountingAllocator;
 
-// book/src/ch06.md:629
+// book/src/ch06.md:663
 impl CountingAllocator {
     fn record(delta: isize) {
         let _ = THREAD_HEAP_BYTES.try_with(|bytes| bytes.set(bytes.get() + delta));
@@ -487,7 +550,7 @@ impl CountingAllocator {
     }
 }
 
-// book/src/ch06.md:643
+// book/src/ch06.md:677
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
         let ptr = unsafe { System.alloc(layout) };
@@ -521,12 +584,12 @@ unsafe impl GlobalAlloc for CountingAllocator {
     }
 }
 
-// book/src/ch06.md:674
+// book/src/ch06.md:708
 /// Every heap allocation of this chapter's programs goes through the counter.
 #[global_allocator]
 static HEAP: CountingAllocator = CountingAllocator;
 
-// book/src/ch06.md:678
+// book/src/ch06.md:712
 /// Bytes a forward pass of `model` on `batch` leaves alive for the backward pass
 /// under `memory`, measured as live heap after the forward pass minus live heap
 /// before it. The backward pass then runs on the result, so what we counted is
@@ -549,7 +612,7 @@ pub fn measure_saved_bytes(
     Ok(saved.max(0) as usize)
 }
 
-// book/src/ch06.md:1015
+// book/src/ch06.md:1049
 /// SplitMix64: a tiny, fast, well-mixed 64-bit generator. It is not cryptographic, but
 /// its stream is fixed by the seed on every platform, which is what a reproducible book needs.
 #[derive(Debug, Clone)]
@@ -557,7 +620,7 @@ pub struct SplitMix64 {
     state: u64,
 }
 
-// book/src/ch06.md:1022
+// book/src/ch06.md:1056
 impl SplitMix64 {
     /// A generator whose whole stream is determined by `seed`.
     pub fn new(seed: u64) -> Self {
@@ -583,7 +646,7 @@ impl SplitMix64 {
     }
 }
 
-// book/src/ch06.md:1050
+// book/src/ch06.md:1084
 /// A dense row-major matrix of `f32`, just big enough for the tensor-parallel check.
 ///
 /// `f32` on purpose: it is the precision whose round-off the sharded sum exposes.
@@ -594,7 +657,7 @@ pub struct Matrix {
     data: Vec<f32>,
 }
 
-// book/src/ch06.md:1060
+// book/src/ch06.md:1094
 impl Matrix {
     /// A matrix whose entry `(r, c)` is `f(r, c)`.
     pub fn from_fn(
@@ -709,7 +772,7 @@ impl Matrix {
     }
 }
 
-// book/src/ch06.md:1166
+// book/src/ch06.md:1200
 /// Runs `relu(x @ w_up) @ w_down` split column-then-row over `shards` simulated devices.
 ///
 /// Device `k` owns columns `k*w..(k+1)*w` of `w_up` and the same rows of `w_down`
@@ -748,7 +811,7 @@ pub fn tensor_parallel_ffn(
     Ok(total.expect("at least one shard"))
 }
 
-// book/src/ch06.md:1239
+// book/src/ch06.md:1273
 /// Per-device tensor-parallel traffic of one layer, forward plus backward, per microbatch.
 ///
 /// For every microbatch a Megatron-style layer all-reduces its `s x b x h` activation four
@@ -769,7 +832,7 @@ pub fn tp_comm_bytes_per_layer(
     Ok(4.0 * ring_factor * payload)
 }
 
-// book/src/ch06.md:1304
+// book/src/ch06.md:1338
 /// The two kinds of work a pipeline stage does for a microbatch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OpKind {
@@ -777,7 +840,7 @@ pub enum OpKind {
     Backward,
 }
 
-// book/src/ch06.md:1311
+// book/src/ch06.md:1345
 /// One unit of pipeline work: a forward or backward pass of one microbatch on one stage.
 /// Microbatches are numbered from 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -786,7 +849,7 @@ pub struct PipelineOp {
     pub microbatch: usize,
 }
 
-// book/src/ch06.md:1319
+// book/src/ch06.md:1353
 impl PipelineOp {
     /// The forward pass of microbatch `microbatch`.
     pub fn forward(microbatch: usize) -> Self {
@@ -804,7 +867,7 @@ impl PipelineOp {
     }
 }
 
-// book/src/ch06.md:1331
+// book/src/ch06.md:1365
 /// A pipeline schedule: the rule that orders each stage's work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Schedule {
@@ -816,7 +879,7 @@ pub enum Schedule {
     OneFOneB,
 }
 
-// book/src/ch06.md:1342
+// book/src/ch06.md:1376
 impl Schedule {
     /// The schedule's name in tables.
     pub fn label(self) -> &'static str {
@@ -847,7 +910,7 @@ impl Schedule {
     }
 }
 
-// book/src/ch06.md:1374
+// book/src/ch06.md:1408
 /// Rejects empty pipelines and stage indices past the end.
 fn check_stage(
     stage: usize,
@@ -866,7 +929,7 @@ fn check_stage(
     Ok(())
 }
 
-// book/src/ch06.md:1384
+// book/src/ch06.md:1418
 /// GPipe's work order for one stage: all forwards, then all backwards, in microbatch order.
 pub fn gpipe_order(
     stage: usize,
@@ -878,7 +941,7 @@ pub fn gpipe_order(
     Ok(forwards.chain((0..microbatches).map(PipelineOp::backward)).collect())
 }
 
-// book/src/ch06.md:1395
+// book/src/ch06.md:1429
 /// The 1F1B work order for one stage.
 ///
 /// Stage `k` first runs `min(m, S - k)` forwards — earlier stages warm up longer, so that
@@ -905,7 +968,7 @@ pub fn one_f1b_order(
     Ok(ops)
 }
 
-// book/src/ch06.md:1432
+// book/src/ch06.md:1466
 /// How long one microbatch's forward and backward take on a stage, in arbitrary time units.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StageTimes {
@@ -913,7 +976,7 @@ pub struct StageTimes {
     pub backward: f64,
 }
 
-// book/src/ch06.md:1439
+// book/src/ch06.md:1473
 impl StageTimes {
     /// The usual Transformer ratio: backward costs about twice forward.
     pub const TRANSFORMER: StageTimes = StageTimes {
@@ -929,7 +992,7 @@ impl StageTimes {
     }
 }
 
-// book/src/ch06.md:1452
+// book/src/ch06.md:1486
 /// One operation as it actually ran: which stage, which microbatch, which pass, and when.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PipelineEvent {
@@ -940,7 +1003,7 @@ pub struct PipelineEvent {
     pub end: f64,
 }
 
-// book/src/ch06.md:1462
+// book/src/ch06.md:1496
 impl PipelineEvent {
     /// How long the operation ran.
     pub fn duration(&self) -> f64 {
@@ -948,7 +1011,7 @@ impl PipelineEvent {
     }
 }
 
-// book/src/ch06.md:1469
+// book/src/ch06.md:1503
 /// The simulated timeline of one optimizer step of a pipeline.
 ///
 /// Events are listed in the order the simulator scheduled them; within one stage that is
@@ -961,7 +1024,7 @@ pub struct PipelineTimeline {
     pub events: Vec<PipelineEvent>,
 }
 
-// book/src/ch06.md:1481
+// book/src/ch06.md:1515
 impl PipelineTimeline {
     /// The time at which the last operation finishes.
     pub fn makespan(&self) -> f64 {
@@ -998,7 +1061,7 @@ impl PipelineTimeline {
     }
 }
 
-// book/src/ch06.md:1521
+// book/src/ch06.md:1555
 /// Checks that every stage's order runs each microbatch's forward and backward exactly once,
 /// and returns the number of microbatches.
 fn check_orders(orders: &[Vec<PipelineOp>]) -> Result<usize, TrainingError> {
@@ -1033,7 +1096,7 @@ fn check_orders(orders: &[Vec<PipelineOp>]) -> Result<usize, TrainingError> {
     Ok(microbatches)
 }
 
-// book/src/ch06.md:1553
+// book/src/ch06.md:1587
 /// Simulates a pipeline from explicit per-stage work orders and per-stage costs.
 ///
 /// Each stage executes its order strictly in sequence. An operation starts at the later of
@@ -1057,13 +1120,7 @@ pub fn simulate_orders(
     }
     for t in times {
         for value in [t.forward, t.backward] {
-            if !(value.is_finite() && value > 0.0) {
-                return Err(TrainingError::OutOfRange {
-                    what: "stage time",
-                    value,
-                    expected: "a finite, positive duration",
-                });
-            }
+            positive("stage time", value)?;
         }
     }
     let mut finished = vec![vec![[None::< f64 >; 2]; microbatches]; stages];
@@ -1118,7 +1175,7 @@ pub fn simulate_orders(
     })
 }
 
-// book/src/ch06.md:1625
+// book/src/ch06.md:1653
 /// Simulates `schedule` on `stages` balanced stages with `microbatches` microbatches.
 pub fn simulate_pipeline(
     schedule: Schedule,
@@ -1130,7 +1187,7 @@ pub fn simulate_pipeline(
     simulate_orders(&orders, &vec![times; stages])
 }
 
-// book/src/ch06.md:1636
+// book/src/ch06.md:1664
 /// The closed-form fill-and-drain bubble of equation 6.3 for balanced stages.
 pub fn pipeline_bubble_fraction(
     stages: u64,
@@ -1141,7 +1198,7 @@ pub fn pipeline_bubble_fraction(
     Ok((s - 1.0) / (m + s - 1.0))
 }
 
-// book/src/ch06.md:1866
+// book/src/ch06.md:1894
 /// A tensor x pipeline x data parallel layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Layout {
@@ -1153,7 +1210,7 @@ pub struct Layout {
     pub dp: u64,
 }
 
-// book/src/ch06.md:1877
+// book/src/ch06.md:1905
 impl Layout {
     /// Devices the layout occupies.
     pub fn devices(&self) -> u64 {
@@ -1161,14 +1218,14 @@ impl Layout {
     }
 }
 
-// book/src/ch06.md:1884
+// book/src/ch06.md:1912
 impl fmt::Display for Layout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.pad(&format!("tp={} pp={} dp={}", self.tp, self.pp, self.dp))
     }
 }
 
-// book/src/ch06.md:1891
+// book/src/ch06.md:1919
 /// The knobs of a plan that are not the layout itself.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PlanOptions {
@@ -1181,7 +1238,7 @@ pub struct PlanOptions {
     pub device_gib: f64,
 }
 
-// book/src/ch06.md:1903
+// book/src/ch06.md:1931
 impl Default for PlanOptions {
     /// A 128-sequence batch, ZeRO-1, and 80 GiB devices.
     fn default() -> Self {
@@ -1193,7 +1250,7 @@ impl Default for PlanOptions {
     }
 }
 
-// book/src/ch06.md:1910
+// book/src/ch06.md:1938
 /// One layout, priced: memory per device, pipeline bubble, and traffic per axis.
 ///
 /// Memory is in GiB per device; traffic is GiB per device per optimizer step.
@@ -1211,7 +1268,7 @@ pub struct PlanEval {
     pub pp_comm_gib: f64,
 }
 
-// book/src/ch06.md:1927
+// book/src/ch06.md:1955
 /// Checks that `layout` can run `cfg` with `global_batch`: every degree positive, the
 /// pipeline splitting the layers evenly, and the replicas splitting the batch evenly.
 pub fn check_layout(
@@ -1224,7 +1281,7 @@ pub fn check_layout(
     divides("global_batch", at_least_one("global_batch", global_batch)?, "dp", layout.dp)
 }
 
-// book/src/ch06.md:1939
+// book/src/ch06.md:1967
 /// Prices one tensor/pipeline/data-parallel layout for a training run.
 ///
 /// The weights are split `tp * pp` ways and ZeRO shards what remains over the `dp` replicas.
@@ -1244,13 +1301,7 @@ pub fn evaluate_plan(
 ) -> Result<PlanEval, TrainingError> {
     cfg.validate()?;
     check_layout(cfg, layout, options.global_batch)?;
-    if !(options.device_gib.is_finite() && options.device_gib > 0.0) {
-        return Err(TrainingError::OutOfRange {
-            what: "device_gib",
-            value: options.device_gib,
-            expected: "a finite, positive capacity",
-        });
-    }
+    positive("device_gib", options.device_gib)?;
     let Layout { tp, pp, dp } = layout;
     let params_per_shard = param_count(cfg)?.total() as f64 / (tp * pp) as f64;
     let state = state_ledger(
@@ -1285,15 +1336,15 @@ pub fn evaluate_plan(
     })
 }
 
-// book/src/ch06.md:2002
+// book/src/ch06.md:2024
 /// Tensor-parallel degrees `plan_table` tries: powers of two up to a node's 8 devices.
 pub const TP_DEGREES: [u64; 4] = [1, 2, 4, 8];
 
-// book/src/ch06.md:2005
+// book/src/ch06.md:2027
 /// Pipeline-parallel degrees `plan_table` tries.
 pub const PP_DEGREES: [u64; 4] = [1, 2, 4, 8];
 
-// book/src/ch06.md:2008
+// book/src/ch06.md:2030
 /// The priced legal layouts of one cluster, in enumeration order (tensor degree outer,
 /// pipeline degree inner), so that the eye can follow how each axis trades memory against
 /// bubble and traffic.
@@ -1302,7 +1353,7 @@ pub struct PlanTable {
     pub rows: Vec<PlanEval>,
 }
 
-// book/src/ch06.md:2016
+// book/src/ch06.md:2038
 impl fmt::Display for PlanTable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
@@ -1321,7 +1372,7 @@ impl fmt::Display for PlanTable {
     }
 }
 
-// book/src/ch06.md:2038
+// book/src/ch06.md:2060
 /// Prices every legal `(tp, pp, dp)` layout of `devices` devices.
 ///
 /// Tensor and pipeline degrees come from [`TP_DEGREES`] and [`PP_DEGREES`]; the data degree
@@ -1355,7 +1406,7 @@ pub fn plan_table(
     Ok(PlanTable { rows })
 }
 
-// book/src/ch06.md:2255
+// book/src/ch06.md:2277
 /// The share of routed tokens that leave their device when routing is balanced over an
 /// expert-parallel group of `ep_degree` devices: all but the `1 / ep_degree` that stay home.
 pub fn balanced_off_device_fraction(ep_degree: u64) -> Result<f64, TrainingError> {
@@ -1363,7 +1414,7 @@ pub fn balanced_off_device_fraction(ep_degree: u64) -> Result<f64, TrainingError
     Ok((ep - 1.0) / ep)
 }
 
-// book/src/ch06.md:2262
+// book/src/ch06.md:2284
 /// Bytes one MoE layer's dispatch-plus-combine all-to-all puts on the fabric per step.
 ///
 /// Every routed token sends its hidden vector to each of its `top_k` experts and receives the
@@ -1378,89 +1429,12 @@ pub fn expert_dispatch_bytes(
     at_least_one("tokens", tokens)?;
     at_least_one("d_model", d_model)?;
     at_least_one("top_k", top_k)?;
-    if !(0.0..=1.0).contains(&off_device_fraction) {
-        return Err(TrainingError::OutOfRange {
-            what: "off_device_fraction",
-            value: off_device_fraction,
-            expected: "a fraction between 0 and 1",
-        });
-    }
+    fraction("off_device_fraction", off_device_fraction)?;
     let round_trip = (2 * tokens * d_model * top_k * ACTIVATION_BYTES) as f64;
     Ok(round_trip * off_device_fraction)
 }
 
-// book/src/ch06.md:2356
-/// `value` if it is finite and strictly positive.
-fn positive(what: &'static str, value: f64) -> Result<f64, TrainingError> {
-    if value.is_finite() && value > 0.0 {
-        Ok(value)
-    } else {
-        Err(TrainingError::OutOfRange {
-            what,
-            value,
-            expected: "a positive, finite number",
-        })
-    }
-}
-
-// book/src/ch06.md:2365
-/// `value` if it is finite and not negative.
-fn non_negative(what: &'static str, value: f64) -> Result<f64, TrainingError> {
-    if value.is_finite() && value >= 0.0 {
-        Ok(value)
-    } else {
-        Err(TrainingError::OutOfRange {
-            what,
-            value,
-            expected: "a finite number, zero or more",
-        })
-    }
-}
-
-// book/src/ch06.md:2374
-/// `value` if it is a share between 0 and 1 inclusive.
-fn fraction(what: &'static str, value: f64) -> Result<f64, TrainingError> {
-    if (0.0..=1.0).contains(&value) {
-        Ok(value)
-    } else {
-        Err(TrainingError::OutOfRange {
-            what,
-            value,
-            expected: "a fraction between 0 and 1",
-        })
-    }
-}
-
-// book/src/ch06.md:2383
-/// `value` if it is a finite ratio of at least 1 (a PUE below 1 would mean
-/// the facility generates power instead of consuming it).
-fn ratio_at_least_one(what: &'static str, value: f64) -> Result<f64, TrainingError> {
-    if value.is_finite() && value >= 1.0 {
-        Ok(value)
-    } else {
-        Err(TrainingError::OutOfRange {
-            what,
-            value,
-            expected: "a finite ratio of at least 1",
-        })
-    }
-}
-
-// book/src/ch06.md:2393
-/// `n` with thousands separators, as in `16,384`.
-pub fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
-
-// book/src/ch06.md:2411
+// book/src/ch06.md:2370
 /// Model FLOPs utilization, equation 6.4.
 ///
 /// `flops_per_token` must be the model's *nominal* cost per trained token
@@ -1485,7 +1459,7 @@ pub fn model_flops_utilization(
     Ok(tokens_per_s * flops_per_token / (devices * peak))
 }
 
-// book/src/ch06.md:2476
+// book/src/ch06.md:2435
 /// This machine's matmul rate in FLOP/s: every core multiplies its own pair of
 /// random `n x n` `f32` matrices with Chapter 2's single-threaded `matmul`, all
 /// cores at once, `repeats` times after two warm-up products. That is how the
@@ -1540,7 +1514,7 @@ pub fn measured_matmul_flops(n: usize, repeats: usize) -> Result<f64, TrainingEr
     Ok(cores as f64 * 2.0 * (n as f64).powi(3) / slowest)
 }
 
-// book/src/ch06.md:2618
+// book/src/ch06.md:2577
 /// The three legs of a warmup-stable-decay schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WsdPhase {
@@ -1552,7 +1526,7 @@ pub enum WsdPhase {
     Decay,
 }
 
-// book/src/ch06.md:2629
+// book/src/ch06.md:2588
 /// A warmup-stable-decay learning-rate schedule over a fixed number of steps.
 ///
 /// Fields are private so that every value went through [`WsdSchedule::new`]:
@@ -1564,7 +1538,7 @@ pub struct WsdSchedule {
     decay_steps: u64,
 }
 
-// book/src/ch06.md:2640
+// book/src/ch06.md:2599
 impl WsdSchedule {
     /// Builds a schedule whose warmup and decay legs take the given fractions
     /// of `total_steps`, rounded to whole steps (ties to even) and at least
@@ -1635,19 +1609,19 @@ impl WsdSchedule {
     }
 }
 
-// book/src/ch06.md:2701
+// book/src/ch06.md:2660
 /// The learning-rate multiplier of the schedule this section uses throughout:
 /// 5 % of the steps warm up, 15 % decay, the rest hold the peak rate.
 pub fn wsd_multiplier(step: u64, total_steps: u64) -> Result<f64, TrainingError> {
     WsdSchedule::new(total_steps, 0.05, 0.15)?.multiplier(step)
 }
 
-// book/src/ch06.md:2879
+// book/src/ch06.md:2838
 /// Re-exported because the checkpoint API below speaks in durations, so that
 /// `use ch06::*` is all a caller needs.
 pub use std::time::Duration;
 
-// book/src/ch06.md:2883
+// book/src/ch06.md:2842
 /// What a checkpoint policy is up against: the three durations of equation 6.5.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FaultModel {
@@ -1659,7 +1633,7 @@ pub struct FaultModel {
     pub mtbf: Duration,
 }
 
-// book/src/ch06.md:2894
+// book/src/ch06.md:2853
 impl FaultModel {
     /// The three durations in seconds, after rejecting the zeros that make
     /// equation 6.5 meaningless (a free save has no optimal interval, a zero
@@ -1671,7 +1645,7 @@ impl FaultModel {
     }
 }
 
-// book/src/ch06.md:2905
+// book/src/ch06.md:2864
 /// The fraction of wall-clock time a checkpoint policy wastes, equation 6.5:
 /// `C_s / I` for saving, `I / 2M` for recomputing lost steps, `R / M` for restarts.
 ///
@@ -1687,7 +1661,7 @@ pub fn checkpoint_waste(
     Ok(save / interval + interval / (2.0 * mtbf) + restart / mtbf)
 }
 
-// book/src/ch06.md:2917
+// book/src/ch06.md:2876
 /// Young's optimal checkpoint interval, equation 6.6: `sqrt(2 C_s M)`, the
 /// minimum of [`checkpoint_waste`]. The restart cost does not move the optimum,
 /// it only raises the floor.
@@ -1696,7 +1670,7 @@ pub fn young_interval(faults: &FaultModel) -> Result<Duration, TrainingError> {
     Ok(Duration::from_secs_f64((2.0 * save * mtbf).sqrt()))
 }
 
-// book/src/ch06.md:2935
+// book/src/ch06.md:2894
 /// A published count of job-interrupting failures on one fleet over one window.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FailureRecord {
@@ -1708,7 +1682,7 @@ pub struct FailureRecord {
     pub failures: u64,
 }
 
-// book/src/ch06.md:2946
+// book/src/ch06.md:2905
 /// Llama 3 405B pretraining: 419 unexpected interruptions in 54 days on 16,384
 /// GPUs (Grattafiori et al., 2024). Planned interruptions are left out: they
 /// come with a warning and a clean checkpoint.
@@ -1718,7 +1692,7 @@ pub const LLAMA3_405B_FAILURES: FailureRecord = FailureRecord {
     failures: 419,
 };
 
-// book/src/ch06.md:2952
+// book/src/ch06.md:2911
 impl FailureRecord {
     /// Mean time between failures of a single device: device-time observed
     /// divided by failures observed. Zero failures give no estimate at all,
@@ -1736,7 +1710,7 @@ impl FailureRecord {
     }
 }
 
-// book/src/ch06.md:2968
+// book/src/ch06.md:2927
 /// The MTBF of a job spread over `devices` devices that fail independently:
 /// the per-device MTBF divided by the device count.
 pub fn cluster_mtbf(
@@ -1748,14 +1722,14 @@ pub fn cluster_mtbf(
     Ok(per_device.div_f64(devices))
 }
 
-// book/src/ch06.md:2976
+// book/src/ch06.md:2935
 /// Bytes a restartable checkpoint must hold: the whole training state of the
 /// ledger except the gradients, which the next backward pass recreates.
 pub fn checkpoint_payload(ledger: &StateLedger) -> f64 {
     ledger.total() - ledger.gradients
 }
 
-// book/src/ch06.md:2982
+// book/src/ch06.md:2941
 /// Training stalled while a synchronous save writes `payload_bytes` at
 /// `write_bytes_per_s`.
 pub fn save_stall(
@@ -1767,7 +1741,7 @@ pub fn save_stall(
     Ok(Duration::from_secs_f64(payload / bandwidth))
 }
 
-// book/src/ch06.md:3213
+// book/src/ch06.md:3172
 /// The compute budget of one pretraining run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TrainingRun {
@@ -1781,7 +1755,7 @@ pub struct TrainingRun {
     pub devices: u64,
 }
 
-// book/src/ch06.md:3226
+// book/src/ch06.md:3185
 /// Three runs sized after published ones (Llama 2 7B, Llama 3 70B and
 /// Llama 3 405B): their parameters, tokens, and fleets of a plausible size.
 /// Parameter counts are the published sizes, not `param_count` of our configs.
@@ -1806,7 +1780,7 @@ pub const NAMED_RUNS: [TrainingRun; 3] = [
     },
 ];
 
-// book/src/ch06.md:3235
+// book/src/ch06.md:3194
 /// Planning constants for one class of device and the facility around it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FleetAssumptions {
@@ -1822,7 +1796,7 @@ pub struct FleetAssumptions {
     pub pue: f64,
 }
 
-// book/src/ch06.md:3250
+// book/src/ch06.md:3209
 /// Illustrative H100-class constants (dense BF16 peak, 40 % utilization,
 /// $2.50/hour, 1.4 kW, PUE 1.2). See the dated landscape note for provenance;
 /// the formulas outlive these numbers.
@@ -1834,7 +1808,7 @@ pub const H100_CLASS_2026: FleetAssumptions = FleetAssumptions {
     pue: 1.2,
 };
 
-// book/src/ch06.md:3261
+// book/src/ch06.md:3220
 /// What a run costs in compute, time, money and electricity.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunEconomics {
@@ -1854,7 +1828,7 @@ pub struct RunEconomics {
     pub usd_per_million_tokens: f64,
 }
 
-// book/src/ch06.md:3280
+// book/src/ch06.md:3239
 /// Converts a run's budget into device-hours, days, dollars and megawatts
 /// with the dense estimate `C = 6 N D` and equation 6.7.
 pub fn run_economics(
@@ -1886,11 +1860,11 @@ pub fn run_economics(
     })
 }
 
-// book/src/ch06.md:3466
+// book/src/ch06.md:3425
 /// Hours in an average year (365.25 days).
 pub const HOURS_PER_YEAR: f64 = 8_766.0;
 
-// book/src/ch06.md:3469
+// book/src/ch06.md:3428
 /// The capital recovery factor, equation 6.8: the constant annual payment per
 /// dollar of capital that repays principal plus a return `rate` over `years`.
 ///
@@ -1906,7 +1880,7 @@ pub fn capital_recovery_factor(rate: f64, years: u32) -> Result<f64, TrainingErr
     Ok(rate * (growth_minus_one + 1.0) / growth_minus_one)
 }
 
-// book/src/ch06.md:3484
+// book/src/ch06.md:3443
 /// Buying devices instead of renting them.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Ownership {
@@ -1924,7 +1898,7 @@ pub struct Ownership {
     pub usd_per_kwh: f64,
 }
 
-// book/src/ch06.md:3501
+// book/src/ch06.md:3460
 impl Ownership {
     /// Capital cost of one device per year: CRF times the purchase price.
     pub fn annualized_capital(&self) -> Result<f64, TrainingError> {

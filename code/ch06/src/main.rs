@@ -11,7 +11,7 @@ fn main() {
 }
 /// The chapter's run cells, in order; `?` in a cell ends the program with its error.
 fn cells() -> Result<(), Box<dyn std::error::Error>> {
-    // book/src/ch06.md:244
+    // book/src/ch06.md:284
     tangle_runtime::cell(0);
     let billions = |n: u64| format!("{:.2}B", n as f64 / 1e9);
     println!(
@@ -25,7 +25,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             billions(counts.ffn), billions(counts.embeddings), billions(counts.total())
         );
     }
-    // book/src/ch06.md:458
+    // book/src/ch06.md:492
     tangle_runtime::cell(1);
     let p_7b = param_count(&LLAMA_7B)?.total() as f64;
     print!("{:6}", "GiB");
@@ -41,7 +41,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         }
         println!("{:>8.1}", ledger.total() / GIB);
     }
-    // book/src/ch06.md:574
+    // book/src/ch06.md:608
     tangle_runtime::cell(2);
     for policy in ActivationPolicy::ALL {
         let per_layer = activation_bytes_per_layer(&LLAMA_7B, 1, policy)?;
@@ -51,14 +51,14 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             per_layer as f64 / GIB, total as f64 / GIB, LLAMA_7B.n_layers
         );
     }
-    // book/src/ch06.md:705
+    // book/src/ch06.md:739
     tangle_runtime::cell(3);
     let tiny = ch02::TinyGpt::new(ch02::MEASUREMENT_CONFIG, 6)?;
     println!(
         "TinyGPT for the measurement: {} parameters", grouped(tiny.num_parameters() as
         u64)
     );
-    // book/src/ch06.md:717
+    // book/src/ch06.md:751
     tangle_runtime::cell(4);
     let tiny_batch = {
         let cfg = tiny.config();
@@ -85,7 +85,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "saved tensors, checkpointed: {:>12} bytes  ({less:.1}% less)",
         grouped(saved_checkpointed as u64)
     );
-    // book/src/ch06.md:772
+    // book/src/ch06.md:806
     tangle_runtime::cell(5);
     {
         let cfg = tiny.config();
@@ -101,7 +101,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             u64)
         );
     };
-    // book/src/ch06.md:810
+    // book/src/ch06.md:844
     tangle_runtime::cell(6);
     tangle_runtime::figure::svg(
         "activation-policies",
@@ -211,7 +211,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:875
+    // book/src/ch06.md:909
     tangle_runtime::cell(7);
     for stage in ZeroStage::ALL {
         let total = state_ledger(p_7b, Precision::Mixed, stage, 8)?.total();
@@ -220,7 +220,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             total / GIB
         );
     }
-    // book/src/ch06.md:909
+    // book/src/ch06.md:943
     tangle_runtime::cell(8);
     tangle_runtime::figure::svg(
         "zero-stages",
@@ -334,7 +334,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:1209
+    // book/src/ch06.md:1243
     tangle_runtime::cell(9);
     let mut rng = SplitMix64::new(0);
     let x = Matrix::random_normal(4, 256, 1.0, &mut rng);
@@ -349,14 +349,14 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             "{shards}-way tensor parallel vs single device: max |difference| = {gap:.2e} ({verdict})"
         );
     }
-    // book/src/ch06.md:1263
+    // book/src/ch06.md:1297
     tangle_runtime::cell(10);
     let per_layer = tp_comm_bytes_per_layer(&LLAMA_7B, 1, 8)?;
     println!(
         "tp=8 on the 7B: {:.3} GiB/layer/microbatch, {:.1} GiB per microbatch across {} layers",
         per_layer / GIB, per_layer * LLAMA_7B.n_layers as f64 / GIB, LLAMA_7B.n_layers
     );
-    // book/src/ch06.md:1648
+    // book/src/ch06.md:1676
     tangle_runtime::cell(11);
     for (stages, microbatches) in [(4, 8), (8, 32), (8, 8)] {
         let timeline = simulate_pipeline(
@@ -371,7 +371,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             timeline.idle_fraction()
         );
     }
-    // book/src/ch06.md:1675
+    // book/src/ch06.md:1703
     tangle_runtime::cell(12);
     tangle_runtime::figure::svg(
         "pipeline-gantt",
@@ -462,7 +462,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:2071
+    // book/src/ch06.md:2093
     tangle_runtime::cell(13);
     let plans_7b = plan_table(
         &LLAMA_7B,
@@ -473,11 +473,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         },
     )?;
     print!("{plans_7b}");
-    // book/src/ch06.md:2098
+    // book/src/ch06.md:2120
     tangle_runtime::cell(14);
     let plans_70b = plan_table(&LLAMA_70B, 64, &PlanOptions::default())?;
     print!("{plans_70b}");
-    // book/src/ch06.md:2292
+    // book/src/ch06.md:2308
     tangle_runtime::cell(15);
     let payload = expert_dispatch_bytes(
         8 * 8192,
@@ -489,11 +489,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "MoE dispatch+combine, 8 sequences of 8K tokens, top-8: {:.1} GiB per layer per step",
         payload / GIB
     );
-    // book/src/ch06.md:2522
+    // book/src/ch06.md:2481
     tangle_runtime::cell(16);
     let roofline = measured_matmul_flops(1024, 8)?;
     println!("measured matmul roofline on this CPU: {:.0} GFLOP/s", roofline / 1e9);
-    // book/src/ch06.md:2536
+    // book/src/ch06.md:2495
     tangle_runtime::cell(17);
     {
         let cfg = tiny.config();
@@ -513,7 +513,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         );
         println!("toy MFU against the measured roofline: {:.1}%", 100.0 * mfu);
     };
-    // book/src/ch06.md:2712
+    // book/src/ch06.md:2671
     tangle_runtime::cell(18);
     let wsd = WsdSchedule::new(1_000, 0.05, 0.15)?;
     println!("step  phase    multiplier");
@@ -522,7 +522,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         let value = wsd.multiplier(step)?;
         println!("{step:4}  {:<7}  {value:.2}", format!("{phase:?}"));
     }
-    // book/src/ch06.md:2731
+    // book/src/ch06.md:2690
     tangle_runtime::cell(19);
     tangle_runtime::figure::svg(
         "wsd-vs-cosine",
@@ -604,7 +604,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:2994
+    // book/src/ch06.md:2953
     tangle_runtime::cell(20);
     let mixed = state_ledger(p_7b, Precision::Mixed, ZeroStage::Replicated, 1)?;
     let payload = checkpoint_payload(&mixed);
@@ -615,7 +615,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "checkpoint payload {:.0} GiB -> save stall {:.0} s; per-device MTBF {device_years:.1} device-years",
         payload / GIB, save.as_secs_f64(),
     );
-    // book/src/ch06.md:3016
+    // book/src/ch06.md:2975
     tangle_runtime::cell(21);
     for devices in [1_024_u64, 16_384] {
         let faults = FaultModel {
@@ -631,7 +631,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             60.0, 100.0 * waste,
         );
     }
-    // book/src/ch06.md:3044
+    // book/src/ch06.md:3003
     tangle_runtime::cell(22);
     tangle_runtime::figure::svg(
         "checkpoint-waste",
@@ -728,7 +728,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:3316
+    // book/src/ch06.md:3275
     tangle_runtime::cell(23);
     println!(
         "{:<22} {:>8} {:>13} {:>6} {:>7} {:>6} {:>10}", "run", "FLOPs", "device-hrs",
@@ -749,7 +749,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "405B estimate vs the 30.84M H100-hours reported: {:.1}% lower", 100.0 * gap
     );
-    // book/src/ch06.md:3359
+    // book/src/ch06.md:3318
     tangle_runtime::cell(24);
     tangle_runtime::figure::svg(
         "run-economics",
@@ -860,7 +860,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:3548
+    // book/src/ch06.md:3507
     tangle_runtime::cell(25);
     let owned = Ownership {
         capital_per_device: 45_000.0,

@@ -3,7 +3,7 @@
 
 use ch06::*;
 
-// book/src/ch06.md:743
+// book/src/ch06.md:777
 #[test]
 fn the_counting_allocator_sees_the_tape_and_checkpointing_shrinks_it() {
     let config = ch02::GptConfig {
@@ -29,7 +29,7 @@ fn the_counting_allocator_sees_the_tape_and_checkpointing_shrinks_it() {
     assert!(measured[1] < measured[0] / 2, "checkpointing kept {measured:?}");
 }
 
-// book/src/ch06.md:1727
+// book/src/ch06.md:1755
 #[test]
 fn simulated_idle_fraction_matches_closed_form_bubble() {
     for schedule in [Schedule::OneFOneB, Schedule::GPipe] {
@@ -64,7 +64,7 @@ fn simulated_idle_fraction_matches_closed_form_bubble() {
     }
 }
 
-// book/src/ch06.md:1750
+// book/src/ch06.md:1778
 #[test]
 fn timeline_respects_dependencies_and_runs_every_op_once() {
     let timeline = simulate_pipeline(Schedule::OneFOneB, 4, 6, StageTimes::TRANSFORMER)
@@ -100,7 +100,7 @@ fn timeline_respects_dependencies_and_runs_every_op_once() {
     }
 }
 
-// book/src/ch06.md:1783
+// book/src/ch06.md:1811
 #[test]
 fn one_f1b_bounds_activation_memory_and_gpipe_does_not() {
     let (stages, microbatches) = (4, 10);
@@ -115,7 +115,7 @@ fn one_f1b_bounds_activation_memory_and_gpipe_does_not() {
     }
 }
 
-// book/src/ch06.md:1796
+// book/src/ch06.md:1824
 #[test]
 fn pipeline_rejects_impossible_input() {
     assert!(
@@ -158,7 +158,7 @@ fn pipeline_rejects_impossible_input() {
     );
 }
 
-// book/src/ch06.md:1829
+// book/src/ch06.md:1857
 #[test]
 fn tensor_parallel_ffn_matches_unsharded_product() {
     let mut rng = SplitMix64::new(42);
@@ -181,7 +181,7 @@ fn tensor_parallel_ffn_matches_unsharded_product() {
     );
 }
 
-// book/src/ch06.md:2141
+// book/src/ch06.md:2163
 #[test]
 fn plan_table_lists_exactly_the_legal_layouts() {
     let clusters = [(LLAMA_7B, 8, 64), (LLAMA_70B, 64, 128), (LLAMA_70B, 48, 24)];
@@ -212,7 +212,7 @@ fn plan_table_lists_exactly_the_legal_layouts() {
     }
 }
 
-// book/src/ch06.md:2168
+// book/src/ch06.md:2190
 #[test]
 fn zero3_over_n_devices_holds_one_nth_of_the_state() {
     let p = param_count(&LLAMA_70B).unwrap().total() as f64;
@@ -229,7 +229,7 @@ fn zero3_over_n_devices_holds_one_nth_of_the_state() {
     }
 }
 
-// book/src/ch06.md:2180
+// book/src/ch06.md:2202
 #[test]
 fn each_zero_stage_holds_no_more_than_the_previous_one() {
     let p = param_count(&LLAMA_7B).unwrap().total() as f64;
@@ -246,7 +246,7 @@ fn each_zero_stage_holds_no_more_than_the_previous_one() {
     }
 }
 
-// book/src/ch06.md:2197
+// book/src/ch06.md:2219
 #[test]
 fn mixed_precision_state_is_sixteen_bytes_per_parameter() {
     let ledger = state_ledger(1000.0, Precision::Mixed, ZeroStage::Replicated, 1)
@@ -254,7 +254,7 @@ fn mixed_precision_state_is_sixteen_bytes_per_parameter() {
     assert_eq!(ledger.total(), 16_000.0);
 }
 
-// book/src/ch06.md:2203
+// book/src/ch06.md:2225
 #[test]
 fn param_count_follows_grouped_query_attention() {
     let gqa = param_count(&LLAMA_70B).unwrap();
@@ -270,7 +270,7 @@ fn param_count_follows_grouped_query_attention() {
     assert_eq!(gqa.embeddings, mha.embeddings);
 }
 
-// book/src/ch06.md:2216
+// book/src/ch06.md:2238
 #[test]
 fn calculators_reject_impossible_input() {
     let no_heads = TrainingConfig {
@@ -318,7 +318,7 @@ fn calculators_reject_impossible_input() {
     assert_eq!(message, "n_layers = 32 is not divisible by pp = 3");
 }
 
-// book/src/ch06.md:2438
+// book/src/ch06.md:2397
 #[test]
 fn mfu_grows_with_throughput_and_shrinks_with_fleet_size() {
     let flops_per_token = 6.0 * 7e9;
@@ -331,7 +331,7 @@ fn mfu_grows_with_throughput_and_shrinks_with_fleet_size() {
     assert!((hfu / base - 4.0 / 3.0).abs() < 1e-12);
 }
 
-// book/src/ch06.md:2452
+// book/src/ch06.md:2411
 #[test]
 fn mfu_rejects_inputs_no_run_can_have() {
     assert!(model_flops_utilization(1_000.0, 4.2e10, 0, 989e12).is_err());
@@ -341,7 +341,7 @@ fn mfu_rejects_inputs_no_run_can_have() {
     assert!(model_flops_utilization(1_000.0, 4.2e10, 8, f64::INFINITY).is_err());
 }
 
-// book/src/ch06.md:2790
+// book/src/ch06.md:2749
 #[test]
 fn wsd_legs_meet_without_jumps() {
     let wsd = WsdSchedule::new(1_000, 0.05, 0.15).unwrap();
@@ -365,7 +365,7 @@ fn wsd_legs_meet_without_jumps() {
     assert!(values.iter().all(| v | (0.0..= 1.0).contains(v)));
 }
 
-// book/src/ch06.md:2812
+// book/src/ch06.md:2771
 #[test]
 fn wsd_rejects_what_cannot_be_scheduled() {
     assert!(WsdSchedule::new(0, 0.05, 0.15).is_err());
@@ -378,7 +378,7 @@ fn wsd_rejects_what_cannot_be_scheduled() {
     assert!(wsd_multiplier(1_000, 1_000).is_err());
 }
 
-// book/src/ch06.md:2825
+// book/src/ch06.md:2784
 #[test]
 fn the_shorthand_is_the_section_schedule() {
     let wsd = WsdSchedule::new(1_000, 0.05, 0.15).unwrap();
@@ -387,7 +387,7 @@ fn the_shorthand_is_the_section_schedule() {
     }
 }
 
-// book/src/ch06.md:3108
+// book/src/ch06.md:3067
 fn example_faults() -> FaultModel {
     FaultModel {
         save: Duration::from_secs(30),
@@ -396,7 +396,7 @@ fn example_faults() -> FaultModel {
     }
 }
 
-// book/src/ch06.md:3116
+// book/src/ch06.md:3075
 #[test]
 fn young_interval_minimises_the_waste_numerically() {
     let faults = example_faults();
@@ -415,7 +415,7 @@ fn young_interval_minimises_the_waste_numerically() {
     assert!(half > at_young && double > at_young);
 }
 
-// book/src/ch06.md:3135
+// book/src/ch06.md:3094
 #[test]
 fn restart_cost_raises_the_floor_but_not_the_optimum() {
     let quick = example_faults();
@@ -431,7 +431,7 @@ fn restart_cost_raises_the_floor_but_not_the_optimum() {
     );
 }
 
-// book/src/ch06.md:3146
+// book/src/ch06.md:3105
 #[test]
 fn larger_fleets_fail_proportionally_more_often() {
     let per_device = LLAMA3_405B_FAILURES.per_device_mtbf().unwrap();
@@ -446,7 +446,7 @@ fn larger_fleets_fail_proportionally_more_often() {
     assert!((own - expected).abs() < 1e-3);
 }
 
-// book/src/ch06.md:3159
+// book/src/ch06.md:3118
 #[test]
 fn impossible_fault_inputs_are_errors() {
     let faults = example_faults();
@@ -468,7 +468,7 @@ fn impossible_fault_inputs_are_errors() {
     assert!(save_stall(- 1.0, 1e9).is_err());
 }
 
-// book/src/ch06.md:3416
+// book/src/ch06.md:3375
 #[test]
 fn device_hours_do_not_depend_on_the_fleet() {
     let run = NAMED_RUNS[1];
@@ -491,7 +491,7 @@ fn device_hours_do_not_depend_on_the_fleet() {
     assert!((one.device_hours / faster.device_hours - 1.25).abs() < 1e-12);
 }
 
-// book/src/ch06.md:3434
+// book/src/ch06.md:3393
 #[test]
 fn impossible_runs_and_fleets_are_errors() {
     let run = NAMED_RUNS[0];
@@ -511,7 +511,7 @@ fn impossible_runs_and_fleets_are_errors() {
     );
 }
 
-// book/src/ch06.md:3601
+// book/src/ch06.md:3560
 #[test]
 fn crf_has_the_right_limits() {
     assert_eq!(capital_recovery_factor(0.0, 4).unwrap(), 0.25);
@@ -534,7 +534,7 @@ fn crf_has_the_right_limits() {
     assert!((present_value - 1.0).abs() < 1e-12);
 }
 
-// book/src/ch06.md:3621
+// book/src/ch06.md:3580
 #[test]
 fn owning_breaks_even_where_the_hourly_costs_cross() {
     let owned = Ownership {
@@ -552,7 +552,7 @@ fn owning_breaks_even_where_the_hourly_costs_cross() {
     assert_eq!(owned.break_even_utilization(1.0).unwrap(), None);
 }
 
-// book/src/ch06.md:3640
+// book/src/ch06.md:3599
 #[test]
 fn impossible_ownership_inputs_are_errors() {
     assert!(capital_recovery_factor(- 0.05, 4).is_err());

@@ -230,6 +230,18 @@ impl Hardware {
     pub fn spec(chip: Chip) -> Self {
         Self { chip, mode: Mode::Spec }
     }
+    /// `Ok` if this chip sits on the fabric that `formula` assumes; the closed forms of the
+    /// TPU torus and of the switched GPU fabric do not carry over to each other.
+    pub fn require(&self, needs: Fabric, formula: &'static str) -> Result<()> {
+        if self.chip.fabric == needs {
+            Ok(())
+        } else {
+            Err(ParallelError::WrongFabric {
+                formula,
+                needs,
+            })
+        }
+    }
     pub fn measured(chip: Chip) -> Self {
         Self { chip, mode: Mode::Measured }
     }
@@ -260,7 +272,7 @@ impl Hardware {
     }
 }
 
-// book/src/ch07.md:248
+// book/src/ch07.md:253
 /// Where a collective runs, and over how many mesh axes (1 on a GPU switch).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Span {
@@ -268,7 +280,7 @@ pub enum Span {
     AcrossDomains { axes: u32 },
 }
 
-// book/src/ch07.md:255
+// book/src/ch07.md:260
 impl Hardware {
     /// Usable per-chip bandwidth for a collective with this span (equation 7.1).
     pub fn collective(&self, span: Span) -> Result<f64> {
@@ -293,7 +305,7 @@ impl Hardware {
     }
 }
 
-// book/src/ch07.md:328
+// book/src/ch07.md:333
 /// The shape of a Transformer as this chapter sees it: a stack of (possibly mixture-of-experts)
 /// MLP blocks. `experts` and `active` count shared experts; `shared` says how many of them are
 /// always on, which matters only for routing traffic.
@@ -316,7 +328,7 @@ pub struct Model {
     pub live: bool,
 }
 
-// book/src/ch07.md:350
+// book/src/ch07.md:355
 impl Model {
     /// A dense model: one expert, always active.
     pub const fn dense(
@@ -388,7 +400,7 @@ impl Model {
     }
 }
 
-// book/src/ch07.md:399
+// book/src/ch07.md:404
 /// Three significant figures with a B or T suffix, the way the source prints parameter totals.
 pub fn count3(x: f64) -> String {
     let (v, unit) = if x >= 1e12 { (x / 1e12, "T") } else { (x / 1e9, "B") };
@@ -396,7 +408,7 @@ pub fn count3(x: f64) -> String {
     format!("{v:.decimals$}{unit}")
 }
 
-// book/src/ch07.md:406
+// book/src/ch07.md:411
 /// A live MoE row: `(D, F, L)`, `(E, k, shared)` and the published total.
 const fn moe(
     label: &'static str,
@@ -417,7 +429,7 @@ const fn moe(
     }
 }
 
-// book/src/ch07.md:411
+// book/src/ch07.md:416
 /// The source's dense presets, labelled by what the stored page says about them.
 pub const DENSE_DEFAULT_70B: Model = Model::dense(
     "dense 70.6B (chapter default)",
@@ -427,10 +439,10 @@ pub const DENSE_DEFAULT_70B: Model = Model::dense(
     Some(70.6e9),
 );
 
-// book/src/ch07.md:413
+// book/src/ch07.md:418
 pub const DENSE_13B: Model = Model::dense("dense 13.0B", 5120, 13_824, 40, Some(13.0e9));
 
-// book/src/ch07.md:414
+// book/src/ch07.md:419
 pub const DENSE_8_54B: Model = Model::dense(
     "dense 8.54B",
     3072,
@@ -439,7 +451,7 @@ pub const DENSE_8_54B: Model = Model::dense(
     Some(8.54e9),
 );
 
-// book/src/ch07.md:416
+// book/src/ch07.md:421
 /// The 685B row, the page's counting example: 256 routed + 1 shared expert, top-8 + shared.
 pub const MOE_685B: Model = moe(
     "MoE 685B (counting example)",
@@ -448,29 +460,29 @@ pub const MOE_685B: Model = moe(
     685e9,
 );
 
-// book/src/ch07.md:418
+// book/src/ch07.md:423
 /// Kept only as a reference row: its experts run in a 3,584-wide latent space.
 pub const KIMI_K3: Model = Model {
     live: false,
     ..moe("Kimi K3 (reference only)", (7168, 3072, 93), (898, 18, 2), 2.78e12)
 };
 
-// book/src/ch07.md:420
+// book/src/ch07.md:425
 pub const MOE_753B: Model = moe("MoE 753B", (6144, 2048, 78), (257, 9, 1), 753e9);
 
-// book/src/ch07.md:421
+// book/src/ch07.md:426
 pub const MOE_1_60T: Model = moe("MoE 1.60T", (7168, 3072, 61), (385, 7, 1), 1.60e12);
 
-// book/src/ch07.md:422
+// book/src/ch07.md:427
 pub const MOE_2_45T: Model = moe("MoE 2.45T", (8192, 2048, 92), (513, 11, 1), 2.45e12);
 
-// book/src/ch07.md:423
+// book/src/ch07.md:428
 pub const MOE_952B: Model = moe("MoE 952B", (6144, 3072, 66), (258, 8, 2), 952e9);
 
-// book/src/ch07.md:424
+// book/src/ch07.md:429
 pub const MOE_427B: Model = moe("MoE 427B", (6144, 3072, 60), (129, 5, 1), 427e9);
 
-// book/src/ch07.md:426
+// book/src/ch07.md:431
 /// Every row of the source's model table, in its order.
 pub const MODELS: [Model; 10] = [
     DENSE_DEFAULT_70B,
@@ -485,7 +497,7 @@ pub const MODELS: [Model; 10] = [
     MOE_427B,
 ];
 
-// book/src/ch07.md:547
+// book/src/ch07.md:552
 /// The two clocks of one layer on one chip, in seconds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LayerClock {
@@ -493,7 +505,7 @@ pub struct LayerClock {
     pub comms: f64,
 }
 
-// book/src/ch07.md:554
+// book/src/ch07.md:559
 /// Which clock sets the pace of a layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Bound {
@@ -501,7 +513,7 @@ pub enum Bound {
     Communication,
 }
 
-// book/src/ch07.md:561
+// book/src/ch07.md:566
 impl LayerClock {
     /// Overlapped compute and communication: the layer costs the slower clock (equation 7.4).
     pub fn time(&self) -> f64 {
@@ -516,7 +528,7 @@ impl LayerClock {
     }
 }
 
-// book/src/ch07.md:575
+// book/src/ch07.md:580
 /// What a scheme sends over the network each layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Traffic {
@@ -526,7 +538,7 @@ pub enum Traffic {
     Activations,
 }
 
-// book/src/ch07.md:584
+// book/src/ch07.md:589
 /// Forward FLOP time of one layer on one chip (equation 7.3), for `tokens_per_chip` tokens.
 pub fn math_time(model: &Model, hw: &Hardware, tokens_per_chip: f64) -> Result<f64> {
     model.validate()?;
@@ -534,7 +546,7 @@ pub fn math_time(model: &Model, hw: &Hardware, tokens_per_chip: f64) -> Result<f
     Ok(4.0 * tokens_per_chip * model.d as f64 * model.active_width() / hw.flops())
 }
 
-// book/src/ch07.md:591
+// book/src/ch07.md:596
 /// The primer's two clocks for one forward layer: `dp` chips share `batch` tokens, and the
 /// network carries one gather of either the layer's two weight matrices or of the activations.
 pub fn primer_clock(
@@ -558,13 +570,13 @@ pub fn primer_clock(
     })
 }
 
-// book/src/ch07.md:604
+// book/src/ch07.md:609
 /// The ridge $C/W$ (equation 7.5): tokens per chip above which weight traffic hides.
 pub fn ridge(hw: &Hardware, span: Span) -> Result<f64> {
     hw.intensity(span)
 }
 
-// book/src/ch07.md:609
+// book/src/ch07.md:614
 /// Data for a roofline-ridge figure: for each per-chip batch, the fraction of peak FLOP/s a
 /// weight-moving scheme attains, $\min(1, (B/DP) / \text{ridge})$.
 pub fn ridge_curve(
@@ -579,11 +591,11 @@ pub fn ridge_curve(
         .collect()
 }
 
-// book/src/ch07.md:767
+// book/src/ch07.md:772
 /// Bytes per parameter for bf16 weights plus two fp32 Adam moments.
 pub const ADAM_BYTES_PER_PARAM: f64 = 2.0 + 4.0 + 4.0;
 
-// book/src/ch07.md:770
+// book/src/ch07.md:775
 /// Backward-pass clocks of one layer under pure data parallelism (equation 7.6).
 pub fn dp_layer_clock(
     model: &Model,
@@ -599,20 +611,20 @@ pub fn dp_layer_clock(
     Ok(LayerClock { math, comms })
 }
 
-// book/src/ch07.md:779
+// book/src/ch07.md:784
 /// Smallest per-chip batch that keeps a weight-moving scheme compute-bound: $(C/W)(E/k)$.
 pub fn min_tokens_per_chip(model: &Model, hw: &Hardware, span: Span) -> Result<f64> {
     model.validate()?;
     Ok(ridge(hw, span)? * model.sparsity())
 }
 
-// book/src/ch07.md:785
+// book/src/ch07.md:790
 /// The largest model (parameters) that pure data parallelism can train on one chip.
 pub fn largest_replicated_model(hw: &Hardware) -> f64 {
     hw.chip.hbm / ADAM_BYTES_PER_PARAM
 }
 
-// book/src/ch07.md:790
+// book/src/ch07.md:795
 /// The exact ring factor $(n-1)/n$ that the asymptotic ridge leaves out: a ring AllReduce over
 /// $n$ participants moves $(n-1)/n$ of the buffer, so two participants need half the batch.
 pub fn ring_factor(participants: u64) -> Result<f64> {
@@ -620,7 +632,7 @@ pub fn ring_factor(participants: u64) -> Result<f64> {
     Ok((n - 1.0) / n)
 }
 
-// book/src/ch07.md:898
+// book/src/ch07.md:903
 /// Forward-pass clocks of one layer under FSDP (equation 7.7).
 pub fn fsdp_layer_clock(
     model: &Model,
@@ -638,7 +650,7 @@ pub fn fsdp_layer_clock(
     })
 }
 
-// book/src/ch07.md:906
+// book/src/ch07.md:911
 /// The most chips FSDP can spread `batch` tokens over and stay compute-bound.
 pub fn fsdp_max_chips(
     model: &Model,
@@ -650,7 +662,7 @@ pub fn fsdp_max_chips(
     Ok((positive("batch", batch)? / per_chip).floor() as u64)
 }
 
-// book/src/ch07.md:912
+// book/src/ch07.md:917
 /// What one chip holds under FSDP, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ChipMemory {
@@ -661,7 +673,7 @@ pub struct ChipMemory {
     pub activations: f64,
 }
 
-// book/src/ch07.md:922
+// book/src/ch07.md:927
 impl ChipMemory {
     pub fn total(&self) -> f64 {
         self.states + self.activations
@@ -671,7 +683,7 @@ impl ChipMemory {
     }
 }
 
-// book/src/ch07.md:931
+// book/src/ch07.md:936
 /// Memory per chip under FSDP over `dp` chips with a global batch of `batch` tokens.
 pub fn fsdp_memory(model: &Model, dp: u64, batch: f64) -> Result<ChipMemory> {
     model.validate()?;
@@ -685,7 +697,7 @@ pub fn fsdp_memory(model: &Model, dp: u64, batch: f64) -> Result<ChipMemory> {
     })
 }
 
-// book/src/ch07.md:941
+// book/src/ch07.md:946
 /// Wall-clock days to spend `total_flops` on `chips` chips at a model-FLOPs utilisation `mfu`.
 pub fn training_days(
     total_flops: f64,
@@ -704,7 +716,7 @@ pub fn training_days(
     Ok(positive("total FLOPs", total_flops)? / rate / 86_400.0)
 }
 
-// book/src/ch07.md:1050
+// book/src/ch07.md:1055
 /// Forward-pass clocks of one layer under tensor parallelism of degree `tp` (equation 7.8).
 pub fn tp_layer_clock(
     model: &Model,
@@ -724,7 +736,7 @@ pub fn tp_layer_clock(
     })
 }
 
-// book/src/ch07.md:1060
+// book/src/ch07.md:1065
 /// The largest tensor-parallel degree that stays compute-bound, $kF \cdot W / C$, as a real
 /// number; a mesh needs an integer at or below it.
 pub fn tp_max(model: &Model, hw: &Hardware, span: Span) -> Result<f64> {
@@ -732,7 +744,7 @@ pub fn tp_max(model: &Model, hw: &Hardware, span: Span) -> Result<f64> {
     Ok(model.active_width() / ridge(hw, span)?)
 }
 
-// book/src/ch07.md:1173
+// book/src/ch07.md:1178
 /// A two-axis mesh: `dp` chips of FSDP by `tp` chips of tensor parallelism, with the number of
 /// TPU mesh axes each collective runs over (ignored on a GPU).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -743,14 +755,14 @@ pub struct Mesh {
     pub tp_axes: u32,
 }
 
-// book/src/ch07.md:1183
+// book/src/ch07.md:1188
 impl Mesh {
     pub fn chips(&self) -> u64 {
         self.dp * self.tp
     }
 }
 
-// book/src/ch07.md:1189
+// book/src/ch07.md:1194
 /// The three clocks of one forward layer under FSDP + TP (equation 7.9).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MixedClock {
@@ -759,7 +771,7 @@ pub struct MixedClock {
     pub tp_comms: f64,
 }
 
-// book/src/ch07.md:1197
+// book/src/ch07.md:1202
 impl MixedClock {
     /// The two collectives overlap each other, so the slower one is the network clock.
     pub fn clock(&self) -> LayerClock {
@@ -770,7 +782,7 @@ impl MixedClock {
     }
 }
 
-// book/src/ch07.md:1204
+// book/src/ch07.md:1209
 /// Equation 7.9 on a TPU torus with a *real-valued* FSDP degree `dp` (so TP = `chips / dp`),
 /// the relaxation that equation 7.10 optimises over and the figure sweeps use.
 pub fn mixed_clock_relaxed(
@@ -803,7 +815,7 @@ pub fn mixed_clock_relaxed(
     })
 }
 
-// book/src/ch07.md:1225
+// book/src/ch07.md:1230
 /// Forward-layer clocks of a mixed FSDP + TP mesh.
 ///
 /// On a TPU torus this is equation 7.9. On a GPU, TP must divide one NVLink domain and runs at
@@ -862,7 +874,7 @@ pub fn mixed_layer_clock(
     }
 }
 
-// book/src/ch07.md:1262
+// book/src/ch07.md:1267
 /// The GPU counterpart of equation 7.10: try every TP degree that divides both the NVLink
 /// domain and the chip count, and keep the one with the fastest network clock.
 pub fn best_gpu_mesh(
@@ -871,12 +883,7 @@ pub fn best_gpu_mesh(
     chips: u64,
     batch: f64,
 ) -> Result<(Mesh, MixedClock)> {
-    if hw.chip.fabric != Fabric::GpuSwitch {
-        return Err(ParallelError::WrongFabric {
-            formula: "the GPU mesh search",
-            needs: Fabric::GpuSwitch,
-        });
-    }
+    hw.require(Fabric::GpuSwitch, "the GPU mesh search")?;
     let n = nonzero("chips", chips)?;
     let mut best: Option<(Mesh, MixedClock)> = None;
     for tp in (1..=u64::from(hw.chip.domain))
@@ -898,7 +905,7 @@ pub fn best_gpu_mesh(
     })
 }
 
-// book/src/ch07.md:1280
+// book/src/ch07.md:1283
 /// The FSDP degree that balances the two collectives on a TPU mesh of `chips` chips
 /// (equation 7.10). A real number: round it to a divisor of `chips` to build a mesh.
 pub fn optimal_fsdp_degree(
@@ -909,12 +916,7 @@ pub fn optimal_fsdp_degree(
     dp_axes: u32,
     tp_axes: u32,
 ) -> Result<f64> {
-    if hw.chip.fabric != Fabric::TpuTorus {
-        return Err(ParallelError::WrongFabric {
-            formula: "the closed-form FSDP/TP split",
-            needs: Fabric::TpuTorus,
-        });
-    }
+    hw.require(Fabric::TpuTorus, "the closed-form FSDP/TP split")?;
     model.validate()?;
     let n = nonzero("chips", chips)? as f64;
     let ratio = f64::from(nonzero("DP mesh axes", u64::from(dp_axes))? as u32)
@@ -922,7 +924,7 @@ pub fn optimal_fsdp_degree(
     Ok((positive("batch", batch)? * n * ratio / (model.experts * model.f) as f64).sqrt())
 }
 
-// book/src/ch07.md:1293
+// book/src/ch07.md:1294
 /// Per-chip batch above which the optimally mixed mesh is compute-bound (equation 7.11).
 pub fn mixed_min_tokens_per_chip(
     model: &Model,
@@ -930,12 +932,7 @@ pub fn mixed_min_tokens_per_chip(
     dp_axes: u32,
     tp_axes: u32,
 ) -> Result<f64> {
-    if hw.chip.fabric != Fabric::TpuTorus {
-        return Err(ParallelError::WrongFabric {
-            formula: "the mixed FSDP/TP batch floor",
-            needs: Fabric::TpuTorus,
-        });
-    }
+    hw.require(Fabric::TpuTorus, "the mixed FSDP/TP batch floor")?;
     model.validate()?;
     let alpha = ridge(hw, Span::InDomain { axes: 1 })?;
     let axes = f64::from(nonzero("DP mesh axes", u64::from(dp_axes))? as u32)
@@ -943,7 +940,7 @@ pub fn mixed_min_tokens_per_chip(
     Ok(alpha * alpha / axes * model.sparsity() / model.active_width())
 }
 
-// book/src/ch07.md:1305
+// book/src/ch07.md:1304
 /// One batch size of the FSDP / TP / mixed comparison on an `N`-chip TPU cube, in seconds per
 /// forward layer. Pure FSDP and pure TP use all three mesh axes; the mix gives FSDP two axes and
 /// TP one and sits at $DP_\text{opt}$ clamped to $[1, N]$.
@@ -956,7 +953,7 @@ pub struct SweepPoint {
     pub mixed_comms: f64,
 }
 
-// book/src/ch07.md:1317
+// book/src/ch07.md:1316
 impl SweepPoint {
     /// $T_\text{math}/T_\text{comms}$ for FSDP, TP and the mix; above 1 is compute-bound.
     pub fn ratios(&self) -> [f64; 3] {
@@ -968,7 +965,7 @@ impl SweepPoint {
     }
 }
 
-// book/src/ch07.md:1324
+// book/src/ch07.md:1323
 /// Data for the batch-sweep figures (ratio view and absolute-time view).
 pub fn mixed_sweep(
     model: &Model,
@@ -1008,7 +1005,7 @@ pub fn mixed_sweep(
         .collect()
 }
 
-// book/src/ch07.md:1340
+// book/src/ch07.md:1339
 /// `count` batch sizes spaced evenly in log space from `lo` to `hi` tokens, for sweeps.
 pub fn log_space(lo: f64, hi: f64, count: usize) -> Result<Vec<f64>> {
     let (lo, hi) = (positive("lower batch", lo)?, positive("upper batch", hi)?);
@@ -1020,7 +1017,7 @@ pub fn log_space(lo: f64, hi: f64, count: usize) -> Result<Vec<f64>> {
     Ok((0..count).map(|i| lo * (step * i as f64).exp()).collect())
 }
 
-// book/src/ch07.md:1627
+// book/src/ch07.md:1622
 /// The clocks of one forward MoE layer under expert parallelism (equation 7.12).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExpertClock {
@@ -1031,7 +1028,7 @@ pub struct ExpertClock {
     pub scale_out_comms: f64,
 }
 
-// book/src/ch07.md:1637
+// book/src/ch07.md:1632
 impl ExpertClock {
     pub fn clock(&self) -> LayerClock {
         LayerClock {
@@ -1041,7 +1038,7 @@ impl ExpertClock {
     }
 }
 
-// book/src/ch07.md:1643
+// book/src/ch07.md:1638
 /// Expert parallelism of degree `ep` on a switched GPU fabric, `tokens_per_gpu` tokens per GPU.
 pub fn ep_layer_clock(
     model: &Model,
@@ -1049,12 +1046,7 @@ pub fn ep_layer_clock(
     ep: u64,
     tokens_per_gpu: f64,
 ) -> Result<ExpertClock> {
-    if hw.chip.fabric != Fabric::GpuSwitch {
-        return Err(ParallelError::WrongFabric {
-            formula: "the switched-fabric AllToAll model",
-            needs: Fabric::GpuSwitch,
-        });
-    }
+    hw.require(Fabric::GpuSwitch, "the switched-fabric AllToAll model")?;
     model.validate()?;
     let ep_n = nonzero("EP", ep)?;
     let routed = model.routed_experts();
@@ -1081,7 +1073,7 @@ pub fn ep_layer_clock(
     })
 }
 
-// book/src/ch07.md:1665
+// book/src/ch07.md:1658
 /// The narrowest expert (F) for which degree-`ep` expert parallelism stays compute-bound.
 /// The traffic does not depend on F and the FLOPs grow linearly with it, so it is F scaled by
 /// the current comms/math ratio.
@@ -1090,7 +1082,7 @@ pub fn ep_min_expert_width(model: &Model, hw: &Hardware, ep: u64) -> Result<f64>
     Ok(model.f as f64 / c.ratio())
 }
 
-// book/src/ch07.md:1774
+// book/src/ch07.md:1767
 /// Point-to-point bandwidth for one pipeline hop: NVLink/ICI inside a domain, the sending
 /// chip's own scale-out port between domains.
 pub fn point_to_point(hw: &Hardware, span: Span) -> f64 {
@@ -1100,7 +1092,7 @@ pub fn point_to_point(hw: &Hardware, span: Span) -> f64 {
     }
 }
 
-// book/src/ch07.md:1783
+// book/src/ch07.md:1776
 /// One stage's forward compute for a microbatch against the hop that carries its output
 /// (equation 7.13). `pp` must not exceed the layer count; uneven splits are allowed and
 /// priced at the average stage depth.
@@ -1128,17 +1120,17 @@ pub fn pp_hop_clock(
     })
 }
 
-// book/src/ch07.md:1846
+// book/src/ch07.md:1839
 use ch06::{one_f1b_order, OpKind, TrainingError};
 
-// book/src/ch07.md:1848
+// book/src/ch07.md:1841
 impl From<TrainingError> for ParallelError {
     fn from(e: TrainingError) -> Self {
         ParallelError::Pipeline(e)
     }
 }
 
-// book/src/ch07.md:1854
+// book/src/ch07.md:1847
 /// The three passes a stage runs per microbatch once the backward pass is split.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Pass {
@@ -1149,7 +1141,7 @@ pub enum Pass {
     WeightGrad,
 }
 
-// book/src/ch07.md:1864
+// book/src/ch07.md:1857
 /// What to do with weight gradients.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WeightGradPolicy {
@@ -1161,7 +1153,7 @@ pub enum WeightGradPolicy {
     FillIdle { max_deferred: usize },
 }
 
-// book/src/ch07.md:1875
+// book/src/ch07.md:1868
 /// Durations of the three passes, in arbitrary units.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SplitTimes {
@@ -1170,7 +1162,7 @@ pub struct SplitTimes {
     pub weight_grad: f64,
 }
 
-// book/src/ch07.md:1883
+// book/src/ch07.md:1876
 /// One pass as it ran.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SplitEvent {
@@ -1181,7 +1173,7 @@ pub struct SplitEvent {
     pub end: f64,
 }
 
-// book/src/ch07.md:1893
+// book/src/ch07.md:1886
 /// The simulated timeline of one step with a split backward pass.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SplitTimeline {
@@ -1189,7 +1181,7 @@ pub struct SplitTimeline {
     pub events: Vec<SplitEvent>,
 }
 
-// book/src/ch07.md:1900
+// book/src/ch07.md:1893
 impl SplitTimeline {
     pub fn makespan(&self) -> f64 {
         self.events.iter().map(|e| e.end).fold(0.0, f64::max)
@@ -1220,7 +1212,7 @@ impl SplitTimeline {
     }
 }
 
-// book/src/ch07.md:1930
+// book/src/ch07.md:1923
 /// Simulates 1F1B with a split backward pass on `stages` balanced stages.
 pub fn simulate_split_pipeline(
     stages: usize,
@@ -1376,7 +1368,7 @@ pub fn simulate_split_pipeline(
     Ok(SplitTimeline { stages, events })
 }
 
-// book/src/ch07.md:2207
+// book/src/ch07.md:2200
 /// Backward-layer clocks of pure data parallelism across scale-out domains (equation 7.14).
 /// The `chips` are spread evenly over the fewest domains that hold them.
 pub fn cross_domain_dp_clock(
@@ -1396,14 +1388,14 @@ pub fn cross_domain_dp_clock(
     Ok(LayerClock { math, comms })
 }
 
-// book/src/ch07.md:2219
+// book/src/ch07.md:2212
 /// The batch each scale-out domain needs so that the cross-domain reduction hides (7.14).
 pub fn min_tokens_per_domain(model: &Model, hw: &Hardware) -> Result<f64> {
     model.validate()?;
     Ok(hw.flops() / hw.scale_out() * model.sparsity())
 }
 
-// book/src/ch07.md:2225
+// book/src/ch07.md:2218
 /// A simple TPU recipe: the largest power-of-two TP under the TP bound on one axis, then the
 /// largest power-of-two FSDP degree whose per-shard batch clears the three-axis ridge.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -1414,19 +1406,14 @@ pub struct Recipe {
     pub pods: u64,
 }
 
-// book/src/ch07.md:2235
+// book/src/ch07.md:2228
 fn floor_pow2(x: f64) -> u64 {
     if x < 1.0 { 0 } else { 1u64 << (x.log2().floor() as u32) }
 }
 
-// book/src/ch07.md:2239
+// book/src/ch07.md:2232
 pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
-    if hw.chip.fabric != Fabric::TpuTorus {
-        return Err(ParallelError::WrongFabric {
-            formula: "the TPU FSDP x TP recipe",
-            needs: Fabric::TpuTorus,
-        });
-    }
+    hw.require(Fabric::TpuTorus, "the TPU FSDP x TP recipe")?;
     let tp = floor_pow2(tp_max(model, hw, Span::InDomain { axes: 1 })?).max(1);
     let dp = floor_pow2(
         positive("batch", batch)?
@@ -1440,11 +1427,11 @@ pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     })
 }
 
-// book/src/ch07.md:2378
+// book/src/ch07.md:2369
 /// Chapter 6's TP x PP x DP layout, re-exported so that readers of this chapter can build runs.
 pub use ch06::Layout;
 
-// book/src/ch07.md:2381
+// book/src/ch07.md:2372
 /// A published training run: chip, model, how the GPUs are split, and the batch.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Run {
@@ -1459,7 +1446,7 @@ pub struct Run {
     pub batch: f64,
 }
 
-// book/src/ch07.md:2395
+// book/src/ch07.md:2386
 impl Run {
     /// Checks that the degrees multiply to the GPU count.
     pub fn validate(&self) -> Result<&Self> {
@@ -1502,7 +1489,7 @@ impl Run {
     }
 }
 
-// book/src/ch07.md:2427
+// book/src/ch07.md:2418
 /// Llama 3.1 405B's shape, from the Llama 3 report (the source gives only its batch and layout).
 pub const LLAMA_31_405B: Model = Model::dense(
     "Llama 3.1 405B",
@@ -1512,7 +1499,7 @@ pub const LLAMA_31_405B: Model = Model::dense(
     Some(405e9),
 );
 
-// book/src/ch07.md:2430
+// book/src/ch07.md:2421
 /// DeepSeek-V3 on 2,048 H800s: 64-way EP over eight nodes, 16-way PP, 2-way ZeRO-1 DP, and a
 /// steady-state batch of 15,360 sequences of 4,096 tokens.
 pub const DEEPSEEK_V3_RUN: Run = Run {
@@ -1528,7 +1515,7 @@ pub const DEEPSEEK_V3_RUN: Run = Run {
     batch: 4096.0 * 15_360.0,
 };
 
-// book/src/ch07.md:2437
+// book/src/ch07.md:2428
 /// Llama 3.1 405B on 16,384 H100s: 8-way TP, 16-way PP, 128-way DP, 16M-token batch.
 pub const LLAMA_31_RUN: Run = Run {
     name: "Llama 3.1 405B",
@@ -1543,7 +1530,7 @@ pub const LLAMA_31_RUN: Run = Run {
     batch: 16e6,
 };
 
-// book/src/ch07.md:2595
+// book/src/ch07.md:2586
 /// The question-2 ledger of a dense model trained without parallelism.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepMemory {
@@ -1553,7 +1540,7 @@ pub struct StepMemory {
     pub activations: f64,
 }
 
-// book/src/ch07.md:2604
+// book/src/ch07.md:2595
 /// Memory of one unsharded training step for `params` parameters and a `batch`-token batch.
 pub fn step_memory(model: &Model, params: f64, batch: f64) -> Result<StepMemory> {
     model.validate()?;

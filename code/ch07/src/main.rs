@@ -11,7 +11,7 @@ fn main() {
 }
 /// The chapter's run cells, in order; `?` in a cell ends the program with its error.
 fn cells() -> Result<(), Box<dyn std::error::Error>> {
-    // book/src/ch07.md:286
+    // book/src/ch07.md:291
     tangle_runtime::cell(0);
     println!(
         "{:<12} {:>7} {:>5} {:>7} {:>5} {:>8} {:>5} {:>6} {:>8} {:>8}", "chip", "C TF/s",
@@ -27,7 +27,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             chip.scale_out / 1e9, chip.hbm / 1e9, chip.domain, local, out
         );
     }
-    // book/src/ch07.md:437
+    // book/src/ch07.md:442
     tangle_runtime::cell(1);
     println!(
         "{:<30} {:>5} {:>5} {:>6} {:>3} {:>4} {:>3} {:>9} {:>7} {:>7} {:>7}", "model",
@@ -44,7 +44,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             count3(published), count3(m.comm_params()), count3(m.memory_params()), err
         );
     }
-    // book/src/ch07.md:621
+    // book/src/ch07.md:626
     tangle_runtime::cell(2);
     tangle_runtime::figure::svg(
         "roofline-ridge",
@@ -148,7 +148,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:680
+    // book/src/ch07.md:685
     tangle_runtime::cell(3);
     let v5p = Hardware::spec(TPU_V5P);
     let axis = Span::InDomain { axes: 1 };
@@ -169,7 +169,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         )?;
         println!("{:>14} {:>16.2} {:>20.2}", b, w.ratio(), a.ratio());
     }
-    // book/src/ch07.md:806
+    // book/src/ch07.md:811
     tangle_runtime::cell(4);
     let v5p = Hardware::spec(TPU_V5P);
     for axes in [1, 3] {
@@ -196,7 +196,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "MoE floor on H100 across nodes: (E/k) * C/W = {} * {:.0} = {floor:.0} tokens per GPU",
         oss.sparsity(), ridge(& h100, Span::AcrossDomains { axes : 1 }) ?
     );
-    // book/src/ch07.md:960
+    // book/src/ch07.md:965
     tangle_runtime::cell(5);
     let v5p = Hardware::spec(TPU_V5P);
     let pod = Span::InDomain { axes: 3 };
@@ -215,7 +215,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "per chip: {:.2} GB of weights and Adam state, {:.1} GB of checkpoints, fits in 96 GB: {}",
         mem.states / 1e9, mem.activations / 1e9, mem.fits(& v5p)
     );
-    // book/src/ch07.md:1075
+    // book/src/ch07.md:1080
     tangle_runtime::cell(6);
     let spans = [
         ("v5p 1 axis", Hardware::spec(TPU_V5P), Span::InDomain { axes: 1 }),
@@ -239,7 +239,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "F needed for 8-way TP on v5p: {:.0}", 8.0 * ridge(& Hardware::spec(TPU_V5P),
         Span::InDomain { axes : 1 }) ?
     );
-    // book/src/ch07.md:1356
+    // book/src/ch07.md:1355
     tangle_runtime::cell(7);
     let v5p = Hardware::spec(TPU_V5P);
     let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
@@ -275,7 +275,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "16x16x16 slice: FLOPs curve meets the mixed comms curve at B = {crossing:.3e}"
     );
-    // book/src/ch07.md:1397
+    // book/src/ch07.md:1396
     tangle_runtime::cell(8);
     tangle_runtime::figure::svg(
         "mixed-ratio-4x4x4",
@@ -284,14 +284,6 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             use tangle_runtime::figure::{
                 self, BookStyle, HPos, Key, VPos, plotters::prelude::*,
             };
-            let v5p = Hardware::spec(TPU_V5P);
-            let wide = Model::dense(
-                "dense F=32768 (mesh example)",
-                8192,
-                32_768,
-                1,
-                None,
-            );
             let sweep = mixed_sweep(
                 &wide,
                 &v5p,
@@ -374,7 +366,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:1443
+    // book/src/ch07.md:1440
     tangle_runtime::cell(9);
     tangle_runtime::figure::svg(
         "mixed-times-16x16x16",
@@ -383,14 +375,6 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             use tangle_runtime::figure::{
                 self, BookStyle, HPos, Key, VPos, plotters::prelude::*,
             };
-            let v5p = Hardware::spec(TPU_V5P);
-            let wide = Model::dense(
-                "dense F=32768 (mesh example)",
-                8192,
-                32_768,
-                1,
-                None,
-            );
             let chips = 4096;
             let sweep = mixed_sweep(&wide, &v5p, chips, &log_space(4.0e4, 4.0e7, 241)?)?;
             let ms = |f: fn(&SweepPoint) -> f64| -> Vec<(f64, f64)> {
@@ -479,7 +463,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:1499
+    // book/src/ch07.md:1494
     tangle_runtime::cell(10);
     let b = 4e6;
     for chip in [H100, H800] {
@@ -505,7 +489,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         let (mesh, _) = best_gpu_mesh(&DENSE_DEFAULT_70B, &hw, 1024, b)?;
         println!("{:<5} best: {}-way FSDP x {}-way TP", chip.name, mesh.dp, mesh.tp);
     }
-    // book/src/ch07.md:1683
+    // book/src/ch07.md:1676
     tangle_runtime::cell(11);
     let wide = Model {
         label: "wide-expert variant",
@@ -533,7 +517,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "G * alpha on H100 = {:.0}", f64::from(H100.domain) * h100.flops() / h100
         .domain_egress()
     );
-    // book/src/ch07.md:1804
+    // book/src/ch07.md:1797
     tangle_runtime::cell(12);
     let h100 = Hardware::spec(H100);
     let hop = pp_hop_clock(
@@ -553,7 +537,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "bytes per layer: pipeline hop {:.1} MB, TP gathers {:.1} MB ({}x)", hop_bytes /
         1e6, 4.0 * 4096.0 * 8192.0 / 1e6, 4.0 * 4096.0 * 8192.0 / hop_bytes
     );
-    // book/src/ch07.md:2021
+    // book/src/ch07.md:2014
     tangle_runtime::cell(13);
     use ch06::{pipeline_bubble_fraction, simulate_pipeline, Schedule, StageTimes};
     let split = SplitTimes {
@@ -599,7 +583,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             .idle_fraction(), capped.max_in_flight(0))
         );
     }
-    // book/src/ch07.md:2118
+    // book/src/ch07.md:2111
     tangle_runtime::cell(14);
     tangle_runtime::figure::svg(
         "pipeline-overlap-dw",
@@ -754,7 +738,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:2254
+    // book/src/ch07.md:2245
     tangle_runtime::cell(15);
     let v5p = Hardware::spec(TPU_V5P);
     println!(
@@ -785,7 +769,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
     }
-    // book/src/ch07.md:2313
+    // book/src/ch07.md:2304
     tangle_runtime::cell(16);
     println!(
         "{:<12} {:>13} {:>20} {:>21}", "node type", "GPUs per node",
@@ -799,7 +783,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             .domain_egress())
         );
     }
-    // book/src/ch07.md:2345
+    // book/src/ch07.md:2336
     tangle_runtime::cell(17);
     let span = Span::AcrossDomains { axes: 1 };
     let h100 = Hardware::spec(H100);
@@ -822,7 +806,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "DeepSeek batch schedule: {} to {} tokens (3,072 to 15,360 sequences of 4,096)",
         3072 * 4096, 15_360 * 4096
     );
-    // book/src/ch07.md:2457
+    // book/src/ch07.md:2448
     tangle_runtime::cell(18);
     for run in [DEEPSEEK_V3_RUN, LLAMA_31_RUN] {
         run.validate()?;
@@ -840,7 +824,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "Llama 3.1 405B: largest TP inside an H100 node {tp:.1}, so 8-way TP hides"
     );
-    // book/src/ch07.md:2572
+    // book/src/ch07.md:2563
     tangle_runtime::cell(19);
     use ch06::{param_count, TrainingConfig};
     let llama2_13b = TrainingConfig {
@@ -859,7 +843,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         p.ffn as f64 / 1e9, p.attention as f64 / 1e9, p.embeddings as f64 / 1e9, p
         .total() as f64 / 1e9
     );
-    // book/src/ch07.md:2613
+    // book/src/ch07.md:2604
     tangle_runtime::cell(20);
     let total = p.total() as f64;
     let m = step_memory(&DENSE_13B, total, 16e6)?;
@@ -867,7 +851,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "states (2 + 4 + 4) * {:.2}B = {:.0} GB; activations 2LB(D + 2F) = {:.1} TB",
         total / 1e9, m.states / 1e9, m.activations / 1e12
     );
-    // book/src/ch07.md:2632
+    // book/src/ch07.md:2623
     tangle_runtime::cell(21);
     let v5p = Hardware::spec(TPU_V5P);
     let chips: u64 = 16 * 16 * 16;

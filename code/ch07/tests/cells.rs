@@ -3,7 +3,7 @@
 
 use ch07::*;
 
-// book/src/ch07.md:474
+// book/src/ch07.md:479
 #[test]
 fn memory_formula_tracks_published_totals_for_live_moe_and_default() {
     let close = [
@@ -22,7 +22,7 @@ fn memory_formula_tracks_published_totals_for_live_moe_and_default() {
     assert!(KIMI_K3.memory_params() > 1.5 * KIMI_K3.published_params.unwrap());
 }
 
-// book/src/ch07.md:485
+// book/src/ch07.md:490
 #[test]
 fn activated_width_is_k_times_f_and_dense_is_one_expert() {
     assert_eq!(MOE_685B.active_width(), 18_432.0);
@@ -37,7 +37,7 @@ fn activated_width_is_k_times_f_and_dense_is_one_expert() {
     assert!(matches!(bad.validate(), Err(ParallelError::Mismatch { .. })));
 }
 
-// book/src/ch07.md:499
+// book/src/ch07.md:504
 #[test]
 fn measured_mode_scales_flops_and_bandwidth() {
     let spec = Hardware::spec(H800);
@@ -49,7 +49,7 @@ fn measured_mode_scales_flops_and_bandwidth() {
     assert!(spec.collective(Span::InDomain { axes : 0 }).is_err());
 }
 
-// book/src/ch07.md:703
+// book/src/ch07.md:708
 #[test]
 fn ridge_is_where_weight_traffic_clocks_are_equal() {
     for chip in CHIPS {
@@ -82,7 +82,7 @@ fn ridge_is_where_weight_traffic_clocks_are_equal() {
     }
 }
 
-// book/src/ch07.md:718
+// book/src/ch07.md:723
 #[test]
 fn activation_traffic_ratio_ignores_the_batch() {
     let hw = Hardware::spec(H100);
@@ -96,7 +96,7 @@ fn activation_traffic_ratio_ignores_the_batch() {
     assert!(primer_clock(& DENSE_13B, & hw, span, 1, - 1.0, Traffic::Weights).is_err());
 }
 
-// book/src/ch07.md:729
+// book/src/ch07.md:734
 #[test]
 fn ridge_curve_saturates_at_one() {
     let hw = Hardware::spec(TPU_V5P);
@@ -107,7 +107,7 @@ fn ridge_curve_saturates_at_one() {
     assert_eq!(c[2].1, 1.0);
 }
 
-// book/src/ch07.md:833
+// book/src/ch07.md:838
 #[test]
 fn dp_ridge_is_where_backward_clocks_meet_and_scales_with_sparsity() {
     let hw = Hardware::spec(H100);
@@ -123,7 +123,7 @@ fn dp_ridge_is_where_backward_clocks_meet_and_scales_with_sparsity() {
     assert!(ring_factor(0).is_err());
 }
 
-// book/src/ch07.md:848
+// book/src/ch07.md:853
 #[test]
 fn source_numbers_for_data_parallelism() {
     let v5p = Hardware::spec(TPU_V5P);
@@ -144,7 +144,7 @@ fn source_numbers_for_data_parallelism() {
     assert_eq!(largest_replicated_model(& v5p), 9.6e9);
 }
 
-// book/src/ch07.md:859
+// book/src/ch07.md:864
 #[test]
 fn more_axes_lower_the_tpu_floor_but_not_the_gpu_one() {
     let tpu = Hardware::spec(TPU_V5P);
@@ -158,7 +158,7 @@ fn more_axes_lower_the_tpu_floor_but_not_the_gpu_one() {
     assert_eq!(g1, g3);
 }
 
-// book/src/ch07.md:986
+// book/src/ch07.md:991
 #[test]
 fn fsdp_has_the_dp_ridge_and_divides_memory() {
     let hw = Hardware::spec(TPU_V5P);
@@ -184,7 +184,7 @@ fn fsdp_has_the_dp_ridge_and_divides_memory() {
     );
 }
 
-// book/src/ch07.md:1004
+// book/src/ch07.md:1009
 #[test]
 fn llama3_70b_estimate_matches_the_source() {
     let hw = Hardware::spec(TPU_V5P);
@@ -195,7 +195,7 @@ fn llama3_70b_estimate_matches_the_source() {
     assert!((days - 17.0).abs() < 0.5, "{days}");
 }
 
-// book/src/ch07.md:1013
+// book/src/ch07.md:1018
 #[test]
 fn training_days_rejects_impossible_utilisation() {
     let hw = Hardware::spec(TPU_V5P);
@@ -209,7 +209,7 @@ fn training_days_rejects_impossible_utilisation() {
     assert!((d1 / d2 - 2.0).abs() < 1e-12);
 }
 
-// book/src/ch07.md:1111
+// book/src/ch07.md:1116
 #[test]
 fn tp_bound_is_where_clocks_meet_and_batch_free() {
     let hw = Hardware::spec(TPU_V5P);
@@ -226,7 +226,7 @@ fn tp_bound_is_where_clocks_meet_and_batch_free() {
     assert!(tp_layer_clock(& DENSE_DEFAULT_70B, & hw, span, 0, 1e4).is_err());
 }
 
-// book/src/ch07.md:1534
+// book/src/ch07.md:1529
 #[test]
 fn optimal_fsdp_degree_balances_the_two_collectives() {
     let hw = Hardware::spec(TPU_V5P);
@@ -246,7 +246,7 @@ fn optimal_fsdp_degree_balances_the_two_collectives() {
     );
 }
 
-// book/src/ch07.md:1551
+// book/src/ch07.md:1546
 #[test]
 fn mixed_floor_is_where_the_balanced_mesh_turns_compute_bound() {
     let hw = Hardware::spec(TPU_V5P);
@@ -260,7 +260,7 @@ fn mixed_floor_is_where_the_balanced_mesh_turns_compute_bound() {
     }
 }
 
-// book/src/ch07.md:1564
+// book/src/ch07.md:1559
 #[test]
 fn gpu_mix_keeps_tp_inside_the_domain() {
     let hw = Hardware::spec(H100);
@@ -307,7 +307,7 @@ fn gpu_mix_keeps_tp_inside_the_domain() {
     );
 }
 
-// book/src/ch07.md:1715
+// book/src/ch07.md:1708
 #[test]
 fn ep_regimes_match_the_closed_forms_without_shared_experts() {
     let hw = Hardware::spec(H100);
@@ -339,7 +339,7 @@ fn ep_regimes_match_the_closed_forms_without_shared_experts() {
     );
 }
 
-// book/src/ch07.md:1735
+// book/src/ch07.md:1728
 #[test]
 fn ep_checks_its_inputs() {
     let hw = Hardware::spec(H100);
@@ -352,7 +352,7 @@ fn ep_checks_its_inputs() {
     assert_eq!(ep_layer_clock(& MOE_685B, & hw, 1, 100.0).unwrap().local_comms, 0.0);
 }
 
-// book/src/ch07.md:2057
+// book/src/ch07.md:2050
 #[test]
 fn fused_split_simulator_reproduces_chapter_6_one_f1b() {
     let split = SplitTimes {
@@ -378,7 +378,7 @@ fn fused_split_simulator_reproduces_chapter_6_one_f1b() {
     }
 }
 
-// book/src/ch07.md:2068
+// book/src/ch07.md:2061
 #[test]
 fn filling_idle_slots_never_loses_and_wins_when_there_is_a_bubble() {
     let split = SplitTimes {
@@ -416,7 +416,7 @@ fn filling_idle_slots_never_loses_and_wins_when_there_is_a_bubble() {
     assert!(simulate_split_pipeline(4, 0, split, any).is_err());
 }
 
-// book/src/ch07.md:2086
+// book/src/ch07.md:2079
 #[test]
 fn split_timeline_respects_dependencies() {
     let split = SplitTimes {
@@ -463,7 +463,7 @@ fn split_timeline_respects_dependencies() {
     }
 }
 
-// book/src/ch07.md:2108
+// book/src/ch07.md:2101
 #[test]
 fn pipeline_hop_is_cheap_and_checked() {
     let hw = Hardware::spec(H100);
@@ -482,7 +482,7 @@ fn pipeline_hop_is_cheap_and_checked() {
     );
 }
 
-// book/src/ch07.md:2291
+// book/src/ch07.md:2282
 #[test]
 fn dcn_floor_is_where_cross_domain_clocks_meet() {
     let hw = Hardware::spec(TPU_V5P);
@@ -498,7 +498,7 @@ fn dcn_floor_is_where_cross_domain_clocks_meet() {
     assert!(tpu_recipe(& DENSE_DEFAULT_70B, & hw, 100.0).is_err());
 }
 
-// book/src/ch07.md:2488
+// book/src/ch07.md:2479
 #[test]
 fn worked_examples_validate_and_match_the_published_numbers() {
     assert_eq!(DEEPSEEK_V3_RUN.batch, 62_914_560.0);
@@ -520,7 +520,7 @@ fn worked_examples_validate_and_match_the_published_numbers() {
     );
 }
 
-// book/src/ch07.md:2501
+// book/src/ch07.md:2492
 #[test]
 fn gpu_ridges_match_the_source() {
     let span = Span::AcrossDomains { axes: 1 };
@@ -531,7 +531,7 @@ fn gpu_ridges_match_the_source() {
     assert!((need / 1e6 - 40.6).abs() < 0.05, "{need}");
 }
 
-// book/src/ch07.md:2672
+// book/src/ch07.md:2663
 #[test]
 fn llama2_answers_follow_from_the_shapes() {
     let cfg = ch06::TrainingConfig {
@@ -554,7 +554,7 @@ fn llama2_answers_follow_from_the_shapes() {
     assert!(step_memory(& DENSE_13B, - 1.0, 16e6).is_err());
 }
 
-// book/src/ch07.md:2689
+// book/src/ch07.md:2680
 #[test]
 fn ten_bytes_per_parameter_is_chapter_6_weights_plus_moments() {
     use ch06::{Precision, StateComponent};
