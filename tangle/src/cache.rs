@@ -37,12 +37,13 @@ fn hex(h: Sha256) -> String {
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The hash of what every chapter's run depends on alike: the workspace manifest, `Cargo.lock`
-/// and the runtime crate (its bundled font included). Taken once per check, not per chapter.
+/// The hash of what every chapter's run depends on alike: the chapter workspace's manifest
+/// and lock file, and the runtime crate (its bundled font included). Taken once per check,
+/// not per chapter.
 pub fn shared_inputs(root: &Path) -> String {
     let mut h = Sha256::new();
     feed(&mut h, "version", VERSION.as_bytes());
-    for name in ["Cargo.lock", "Cargo.toml"] {
+    for name in ["code/Cargo.lock", "code/Cargo.toml"] {
         feed(&mut h, name, &std::fs::read(root.join(name)).unwrap_or_default());
     }
     for file in runtime_sources(root) {
@@ -73,7 +74,7 @@ pub fn key(root: &Path, shared: &str, book: &Book, generated: &Generated, chapte
         let ch = book.chapter(&krate.chapter).expect("generated from a chapter");
         for (data, line) in &ch.directives.data {
             let bytes = std::fs::read(root.join(data)).map_err(|e| {
-                crate::diagnostic::InputError::new(
+                crate::diagnostic::Diagnostic::error(
                     ch.location(*line),
                     format!("the declared data file {} cannot be read: {e}", data.display()),
                 )
@@ -84,22 +85,15 @@ pub fn key(root: &Path, shared: &str, book: &Book, generated: &Generated, chapte
     Ok(hex(h))
 }
 
+/// The runtime crate's files, relative to the root, in a fixed order.
 fn runtime_sources(root: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut stack = vec![PathBuf::from("tangle/runtime")];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(root.join(&dir)) else { continue };
-        for entry in entries.flatten() {
-            let rel = dir.join(entry.file_name());
-            if entry.path().is_dir() {
-                stack.push(rel);
-            } else {
-                files.push(rel);
-            }
-        }
-    }
-    files.sort();
-    files
+    walkdir::WalkDir::new(root.join("tangle/runtime"))
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .filter_map(|e| e.path().strip_prefix(root).ok().map(Path::to_path_buf))
+        .collect()
 }
 
 /// The recorded run for `chapter` if its key still matches.

@@ -2,16 +2,23 @@
 //!
 //! The pipeline, one module per stage, data flowing one way through the [`model`]:
 //!
-//! 1. [`parse`]: `book/src/chNN.md` → [`model::Chapter`] (cells, output blocks, byte spans)
-//! 2. [`generate`]: chapters → the files of `code/chNN` ([`sync`] writes or checks them)
-//! 3. [`build`]: `cargo build --release`, diagnostics mapped back to chapter lines
+//! 1. [`parse`]: `book/src/**.md` → [`model::Book`] (cells, output blocks, directives, byte spans),
+//!    read through [`markdown`], the one Markdown front end every stage uses
+//! 2. [`generate`]: chapters → the files of `code/` (one crate per chapter, cells verbatim, a
+//!    line map back to the chapter); [`generate::sync`] writes or checks them
+//! 3. [`build`]: `cargo build --release` of the chapter workspace, rustc's diagnostics mapped
+//!    back to chapter lines and columns
 //! 4. [`run`]: one process per chapter, stdout split into per-cell outputs
-//! 5. [`compare`]: outputs against the prose (redactions, tolerance), unified diffs
+//! 5. [`compare`]: outputs against the prose (redactions, tolerance), diffs numbered by chapter
+//!    line; figures against `figures/`
 //! 6. [`accept`]: actual outputs spliced into the prose by byte span
-//! 7. [`render`]: the mdBook, with figures, numbered captions and math
+//! 7. [`render`]: the mdBook, with figures, numbered captions, math and diagrams
 //!
-//! [`pipeline`] strings the stages together, [`cache`] skips build and run for chapters whose
-//! inputs did not change, and [`snapshot`] mirrors every output block in `snapshots/`.
+//! Around them: [`pipeline`] strings the stages together (the library's entry points),
+//! [`cache`] skips build and run for chapters whose inputs did not change, [`snapshot`] mirrors
+//! every output block in `snapshots/`, [`diagnostic`] locates and renders every error with an
+//! excerpt of the chapter, and [`cli`] is the command line. No module imports one that imports
+//! it back (a test checks the graph).
 
 pub mod accept;
 pub mod build;
@@ -21,10 +28,10 @@ pub mod compare;
 pub mod diagnostic;
 pub mod fsutil;
 pub mod generate;
+pub mod markdown;
 pub mod model;
 pub mod parse;
 pub mod pipeline;
 pub mod render;
 pub mod run;
 pub mod snapshot;
-pub mod sync;

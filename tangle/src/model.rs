@@ -1,31 +1,18 @@
 //! The typed model every stage shares: a [`Book`] of [`Chapter`]s, each a list of [`Cell`]s with
-//! their byte spans and lines in the Markdown. Only `parse` builds it; no later stage re-reads
-//! Markdown.
+//! their byte spans and lines in the Markdown. Only `parse` builds it; later stages that write
+//! Markdown (accept, fmt) splice by these spans, and the renderer reads the Markdown through
+//! the same front end ([`crate::markdown`]).
 
-use std::fmt;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use regex::Regex;
 
-/// A place in a chapter, printed as `book/src/ch06.md:42` (the form editors and terminals link).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Location {
-    /// Path relative to the project root.
-    pub file: PathBuf,
-    /// One-based line number.
-    pub line: usize,
-}
+pub use crate::diagnostic::Location;
 
-impl fmt::Display for Location {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.file.display(), self.line)
-    }
-}
-
-/// The book: every `book/src/chNN.md`, in chapter-number order.
-#[derive(Debug)]
+/// The book: every chapter with cells, dependencies first once generated.
+#[derive(Debug, Default)]
 pub struct Book {
     pub chapters: Vec<Chapter>,
 }
@@ -37,9 +24,9 @@ impl Book {
 }
 
 /// One chapter file and what `parse` found in it.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Chapter {
-    /// `ch06`: the file stem, and the name of the generated crate.
+    /// `ch06`: the name of the generated crate (see `parse::crate_name`).
     pub name: String,
     /// `book/src/ch06.md`, relative to the project root.
     pub path: PathBuf,
@@ -51,16 +38,21 @@ pub struct Chapter {
 
 impl Chapter {
     pub fn location(&self, line: usize) -> Location {
-        Location { file: self.path.clone(), line }
+        Location::new(self.path.clone(), line)
     }
 
     pub fn run_cells(&self) -> impl Iterator<Item = &Cell> {
         self.cells.iter().filter(|c| c.kind == CellKind::Run)
     }
+
+    /// The line ending the file uses (`\r\n` if any line ends so), for text added to it.
+    pub fn newline(&self) -> &'static str {
+        if self.source.contains("\r\n") { "\r\n" } else { "\n" }
+    }
 }
 
 /// Chapter-wide settings declared in `<!-- tangle: ... -->` comments.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Directives {
     /// Files the chapter's code reads, relative to the project root, each with the line that
     /// declares it; part of the cache key.
@@ -80,34 +72,79 @@ pub enum CellKind {
     Run,
 }
 
+impl CellKind {
+    /// The marker line that makes a cell of this kind, if any.
+    pub fn marker(self) -> Option<&'static str> {
+        match self {
+            CellKind::Save => Some("// @save"),
+            CellKind::Test => Some("// @test"),
+            CellKind::Run => None,
+        }
+    }
+}
+
+/// How the book shows a cell: open, or folded under a summary (the `fold` and `open` fence
+/// attributes; without either, the renderer decides by kind and length).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Presentation {
+    #[default]
+    Default,
+    Open,
+    /// Folded; the summary the author gave, if any.
+    Folded(Option<String>),
+}
+
 /// A ```` ```rust ```` block of a chapter.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Cell {
     pub kind: CellKind,
     /// Line of the first code line (after the fence); the cell's name in markers and errors.
     pub code_line: usize,
-    /// The code, `// @save`/`// @test` line included (so line offsets stay true).
+    /// The code, `// @save`/`// @test` line included (so line offsets stay true), `\n` endings.
     pub code: String,
-    /// Byte offset just after the closing fence (before its newline): where `accept` inserts a
-    /// new output block.
-    pub end: usize,
+    /// The fence's byte span (opening fence to end of closing fence).
+    pub span: Range<usize>,
+    /// The byte range of the lines between the fences (container prefixes included).
+    pub content: Range<usize>,
+    /// What each line of the block starts with inside its containers (`> `, list indentation).
+    pub prefix: String,
     /// The heading of the section the cell sits in (for snapshot names).
     pub section: String,
+    pub presentation: Presentation,
     /// The `output` block that follows the cell, if any.
     pub output: Option<OutputBlock>,
 }
 
+impl Cell {
+    /// Byte offset just after the closing fence: where `accept` inserts a new output block.
+    pub fn end(&self) -> usize {
+        self.span.end
+    }
+
+    /// The chapter line of the cell's last code line.
+    pub fn last_line(&self) -> usize {
+        self.code_line + self.code.lines().count().saturating_sub(1)
+    }
+}
+
 /// A ```` ```output ```` block: what the cell before it printed when it was last accepted.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct OutputBlock {
-    /// The whole block, fences included.
+    /// The whole block, opening fence to end of closing fence.
     pub span: Range<usize>,
-    /// Just the contents between the fences.
+    /// The lines between the fences (container prefixes included).
     pub content: Range<usize>,
     /// Line of the opening fence: what drift diffs are headed with.
     pub line: usize,
+    /// The block's text, container prefixes removed.
     pub text: String,
     pub spec: OutputSpec,
+    /// The fence: character and length, and the prefix of its lines.
+    pub marker: char,
+    pub marker_len: usize,
+    pub prefix: String,
+    /// The info string as written, kept when the block is rewritten.
+    pub info_raw: String,
 }
 
 /// What the author declared may vary in an output block.

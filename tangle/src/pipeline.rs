@@ -6,12 +6,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::build::{self, CompileError};
+use crate::build::{self, BuildOptions};
 use crate::compare::{self, CellVerdict, FigureDrift, Verdict};
-use crate::generate::{self, ExternalCrates, Generated};
+use crate::diagnostic::Diagnostic;
+use crate::generate::sync::{self, Stale};
+use crate::generate::{self, Generated, Workspace};
 use crate::model::Book;
 use crate::run::{self, RunOutput};
-use crate::sync::{self, Stale};
 use crate::{accept, cache, fsutil, parse, snapshot};
 
 /// A book loaded and generated in memory.
@@ -22,14 +23,13 @@ pub struct Project {
 }
 
 impl Project {
-    /// Parses every chapter and generates its crate. Errors in the input come back as
-    /// [`InputError`](crate::diagnostic::InputError) inside the `anyhow::Error`.
+    /// Parses every chapter and generates its crate. Mistakes in the input come back as
+    /// [`Diagnostics`](crate::diagnostic::Diagnostics) inside the `anyhow::Error`.
     pub fn load(root: &Path) -> anyhow::Result<Project> {
         let book = parse::load_book(root)?;
-        let manifest =
-            std::fs::read_to_string(root.join("Cargo.toml")).context("cannot read the workspace Cargo.toml")?;
-        let external = ExternalCrates::from_workspace_manifest(&manifest)?;
-        let generated = generate::generate(&book, &external)?;
+        let manifest = std::fs::read_to_string(root.join("Cargo.toml")).context("cannot read the top-level Cargo.toml")?;
+        let workspace = Workspace::from_manifest(&manifest)?;
+        let generated = generate::generate(&book, &workspace)?;
         Ok(Project { root: root.to_path_buf(), book, generated })
     }
 
@@ -52,7 +52,8 @@ impl Project {
         let asked = &asked[..];
         for a in asked {
             if self.book.chapter(a).is_none() {
-                anyhow::bail!("no chapter named `{a}` (expected book/src/{a}.md)");
+                let known: Vec<&str> = self.book.chapters.iter().map(|c| c.name.as_str()).collect();
+                anyhow::bail!("no chapter named `{a}` (the chapters are: {})", known.join(", "));
             }
         }
         Ok(self.generated.crates.iter().map(|c| c.chapter.clone()).filter(|c| asked.contains(c)).collect())
@@ -98,7 +99,8 @@ impl ChapterResult {
 pub enum Outcome {
     /// `code/` differs from the chapters and may not be written (`CI=true`).
     Stale(Vec<Stale>),
-    CompileErrors(Vec<CompileError>),
+    /// The build failed; its diagnostics (errors and warnings), located in the chapters.
+    CompileErrors(Vec<Diagnostic>),
     Ran(Vec<ChapterResult>),
 }
 
@@ -107,9 +109,20 @@ pub fn on_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
 }
 
+/// How a check runs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CheckOptions {
+    pub verbose: bool,
+}
+
 /// Syncs `code/` (or, on CI, refuses to), builds what the cache cannot answer, runs it and
 /// compares every selected chapter with its prose.
 pub fn check(project: &Project, chapters: &[String]) -> anyhow::Result<Outcome> {
+    check_with(project, chapters, CheckOptions::default())
+}
+
+/// [`check`] with options.
+pub fn check_with(project: &Project, chapters: &[String], options: CheckOptions) -> anyhow::Result<Outcome> {
     let stale = project.stale()?;
     if !stale.is_empty() {
         if on_ci() {
@@ -133,9 +146,10 @@ pub fn check(project: &Project, chapters: &[String]) -> anyhow::Result<Outcome> 
     }
     if !to_build.is_empty() {
         eprintln!(" building {}", to_build.join(", "));
-        let errors = build::build(&project.root, &project.generated, &to_build)?;
-        if !errors.is_empty() {
-            return Ok(Outcome::CompileErrors(errors));
+        let build_options = BuildOptions { verbose: options.verbose, locked: on_ci() };
+        let report = build::build(&project.root, &project.book, &project.generated, &to_build, build_options)?;
+        if report.failed() {
+            return Ok(Outcome::CompileErrors(report.diagnostics));
         }
     }
 

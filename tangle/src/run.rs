@@ -137,14 +137,16 @@ pub fn split_cells(stdout: &str) -> Vec<CellOutput> {
     cells
 }
 
-/// Appends the chapter line to every `code/chNN/src/*.rs:LINE` that a panic message names.
+/// Appends the chapter line to every `chNN/src/*.rs:LINE` that a panic message names (rustc
+/// names files relative to the chapter workspace, `code/`).
 fn locate_generated_paths(message: &str, krate: &ChapterCrate, chapter: &Chapter) -> String {
-    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
-    let re = RE.get_or_init(|| Regex::new(r"(code/ch\d\d/(?:src|tests)/[\w/]+\.rs):(\d+)(?::\d+)?").unwrap());
-    re.replace_all(message, |caps: &regex::Captures| {
-        let file = Path::new(&caps[1]);
+    static RE: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
+        Regex::new(r"(?:code/)?([A-Za-z0-9_]+/(?:src|tests)/[\w/]+\.rs):(\d+)(?::\d+)?").expect("a valid regex")
+    });
+    RE.replace_all(message, |caps: &regex::Captures| {
+        let file = Path::new(crate::generate::CODE).join(&caps[1]);
         let line: usize = caps[2].parse().unwrap_or(0);
-        match krate.line_map.chapter_line(file, line) {
+        match krate.line_map.chapter_line(&file, line) {
             Some(l) => format!("{} ({})", &caps[0], chapter.location(l)),
             None => caps[0].to_string(),
         }

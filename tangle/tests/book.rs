@@ -79,6 +79,29 @@ fn book_outputs_match_prose_and_snapshots() {
     assert!(orphans.is_empty(), "snapshots with no output block (run `cargo tangle accept`): {orphans:?}");
 }
 
+/// Every chapter's `// @test` cells pass. The chapter crates are a workspace of their own
+/// (`code/`), which the top-level `cargo test --workspace` does not include, so this runs it.
+#[test]
+fn chapter_test_cells_pass() {
+    let root = root();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = std::process::Command::new(cargo);
+    cmd.current_dir(&root)
+        .args(["test", "--release", "--manifest-path", "code/Cargo.toml", "--workspace"])
+        .env("CARGO_TARGET_DIR", root.join("target/tangle"));
+    if pipeline::on_ci() {
+        cmd.arg("--locked");
+    }
+    let out = cmd.output().expect("cargo runs");
+    let text = format!("{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let passed: usize = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("test result: ok. ")?.split(' ').next()?.parse::<usize>().ok())
+        .sum();
+    assert!(out.status.success(), "chapter tests failed:\n{text}");
+    assert!(passed > 0, "no chapter test ran:\n{text}");
+}
+
 /// The seeds' sentences must not carry over: no run of twelve words of a chapter's prose
 /// (code, math and the reference list aside, which carry facts) may appear in a seed. The
 /// seeds sit in `../shared/seeds` beside the repository, as on CI; elsewhere this is skipped.

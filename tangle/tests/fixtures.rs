@@ -35,7 +35,8 @@ fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
-/// A fresh project around the fixture's book: workspace manifest, lockfile, runtime path.
+/// A fresh project around the fixture's book: the top-level manifest (naming the runtime for
+/// the chapter workspace) and, so that cargo need not resolve afresh, the book's lock file.
 fn make_project(case: &Path) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&case.join("book"), &dir.path().join("book"));
@@ -46,13 +47,14 @@ fn make_project(case: &Path) -> tempfile::TempDir {
     std::fs::write(
         dir.path().join("Cargo.toml"),
         format!(
-            "[workspace]\nresolver = \"3\"\nmembers = [\"code/*\"]\n\n[workspace.package]\nedition = \"2024\"\n\n\
-             [workspace.dependencies]\ntangle-runtime = {{ path = {:?} }}\n",
+            "[workspace]\nresolver = \"3\"\nmembers = []\nexclude = [\"code\"]\n\n[workspace.package]\nedition = \"2024\"\n\n\
+             [workspace.metadata.tangle.dependencies]\ntangle-runtime = {{ path = {:?} }}\n",
             runtime.display().to_string()
         ),
     )
     .unwrap();
-    std::fs::copy(workspace_root().join("Cargo.lock"), dir.path().join("Cargo.lock")).unwrap();
+    std::fs::create_dir_all(dir.path().join("code")).unwrap();
+    std::fs::copy(workspace_root().join("code/Cargo.lock"), dir.path().join("code/Cargo.lock")).unwrap();
     dir
 }
 

@@ -4,7 +4,6 @@
 // book/src/ch07.md:37
 use std::fmt;
 
-// book/src/ch07.md:39
 /// Everything that can be wrong with the inputs to this chapter's cost models.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ParallelError {
@@ -24,7 +23,6 @@ pub enum ParallelError {
     Pipeline(ch06::TrainingError),
 }
 
-// book/src/ch07.md:58
 impl fmt::Display for ParallelError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -49,27 +47,20 @@ impl fmt::Display for ParallelError {
     }
 }
 
-// book/src/ch07.md:82
 impl std::error::Error for ParallelError {}
 
-// book/src/ch07.md:84
 /// Not `pub`: a glob import of this crate must not shadow `std::result::Result`.
 type Result<T> = std::result::Result<T, ParallelError>;
 
-// book/src/ch07.md:87
 /// Checks that a real-valued input is usable as a size, rate or time.
 pub fn positive(what: &'static str, value: f64) -> Result<f64> {
     if value.is_finite() && value > 0.0 {
         Ok(value)
     } else {
-        Err(ParallelError::NotPositive {
-            what,
-            value,
-        })
+        Err(ParallelError::NotPositive { what, value })
     }
 }
 
-// book/src/ch07.md:96
 /// Checks that a count (degree, chips, microbatches) is at least one.
 pub fn nonzero(what: &'static str, value: u64) -> Result<u64> {
     if value == 0 { Err(ParallelError::ZeroCount { what }) } else { Ok(value) }
@@ -84,7 +75,6 @@ pub enum Fabric {
     GpuSwitch,
 }
 
-// book/src/ch07.md:133
 /// Datasheet numbers, or datasheet numbers scaled by what real kernels and collectives reach.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -92,7 +82,6 @@ pub enum Mode {
     Measured,
 }
 
-// book/src/ch07.md:140
 /// One accelerator and its place in the network. Bandwidths are bytes/s per chip.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Chip {
@@ -114,110 +103,38 @@ pub struct Chip {
     pub domain: u32,
 }
 
-// book/src/ch07.md:161
 pub const TPU_V5P: Chip = Chip {
-    name: "TPU v5p",
-    fabric: Fabric::TpuTorus,
-    flops: 459e12,
-    sustained: 0.72,
-    link: 180e9,
-    achieved: 0.95,
-    scale_out: 6.25e9,
-    hbm: 96e9,
-    domain: 8960,
+    name: "TPU v5p", fabric: Fabric::TpuTorus, flops: 459e12, sustained: 0.72,
+    link: 180e9, achieved: 0.95, scale_out: 6.25e9, hbm: 96e9, domain: 8960,
 };
-
-// book/src/ch07.md:165
 pub const TPU_V5E: Chip = Chip {
-    name: "TPU v5e",
-    fabric: Fabric::TpuTorus,
-    flops: 197e12,
-    sustained: 0.67,
-    link: 90e9,
-    achieved: 0.95,
-    scale_out: 3.13e9,
-    hbm: 16e9,
-    domain: 256,
+    name: "TPU v5e", fabric: Fabric::TpuTorus, flops: 197e12, sustained: 0.67,
+    link: 90e9, achieved: 0.95, scale_out: 3.13e9, hbm: 16e9, domain: 256,
 };
-
-// book/src/ch07.md:169
 pub const H100: Chip = Chip {
-    name: "H100",
-    fabric: Fabric::GpuSwitch,
-    flops: 990e12,
-    sustained: 0.73,
-    link: 450e9,
-    achieved: 0.82,
-    scale_out: 50e9,
-    hbm: 80e9,
-    domain: 8,
+    name: "H100", fabric: Fabric::GpuSwitch, flops: 990e12, sustained: 0.73,
+    link: 450e9, achieved: 0.82, scale_out: 50e9, hbm: 80e9, domain: 8,
 };
-
-// book/src/ch07.md:173
 pub const B200: Chip = Chip {
-    name: "B200",
-    fabric: Fabric::GpuSwitch,
-    flops: 2.25e15,
-    sustained: 0.69,
-    link: 900e9,
-    achieved: 0.82,
-    scale_out: 50e9,
-    hbm: 180e9,
-    domain: 8,
+    name: "B200", fabric: Fabric::GpuSwitch, flops: 2.25e15, sustained: 0.69,
+    link: 900e9, achieved: 0.82, scale_out: 50e9, hbm: 180e9, domain: 8,
 };
-
-// book/src/ch07.md:177
 pub const GB200_NVL72: Chip = Chip {
-    name: "GB200 NVL72",
-    fabric: Fabric::GpuSwitch,
-    flops: 2.5e15,
-    sustained: 0.70,
-    link: 900e9,
-    achieved: 0.82,
-    scale_out: 50e9,
-    hbm: 186e9,
-    domain: 72,
+    name: "GB200 NVL72", fabric: Fabric::GpuSwitch, flops: 2.5e15, sustained: 0.70,
+    link: 900e9, achieved: 0.82, scale_out: 50e9, hbm: 186e9, domain: 72,
 };
-
-// book/src/ch07.md:181
 pub const GB300_NVL72: Chip = Chip {
-    name: "GB300 NVL72",
-    fabric: Fabric::GpuSwitch,
-    flops: 2.5e15,
-    sustained: 0.70,
-    link: 900e9,
-    achieved: 0.82,
-    scale_out: 100e9,
-    hbm: 288e9,
-    domain: 72,
+    name: "GB300 NVL72", fabric: Fabric::GpuSwitch, flops: 2.5e15, sustained: 0.70,
+    link: 900e9, achieved: 0.82, scale_out: 100e9, hbm: 288e9, domain: 72,
 };
-
-// book/src/ch07.md:185
 pub const H800: Chip = Chip {
-    name: "H800",
-    fabric: Fabric::GpuSwitch,
-    flops: 990e12,
-    sustained: 0.73,
-    link: 200e9,
-    achieved: 0.80,
-    scale_out: 50e9,
-    hbm: 80e9,
-    domain: 8,
+    name: "H800", fabric: Fabric::GpuSwitch, flops: 990e12, sustained: 0.73,
+    link: 200e9, achieved: 0.80, scale_out: 50e9, hbm: 80e9, domain: 8,
 };
 
-// book/src/ch07.md:190
 /// The seven chips of the hardware table, in the source's order.
-pub const CHIPS: [Chip; 7] = [
-    TPU_V5P,
-    TPU_V5E,
-    H100,
-    B200,
-    GB200_NVL72,
-    GB300_NVL72,
-    H800,
-];
+pub const CHIPS: [Chip; 7] = [TPU_V5P, TPU_V5E, H100, B200, GB200_NVL72, GB300_NVL72, H800];
 
-// book/src/ch07.md:193
 /// A chip seen through one mode: the only hardware input the cost models take.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hardware {
@@ -225,7 +142,6 @@ pub struct Hardware {
     pub mode: Mode,
 }
 
-// book/src/ch07.md:200
 impl Hardware {
     pub fn spec(chip: Chip) -> Self {
         Self { chip, mode: Mode::Spec }
@@ -233,14 +149,7 @@ impl Hardware {
     /// `Ok` if this chip sits on the fabric that `formula` assumes; the closed forms of the
     /// TPU torus and of the switched GPU fabric do not carry over to each other.
     pub fn require(&self, needs: Fabric, formula: &'static str) -> Result<()> {
-        if self.chip.fabric == needs {
-            Ok(())
-        } else {
-            Err(ParallelError::WrongFabric {
-                formula,
-                needs,
-            })
-        }
+        if self.chip.fabric == needs { Ok(()) } else { Err(ParallelError::WrongFabric { formula, needs }) }
     }
     pub fn measured(chip: Chip) -> Self {
         Self { chip, mode: Mode::Measured }
@@ -280,7 +189,6 @@ pub enum Span {
     AcrossDomains { axes: u32 },
 }
 
-// book/src/ch07.md:260
 impl Hardware {
     /// Usable per-chip bandwidth for a collective with this span (equation 7.1).
     pub fn collective(&self, span: Span) -> Result<f64> {
@@ -290,15 +198,15 @@ impl Hardware {
         nonzero("mesh axes", u64::from(axes))?;
         let local = match self.chip.fabric {
             Fabric::TpuTorus => f64::from(axes) * self.link(),
+            // A switched GPU has one NVLink egress however the group is indexed.
             Fabric::GpuSwitch => self.link(),
         };
-        Ok(
-            match span {
-                Span::InDomain { .. } => local,
-                Span::AcrossDomains { .. } => local.min(self.domain_egress()),
-            },
-        )
+        Ok(match span {
+            Span::InDomain { .. } => local,
+            Span::AcrossDomains { .. } => local.min(self.domain_egress()),
+        })
     }
+
     /// $C / W$: the FLOPs a chip must do per byte it sends for the two to take equal time.
     pub fn intensity(&self, span: Span) -> Result<f64> {
         Ok(self.flops() / self.collective(span)?)
@@ -328,28 +236,12 @@ pub struct Model {
     pub live: bool,
 }
 
-// book/src/ch07.md:355
 impl Model {
     /// A dense model: one expert, always active.
-    pub const fn dense(
-        label: &'static str,
-        d: u64,
-        f: u64,
-        layers: u64,
-        params: Option<f64>,
-    ) -> Self {
-        Self {
-            label,
-            d,
-            f,
-            layers,
-            experts: 1,
-            active: 1,
-            shared: 0,
-            published_params: params,
-            live: true,
-        }
+    pub const fn dense(label: &'static str, d: u64, f: u64, layers: u64, params: Option<f64>) -> Self {
+        Self { label, d, f, layers, experts: 1, active: 1, shared: 0, published_params: params, live: true }
     }
+
     /// Checks the shape is usable: nonzero sizes, $k \le E$, shared experts within both.
     pub fn validate(&self) -> Result<&Self> {
         nonzero("D", self.d)?;
@@ -358,21 +250,14 @@ impl Model {
         nonzero("experts", self.experts)?;
         nonzero("active experts", self.active)?;
         if self.active > self.experts {
-            return Err(ParallelError::Mismatch {
-                what: "active experts at most experts",
-                expected: self.experts,
-                got: self.active,
-            });
+            return Err(ParallelError::Mismatch { what: "active experts at most experts", expected: self.experts, got: self.active });
         }
         if self.shared >= self.active {
-            return Err(ParallelError::Mismatch {
-                what: "shared experts below active",
-                expected: self.active - 1,
-                got: self.shared,
-            });
+            return Err(ParallelError::Mismatch { what: "shared experts below active", expected: self.active - 1, got: self.shared });
         }
         Ok(self)
     }
+
     /// $E_r = E - s$: routed experts.
     pub fn routed_experts(&self) -> u64 {
         self.experts - self.shared
@@ -400,7 +285,6 @@ impl Model {
     }
 }
 
-// book/src/ch07.md:404
 /// Three significant figures with a B or T suffix, the way the source prints parameter totals.
 pub fn count3(x: f64) -> String {
     let (v, unit) = if x >= 1e12 { (x / 1e12, "T") } else { (x / 1e9, "B") };
@@ -408,93 +292,30 @@ pub fn count3(x: f64) -> String {
     format!("{v:.decimals$}{unit}")
 }
 
-// book/src/ch07.md:411
 /// A live MoE row: `(D, F, L)`, `(E, k, shared)` and the published total.
-const fn moe(
-    label: &'static str,
-    (d, f, layers): (u64, u64, u64),
-    (experts, active, shared): (u64, u64, u64),
-    params: f64,
-) -> Model {
-    Model {
-        label,
-        d,
-        f,
-        layers,
-        experts,
-        active,
-        shared,
-        published_params: Some(params),
-        live: true,
-    }
+const fn moe(label: &'static str, (d, f, layers): (u64, u64, u64), (experts, active, shared): (u64, u64, u64), params: f64) -> Model {
+    Model { label, d, f, layers, experts, active, shared, published_params: Some(params), live: true }
 }
 
-// book/src/ch07.md:416
 /// The source's dense presets, labelled by what the stored page says about them.
-pub const DENSE_DEFAULT_70B: Model = Model::dense(
-    "dense 70.6B (chapter default)",
-    8192,
-    28_672,
-    80,
-    Some(70.6e9),
-);
-
-// book/src/ch07.md:418
+pub const DENSE_DEFAULT_70B: Model = Model::dense("dense 70.6B (chapter default)", 8192, 28_672, 80, Some(70.6e9));
 pub const DENSE_13B: Model = Model::dense("dense 13.0B", 5120, 13_824, 40, Some(13.0e9));
+pub const DENSE_8_54B: Model = Model::dense("dense 8.54B", 3072, 24_576, 28, Some(8.54e9));
 
-// book/src/ch07.md:419
-pub const DENSE_8_54B: Model = Model::dense(
-    "dense 8.54B",
-    3072,
-    24_576,
-    28,
-    Some(8.54e9),
-);
-
-// book/src/ch07.md:421
 /// The 685B row, the page's counting example: 256 routed + 1 shared expert, top-8 + shared.
-pub const MOE_685B: Model = moe(
-    "MoE 685B (counting example)",
-    (7168, 2048, 61),
-    (257, 9, 1),
-    685e9,
-);
-
-// book/src/ch07.md:423
+pub const MOE_685B: Model = moe("MoE 685B (counting example)", (7168, 2048, 61), (257, 9, 1), 685e9);
 /// Kept only as a reference row: its experts run in a 3,584-wide latent space.
-pub const KIMI_K3: Model = Model {
-    live: false,
-    ..moe("Kimi K3 (reference only)", (7168, 3072, 93), (898, 18, 2), 2.78e12)
-};
-
-// book/src/ch07.md:425
+pub const KIMI_K3: Model = Model { live: false, ..moe("Kimi K3 (reference only)", (7168, 3072, 93), (898, 18, 2), 2.78e12) };
 pub const MOE_753B: Model = moe("MoE 753B", (6144, 2048, 78), (257, 9, 1), 753e9);
-
-// book/src/ch07.md:426
 pub const MOE_1_60T: Model = moe("MoE 1.60T", (7168, 3072, 61), (385, 7, 1), 1.60e12);
-
-// book/src/ch07.md:427
 pub const MOE_2_45T: Model = moe("MoE 2.45T", (8192, 2048, 92), (513, 11, 1), 2.45e12);
-
-// book/src/ch07.md:428
 pub const MOE_952B: Model = moe("MoE 952B", (6144, 3072, 66), (258, 8, 2), 952e9);
-
-// book/src/ch07.md:429
 pub const MOE_427B: Model = moe("MoE 427B", (6144, 3072, 60), (129, 5, 1), 427e9);
 
-// book/src/ch07.md:431
 /// Every row of the source's model table, in its order.
 pub const MODELS: [Model; 10] = [
-    DENSE_DEFAULT_70B,
-    DENSE_13B,
-    DENSE_8_54B,
-    MOE_685B,
-    KIMI_K3,
-    MOE_753B,
-    MOE_1_60T,
-    MOE_2_45T,
-    MOE_952B,
-    MOE_427B,
+    DENSE_DEFAULT_70B, DENSE_13B, DENSE_8_54B, MOE_685B, KIMI_K3, MOE_753B,
+    MOE_1_60T, MOE_2_45T, MOE_952B, MOE_427B,
 ];
 
 // book/src/ch07.md:552
@@ -505,7 +326,6 @@ pub struct LayerClock {
     pub comms: f64,
 }
 
-// book/src/ch07.md:559
 /// Which clock sets the pace of a layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Bound {
@@ -513,7 +333,6 @@ pub enum Bound {
     Communication,
 }
 
-// book/src/ch07.md:566
 impl LayerClock {
     /// Overlapped compute and communication: the layer costs the slower clock (equation 7.4).
     pub fn time(&self) -> f64 {
@@ -528,7 +347,6 @@ impl LayerClock {
     }
 }
 
-// book/src/ch07.md:580
 /// What a scheme sends over the network each layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Traffic {
@@ -538,7 +356,6 @@ pub enum Traffic {
     Activations,
 }
 
-// book/src/ch07.md:589
 /// Forward FLOP time of one layer on one chip (equation 7.3), for `tokens_per_chip` tokens.
 pub fn math_time(model: &Model, hw: &Hardware, tokens_per_chip: f64) -> Result<f64> {
     model.validate()?;
@@ -546,17 +363,9 @@ pub fn math_time(model: &Model, hw: &Hardware, tokens_per_chip: f64) -> Result<f
     Ok(4.0 * tokens_per_chip * model.d as f64 * model.active_width() / hw.flops())
 }
 
-// book/src/ch07.md:596
 /// The primer's two clocks for one forward layer: `dp` chips share `batch` tokens, and the
 /// network carries one gather of either the layer's two weight matrices or of the activations.
-pub fn primer_clock(
-    model: &Model,
-    hw: &Hardware,
-    span: Span,
-    dp: u64,
-    batch: f64,
-    traffic: Traffic,
-) -> Result<LayerClock> {
+pub fn primer_clock(model: &Model, hw: &Hardware, span: Span, dp: u64, batch: f64, traffic: Traffic) -> Result<LayerClock> {
     let b = positive("batch", batch)? / nonzero("DP", dp)? as f64;
     let w = hw.collective(span)?;
     let d = model.d as f64;
@@ -564,26 +373,17 @@ pub fn primer_clock(
         Traffic::Weights => 2.0 * 2.0 * d * (model.experts * model.f) as f64,
         Traffic::Activations => 2.0 * 2.0 * b * d,
     };
-    Ok(LayerClock {
-        math: math_time(model, hw, b)?,
-        comms: bytes / w,
-    })
+    Ok(LayerClock { math: math_time(model, hw, b)?, comms: bytes / w })
 }
 
-// book/src/ch07.md:609
 /// The ridge $C/W$ (equation 7.5): tokens per chip above which weight traffic hides.
 pub fn ridge(hw: &Hardware, span: Span) -> Result<f64> {
     hw.intensity(span)
 }
 
-// book/src/ch07.md:614
 /// Data for a roofline-ridge figure: for each per-chip batch, the fraction of peak FLOP/s a
 /// weight-moving scheme attains, $\min(1, (B/DP) / \text{ridge})$.
-pub fn ridge_curve(
-    hw: &Hardware,
-    span: Span,
-    tokens_per_chip: &[f64],
-) -> Result<Vec<(f64, f64)>> {
+pub fn ridge_curve(hw: &Hardware, span: Span, tokens_per_chip: &[f64]) -> Result<Vec<(f64, f64)>> {
     let r = ridge(hw, span)?;
     tokens_per_chip
         .iter()
@@ -595,15 +395,8 @@ pub fn ridge_curve(
 /// Bytes per parameter for bf16 weights plus two fp32 Adam moments.
 pub const ADAM_BYTES_PER_PARAM: f64 = 2.0 + 4.0 + 4.0;
 
-// book/src/ch07.md:775
 /// Backward-pass clocks of one layer under pure data parallelism (equation 7.6).
-pub fn dp_layer_clock(
-    model: &Model,
-    hw: &Hardware,
-    span: Span,
-    dp: u64,
-    batch: f64,
-) -> Result<LayerClock> {
+pub fn dp_layer_clock(model: &Model, hw: &Hardware, span: Span, dp: u64, batch: f64) -> Result<LayerClock> {
     let b = positive("batch", batch)? / nonzero("DP", dp)? as f64;
     let w = hw.collective(span)?;
     let math = 2.0 * math_time(model, hw, b)?;
@@ -611,20 +404,17 @@ pub fn dp_layer_clock(
     Ok(LayerClock { math, comms })
 }
 
-// book/src/ch07.md:784
 /// Smallest per-chip batch that keeps a weight-moving scheme compute-bound: $(C/W)(E/k)$.
 pub fn min_tokens_per_chip(model: &Model, hw: &Hardware, span: Span) -> Result<f64> {
     model.validate()?;
     Ok(ridge(hw, span)? * model.sparsity())
 }
 
-// book/src/ch07.md:790
 /// The largest model (parameters) that pure data parallelism can train on one chip.
 pub fn largest_replicated_model(hw: &Hardware) -> f64 {
     hw.chip.hbm / ADAM_BYTES_PER_PARAM
 }
 
-// book/src/ch07.md:795
 /// The exact ring factor $(n-1)/n$ that the asymptotic ridge leaves out: a ring AllReduce over
 /// $n$ participants moves $(n-1)/n$ of the buffer, so two participants need half the batch.
 pub fn ring_factor(participants: u64) -> Result<f64> {
@@ -634,35 +424,19 @@ pub fn ring_factor(participants: u64) -> Result<f64> {
 
 // book/src/ch07.md:903
 /// Forward-pass clocks of one layer under FSDP (equation 7.7).
-pub fn fsdp_layer_clock(
-    model: &Model,
-    hw: &Hardware,
-    span: Span,
-    dp: u64,
-    batch: f64,
-) -> Result<LayerClock> {
+pub fn fsdp_layer_clock(model: &Model, hw: &Hardware, span: Span, dp: u64, batch: f64) -> Result<LayerClock> {
     let b = positive("batch", batch)? / nonzero("DP", dp)? as f64;
     let w = hw.collective(span)?;
     let comms = 4.0 * (model.d * model.experts * model.f) as f64 / w;
-    Ok(LayerClock {
-        math: math_time(model, hw, b)?,
-        comms,
-    })
+    Ok(LayerClock { math: math_time(model, hw, b)?, comms })
 }
 
-// book/src/ch07.md:911
 /// The most chips FSDP can spread `batch` tokens over and stay compute-bound.
-pub fn fsdp_max_chips(
-    model: &Model,
-    hw: &Hardware,
-    span: Span,
-    batch: f64,
-) -> Result<u64> {
+pub fn fsdp_max_chips(model: &Model, hw: &Hardware, span: Span, batch: f64) -> Result<u64> {
     let per_chip = min_tokens_per_chip(model, hw, span)?;
     Ok((positive("batch", batch)? / per_chip).floor() as u64)
 }
 
-// book/src/ch07.md:917
 /// What one chip holds under FSDP, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ChipMemory {
@@ -673,7 +447,6 @@ pub struct ChipMemory {
     pub activations: f64,
 }
 
-// book/src/ch07.md:927
 impl ChipMemory {
     pub fn total(&self) -> f64 {
         self.states + self.activations
@@ -683,7 +456,6 @@ impl ChipMemory {
     }
 }
 
-// book/src/ch07.md:936
 /// Memory per chip under FSDP over `dp` chips with a global batch of `batch` tokens.
 pub fn fsdp_memory(model: &Model, dp: u64, batch: f64) -> Result<ChipMemory> {
     model.validate()?;
@@ -691,52 +463,29 @@ pub fn fsdp_memory(model: &Model, dp: u64, batch: f64) -> Result<ChipMemory> {
     let b = positive("batch", batch)? / dp;
     let states = ADAM_BYTES_PER_PARAM * model.memory_params() / dp;
     let per_token = (model.d as f64 + 2.0 * model.active_width()) * 2.0;
-    Ok(ChipMemory {
-        states,
-        activations: model.layers as f64 * b * per_token,
-    })
+    Ok(ChipMemory { states, activations: model.layers as f64 * b * per_token })
 }
 
-// book/src/ch07.md:946
 /// Wall-clock days to spend `total_flops` on `chips` chips at a model-FLOPs utilisation `mfu`.
-pub fn training_days(
-    total_flops: f64,
-    chips: u64,
-    hw: &Hardware,
-    mfu: f64,
-) -> Result<f64> {
+pub fn training_days(total_flops: f64, chips: u64, hw: &Hardware, mfu: f64) -> Result<f64> {
     let rate = nonzero("chips", chips)? as f64 * hw.flops() * positive("MFU", mfu)?;
     if mfu > 1.0 {
-        return Err(ParallelError::OutOfRange {
-            what: "MFU",
-            value: mfu,
-            expected: "at most 1",
-        });
+        return Err(ParallelError::OutOfRange { what: "MFU", value: mfu, expected: "at most 1" });
     }
     Ok(positive("total FLOPs", total_flops)? / rate / 86_400.0)
 }
 
 // book/src/ch07.md:1055
 /// Forward-pass clocks of one layer under tensor parallelism of degree `tp` (equation 7.8).
-pub fn tp_layer_clock(
-    model: &Model,
-    hw: &Hardware,
-    span: Span,
-    tp: u64,
-    batch: f64,
-) -> Result<LayerClock> {
+pub fn tp_layer_clock(model: &Model, hw: &Hardware, span: Span, tp: u64, batch: f64) -> Result<LayerClock> {
     let tp = nonzero("TP", tp)? as f64;
     let batch = positive("batch", batch)?;
     let w = hw.collective(span)?;
     let math = 4.0 * batch * model.d as f64 * model.active_width() / (tp * hw.flops());
     model.validate()?;
-    Ok(LayerClock {
-        math,
-        comms: 4.0 * batch * model.d as f64 / w,
-    })
+    Ok(LayerClock { math, comms: 4.0 * batch * model.d as f64 / w })
 }
 
-// book/src/ch07.md:1065
 /// The largest tensor-parallel degree that stays compute-bound, $kF \cdot W / C$, as a real
 /// number; a mesh needs an integer at or below it.
 pub fn tp_max(model: &Model, hw: &Hardware, span: Span) -> Result<f64> {
@@ -755,14 +504,12 @@ pub struct Mesh {
     pub tp_axes: u32,
 }
 
-// book/src/ch07.md:1188
 impl Mesh {
     pub fn chips(&self) -> u64 {
         self.dp * self.tp
     }
 }
 
-// book/src/ch07.md:1194
 /// The three clocks of one forward layer under FSDP + TP (equation 7.9).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MixedClock {
@@ -771,37 +518,21 @@ pub struct MixedClock {
     pub tp_comms: f64,
 }
 
-// book/src/ch07.md:1202
 impl MixedClock {
     /// The two collectives overlap each other, so the slower one is the network clock.
     pub fn clock(&self) -> LayerClock {
-        LayerClock {
-            math: self.math,
-            comms: self.fsdp_comms.max(self.tp_comms),
-        }
+        LayerClock { math: self.math, comms: self.fsdp_comms.max(self.tp_comms) }
     }
 }
 
-// book/src/ch07.md:1209
 /// Equation 7.9 on a TPU torus with a *real-valued* FSDP degree `dp` (so TP = `chips / dp`),
 /// the relaxation that equation 7.10 optimises over and the figure sweeps use.
-pub fn mixed_clock_relaxed(
-    model: &Model,
-    hw: &Hardware,
-    chips: f64,
-    dp: f64,
-    axes: (u32, u32),
-    batch: f64,
-) -> Result<MixedClock> {
+pub fn mixed_clock_relaxed(model: &Model, hw: &Hardware, chips: f64, dp: f64, axes: (u32, u32), batch: f64) -> Result<MixedClock> {
     model.validate()?;
     let n = positive("chips", chips)?;
     let dp = positive("DP", dp)?;
     if dp > n {
-        return Err(ParallelError::OutOfRange {
-            what: "DP",
-            value: dp,
-            expected: "at most the chip count",
-        });
+        return Err(ParallelError::OutOfRange { what: "DP", value: dp, expected: "at most the chip count" });
     }
     let dp_axes = f64::from(nonzero("DP mesh axes", u64::from(axes.0))? as u32);
     let tp_axes = f64::from(nonzero("TP mesh axes", u64::from(axes.1))? as u32);
@@ -815,19 +546,13 @@ pub fn mixed_clock_relaxed(
     })
 }
 
-// book/src/ch07.md:1230
 /// Forward-layer clocks of a mixed FSDP + TP mesh.
 ///
 /// On a TPU torus this is equation 7.9. On a GPU, TP must divide one NVLink domain and runs at
 /// link speed. The FSDP collective runs in two overlapped stages: among the GPUs of a domain that
 /// hold the same weight slice (over NVLink), then between domains, where those GPUs split the
 /// slice over their NICs. TP shrinks the first stage but leaves the second unchanged.
-pub fn mixed_layer_clock(
-    model: &Model,
-    hw: &Hardware,
-    mesh: Mesh,
-    batch: f64,
-) -> Result<MixedClock> {
+pub fn mixed_layer_clock(model: &Model, hw: &Hardware, mesh: Mesh, batch: f64) -> Result<MixedClock> {
     model.validate()?;
     let dp = nonzero("DP", mesh.dp)? as f64;
     let tp = nonzero("TP", mesh.tp)?;
@@ -835,38 +560,22 @@ pub fn mixed_layer_clock(
     nonzero("TP mesh axes", u64::from(mesh.tp_axes))?;
     let batch = positive("batch", batch)?;
     match hw.chip.fabric {
-        Fabric::TpuTorus => {
-            mixed_clock_relaxed(
-                model,
-                hw,
-                mesh.chips() as f64,
-                dp,
-                (mesh.dp_axes, mesh.tp_axes),
-                batch,
-            )
-        }
+        Fabric::TpuTorus => mixed_clock_relaxed(model, hw, mesh.chips() as f64, dp, (mesh.dp_axes, mesh.tp_axes), batch),
         Fabric::GpuSwitch => {
             let domain = u64::from(hw.chip.domain);
             if !domain.is_multiple_of(tp) {
-                return Err(ParallelError::NotDividing {
-                    what: "TP inside one NVLink domain",
-                    degree: tp,
-                    total: domain,
-                });
+                return Err(ParallelError::NotDividing { what: "TP inside one NVLink domain", degree: tp, total: domain });
             }
             let d = model.d as f64;
+            // The bytes of this GPU's 1/TP slice of the layer's two weight matrices, gathered once.
             let slice = 4.0 * d * (model.experts * model.f) as f64 / tp as f64;
+            // GPUs of the same domain that hold the same slice share the work of moving it.
             let peers = (domain / tp).min(mesh.dp) as f64;
             let in_domain = slice * (1.0 - 1.0 / peers) / hw.link();
-            let across = if mesh.chips() > domain {
-                slice / (peers * hw.scale_out())
-            } else {
-                0.0
-            };
+            let across = if mesh.chips() > domain { slice / (peers * hw.scale_out()) } else { 0.0 };
             let tp_ring = (tp as f64 - 1.0) / tp as f64;
             Ok(MixedClock {
-                math: 4.0 * batch * d * model.active_width()
-                    / (mesh.chips() as f64 * hw.flops()),
+                math: 4.0 * batch * d * model.active_width() / (mesh.chips() as f64 * hw.flops()),
                 fsdp_comms: in_domain.max(across),
                 tp_comms: 4.0 * batch * d * tp_ring / (dp * hw.link()),
             })
@@ -874,48 +583,25 @@ pub fn mixed_layer_clock(
     }
 }
 
-// book/src/ch07.md:1267
 /// The GPU counterpart of equation 7.10: try every TP degree that divides both the NVLink
 /// domain and the chip count, and keep the one with the fastest network clock.
-pub fn best_gpu_mesh(
-    model: &Model,
-    hw: &Hardware,
-    chips: u64,
-    batch: f64,
-) -> Result<(Mesh, MixedClock)> {
+pub fn best_gpu_mesh(model: &Model, hw: &Hardware, chips: u64, batch: f64) -> Result<(Mesh, MixedClock)> {
     hw.require(Fabric::GpuSwitch, "the GPU mesh search")?;
     let n = nonzero("chips", chips)?;
     let mut best: Option<(Mesh, MixedClock)> = None;
-    for tp in (1..=u64::from(hw.chip.domain))
-        .filter(|&t| u64::from(hw.chip.domain).is_multiple_of(t) && n.is_multiple_of(t))
-    {
-        let mesh = Mesh {
-            dp: n / tp,
-            tp,
-            dp_axes: 1,
-            tp_axes: 1,
-        };
+    for tp in (1..=u64::from(hw.chip.domain)).filter(|&t| u64::from(hw.chip.domain).is_multiple_of(t) && n.is_multiple_of(t)) {
+        let mesh = Mesh { dp: n / tp, tp, dp_axes: 1, tp_axes: 1 };
         let clock = mixed_layer_clock(model, hw, mesh, batch)?;
         if best.is_none_or(|(_, b)| clock.clock().comms < b.clock().comms) {
             best = Some((mesh, clock));
         }
     }
-    best.ok_or(ParallelError::ZeroCount {
-        what: "TP degrees that fit",
-    })
+    best.ok_or(ParallelError::ZeroCount { what: "TP degrees that fit" })
 }
 
-// book/src/ch07.md:1283
 /// The FSDP degree that balances the two collectives on a TPU mesh of `chips` chips
 /// (equation 7.10). A real number: round it to a divisor of `chips` to build a mesh.
-pub fn optimal_fsdp_degree(
-    model: &Model,
-    hw: &Hardware,
-    chips: u64,
-    batch: f64,
-    dp_axes: u32,
-    tp_axes: u32,
-) -> Result<f64> {
+pub fn optimal_fsdp_degree(model: &Model, hw: &Hardware, chips: u64, batch: f64, dp_axes: u32, tp_axes: u32) -> Result<f64> {
     hw.require(Fabric::TpuTorus, "the closed-form FSDP/TP split")?;
     model.validate()?;
     let n = nonzero("chips", chips)? as f64;
@@ -924,14 +610,8 @@ pub fn optimal_fsdp_degree(
     Ok((positive("batch", batch)? * n * ratio / (model.experts * model.f) as f64).sqrt())
 }
 
-// book/src/ch07.md:1294
 /// Per-chip batch above which the optimally mixed mesh is compute-bound (equation 7.11).
-pub fn mixed_min_tokens_per_chip(
-    model: &Model,
-    hw: &Hardware,
-    dp_axes: u32,
-    tp_axes: u32,
-) -> Result<f64> {
+pub fn mixed_min_tokens_per_chip(model: &Model, hw: &Hardware, dp_axes: u32, tp_axes: u32) -> Result<f64> {
     hw.require(Fabric::TpuTorus, "the mixed FSDP/TP batch floor")?;
     model.validate()?;
     let alpha = ridge(hw, Span::InDomain { axes: 1 })?;
@@ -940,7 +620,6 @@ pub fn mixed_min_tokens_per_chip(
     Ok(alpha * alpha / axes * model.sparsity() / model.active_width())
 }
 
-// book/src/ch07.md:1304
 /// One batch size of the FSDP / TP / mixed comparison on an `N`-chip TPU cube, in seconds per
 /// forward layer. Pure FSDP and pure TP use all three mesh axes; the mix gives FSDP two axes and
 /// TP one and sits at $DP_\text{opt}$ clamped to $[1, N]$.
@@ -953,59 +632,29 @@ pub struct SweepPoint {
     pub mixed_comms: f64,
 }
 
-// book/src/ch07.md:1316
 impl SweepPoint {
     /// $T_\text{math}/T_\text{comms}$ for FSDP, TP and the mix; above 1 is compute-bound.
     pub fn ratios(&self) -> [f64; 3] {
-        [
-            self.math / self.fsdp_comms,
-            self.math / self.tp_comms,
-            self.math / self.mixed_comms,
-        ]
+        [self.math / self.fsdp_comms, self.math / self.tp_comms, self.math / self.mixed_comms]
     }
 }
 
-// book/src/ch07.md:1323
 /// Data for the batch-sweep figures (ratio view and absolute-time view).
-pub fn mixed_sweep(
-    model: &Model,
-    hw: &Hardware,
-    chips: u64,
-    batches: &[f64],
-) -> Result<Vec<SweepPoint>> {
+pub fn mixed_sweep(model: &Model, hw: &Hardware, chips: u64, batches: &[f64]) -> Result<Vec<SweepPoint>> {
     let n = nonzero("chips", chips)? as f64;
     batches
         .iter()
         .map(|&b| {
             let b = positive("batch", b)?;
-            let pure_fsdp = fsdp_layer_clock(
-                model,
-                hw,
-                Span::InDomain { axes: 3 },
-                chips,
-                b,
-            )?;
-            let pure_tp = tp_layer_clock(
-                model,
-                hw,
-                Span::InDomain { axes: 3 },
-                chips,
-                b,
-            )?;
+            let pure_fsdp = fsdp_layer_clock(model, hw, Span::InDomain { axes: 3 }, chips, b)?;
+            let pure_tp = tp_layer_clock(model, hw, Span::InDomain { axes: 3 }, chips, b)?;
             let dp = optimal_fsdp_degree(model, hw, chips, b, 2, 1)?.clamp(1.0, n);
             let mixed = mixed_clock_relaxed(model, hw, n, dp, (2, 1), b)?.clock();
-            Ok(SweepPoint {
-                batch: b,
-                math: pure_fsdp.math,
-                fsdp_comms: pure_fsdp.comms,
-                tp_comms: pure_tp.comms,
-                mixed_comms: mixed.comms,
-            })
+            Ok(SweepPoint { batch: b, math: pure_fsdp.math, fsdp_comms: pure_fsdp.comms, tp_comms: pure_tp.comms, mixed_comms: mixed.comms })
         })
         .collect()
 }
 
-// book/src/ch07.md:1339
 /// `count` batch sizes spaced evenly in log space from `lo` to `hi` tokens, for sweeps.
 pub fn log_space(lo: f64, hi: f64, count: usize) -> Result<Vec<f64>> {
     let (lo, hi) = (positive("lower batch", lo)?, positive("upper batch", hi)?);
@@ -1028,42 +677,23 @@ pub struct ExpertClock {
     pub scale_out_comms: f64,
 }
 
-// book/src/ch07.md:1632
 impl ExpertClock {
     pub fn clock(&self) -> LayerClock {
-        LayerClock {
-            math: self.math,
-            comms: self.local_comms.max(self.scale_out_comms),
-        }
+        LayerClock { math: self.math, comms: self.local_comms.max(self.scale_out_comms) }
     }
 }
 
-// book/src/ch07.md:1638
 /// Expert parallelism of degree `ep` on a switched GPU fabric, `tokens_per_gpu` tokens per GPU.
-pub fn ep_layer_clock(
-    model: &Model,
-    hw: &Hardware,
-    ep: u64,
-    tokens_per_gpu: f64,
-) -> Result<ExpertClock> {
+pub fn ep_layer_clock(model: &Model, hw: &Hardware, ep: u64, tokens_per_gpu: f64) -> Result<ExpertClock> {
     hw.require(Fabric::GpuSwitch, "the switched-fabric AllToAll model")?;
     model.validate()?;
     let ep_n = nonzero("EP", ep)?;
     let routed = model.routed_experts();
     if !routed.is_multiple_of(ep_n) {
-        return Err(ParallelError::NotDividing {
-            what: "EP into the routed experts",
-            degree: ep_n,
-            total: routed,
-        });
+        return Err(ParallelError::NotDividing { what: "EP into the routed experts", degree: ep_n, total: routed });
     }
     let b = positive("tokens per GPU", tokens_per_gpu)?;
-    let (d, ep, g, kr) = (
-        model.d as f64,
-        ep_n as f64,
-        f64::from(hw.chip.domain),
-        model.routed_active() as f64,
-    );
+    let (d, ep, g, kr) = (model.d as f64, ep_n as f64, f64::from(hw.chip.domain), model.routed_active() as f64);
     let local_copies = kr * (ep.min(g) - 1.0) / ep;
     let remote_copies = if ep > g { (ep - g) * (kr / ep).min(1.0 / g) } else { 0.0 };
     Ok(ExpertClock {
@@ -1073,7 +703,6 @@ pub fn ep_layer_clock(
     })
 }
 
-// book/src/ch07.md:1658
 /// The narrowest expert (F) for which degree-`ep` expert parallelism stays compute-bound.
 /// The traffic does not depend on F and the FLOPs grow linearly with it, so it is F scaled by
 /// the current comms/math ratio.
@@ -1092,25 +721,14 @@ pub fn point_to_point(hw: &Hardware, span: Span) -> f64 {
     }
 }
 
-// book/src/ch07.md:1776
 /// One stage's forward compute for a microbatch against the hop that carries its output
 /// (equation 7.13). `pp` must not exceed the layer count; uneven splits are allowed and
 /// priced at the average stage depth.
-pub fn pp_hop_clock(
-    model: &Model,
-    hw: &Hardware,
-    span: Span,
-    pp: u64,
-    microbatch_tokens: f64,
-) -> Result<LayerClock> {
+pub fn pp_hop_clock(model: &Model, hw: &Hardware, span: Span, pp: u64, microbatch_tokens: f64) -> Result<LayerClock> {
     model.validate()?;
     let pp = nonzero("PP", pp)?;
     if pp > model.layers {
-        return Err(ParallelError::NotDividing {
-            what: "PP stages into layers",
-            degree: pp,
-            total: model.layers,
-        });
+        return Err(ParallelError::NotDividing { what: "PP stages into layers", degree: pp, total: model.layers });
     }
     let b = positive("microbatch tokens", microbatch_tokens)?;
     let stage_layers = model.layers as f64 / pp as f64;
@@ -1123,14 +741,12 @@ pub fn pp_hop_clock(
 // book/src/ch07.md:1839
 use ch06::{one_f1b_order, OpKind, TrainingError};
 
-// book/src/ch07.md:1841
 impl From<TrainingError> for ParallelError {
     fn from(e: TrainingError) -> Self {
         ParallelError::Pipeline(e)
     }
 }
 
-// book/src/ch07.md:1847
 /// The three passes a stage runs per microbatch once the backward pass is split.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Pass {
@@ -1141,7 +757,6 @@ pub enum Pass {
     WeightGrad,
 }
 
-// book/src/ch07.md:1857
 /// What to do with weight gradients.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WeightGradPolicy {
@@ -1153,7 +768,6 @@ pub enum WeightGradPolicy {
     FillIdle { max_deferred: usize },
 }
 
-// book/src/ch07.md:1868
 /// Durations of the three passes, in arbitrary units.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SplitTimes {
@@ -1162,7 +776,6 @@ pub struct SplitTimes {
     pub weight_grad: f64,
 }
 
-// book/src/ch07.md:1876
 /// One pass as it ran.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SplitEvent {
@@ -1173,7 +786,6 @@ pub struct SplitEvent {
     pub end: f64,
 }
 
-// book/src/ch07.md:1886
 /// The simulated timeline of one step with a split backward pass.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SplitTimeline {
@@ -1181,7 +793,6 @@ pub struct SplitTimeline {
     pub events: Vec<SplitEvent>,
 }
 
-// book/src/ch07.md:1893
 impl SplitTimeline {
     pub fn makespan(&self) -> f64 {
         self.events.iter().map(|e| e.end).fold(0.0, f64::max)
@@ -1212,46 +823,22 @@ impl SplitTimeline {
     }
 }
 
-// book/src/ch07.md:1923
 /// Simulates 1F1B with a split backward pass on `stages` balanced stages.
-pub fn simulate_split_pipeline(
-    stages: usize,
-    microbatches: usize,
-    times: SplitTimes,
-    policy: WeightGradPolicy,
-) -> Result<SplitTimeline> {
+pub fn simulate_split_pipeline(stages: usize, microbatches: usize, times: SplitTimes, policy: WeightGradPolicy) -> Result<SplitTimeline> {
     nonzero("stages", stages as u64)?;
     nonzero("microbatches", microbatches as u64)?;
     for t in [times.forward, times.input_grad, times.weight_grad] {
         positive("pass duration", t)?;
     }
-    let orders: Vec<_> = (0..stages)
-        .map(|s| one_f1b_order(s, stages, microbatches))
-        .collect::<std::result::Result<_, _>>()?;
-    let mut ready = vec![vec![[None::< f64 >; 2]; microbatches]; stages];
+    let orders: Vec<_> = (0..stages).map(|s| one_f1b_order(s, stages, microbatches)).collect::<std::result::Result<_, _>>()?;
+    // ready[stage][mb][0] = forward output available, [1] = input gradient available downstream.
+    let mut ready = vec![vec![[None::<f64>; 2]; microbatches]; stages];
     let mut free_at = vec![0.0f64; stages];
     let mut next = vec![0usize; stages];
-    let mut deferred: Vec<std::collections::VecDeque<usize>> = vec![
-        Default::default(); stages
-    ];
+    let mut deferred: Vec<std::collections::VecDeque<usize>> = vec![Default::default(); stages];
     let mut events = Vec::with_capacity(3 * stages * microbatches);
-    let run = |
-        events: &mut Vec<SplitEvent>,
-        free: &mut f64,
-        stage,
-        microbatch,
-        pass,
-        start: f64,
-        length: f64|
-    {
-        events
-            .push(SplitEvent {
-                stage,
-                microbatch,
-                pass,
-                start,
-                end: start + length,
-            });
+    let run = |events: &mut Vec<SplitEvent>, free: &mut f64, stage, microbatch, pass, start: f64, length: f64| {
+        events.push(SplitEvent { stage, microbatch, pass, start, end: start + length });
         *free = start + length;
         start + length
     };
@@ -1263,15 +850,7 @@ pub fn simulate_split_pipeline(
             let now = free_at[stage];
             let Some(op) = orders[stage].get(next[stage]).copied() else {
                 if let Some(mb) = deferred[stage].pop_front() {
-                    run(
-                        &mut events,
-                        &mut free_at[stage],
-                        stage,
-                        mb,
-                        Pass::WeightGrad,
-                        now,
-                        times.weight_grad,
-                    );
+                    run(&mut events, &mut free_at[stage], stage, mb, Pass::WeightGrad, now, times.weight_grad);
                     acted = true;
                     break;
                 }
@@ -1282,32 +861,17 @@ pub fn simulate_split_pipeline(
                 OpKind::Forward if stage == 0 => Some(0.0),
                 OpKind::Forward => ready[stage - 1][mb][0],
                 OpKind::Backward if stage + 1 == stages => ready[stage][mb][0],
-                OpKind::Backward => {
-                    ready[stage + 1][mb][1]
-                        .zip(ready[stage][mb][0])
-                        .map(|(a, b)| a.max(b))
-                }
+                OpKind::Backward => ready[stage + 1][mb][1].zip(ready[stage][mb][0]).map(|(a, b)| a.max(b)),
             };
             let idle_until_ready = dependency.is_none_or(|t| t > now);
             let over_cap = match policy {
-                WeightGradPolicy::FillIdle { max_deferred } => {
-                    op.kind == OpKind::Forward && deferred[stage].len() >= max_deferred
-                }
+                WeightGradPolicy::FillIdle { max_deferred } => op.kind == OpKind::Forward && deferred[stage].len() >= max_deferred,
                 WeightGradPolicy::Fused => false,
             };
             let deferring = matches!(policy, WeightGradPolicy::FillIdle { .. });
-            if deferring && (idle_until_ready || over_cap) && !deferred[stage].is_empty()
-            {
+            if deferring && (idle_until_ready || over_cap) && !deferred[stage].is_empty() {
                 let w = deferred[stage].pop_front().expect("checked non-empty");
-                run(
-                    &mut events,
-                    &mut free_at[stage],
-                    stage,
-                    w,
-                    Pass::WeightGrad,
-                    now,
-                    times.weight_grad,
-                );
+                run(&mut events, &mut free_at[stage], stage, w, Pass::WeightGrad, now, times.weight_grad);
                 acted = true;
                 break;
             }
@@ -1316,42 +880,18 @@ pub fn simulate_split_pipeline(
             next[stage] += 1;
             match op.kind {
                 OpKind::Forward => {
-                    let end = run(
-                        &mut events,
-                        &mut free_at[stage],
-                        stage,
-                        mb,
-                        Pass::Forward,
-                        start,
-                        times.forward,
-                    );
+                    let end = run(&mut events, &mut free_at[stage], stage, mb, Pass::Forward, start, times.forward);
                     ready[stage][mb][0] = Some(end);
                 }
                 OpKind::Backward => {
-                    let end = run(
-                        &mut events,
-                        &mut free_at[stage],
-                        stage,
-                        mb,
-                        Pass::InputGrad,
-                        start,
-                        times.input_grad,
-                    );
+                    let end = run(&mut events, &mut free_at[stage], stage, mb, Pass::InputGrad, start, times.input_grad);
                     match policy {
                         WeightGradPolicy::FillIdle { .. } => {
                             ready[stage][mb][1] = Some(end);
                             deferred[stage].push_back(mb);
                         }
                         WeightGradPolicy::Fused => {
-                            let end = run(
-                                &mut events,
-                                &mut free_at[stage],
-                                stage,
-                                mb,
-                                Pass::WeightGrad,
-                                end,
-                                times.weight_grad,
-                            );
+                            let end = run(&mut events, &mut free_at[stage], stage, mb, Pass::WeightGrad, end, times.weight_grad);
                             ready[stage][mb][1] = Some(end);
                         }
                     }
@@ -1371,31 +911,22 @@ pub fn simulate_split_pipeline(
 // book/src/ch07.md:2200
 /// Backward-layer clocks of pure data parallelism across scale-out domains (equation 7.14).
 /// The `chips` are spread evenly over the fewest domains that hold them.
-pub fn cross_domain_dp_clock(
-    model: &Model,
-    hw: &Hardware,
-    chips: u64,
-    batch: f64,
-) -> Result<LayerClock> {
+pub fn cross_domain_dp_clock(model: &Model, hw: &Hardware, chips: u64, batch: f64) -> Result<LayerClock> {
     model.validate()?;
     let n = nonzero("chips", chips)?;
     let domains = n.div_ceil(u64::from(hw.chip.domain));
     let per_domain = n as f64 / domains as f64;
-    let math = 8.0 * positive("batch", batch)? * model.d as f64 * model.active_width()
-        / (n as f64 * hw.flops());
-    let comms = 8.0 * (model.d * model.experts * model.f) as f64
-        / (per_domain * hw.scale_out());
+    let math = 8.0 * positive("batch", batch)? * model.d as f64 * model.active_width() / (n as f64 * hw.flops());
+    let comms = 8.0 * (model.d * model.experts * model.f) as f64 / (per_domain * hw.scale_out());
     Ok(LayerClock { math, comms })
 }
 
-// book/src/ch07.md:2212
 /// The batch each scale-out domain needs so that the cross-domain reduction hides (7.14).
 pub fn min_tokens_per_domain(model: &Model, hw: &Hardware) -> Result<f64> {
     model.validate()?;
     Ok(hw.flops() / hw.scale_out() * model.sparsity())
 }
 
-// book/src/ch07.md:2218
 /// A simple TPU recipe: the largest power-of-two TP under the TP bound on one axis, then the
 /// largest power-of-two FSDP degree whose per-shard batch clears the three-axis ridge.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -1406,32 +937,22 @@ pub struct Recipe {
     pub pods: u64,
 }
 
-// book/src/ch07.md:2228
 fn floor_pow2(x: f64) -> u64 {
     if x < 1.0 { 0 } else { 1u64 << (x.log2().floor() as u32) }
 }
 
-// book/src/ch07.md:2232
 pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     hw.require(Fabric::TpuTorus, "the TPU FSDP x TP recipe")?;
     let tp = floor_pow2(tp_max(model, hw, Span::InDomain { axes: 1 })?).max(1);
-    let dp = floor_pow2(
-        positive("batch", batch)?
-            / min_tokens_per_chip(model, hw, Span::InDomain { axes: 3 })?,
-    );
+    let dp = floor_pow2(positive("batch", batch)? / min_tokens_per_chip(model, hw, Span::InDomain { axes: 3 })?);
     nonzero("FSDP degree the batch can feed", dp)?;
-    Ok(Recipe {
-        tp,
-        dp,
-        pods: (tp * dp).div_ceil(u64::from(hw.chip.domain)),
-    })
+    Ok(Recipe { tp, dp, pods: (tp * dp).div_ceil(u64::from(hw.chip.domain)) })
 }
 
 // book/src/ch07.md:2369
 /// Chapter 6's TP x PP x DP layout, re-exported so that readers of this chapter can build runs.
 pub use ch06::Layout;
 
-// book/src/ch07.md:2372
 /// A published training run: chip, model, how the GPUs are split, and the batch.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Run {
@@ -1446,88 +967,52 @@ pub struct Run {
     pub batch: f64,
 }
 
-// book/src/ch07.md:2386
 impl Run {
     /// Checks that the degrees multiply to the GPU count.
     pub fn validate(&self) -> Result<&Self> {
-        for (what, v) in [
-            ("TP", self.layout.tp),
-            ("PP", self.layout.pp),
-            ("DP", self.layout.dp),
-            ("EP", self.ep),
-        ] {
+        for (what, v) in [("TP", self.layout.tp), ("PP", self.layout.pp), ("DP", self.layout.dp), ("EP", self.ep)] {
             nonzero(what, v)?;
         }
         let product = self.layout.devices() * self.ep;
         if product != self.gpus {
-            return Err(ParallelError::Mismatch {
-                what: "TP x PP x DP x EP = GPUs",
-                expected: self.gpus,
-                got: product,
-            });
+            return Err(ParallelError::Mismatch { what: "TP x PP x DP x EP = GPUs", expected: self.gpus, got: product });
         }
         positive("batch", self.batch)?;
         self.model.validate()?;
         Ok(self)
     }
+
     pub fn tokens_per_gpu(&self) -> Result<f64> {
         Ok(self.validate()?.batch / self.gpus as f64)
     }
+
     /// Domains one data-parallel replica spans (at least one).
     pub fn domains_per_replica(&self) -> Result<f64> {
         let g = f64::from(self.validate()?.hw.chip.domain);
         Ok((self.gpus as f64 / (self.layout.dp as f64 * g)).max(1.0))
     }
+
     /// Per-GPU batch the outer data-parallel reduction needs (equation 7.15).
     pub fn outer_dp_floor(&self) -> Result<f64> {
-        let base = min_tokens_per_chip(
-            &self.model,
-            &self.hw,
-            Span::AcrossDomains { axes: 1 },
-        )?;
+        let base = min_tokens_per_chip(&self.model, &self.hw, Span::AcrossDomains { axes: 1 })?;
         Ok(base * ring_factor(self.layout.dp)? / self.domains_per_replica()?)
     }
 }
 
-// book/src/ch07.md:2418
 /// Llama 3.1 405B's shape, from the Llama 3 report (the source gives only its batch and layout).
-pub const LLAMA_31_405B: Model = Model::dense(
-    "Llama 3.1 405B",
-    16_384,
-    53_248,
-    126,
-    Some(405e9),
-);
+pub const LLAMA_31_405B: Model = Model::dense("Llama 3.1 405B", 16_384, 53_248, 126, Some(405e9));
 
-// book/src/ch07.md:2421
 /// DeepSeek-V3 on 2,048 H800s: 64-way EP over eight nodes, 16-way PP, 2-way ZeRO-1 DP, and a
 /// steady-state batch of 15,360 sequences of 4,096 tokens.
 pub const DEEPSEEK_V3_RUN: Run = Run {
-    name: "DeepSeek-V3",
-    hw: Hardware {
-        chip: H800,
-        mode: Mode::Spec,
-    },
-    model: MOE_685B,
-    gpus: 2048,
-    layout: Layout { tp: 1, pp: 16, dp: 2 },
-    ep: 64,
-    batch: 4096.0 * 15_360.0,
+    name: "DeepSeek-V3", hw: Hardware { chip: H800, mode: Mode::Spec }, model: MOE_685B, gpus: 2048,
+    layout: Layout { tp: 1, pp: 16, dp: 2 }, ep: 64, batch: 4096.0 * 15_360.0,
 };
 
-// book/src/ch07.md:2428
 /// Llama 3.1 405B on 16,384 H100s: 8-way TP, 16-way PP, 128-way DP, 16M-token batch.
 pub const LLAMA_31_RUN: Run = Run {
-    name: "Llama 3.1 405B",
-    hw: Hardware {
-        chip: H100,
-        mode: Mode::Spec,
-    },
-    model: LLAMA_31_405B,
-    gpus: 16_384,
-    layout: Layout { tp: 8, pp: 16, dp: 128 },
-    ep: 1,
-    batch: 16e6,
+    name: "Llama 3.1 405B", hw: Hardware { chip: H100, mode: Mode::Spec }, model: LLAMA_31_405B, gpus: 16_384,
+    layout: Layout { tp: 8, pp: 16, dp: 128 }, ep: 1, batch: 16e6,
 };
 
 // book/src/ch07.md:2586
@@ -1540,13 +1025,9 @@ pub struct StepMemory {
     pub activations: f64,
 }
 
-// book/src/ch07.md:2595
 /// Memory of one unsharded training step for `params` parameters and a `batch`-token batch.
 pub fn step_memory(model: &Model, params: f64, batch: f64) -> Result<StepMemory> {
     model.validate()?;
     let fsdp = fsdp_memory(model, 1, batch)?;
-    Ok(StepMemory {
-        states: ADAM_BYTES_PER_PARAM * positive("parameters", params)?,
-        activations: fsdp.activations,
-    })
+    Ok(StepMemory { states: ADAM_BYTES_PER_PARAM * positive("parameters", params)?, activations: fsdp.activations })
 }

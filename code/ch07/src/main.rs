@@ -2,202 +2,127 @@
 // Change the chapter and run `cargo tangle sync`.
 
 #![allow(unused)]
+
 use ch07::*;
+
 fn main() {
     tangle_runtime::init("ch07");
     if let Err(error) = cells() {
         tangle_runtime::exit_with(&*error);
     }
 }
+
 /// The chapter's run cells, in order; `?` in a cell ends the program with its error.
 fn cells() -> Result<(), Box<dyn std::error::Error>> {
-    // book/src/ch07.md:291
     tangle_runtime::cell(0);
-    println!(
-        "{:<12} {:>7} {:>5} {:>7} {:>5} {:>8} {:>5} {:>6} {:>8} {:>8}", "chip", "C TF/s",
-        "sust", "W GB/s", "achv", "out GB/s", "HBM", "domain", "C/W link", "C/W out"
-    );
+    // book/src/ch07.md:291
+    println!("{:<12} {:>7} {:>5} {:>7} {:>5} {:>8} {:>5} {:>6} {:>8} {:>8}",
+        "chip", "C TF/s", "sust", "W GB/s", "achv", "out GB/s", "HBM", "domain", "C/W link", "C/W out");
     for chip in CHIPS {
         let hw = Hardware::spec(chip);
         let local = hw.intensity(Span::InDomain { axes: 1 })?;
         let out = hw.intensity(Span::AcrossDomains { axes: 1 })?;
-        println!(
-            "{:<12} {:>7} {:>5.2} {:>7} {:>5.2} {:>8} {:>5} {:>6} {:>8.0} {:>8.0}", chip
-            .name, chip.flops / 1e12, chip.sustained, chip.link / 1e9, chip.achieved,
-            chip.scale_out / 1e9, chip.hbm / 1e9, chip.domain, local, out
-        );
+        println!("{:<12} {:>7} {:>5.2} {:>7} {:>5.2} {:>8} {:>5} {:>6} {:>8.0} {:>8.0}",
+            chip.name, chip.flops / 1e12, chip.sustained, chip.link / 1e9, chip.achieved,
+            chip.scale_out / 1e9, chip.hbm / 1e9, chip.domain, local, out);
     }
-    // book/src/ch07.md:442
+
     tangle_runtime::cell(1);
-    println!(
-        "{:<30} {:>5} {:>5} {:>6} {:>3} {:>4} {:>3} {:>9} {:>7} {:>7} {:>7}", "model",
-        "D", "F", "k*F", "L", "E", "k", "published", "2DEFL", "P_mem", "error"
-    );
+    // book/src/ch07.md:442
+    println!("{:<30} {:>5} {:>5} {:>6} {:>3} {:>4} {:>3} {:>9} {:>7} {:>7} {:>7}",
+        "model", "D", "F", "k*F", "L", "E", "k", "published", "2DEFL", "P_mem", "error");
     for m in MODELS {
-        let published = m
-            .published_params
-            .ok_or("every table row has a published total")?;
+        let published = m.published_params.ok_or("every table row has a published total")?;
         let err = 100.0 * (m.memory_params() / published - 1.0);
-        println!(
-            "{:<30} {:>5} {:>5} {:>6} {:>3} {:>4} {:>3} {:>9} {:>7} {:>7} {:>+6.1}%", m
-            .label, m.d, m.f, m.active_width(), m.layers, m.experts, m.active,
-            count3(published), count3(m.comm_params()), count3(m.memory_params()), err
-        );
+        println!("{:<30} {:>5} {:>5} {:>6} {:>3} {:>4} {:>3} {:>9} {:>7} {:>7} {:>+6.1}%",
+            m.label, m.d, m.f, m.active_width(), m.layers, m.experts, m.active,
+            count3(published), count3(m.comm_params()), count3(m.memory_params()), err);
     }
-    // book/src/ch07.md:626
+
     tangle_runtime::cell(2);
-    tangle_runtime::figure::svg(
-        "roofline-ridge",
-        (720, 420),
-        |root| {
-            use tangle_runtime::figure::{
-                self, BookStyle, HPos, Key, VPos, plotters::prelude::*,
+    // book/src/ch07.md:626
+    tangle_runtime::figure::svg("roofline-ridge", (720, 420), |root| {
+        use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
+        let tokens = log_space(100.0, 100_000.0, 301)?;
+        let cases = [
+            ("TPU v5p, 1 ICI axis", Hardware::spec(TPU_V5P), Span::InDomain { axes: 1 }),
+            ("TPU v5p, 3 ICI axes", Hardware::spec(TPU_V5P), Span::InDomain { axes: 3 }),
+            ("H100, scale-out", Hardware::spec(H100), Span::AcrossDomains { axes: 1 }),
+        ];
+        let keys = [Key::Solid(figure::INK), Key::Dashed(figure::gray(0.3)), Key::Dotted(figure::gray(0.2))];
+        let legend: Vec<(Key, &str)> = keys.iter().zip(&cases).map(|(k, c)| (*k, c.0)).collect();
+        figure::legend(root, (90, 10), &legend, 15.0, true)?;
+        let mut chart = ChartBuilder::on(root)
+            .margin(16)
+            .margin_top(44)
+            .margin_right(40)
+            .x_label_area_size(48)
+            .y_label_area_size(64)
+            .build_cartesian_2d((100.0..100_000.0).log_scale(), 0.0..1.15)?;
+        chart
+            .configure_mesh()
+            .x_desc("tokens per chip (log scale)")
+            .y_desc("fraction of peak FLOP/s")
+            .x_label_formatter(&|v: &f64| ch06::grouped(v.round() as u64))
+            .y_label_formatter(&|v| format!("{v:.1}"))
+            .book_style(16.0)
+            .draw()?;
+        // Where each knee's label goes, as a pixel offset from the knee: the v5p one-axis and H100
+        // knees nearly coincide, so their labels stack to the right of them, each named.
+        let label_at = [(HPos::Left, 8, 30), (HPos::Left, 8, 8), (HPos::Left, 8, 8)];
+        for (((_, hw, span), key), (h, dx, dy)) in cases.iter().zip(keys).zip(label_at) {
+            let curve = ridge_curve(hw, *span, &tokens)?;
+            match key {
+                Key::Solid(c) => chart.draw_series(LineSeries::new(curve, c.stroke_width(2)))?,
+                Key::Dashed(c) => chart.draw_series(DashedLineSeries::new(curve, 9, 5, c.stroke_width(2)))?,
+                _ => chart.draw_series(DottedLineSeries::new(curve, 0, 5, |p| Circle::new(p, 1.5, figure::gray(0.2).filled())))?,
             };
-            let tokens = log_space(100.0, 100_000.0, 301)?;
-            let cases = [
-                (
-                    "TPU v5p, 1 ICI axis",
-                    Hardware::spec(TPU_V5P),
-                    Span::InDomain { axes: 1 },
-                ),
-                (
-                    "TPU v5p, 3 ICI axes",
-                    Hardware::spec(TPU_V5P),
-                    Span::InDomain { axes: 3 },
-                ),
-                (
-                    "H100, scale-out",
-                    Hardware::spec(H100),
-                    Span::AcrossDomains { axes: 1 },
-                ),
-            ];
-            let keys = [
-                Key::Solid(figure::INK),
-                Key::Dashed(figure::gray(0.3)),
-                Key::Dotted(figure::gray(0.2)),
-            ];
-            let legend: Vec<(Key, &str)> = keys
-                .iter()
-                .zip(&cases)
-                .map(|(k, c)| (*k, c.0))
-                .collect();
-            figure::legend(root, (90, 10), &legend, 15.0, true)?;
-            let mut chart = ChartBuilder::on(root)
-                .margin(16)
-                .margin_top(44)
-                .margin_right(40)
-                .x_label_area_size(48)
-                .y_label_area_size(64)
-                .build_cartesian_2d((100.0..100_000.0).log_scale(), 0.0..1.15)?;
-            chart
-                .configure_mesh()
-                .x_desc("tokens per chip (log scale)")
-                .y_desc("fraction of peak FLOP/s")
-                .x_label_formatter(&|v: &f64| ch06::grouped(v.round() as u64))
-                .y_label_formatter(&|v| format!("{v:.1}"))
-                .book_style(16.0)
-                .draw()?;
-            let label_at = [(HPos::Left, 8, 30), (HPos::Left, 8, 8), (HPos::Left, 8, 8)];
-            for (((_, hw, span), key), (h, dx, dy)) in cases
-                .iter()
-                .zip(keys)
-                .zip(label_at)
-            {
-                let curve = ridge_curve(hw, *span, &tokens)?;
-                match key {
-                    Key::Solid(c) => {
-                        chart.draw_series(LineSeries::new(curve, c.stroke_width(2)))?
-                    }
-                    Key::Dashed(c) => {
-                        chart
-                            .draw_series(
-                                DashedLineSeries::new(curve, 9, 5, c.stroke_width(2)),
-                            )?
-                    }
-                    _ => {
-                        chart
-                            .draw_series(
-                                DottedLineSeries::new(
-                                    curve,
-                                    0,
-                                    5,
-                                    |p| Circle::new(p, 1.5, figure::gray(0.2).filled()),
-                                ),
-                            )?
-                    }
-                };
-                let knee = ridge(hw, *span)?;
-                chart.draw_series([Circle::new((knee, 1.0), 4, figure::INK.filled())])?;
-                let (px, py) = chart.plotting_area().map_coordinate(&(knee, 1.0));
-                let prefix = match span {
-                    _ if hw.chip.name == "H100" => "H100: ",
-                    Span::InDomain { axes: 1 } => "v5p, 1 axis: ",
-                    _ => "",
-                };
-                let label = format!(
-                    "{prefix}C/W = {}", ch06::grouped(knee.round() as u64)
-                );
-                root.draw(
-                    &Text::new(
-                        label,
-                        (px + dx, py + dy),
-                        figure::aligned(15.0, h, VPos::Top),
-                    ),
-                )?;
-            }
-            Ok(())
-        },
-    )?;
-    // book/src/ch07.md:685
+            // The knee: C/W tokens per chip, where weight traffic stops being the clock.
+            let knee = ridge(hw, *span)?;
+            chart.draw_series([Circle::new((knee, 1.0), 4, figure::INK.filled())])?;
+            let (px, py) = chart.plotting_area().map_coordinate(&(knee, 1.0));
+            let prefix = match span {
+                _ if hw.chip.name == "H100" => "H100: ",
+                Span::InDomain { axes: 1 } => "v5p, 1 axis: ",
+                _ => "",
+            };
+            let label = format!("{prefix}C/W = {}", ch06::grouped(knee.round() as u64));
+            root.draw(&Text::new(label, (px + dx, py + dy), figure::aligned(15.0, h, VPos::Top)))?;
+        }
+        Ok(())
+    })?;
+
     tangle_runtime::cell(3);
+    // book/src/ch07.md:685
     let v5p = Hardware::spec(TPU_V5P);
     let axis = Span::InDomain { axes: 1 };
-    println!("ridge C/W on one v5p axis: {:.0} tokens per chip", ridge(& v5p, axis) ?);
-    println!(
-        "{:>14} {:>16} {:>20}", "tokens / chip", "weights: math/comm",
-        "activations: math/comm"
-    );
+    println!("ridge C/W on one v5p axis: {:.0} tokens per chip", ridge(&v5p, axis)?);
+    println!("{:>14} {:>16} {:>20}", "tokens / chip", "weights: math/comm", "activations: math/comm");
     for b in [640.0, 1275.0, 2550.0, 5100.0, 10_200.0] {
         let w = primer_clock(&DENSE_DEFAULT_70B, &v5p, axis, 1, b, Traffic::Weights)?;
-        let a = primer_clock(
-            &DENSE_DEFAULT_70B,
-            &v5p,
-            axis,
-            1,
-            b,
-            Traffic::Activations,
-        )?;
+        let a = primer_clock(&DENSE_DEFAULT_70B, &v5p, axis, 1, b, Traffic::Activations)?;
         println!("{:>14} {:>16.2} {:>20.2}", b, w.ratio(), a.ratio());
     }
-    // book/src/ch07.md:811
+
     tangle_runtime::cell(4);
+    // book/src/ch07.md:811
     let v5p = Hardware::spec(TPU_V5P);
     for axes in [1, 3] {
         let span = Span::InDomain { axes };
         let floor = min_tokens_per_chip(&DENSE_DEFAULT_70B, &v5p, span)?;
-        println!(
-            "v5p DP over {axes} axis(es): {floor:.0} tokens per chip, {:.0} per {}-chip pod",
-            floor * f64::from(TPU_V5P.domain), TPU_V5P.domain
-        );
+        println!("v5p DP over {axes} axis(es): {floor:.0} tokens per chip, {:.0} per {}-chip pod",
+            floor * f64::from(TPU_V5P.domain), TPU_V5P.domain);
     }
-    println!(
-        "largest model pure DP fits on one v5p: {:.1}B parameters",
-        largest_replicated_model(& v5p) / 1e9
-    );
-    let oss = Model {
-        label: "MoE E=128, k=4",
-        experts: 128,
-        active: 4,
-        ..DENSE_DEFAULT_70B
-    };
+    println!("largest model pure DP fits on one v5p: {:.1}B parameters",
+        largest_replicated_model(&v5p) / 1e9);
+    let oss = Model { label: "MoE E=128, k=4", experts: 128, active: 4, ..DENSE_DEFAULT_70B };
     let h100 = Hardware::spec(H100);
     let floor = min_tokens_per_chip(&oss, &h100, Span::AcrossDomains { axes: 1 })?;
-    println!(
-        "MoE floor on H100 across nodes: (E/k) * C/W = {} * {:.0} = {floor:.0} tokens per GPU",
-        oss.sparsity(), ridge(& h100, Span::AcrossDomains { axes : 1 }) ?
-    );
-    // book/src/ch07.md:965
+    println!("MoE floor on H100 across nodes: (E/k) * C/W = {} * {:.0} = {floor:.0} tokens per GPU",
+        oss.sparsity(), ridge(&h100, Span::AcrossDomains { axes: 1 })?);
+
     tangle_runtime::cell(5);
+    // book/src/ch07.md:965
     let v5p = Hardware::spec(TPU_V5P);
     let pod = Span::InDomain { axes: 3 };
     let pods = |chips: u64| chips as f64 / f64::from(TPU_V5P.domain);
@@ -206,17 +131,14 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     let n = fsdp_max_chips(&DENSE_DEFAULT_70B, &v5p, pod, 16e6)?;
     let flops = 6.0 * 15e12 * 70e9;
     let days = training_days(flops, n, &v5p, 0.5)?;
-    println!(
-        "LLaMA-3 70B: {flops:.2e} FLOPs, 16M-token batch on {n} chips ({:.2} pods), {days:.1} days at 50% MFU",
-        pods(n)
-    );
+    println!("LLaMA-3 70B: {flops:.2e} FLOPs, 16M-token batch on {n} chips ({:.2} pods), {days:.1} days at 50% MFU",
+        pods(n));
     let mem = fsdp_memory(&DENSE_DEFAULT_70B, n, 16e6)?;
-    println!(
-        "per chip: {:.2} GB of weights and Adam state, {:.1} GB of checkpoints, fits in 96 GB: {}",
-        mem.states / 1e9, mem.activations / 1e9, mem.fits(& v5p)
-    );
-    // book/src/ch07.md:1080
+    println!("per chip: {:.2} GB of weights and Adam state, {:.1} GB of checkpoints, fits in 96 GB: {}",
+        mem.states / 1e9, mem.activations / 1e9, mem.fits(&v5p));
+
     tangle_runtime::cell(6);
+    // book/src/ch07.md:1080
     let spans = [
         ("v5p 1 axis", Hardware::spec(TPU_V5P), Span::InDomain { axes: 1 }),
         ("H100 NVLink", Hardware::spec(H100), Span::InDomain { axes: 1 }),
@@ -224,676 +146,346 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         ("H100 x-node", Hardware::spec(H100), Span::AcrossDomains { axes: 1 }),
     ];
     print!("{:<30}", "largest TP degree");
-    for (name, _, _) in spans {
-        print!(" {name:>12}");
-    }
+    for (name, _, _) in spans { print!(" {name:>12}"); }
     println!();
     for m in MODELS.iter().filter(|m| m.live) {
         print!("{:<30}", m.label);
-        for (_, hw, span) in spans {
-            print!(" {:>12.1}", tp_max(m, & hw, span) ?);
-        }
+        for (_, hw, span) in spans { print!(" {:>12.1}", tp_max(m, &hw, span)?); }
         println!();
     }
-    println!(
-        "F needed for 8-way TP on v5p: {:.0}", 8.0 * ridge(& Hardware::spec(TPU_V5P),
-        Span::InDomain { axes : 1 }) ?
-    );
-    // book/src/ch07.md:1355
+    println!("F needed for 8-way TP on v5p: {:.0}", 8.0 * ridge(&Hardware::spec(TPU_V5P), Span::InDomain { axes: 1 })?);
+
     tangle_runtime::cell(7);
+    // book/src/ch07.md:1355
     let v5p = Hardware::spec(TPU_V5P);
     let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
     let dp = optimal_fsdp_degree(&wide, &v5p, 64, 48_000.0, 2, 1)?;
-    println!(
-        "N = 64, B = 48,000, F = 32,768: DP_opt = {dp:.2}, so 16-way FSDP x 4-way TP"
-    );
+    println!("N = 64, B = 48,000, F = 32,768: DP_opt = {dp:.2}, so 16-way FSDP x 4-way TP");
     let floor = mixed_min_tokens_per_chip(&wide, &v5p, 2, 1)?;
-    println!(
-        "mixed floor alpha^2 / (2F) = {floor:.1} tokens per chip; pure FSDP on 3 axes: {:.0}",
-        min_tokens_per_chip(& wide, & v5p, Span::InDomain { axes : 3 }) ?
-    );
-    println!(
-        "{:>8} {:>10} {:>8} {:>8} {:>8}  compute-bound", "B/N", "B", "FSDP", "TP",
-        "mixed"
-    );
+    println!("mixed floor alpha^2 / (2F) = {floor:.1} tokens per chip; pure FSDP on 3 axes: {:.0}",
+        min_tokens_per_chip(&wide, &v5p, Span::InDomain { axes: 3 })?);
+    println!("{:>8} {:>10} {:>8} {:>8} {:>8}  compute-bound", "B/N", "B", "FSDP", "TP", "mixed");
     let per_chip = [50.0, 100.0, 200.0, 400.0, 850.0, 1700.0];
     let sweep = mixed_sweep(&wide, &v5p, 64, &per_chip.map(|b| 64.0 * b))?;
     for p in &sweep {
         let r = p.ratios();
-        let ok: Vec<&str> = ["FSDP", "TP", "mixed"]
-            .into_iter()
-            .zip(r)
-            .filter(|(_, x)| *x >= 1.0)
-            .map(|(n, _)| n)
-            .collect();
-        println!(
-            "{:>8} {:>10} {:>8.2} {:>8.2} {:>8.2}  {}", p.batch / 64.0, p.batch, r[0],
-            r[1], r[2], if ok.is_empty() { "none".to_string() } else { ok.join(", ") }
-        );
+        let ok: Vec<&str> = ["FSDP", "TP", "mixed"].into_iter().zip(r).filter(|(_, x)| *x >= 1.0).map(|(n, _)| n).collect();
+        println!("{:>8} {:>10} {:>8.2} {:>8.2} {:>8.2}  {}", p.batch / 64.0, p.batch, r[0], r[1], r[2],
+            if ok.is_empty() { "none".to_string() } else { ok.join(", ") });
     }
     let crossing = 4096.0 * floor;
-    println!(
-        "16x16x16 slice: FLOPs curve meets the mixed comms curve at B = {crossing:.3e}"
-    );
-    // book/src/ch07.md:1396
+    println!("16x16x16 slice: FLOPs curve meets the mixed comms curve at B = {crossing:.3e}");
+
     tangle_runtime::cell(8);
-    tangle_runtime::figure::svg(
-        "mixed-ratio-4x4x4",
-        (720, 420),
-        |root| {
-            use tangle_runtime::figure::{
-                self, BookStyle, HPos, Key, VPos, plotters::prelude::*,
-            };
-            let sweep = mixed_sweep(
-                &wide,
-                &v5p,
-                64,
-                &log_space(640.0, 640_000.0, 241)?,
-            )?;
-            let series = |k: usize| -> Vec<(f64, f64)> {
-                sweep.iter().map(|p| (p.batch, p.ratios()[k])).collect()
-            };
-            let mut chart = ChartBuilder::on(root)
-                .margin(16)
-                .x_label_area_size(48)
-                .y_label_area_size(64)
-                .build_cartesian_2d(
-                    (640.0..640_000.0).log_scale(),
-                    (0.01..30.0).log_scale(),
-                )?;
-            chart
-                .configure_mesh()
-                .x_desc("batch B in tokens on 64 chips (log scale)")
-                .y_desc("T_math / T_comms (log scale)")
-                .x_label_formatter(&|v: &f64| ch06::grouped(v.round() as u64))
-                .y_label_formatter(&|v| format!("{v}"))
-                .book_style(16.0)
-                .draw()?;
-            chart
-                .draw_series(
-                    LineSeries::new(
-                        vec![(640.0, 1.0), (640_000.0, 1.0)],
-                        figure::gray(0.6).stroke_width(1),
-                    ),
-                )?;
-            let (rx, ry) = chart.plotting_area().map_coordinate(&(600_000.0, 1.0));
-            let (_, below_tp) = chart.plotting_area().map_coordinate(&(600_000.0, 0.5));
-            root.draw(
-                &Text::new(
-                    "compute-bound (above 1)",
-                    (rx, ry - 5),
-                    figure::aligned(15.0, HPos::Right, VPos::Bottom),
-                ),
-            )?;
-            root.draw(
-                &Text::new(
-                    "communication-bound (below 1)",
-                    (rx, below_tp),
-                    figure::aligned(15.0, HPos::Right, VPos::Top),
-                ),
-            )?;
-            chart
-                .draw_series(
-                    DashedLineSeries::new(
-                        series(0),
-                        9,
-                        5,
-                        figure::gray(0.3).stroke_width(2),
-                    ),
-                )?;
-            chart
-                .draw_series(
-                    DottedLineSeries::new(
-                        series(1),
-                        0,
-                        5,
-                        |p| Circle::new(p, 1.5, figure::gray(0.2).filled()),
-                    ),
-                )?;
-            chart.draw_series(LineSeries::new(series(2), figure::INK.stroke_width(2)))?;
-            let (lx, ly) = chart.plotting_area().map_coordinate(&(800.0, 25.0));
-            figure::legend(
-                root,
-                (lx, ly),
-                &[
-                    (Key::Dashed(figure::gray(0.3)), "pure FSDP, 3 axes"),
-                    (Key::Dotted(figure::gray(0.2)), "pure TP, 3 axes"),
-                    (Key::Solid(figure::INK), "mixed FSDP + TP"),
-                ],
-                15.0,
-                false,
-            )?;
-            Ok(())
-        },
-    )?;
-    // book/src/ch07.md:1440
+    // book/src/ch07.md:1396
+    tangle_runtime::figure::svg("mixed-ratio-4x4x4", (720, 420), |root| {
+        use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
+        let sweep = mixed_sweep(&wide, &v5p, 64, &log_space(640.0, 640_000.0, 241)?)?;
+        let series = |k: usize| -> Vec<(f64, f64)> { sweep.iter().map(|p| (p.batch, p.ratios()[k])).collect() };
+        let mut chart = ChartBuilder::on(root)
+            .margin(16)
+            .x_label_area_size(48)
+            .y_label_area_size(64)
+            .build_cartesian_2d((640.0..640_000.0).log_scale(), (0.01..30.0).log_scale())?;
+        chart
+            .configure_mesh()
+            .x_desc("batch B in tokens on 64 chips (log scale)")
+            .y_desc("T_math / T_comms (log scale)")
+            .x_label_formatter(&|v: &f64| ch06::grouped(v.round() as u64))
+            .y_label_formatter(&|v| format!("{v}"))
+            .book_style(16.0)
+            .draw()?;
+        chart.draw_series(LineSeries::new(vec![(640.0, 1.0), (640_000.0, 1.0)], figure::gray(0.6).stroke_width(1)))?;
+        let (rx, ry) = chart.plotting_area().map_coordinate(&(600_000.0, 1.0));
+        let (_, below_tp) = chart.plotting_area().map_coordinate(&(600_000.0, 0.5));
+        root.draw(&Text::new("compute-bound (above 1)", (rx, ry - 5), figure::aligned(15.0, HPos::Right, VPos::Bottom)))?;
+        root.draw(&Text::new("communication-bound (below 1)", (rx, below_tp), figure::aligned(15.0, HPos::Right, VPos::Top)))?;
+        chart.draw_series(DashedLineSeries::new(series(0), 9, 5, figure::gray(0.3).stroke_width(2)))?;
+        chart.draw_series(DottedLineSeries::new(series(1), 0, 5, |p| Circle::new(p, 1.5, figure::gray(0.2).filled())))?;
+        chart.draw_series(LineSeries::new(series(2), figure::INK.stroke_width(2)))?;
+        let (lx, ly) = chart.plotting_area().map_coordinate(&(800.0, 25.0));
+        figure::legend(
+            root,
+            (lx, ly),
+            &[
+                (Key::Dashed(figure::gray(0.3)), "pure FSDP, 3 axes"),
+                (Key::Dotted(figure::gray(0.2)), "pure TP, 3 axes"),
+                (Key::Solid(figure::INK), "mixed FSDP + TP"),
+            ],
+            15.0,
+            false,
+        )?;
+        Ok(())
+    })?;
+
     tangle_runtime::cell(9);
-    tangle_runtime::figure::svg(
-        "mixed-times-16x16x16",
-        (720, 420),
-        |root| {
-            use tangle_runtime::figure::{
-                self, BookStyle, HPos, Key, VPos, plotters::prelude::*,
-            };
-            let chips = 4096;
-            let sweep = mixed_sweep(&wide, &v5p, chips, &log_space(4.0e4, 4.0e7, 241)?)?;
-            let ms = |f: fn(&SweepPoint) -> f64| -> Vec<(f64, f64)> {
-                sweep.iter().map(|p| (p.batch, 1e3 * f(p))).collect()
-            };
-            let crossing = chips as f64 * mixed_min_tokens_per_chip(&wide, &v5p, 2, 1)?;
-            let all: Vec<f64> = sweep
-                .iter()
-                .flat_map(|p| [p.math, p.fsdp_comms, p.tp_comms, p.mixed_comms])
-                .map(|t| 1e3 * t)
-                .collect();
-            let lo = 10f64
-                .powf(all.iter().copied().fold(f64::INFINITY, f64::min).log10().floor());
-            let hi = 10f64.powf(all.iter().copied().fold(0.0, f64::max).log10().ceil());
-            let mut chart = ChartBuilder::on(root)
-                .margin(16)
-                .margin_top(44)
-                .x_label_area_size(48)
-                .y_label_area_size(64)
-                .build_cartesian_2d((4.0e4..4.0e7).log_scale(), (lo..hi).log_scale())?;
-            chart
-                .configure_mesh()
-                .x_desc("batch B in tokens on 4,096 chips (log scale)")
-                .y_desc("time per layer, ms (log scale)")
-                .x_label_formatter(&|v: &f64| ch06::grouped(v.round() as u64))
-                .y_label_formatter(&|v| format!("{v}"))
-                .book_style(16.0)
-                .draw()?;
-            chart
-                .draw_series(
-                    LineSeries::new(ms(|p| p.math), figure::INK.stroke_width(3)),
-                )?;
-            chart
-                .draw_series(
-                    DashedLineSeries::new(
-                        ms(|p| p.fsdp_comms),
-                        9,
-                        5,
-                        figure::gray(0.35).stroke_width(2),
-                    ),
-                )?;
-            chart
-                .draw_series(
-                    DottedLineSeries::new(
-                        ms(|p| p.tp_comms),
-                        0,
-                        5,
-                        |p| Circle::new(p, 1.5, figure::gray(0.2).filled()),
-                    ),
-                )?;
-            chart
-                .draw_series(
-                    LineSeries::new(
-                        ms(|p| p.mixed_comms),
-                        figure::gray(0.55).stroke_width(2),
-                    ),
-                )?;
-            let at = sweep
-                .iter()
-                .min_by(|a, b| {
-                    (a.batch - crossing).abs().total_cmp(&(b.batch - crossing).abs())
-                })
-                .map(|p| 1e3 * p.math)
-                .unwrap_or(1.0);
-            chart.draw_series([Circle::new((crossing, at), 5, figure::INK.filled())])?;
-            let (px, py) = chart.plotting_area().map_coordinate(&(crossing, at));
-            root.draw(
-                &Text::new(
-                    format!("B = {crossing:.1e}"),
-                    (px + 8, py + 6),
-                    figure::aligned(15.0, HPos::Left, VPos::Top),
-                ),
-            )?;
-            figure::legend(
-                root,
-                (80, 10),
-                &[
-                    (Key::Solid(figure::INK), "FLOPs"),
-                    (Key::Dashed(figure::gray(0.35)), "FSDP comms"),
-                    (Key::Dotted(figure::gray(0.2)), "TP comms"),
-                    (Key::Solid(figure::gray(0.55)), "mixed comms"),
-                ],
-                15.0,
-                true,
-            )?;
-            Ok(())
-        },
-    )?;
-    // book/src/ch07.md:1494
+    // book/src/ch07.md:1440
+    tangle_runtime::figure::svg("mixed-times-16x16x16", (720, 420), |root| {
+        use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
+        let chips = 4096;
+        let sweep = mixed_sweep(&wide, &v5p, chips, &log_space(4.0e4, 4.0e7, 241)?)?;
+        let ms = |f: fn(&SweepPoint) -> f64| -> Vec<(f64, f64)> { sweep.iter().map(|p| (p.batch, 1e3 * f(p))).collect() };
+        let crossing = chips as f64 * mixed_min_tokens_per_chip(&wide, &v5p, 2, 1)?;
+        // The y range spans whole decades around every curve, so nothing is clipped.
+        let all: Vec<f64> = sweep.iter().flat_map(|p| [p.math, p.fsdp_comms, p.tp_comms, p.mixed_comms]).map(|t| 1e3 * t).collect();
+        let lo = 10f64.powf(all.iter().copied().fold(f64::INFINITY, f64::min).log10().floor());
+        let hi = 10f64.powf(all.iter().copied().fold(0.0, f64::max).log10().ceil());
+        let mut chart = ChartBuilder::on(root)
+            .margin(16)
+            .margin_top(44)
+            .x_label_area_size(48)
+            .y_label_area_size(64)
+            .build_cartesian_2d((4.0e4..4.0e7).log_scale(), (lo..hi).log_scale())?;
+        chart
+            .configure_mesh()
+            .x_desc("batch B in tokens on 4,096 chips (log scale)")
+            .y_desc("time per layer, ms (log scale)")
+            .x_label_formatter(&|v: &f64| ch06::grouped(v.round() as u64))
+            .y_label_formatter(&|v| format!("{v}"))
+            .book_style(16.0)
+            .draw()?;
+        chart.draw_series(LineSeries::new(ms(|p| p.math), figure::INK.stroke_width(3)))?;
+        chart.draw_series(DashedLineSeries::new(ms(|p| p.fsdp_comms), 9, 5, figure::gray(0.35).stroke_width(2)))?;
+        chart.draw_series(DottedLineSeries::new(ms(|p| p.tp_comms), 0, 5, |p| Circle::new(p, 1.5, figure::gray(0.2).filled())))?;
+        chart.draw_series(LineSeries::new(ms(|p| p.mixed_comms), figure::gray(0.55).stroke_width(2)))?;
+        let at = sweep.iter().min_by(|a, b| (a.batch - crossing).abs().total_cmp(&(b.batch - crossing).abs())).map(|p| 1e3 * p.math).unwrap_or(1.0);
+        chart.draw_series([Circle::new((crossing, at), 5, figure::INK.filled())])?;
+        let (px, py) = chart.plotting_area().map_coordinate(&(crossing, at));
+        root.draw(&Text::new(format!("B = {crossing:.1e}"), (px + 8, py + 6), figure::aligned(15.0, HPos::Left, VPos::Top)))?;
+        figure::legend(
+            root,
+            (80, 10),
+            &[
+                (Key::Solid(figure::INK), "FLOPs"),
+                (Key::Dashed(figure::gray(0.35)), "FSDP comms"),
+                (Key::Dotted(figure::gray(0.2)), "TP comms"),
+                (Key::Solid(figure::gray(0.55)), "mixed comms"),
+            ],
+            15.0,
+            true,
+        )?;
+        Ok(())
+    })?;
+
     tangle_runtime::cell(10);
+    // book/src/ch07.md:1494
     let b = 4e6;
     for chip in [H100, H800] {
         let hw = Hardware::spec(chip);
         for tp in [1, 2, 4, 8] {
-            let c = mixed_layer_clock(
-                &DENSE_DEFAULT_70B,
-                &hw,
-                Mesh {
-                    dp: 1024 / tp,
-                    tp,
-                    dp_axes: 1,
-                    tp_axes: 1,
-                },
-                b,
-            )?;
-            println!(
-                "{:<5} TP={tp}: math {:.3} ms, FSDP {:.3} ms, TP {:.3} ms -> math/comms {:.2}",
-                chip.name, c.math * 1e3, c.fsdp_comms * 1e3, c.tp_comms * 1e3, c.clock()
-                .ratio()
-            );
+            let c = mixed_layer_clock(&DENSE_DEFAULT_70B, &hw, Mesh { dp: 1024 / tp, tp, dp_axes: 1, tp_axes: 1 }, b)?;
+            println!("{:<5} TP={tp}: math {:.3} ms, FSDP {:.3} ms, TP {:.3} ms -> math/comms {:.2}", chip.name,
+                c.math * 1e3, c.fsdp_comms * 1e3, c.tp_comms * 1e3, c.clock().ratio());
         }
         let (mesh, _) = best_gpu_mesh(&DENSE_DEFAULT_70B, &hw, 1024, b)?;
         println!("{:<5} best: {}-way FSDP x {}-way TP", chip.name, mesh.dp, mesh.tp);
     }
-    // book/src/ch07.md:1676
+
     tangle_runtime::cell(11);
-    let wide = Model {
-        label: "wide-expert variant",
-        f: 16_384,
-        experts: 65,
-        active: 2,
-        ..MOE_685B
-    };
+    // book/src/ch07.md:1676
+    let wide = Model { label: "wide-expert variant", f: 16_384, experts: 65, active: 2, ..MOE_685B };
     let (h100, h800) = (Hardware::spec(H100), Hardware::spec(H800));
-    println!(
-        "{:>4} {:>10} {:>10} {:>10} {:>10} {:>10}", "EP", "H100 ratio", "H800 ratio",
-        "F_min", "wide ratio", "wide F_min"
-    );
+    println!("{:>4} {:>10} {:>10} {:>10} {:>10} {:>10}", "EP", "H100 ratio", "H800 ratio", "F_min", "wide ratio", "wide F_min");
     for ep in [8, 16, 32, 64] {
-        let ratio = |m: &Model, hw: &Hardware| {
-            ep_layer_clock(m, hw, ep, 1.0).map(|c| c.clock().ratio())
-        };
-        println!(
-            "{:>4} {:>10.2} {:>10.2} {:>10.0} {:>10.2} {:>10.0}", ep, ratio(& MOE_685B, &
-            h100) ?, ratio(& MOE_685B, & h800) ?, ep_min_expert_width(& MOE_685B, & h100,
-            ep) ?, ratio(& wide, & h100) ?, ep_min_expert_width(& wide, & h100, ep) ?
-        );
+        let ratio = |m: &Model, hw: &Hardware| ep_layer_clock(m, hw, ep, 1.0).map(|c| c.clock().ratio());
+        println!("{:>4} {:>10.2} {:>10.2} {:>10.0} {:>10.2} {:>10.0}", ep, ratio(&MOE_685B, &h100)?,
+            ratio(&MOE_685B, &h800)?, ep_min_expert_width(&MOE_685B, &h100, ep)?,
+            ratio(&wide, &h100)?, ep_min_expert_width(&wide, &h100, ep)?);
     }
-    println!(
-        "G * alpha on H100 = {:.0}", f64::from(H100.domain) * h100.flops() / h100
-        .domain_egress()
-    );
-    // book/src/ch07.md:1797
+    println!("G * alpha on H100 = {:.0}", f64::from(H100.domain) * h100.flops() / h100.domain_egress());
+
     tangle_runtime::cell(12);
+    // book/src/ch07.md:1797
     let h100 = Hardware::spec(H100);
-    let hop = pp_hop_clock(
-        &DENSE_DEFAULT_70B,
-        &h100,
-        Span::AcrossDomains { axes: 1 },
-        16,
-        4096.0,
-    )?;
-    println!(
-        "4,096-token microbatch: stage forward {:.2} ms, hop {:.3} ms, hop/compute {:.3}",
-        hop.math * 1e3, hop.comms * 1e3, 1.0 / hop.ratio()
-    );
+    let hop = pp_hop_clock(&DENSE_DEFAULT_70B, &h100, Span::AcrossDomains { axes: 1 }, 16, 4096.0)?;
+    println!("4,096-token microbatch: stage forward {:.2} ms, hop {:.3} ms, hop/compute {:.3}",
+        hop.math * 1e3, hop.comms * 1e3, 1.0 / hop.ratio());
     let stage_layers = DENSE_DEFAULT_70B.layers as f64 / 16.0;
     let hop_bytes = 2.0 * 4096.0 * DENSE_DEFAULT_70B.d as f64 / stage_layers;
-    println!(
-        "bytes per layer: pipeline hop {:.1} MB, TP gathers {:.1} MB ({}x)", hop_bytes /
-        1e6, 4.0 * 4096.0 * 8192.0 / 1e6, 4.0 * 4096.0 * 8192.0 / hop_bytes
-    );
-    // book/src/ch07.md:2014
+    println!("bytes per layer: pipeline hop {:.1} MB, TP gathers {:.1} MB ({}x)", hop_bytes / 1e6, 4.0 * 4096.0 * 8192.0 / 1e6,
+        4.0 * 4096.0 * 8192.0 / hop_bytes);
+
     tangle_runtime::cell(13);
+    // book/src/ch07.md:2014
     use ch06::{pipeline_bubble_fraction, simulate_pipeline, Schedule, StageTimes};
-    let split = SplitTimes {
-        forward: 1.0,
-        input_grad: 1.0,
-        weight_grad: 1.0,
-    };
+    let split = SplitTimes { forward: 1.0, input_grad: 1.0, weight_grad: 1.0 };
     println!("idle fraction (peak microbatches held by stage 0)");
-    println!(
-        "{:>2} {:>3}  {:>7}  {:>12} {:>12} {:>12} {:>12}", "PP", "m", "formula", "GPipe",
-        "1F1B", "dW any", "dW <= PP"
-    );
+    println!("{:>2} {:>3}  {:>7}  {:>12} {:>12} {:>12} {:>12}", "PP", "m", "formula", "GPipe", "1F1B", "dW any", "dW <= PP");
     for (pp, m) in [(4, 8), (8, 8), (8, 32)] {
         let gpipe = simulate_pipeline(Schedule::GPipe, pp, m, StageTimes::TRANSFORMER)?;
-        let ofob = simulate_pipeline(
-            Schedule::OneFOneB,
-            pp,
-            m,
-            StageTimes::TRANSFORMER,
-        )?;
-        let free = simulate_split_pipeline(
-            pp,
-            m,
-            split,
-            WeightGradPolicy::FillIdle {
-                max_deferred: usize::MAX,
-            },
-        )?;
-        let capped = simulate_split_pipeline(
-            pp,
-            m,
-            split,
-            WeightGradPolicy::FillIdle {
-                max_deferred: pp,
-            },
-        )?;
+        let ofob = simulate_pipeline(Schedule::OneFOneB, pp, m, StageTimes::TRANSFORMER)?;
+        let free = simulate_split_pipeline(pp, m, split, WeightGradPolicy::FillIdle { max_deferred: usize::MAX })?;
+        let capped = simulate_split_pipeline(pp, m, split, WeightGradPolicy::FillIdle { max_deferred: pp })?;
         let cell = |idle: f64, held: usize| format!("{idle:.4} ({held:>2})");
-        println!(
-            "{:>2} {:>3}  {:>7.4}  {:>12} {:>12} {:>12} {:>12}", pp, m,
-            pipeline_bubble_fraction(pp as u64, m as u64) ?, cell(gpipe.idle_fraction(),
-            gpipe.max_in_flight(0)), cell(ofob.idle_fraction(), ofob.max_in_flight(0)),
-            cell(free.idle_fraction(), free.max_in_flight(0)), cell(capped
-            .idle_fraction(), capped.max_in_flight(0))
-        );
+        println!("{:>2} {:>3}  {:>7.4}  {:>12} {:>12} {:>12} {:>12}", pp, m,
+            pipeline_bubble_fraction(pp as u64, m as u64)?,
+            cell(gpipe.idle_fraction(), gpipe.max_in_flight(0)), cell(ofob.idle_fraction(), ofob.max_in_flight(0)),
+            cell(free.idle_fraction(), free.max_in_flight(0)), cell(capped.idle_fraction(), capped.max_in_flight(0)));
     }
-    // book/src/ch07.md:2111
+
     tangle_runtime::cell(14);
-    tangle_runtime::figure::svg(
-        "pipeline-overlap-dw",
-        (720, 440),
-        |root| {
-            use tangle_runtime::figure::{
-                self, BookStyle, HPos, Key, VPos, plotters::prelude::*,
+    // book/src/ch07.md:2111
+    tangle_runtime::figure::svg("pipeline-overlap-dw", (720, 440), |root| {
+        use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
+        let fused = ch06::simulate_pipeline(ch06::Schedule::OneFOneB, 4, 8, ch06::StageTimes { forward: 1.0, backward: 2.0 })?;
+        let split_times = SplitTimes { forward: 1.0, input_grad: 1.0, weight_grad: 1.0 };
+        let split = simulate_split_pipeline(4, 8, split_times, WeightGradPolicy::FillIdle { max_deferred: 4 })?;
+        let end = fused.makespan().max(split.makespan());
+        let (light, mid, dark) = (figure::gray(0.85), figure::gray(0.62), figure::gray(0.32));
+        // One bar per pass: (stage, microbatch, start, end, fill, text colour).
+        let fused_bars: Vec<_> = fused.events.iter().map(|e| {
+            let forward = e.kind == ch06::OpKind::Forward;
+            (e.stage, e.microbatch, e.start, e.end, if forward { light } else { dark }, if forward { figure::INK } else { WHITE })
+        }).collect();
+        let split_bars: Vec<_> = split.events.iter().map(|e| {
+            let (fill, ink) = match e.pass {
+                Pass::Forward => (light, figure::INK),
+                Pass::InputGrad => (dark, WHITE),
+                Pass::WeightGrad => (mid, figure::INK),
             };
-            let fused = ch06::simulate_pipeline(
-                ch06::Schedule::OneFOneB,
-                4,
-                8,
-                ch06::StageTimes {
-                    forward: 1.0,
-                    backward: 2.0,
-                },
-            )?;
-            let split_times = SplitTimes {
-                forward: 1.0,
-                input_grad: 1.0,
-                weight_grad: 1.0,
-            };
-            let split = simulate_split_pipeline(
-                4,
-                8,
-                split_times,
-                WeightGradPolicy::FillIdle {
-                    max_deferred: 4,
-                },
-            )?;
-            let end = fused.makespan().max(split.makespan());
-            let (light, mid, dark) = (
-                figure::gray(0.85),
-                figure::gray(0.62),
-                figure::gray(0.32),
-            );
-            let fused_bars: Vec<_> = fused
-                .events
-                .iter()
-                .map(|e| {
-                    let forward = e.kind == ch06::OpKind::Forward;
-                    (
-                        e.stage,
-                        e.microbatch,
-                        e.start,
-                        e.end,
-                        if forward { light } else { dark },
-                        if forward { figure::INK } else { WHITE },
-                    )
-                })
-                .collect();
-            let split_bars: Vec<_> = split
-                .events
-                .iter()
-                .map(|e| {
-                    let (fill, ink) = match e.pass {
-                        Pass::Forward => (light, figure::INK),
-                        Pass::InputGrad => (dark, WHITE),
-                        Pass::WeightGrad => (mid, figure::INK),
-                    };
-                    (e.stage, e.microbatch, e.start, e.end, fill, ink)
-                })
-                .collect();
-            figure::legend(
-                root,
-                (90, 8),
-                &[
-                    (Key::Swatch(light), "forward"),
-                    (Key::Swatch(dark), "backward / dX"),
-                    (Key::Swatch(mid), "deferred dW"),
-                    (Key::Swatch(WHITE), "idle"),
-                ],
-                15.0,
-                true,
-            )?;
-            let body = root.margin(36, 0, 0, 0);
-            let (top, bottom) = body.split_vertically(190);
-            let panels = [
-                (
-                    &top,
-                    format!(
-                        "chapter 6 1F1B, fused backward: makespan {:.0}", fused
-                        .makespan()
-                    ),
-                    &fused_bars,
-                    false,
-                ),
-                (
-                    &bottom,
-                    format!(
-                        "split backward, dW fills idle slots: makespan {:.0}", split
-                        .makespan()
-                    ),
-                    &split_bars,
-                    true,
-                ),
-            ];
-            for (area, title, bars, last) in panels {
-                let mut chart = ChartBuilder::on(area)
-                    .margin(10)
-                    .margin_right(16)
-                    .caption(title, figure::text(15.0))
-                    .x_label_area_size(if last { 40 } else { 8 })
-                    .y_label_area_size(70)
-                    .build_cartesian_2d(0.0..end, -0.5..3.5)?;
-                chart
-                    .configure_mesh()
-                    .disable_y_mesh()
-                    .y_labels(0)
-                    .x_labels(if last { 10 } else { 0 })
-                    .x_desc(if last { "time units" } else { "" })
-                    .x_label_formatter(&|v| format!("{v:.0}"))
-                    .book_style(15.0)
-                    .draw()?;
-                for stage in 0..4 {
-                    let (x0, y) = chart
-                        .plotting_area()
-                        .map_coordinate(&(0.0, (3 - stage) as f64));
-                    area.draw(
-                        &Text::new(
-                            format!("stage {stage}"),
-                            (x0 - 10, y - area.get_base_pixel().1),
-                            figure::aligned(15.0, HPos::Right, VPos::Center),
-                        ),
-                    )?;
-                }
-                for &(stage, mb, start, stop, fill, ink) in bars.iter() {
-                    let y = (3 - stage) as f64;
-                    chart
-                        .draw_series([
-                            Rectangle::new(
-                                [(start, y - 0.36), (stop, y + 0.36)],
-                                fill.filled(),
-                            ),
-                            Rectangle::new(
-                                [(start, y - 0.36), (stop, y + 0.36)],
-                                WHITE.stroke_width(1),
-                            ),
-                        ])?;
-                    let (cx, cy) = chart
-                        .plotting_area()
-                        .map_coordinate(&((start + stop) / 2.0, y));
-                    root.draw(
-                        &Text::new(
-                            mb.to_string(),
-                            (cx, cy),
-                            figure::aligned(13.0, HPos::Center, VPos::Center).color(&ink),
-                        ),
-                    )?;
-                }
+            (e.stage, e.microbatch, e.start, e.end, fill, ink)
+        }).collect();
+        figure::legend(
+            root,
+            (90, 8),
+            &[(Key::Swatch(light), "forward"), (Key::Swatch(dark), "backward / dX"), (Key::Swatch(mid), "deferred dW"), (Key::Swatch(WHITE), "idle")],
+            15.0,
+            true,
+        )?;
+        let body = root.margin(36, 0, 0, 0);
+        let (top, bottom) = body.split_vertically(190);
+        let panels = [
+            (&top, format!("chapter 6 1F1B, fused backward: makespan {:.0}", fused.makespan()), &fused_bars, false),
+            (&bottom, format!("split backward, dW fills idle slots: makespan {:.0}", split.makespan()), &split_bars, true),
+        ];
+        for (area, title, bars, last) in panels {
+            let mut chart = ChartBuilder::on(area)
+                .margin(10)
+                .margin_right(16)
+                .caption(title, figure::text(15.0))
+                .x_label_area_size(if last { 40 } else { 8 })
+                .y_label_area_size(70)
+                .build_cartesian_2d(0.0..end, -0.5..3.5)?;
+            chart
+                .configure_mesh()
+                .disable_y_mesh()
+                .y_labels(0)
+                .x_labels(if last { 10 } else { 0 })
+                .x_desc(if last { "time units" } else { "" })
+                .x_label_formatter(&|v| format!("{v:.0}"))
+                .book_style(15.0)
+                .draw()?;
+            for stage in 0..4 {
+                let (x0, y) = chart.plotting_area().map_coordinate(&(0.0, (3 - stage) as f64));
+                area.draw(&Text::new(format!("stage {stage}"), (x0 - 10, y - area.get_base_pixel().1), figure::aligned(15.0, HPos::Right, VPos::Center)))?;
             }
-            Ok(())
-        },
-    )?;
-    // book/src/ch07.md:2245
+            for &(stage, mb, start, stop, fill, ink) in bars.iter() {
+                let y = (3 - stage) as f64;
+                chart.draw_series([
+                    Rectangle::new([(start, y - 0.36), (stop, y + 0.36)], fill.filled()),
+                    Rectangle::new([(start, y - 0.36), (stop, y + 0.36)], WHITE.stroke_width(1)),
+                ])?;
+                let (cx, cy) = chart.plotting_area().map_coordinate(&((start + stop) / 2.0, y));
+                root.draw(&Text::new(mb.to_string(), (cx, cy), figure::aligned(13.0, HPos::Center, VPos::Center).color(&ink)))?;
+            }
+        }
+        Ok(())
+    })?;
+
     tangle_runtime::cell(15);
+    // book/src/ch07.md:2245
     let v5p = Hardware::spec(TPU_V5P);
-    println!(
-        "DCN floor: {:.0} tokens per pod", min_tokens_per_domain(& DENSE_DEFAULT_70B, &
-        v5p) ?
-    );
+    println!("DCN floor: {:.0} tokens per pod", min_tokens_per_domain(&DENSE_DEFAULT_70B, &v5p)?);
     for batch in [1e6, 2e6] {
         let r = tpu_recipe(&DENSE_DEFAULT_70B, &v5p, batch)?;
         let per_pod = batch / r.pods as f64;
-        println!(
-            "B = {:.0}M: {}-way TP x {}-way FSDP = {} chips, {} pod(s), {:.0} tokens per pod",
-            batch / 1e6, r.tp, r.dp, r.tp * r.dp, r.pods, per_pod
-        );
-        println!(
-            "  tokens per chip: {:.1} on the recipe's chips, {:.1} on every chip of its pods",
-            batch / (r.tp * r.dp) as f64, per_pod / f64::from(TPU_V5P.domain)
-        );
+        println!("B = {:.0}M: {}-way TP x {}-way FSDP = {} chips, {} pod(s), {:.0} tokens per pod",
+            batch / 1e6, r.tp, r.dp, r.tp * r.dp, r.pods, per_pod);
+        println!("  tokens per chip: {:.1} on the recipe's chips, {:.1} on every chip of its pods",
+            batch / (r.tp * r.dp) as f64, per_pod / f64::from(TPU_V5P.domain));
         if r.pods > 1 {
-            println!(
-                "  mixed FSDP + TP floor (2 + 1 axes): {:.1} tokens per chip",
-                mixed_min_tokens_per_chip(& DENSE_DEFAULT_70B, & v5p, 2, 1) ?
-            );
+            println!("  mixed FSDP + TP floor (2 + 1 axes): {:.1} tokens per chip",
+                mixed_min_tokens_per_chip(&DENSE_DEFAULT_70B, &v5p, 2, 1)?);
             let full_pods = r.pods * u64::from(TPU_V5P.domain);
             let c = cross_domain_dp_clock(&DENSE_DEFAULT_70B, &v5p, full_pods, batch)?;
-            println!(
-                "  cross-pod reduction over {full_pods} chips: math/comms = {:.1}", c
-                .ratio()
-            );
+            println!("  cross-pod reduction over {full_pods} chips: math/comms = {:.1}", c.ratio());
         }
     }
-    // book/src/ch07.md:2304
+
     tangle_runtime::cell(16);
-    println!(
-        "{:<12} {:>13} {:>20} {:>21}", "node type", "GPUs per node",
-        "GPU egress (bytes/s)", "node egress (bytes/s)"
-    );
+    // book/src/ch07.md:2304
+    println!("{:<12} {:>13} {:>20} {:>21}", "node type", "GPUs per node", "GPU egress (bytes/s)", "node egress (bytes/s)");
     for chip in [H100, B200, GB200_NVL72, GB300_NVL72] {
         let hw = Hardware::spec(chip);
         let e9 = |x: f64| format!("{:.0}e9", x / 1e9);
-        println!(
-            "{:<12} {:>13} {:>20} {:>21}", chip.name, chip.domain, e9(hw.link()), e9(hw
-            .domain_egress())
-        );
+        println!("{:<12} {:>13} {:>20} {:>21}", chip.name, chip.domain, e9(hw.link()), e9(hw.domain_egress()));
     }
-    // book/src/ch07.md:2336
+
     tangle_runtime::cell(17);
+    // book/src/ch07.md:2336
     let span = Span::AcrossDomains { axes: 1 };
     let h100 = Hardware::spec(H100);
     let r = ridge(&h100, span)?;
-    println!(
-        "H100 scale-out ridge: {r:.0} tokens per GPU; 16,384 GPUs need {:.1}M tokens", r
-        * 16_384.0 / 1e6
-    );
+    println!("H100 scale-out ridge: {r:.0} tokens per GPU; 16,384 GPUs need {:.1}M tokens", r * 16_384.0 / 1e6);
     for hw in [Hardware::spec(H800), Hardware::measured(H800)] {
-        println!(
-            "H800 dense baseline ({:?}): {:.0} tokens per GPU", hw.mode, ridge(& hw,
-            span) ?
-        );
+        println!("H800 dense baseline ({:?}): {:.0} tokens per GPU", hw.mode, ridge(&hw, span)?);
     }
-    println!(
-        "two domains: ring factor {} -> H100 floor {:.1}", ring_factor(2) ?, r *
-        ring_factor(2) ?
-    );
-    println!(
-        "DeepSeek batch schedule: {} to {} tokens (3,072 to 15,360 sequences of 4,096)",
-        3072 * 4096, 15_360 * 4096
-    );
-    // book/src/ch07.md:2448
+    println!("two domains: ring factor {} -> H100 floor {:.1}", ring_factor(2)?, r * ring_factor(2)?);
+    println!("DeepSeek batch schedule: {} to {} tokens (3,072 to 15,360 sequences of 4,096)", 3072 * 4096, 15_360 * 4096);
+
     tangle_runtime::cell(18);
+    // book/src/ch07.md:2448
     for run in [DEEPSEEK_V3_RUN, LLAMA_31_RUN] {
         run.validate()?;
-        println!(
-            "{}: {} GPUs = {} x EP {}, batch {:.0} tokens, {:.0} per GPU", run.name, run
-            .gpus, run.layout, run.ep, run.batch, run.tokens_per_gpu() ?
-        );
-        println!(
-            "  replica spans {:.0} nodes; outer DP needs {:.1} tokens per GPU -> {:?}-bound",
-            run.domains_per_replica() ?, run.outer_dp_floor() ?, if run.tokens_per_gpu()
-            ? >= run.outer_dp_floor() ? { Bound::Compute } else { Bound::Communication }
-        );
+        println!("{}: {} GPUs = {} x EP {}, batch {:.0} tokens, {:.0} per GPU",
+            run.name, run.gpus, run.layout, run.ep, run.batch, run.tokens_per_gpu()?);
+        println!("  replica spans {:.0} nodes; outer DP needs {:.1} tokens per GPU -> {:?}-bound",
+            run.domains_per_replica()?, run.outer_dp_floor()?,
+            if run.tokens_per_gpu()? >= run.outer_dp_floor()? { Bound::Compute } else { Bound::Communication });
     }
     let tp = tp_max(&LLAMA_31_405B, &Hardware::spec(H100), Span::InDomain { axes: 1 })?;
-    println!(
-        "Llama 3.1 405B: largest TP inside an H100 node {tp:.1}, so 8-way TP hides"
-    );
-    // book/src/ch07.md:2563
+    println!("Llama 3.1 405B: largest TP inside an H100 node {tp:.1}, so 8-way TP hides");
+
     tangle_runtime::cell(19);
+    // book/src/ch07.md:2563
     use ch06::{param_count, TrainingConfig};
     let llama2_13b = TrainingConfig {
-        name: "LLaMA-2 13B",
-        d_model: 5120,
-        n_layers: 40,
-        n_heads: 40,
-        n_kv_heads: 40,
-        d_ff: 13_824,
-        vocab_size: 32_000,
-        seq_len: 4096,
+        name: "LLaMA-2 13B", d_model: 5120, n_layers: 40, n_heads: 40, n_kv_heads: 40,
+        d_ff: 13_824, vocab_size: 32_000, seq_len: 4096,
     };
     let p = param_count(&llama2_13b)?;
-    println!(
-        "MLP 3LDF = {:.2}B, attention 4LD^2 = {:.2}B, embeddings 2VD = {:.2}B, total {:.2}B",
-        p.ffn as f64 / 1e9, p.attention as f64 / 1e9, p.embeddings as f64 / 1e9, p
-        .total() as f64 / 1e9
-    );
-    // book/src/ch07.md:2604
+    println!("MLP 3LDF = {:.2}B, attention 4LD^2 = {:.2}B, embeddings 2VD = {:.2}B, total {:.2}B",
+        p.ffn as f64 / 1e9, p.attention as f64 / 1e9, p.embeddings as f64 / 1e9, p.total() as f64 / 1e9);
+
     tangle_runtime::cell(20);
+    // book/src/ch07.md:2604
     let total = p.total() as f64;
     let m = step_memory(&DENSE_13B, total, 16e6)?;
-    println!(
-        "states (2 + 4 + 4) * {:.2}B = {:.0} GB; activations 2LB(D + 2F) = {:.1} TB",
-        total / 1e9, m.states / 1e9, m.activations / 1e12
-    );
-    // book/src/ch07.md:2623
+    println!("states (2 + 4 + 4) * {:.2}B = {:.0} GB; activations 2LB(D + 2F) = {:.1} TB",
+        total / 1e9, m.states / 1e9, m.activations / 1e12);
+
     tangle_runtime::cell(21);
+    // book/src/ch07.md:2623
     let v5p = Hardware::spec(TPU_V5P);
     let chips: u64 = 16 * 16 * 16;
     let batch = 3e6;
-    println!(
-        "sequences per batch: {:.1} (3 * 2^20 / 32,768 = {})", batch / 32_768.0, 3 * (1
-        << 20) / 32_768
-    );
-    println!(
-        "slice HBM: {:.0} TB; one chip: {:.0} GB; params + Adam: {:.0} GB -> pure DP fits: {}",
-        chips as f64 * TPU_V5P.hbm / 1e12, TPU_V5P.hbm / 1e9, m.states / 1e9, m.states <=
-        TPU_V5P.hbm
-    );
+    println!("sequences per batch: {:.1} (3 * 2^20 / 32,768 = {})", batch / 32_768.0, 3 * (1 << 20) / 32_768);
+    println!("slice HBM: {:.0} TB; one chip: {:.0} GB; params + Adam: {:.0} GB -> pure DP fits: {}",
+        chips as f64 * TPU_V5P.hbm / 1e12, TPU_V5P.hbm / 1e9, m.states / 1e9, m.states <= TPU_V5P.hbm);
     let m3 = step_memory(&DENSE_13B, total, batch)?;
-    println!(
-        "total memory at 3M tokens: {:.2} TB of activations + states = {:.2} TB, {:.2} GB per chip",
-        m3.activations / 1e12, (m3.activations + m3.states) / 1e12, (m3.activations + m3
-        .states) / chips as f64 / 1e9
-    );
+    println!("total memory at 3M tokens: {:.2} TB of activations + states = {:.2} TB, {:.2} GB per chip",
+        m3.activations / 1e12, (m3.activations + m3.states) / 1e12, (m3.activations + m3.states) / chips as f64 / 1e9);
     let fsdp_floor = min_tokens_per_chip(&DENSE_13B, &v5p, Span::InDomain { axes: 3 })?;
-    println!(
-        "FSDP alone needs {:.0} * {} = {:.2}M tokens > 3M: {:?}-bound", fsdp_floor,
-        chips, fsdp_floor * chips as f64 / 1e6, fsdp_layer_clock(& DENSE_13B, & v5p,
-        Span::InDomain { axes : 3 }, chips, batch) ?.bound()
-    );
+    println!("FSDP alone needs {:.0} * {} = {:.2}M tokens > 3M: {:?}-bound", fsdp_floor, chips, fsdp_floor * chips as f64 / 1e6,
+        fsdp_layer_clock(&DENSE_13B, &v5p, Span::InDomain { axes: 3 }, chips, batch)?.bound());
     let mixed_floor = mixed_min_tokens_per_chip(&DENSE_13B, &v5p, 2, 1)?;
     let dp = optimal_fsdp_degree(&DENSE_13B, &v5p, chips, batch, 2, 1)?;
-    println!(
-        "mixed floor alpha^2 / 2F = {mixed_floor:.0} tokens per chip ({:.0} per chip available); DP_opt = {dp:.0}",
-        batch / chips as f64
-    );
-    let mesh = Mesh {
-        dp: 1024,
-        tp: 4,
-        dp_axes: 2,
-        tp_axes: 1,
-    };
+    println!("mixed floor alpha^2 / 2F = {mixed_floor:.0} tokens per chip ({:.0} per chip available); DP_opt = {dp:.0}",
+        batch / chips as f64);
+    let mesh = Mesh { dp: 1024, tp: 4, dp_axes: 2, tp_axes: 1 };
     let c = mixed_layer_clock(&DENSE_13B, &v5p, mesh, batch)?.clock();
     let step = 6.0 * batch * total / (chips as f64 * v5p.flops() * 0.5);
-    println!(
-        "1024-way FSDP x 4-way TP: math/comms = {:.2} ({:?}-bound); step at 50% MFU = {:.0} ms",
-        c.ratio(), c.bound(), step * 1e3
-    );
+    println!("1024-way FSDP x 4-way TP: math/comms = {:.2} ({:?}-bound); step at 50% MFU = {:.0} ms", c.ratio(), c.bound(), step * 1e3);
+
     Ok(())
 }

@@ -1,24 +1,31 @@
-//! The rendered book: an mdBook preprocessor and the `cargo tangle book` driver.
+//! Stage 7, **render**: the HTML book, built by mdBook's library with tangle's preprocessor.
 //!
-//! mdBook reads `book/src/*.md` and hands every chapter to [`TanglePreprocessor`], which turns
-//! tangle's authoring conventions into plain Markdown and HTML that mdBook's HTML renderer can show:
+//! mdBook reads `book/src/*.md` and hands every chapter to [`TanglePreprocessor`] (which runs
+//! before mdBook's own `{{#include}}` expansion, so that nothing in program output expands).
+//! The preprocessor reads each chapter through the shared Markdown front end
+//! ([`crate::markdown`]) and tangle's parse, numbers what can be referred to ([`labels`]) and
+//! rewrites each chapter ([`chapter`]) into Markdown and HTML that mdBook shows:
 //!
-//! - `output` blocks become preformatted program output, styled apart from code;
-//! - `// @save` / `// @test` marker lines disappear, test cells fold into a `<details>`;
-//! - `<!-- tangle: ... -->` directives vanish;
-//! - `{{#figure name | caption}}` places `figures/chNN/name.svg` as a numbered figure, and
-//!   `{{#ref fig:name}}` / `{{#ref eq:name}}` become numbered links ([`figures`]);
+//! - `output` blocks become preformatted program output; cells lose their marker line, test
+//!   cells and figure-drawing cells fold ([`cells`]);
+//! - `{{#figure name | caption}}` places `figures/chNN/name.svg` as a numbered figure
+//!   ([`figures`]); `{{#ref fig:name}}` and plain "Figure 6.1" become links ([`refs`]);
+//! - diagram fences (```` ```sequence ````) are drawn as SVG ([`diagrams`]);
 //! - `$$ ... \tag{6.1} $$` and `$...$` become MathML at build time ([`math`]);
-//! - blockquotes opening with `> **Note — ...**` become styled asides ([`callouts`]);
+//! - blockquotes opening with `> **Note — ...**` become asides ([`callouts`]);
 //! - chapters take their number from their heading (`# 6 Distributed ...`).
 //!
-//! Nothing in the output loads a script, stylesheet or font from the network.
+//! Nothing in the output loads a script, stylesheet or font from the network. [`serve`] serves
+//! the book while an author writes.
 
-pub mod callouts;
-pub mod figures;
-pub mod math;
-pub mod preprocess;
-pub mod sequence;
+mod callouts;
+mod cells;
+mod chapter;
+mod diagrams;
+mod figures;
+mod labels;
+mod math;
+mod refs;
 pub mod serve;
 
 use std::io::Write;
@@ -28,11 +35,20 @@ use anyhow::{Context, bail};
 use mdbook_preprocessor::book::{Book, BookItem, SectionNumber};
 use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
 
-pub use preprocess::{ChapterInput, render_chapter};
+use crate::diagnostic::{Diagnostic, Location, Sources, Style};
+use labels::{Labels, Page};
+
 pub use serve::serve;
 
 /// The name under which the preprocessor registers (`[preprocessor.tangle]`).
 pub const NAME: &str = "tangle";
+
+/// Escapes text for HTML element content and attribute values.
+pub(crate) fn escape_html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    pulldown_cmark_escape::escape_html(&mut out, s).expect("writing to a String cannot fail");
+    out
+}
 
 /// tangle's mdBook preprocessor. `repo_root` is where `figures/` lives.
 pub struct TanglePreprocessor {
@@ -68,50 +84,62 @@ impl Preprocessor for TanglePreprocessor {
             None => find_repo_root(&ctx.root),
         };
         let figures_dir = repo_root.join("figures");
+        let src_dir = ctx.root.join(&ctx.config.book.src);
+        // Paths in warnings: relative to the repository, as every other tangle message.
+        let src_rel = src_dir.canonicalize().ok().and_then(|s| {
+            let root = repo_root.canonicalize().ok()?;
+            s.strip_prefix(root).ok().map(Path::to_path_buf)
+        });
+        let src_rel = src_rel.unwrap_or_else(|| PathBuf::from("book/src"));
 
-        // Pass 1: every chapter's labels, so that a reference may point into another chapter.
-        let mut inputs = Vec::new();
+        let mut inputs: Vec<(PathBuf, String)> = Vec::new();
         for item in book.iter() {
             if let BookItem::Chapter(ch) = item
                 && let Some(path) = &ch.path
             {
-                inputs.push(ChapterInput::new(path, &ch.content));
+                inputs.push((path.clone(), ch.content.clone()));
             }
         }
-        let labels = figures::Labels::collect(&inputs);
-        let mut warnings = Vec::new();
-        // A chapter file that SUMMARY.md does not list is checked by tangle but never shown.
-        if let Ok(entries) = std::fs::read_dir(ctx.root.join(&ctx.config.book.src)) {
-            for path in entries.flatten().map(|e| e.path()) {
-                let listed = inputs.iter().any(|i| path.ends_with(&i.path));
-                if crate::parse::chapter_name(&path).is_some() && !listed {
-                    warnings.push(format!("{} is not listed in SUMMARY.md, so the book leaves it out", path.display()));
-                }
-            }
-        }
-        for input in &inputs {
-            let placed = figures::placed_figure_names(&input.content);
-            for name in figures::drawn_figure_names(&input.content).into_iter().filter(|n| !placed.contains(n)) {
-                warnings.push(format!(
-                    "{}: figure `{name}` is drawn but never placed (add `{{{{#figure {name} | caption}}}}`)",
-                    input.path.display()
-                ));
-            }
-        }
+        let pages: Vec<Page> = inputs.iter().map(|(path, content)| Page::new(path, content)).collect();
+        let labels = Labels::collect(&pages);
+        let mut warnings = unlisted_chapters(&src_dir, &src_rel, &inputs);
 
-        // Pass 2: render.
-        book.for_each_chapter_mut(|ch| {
-            let Some(path) = ch.path.clone() else { return };
-            let input = ChapterInput::new(&path, &ch.content);
-            if let Some(n) = input.number {
-                ch.number = Some(SectionNumber::new(vec![n]));
+        let mut rendered = std::collections::HashMap::new();
+        for ((path, content), page) in inputs.iter().zip(&pages) {
+            let file = src_rel.join(path);
+            let parsed = crate::parse::crate_name(path)
+                .map(|name| crate::parse::parse_chapter(&name, &file, content.clone().into_bytes()));
+            let chapter = match parsed {
+                Some(Ok(chapter)) if !chapter.cells.is_empty() => Some(chapter),
+                Some(Err(found)) => {
+                    warnings.extend(found.0.into_iter().map(|mut d| {
+                        d.severity = crate::diagnostic::Severity::Warning;
+                        d
+                    }));
+                    None
+                }
+                _ => None,
+            };
+            if let Some(chapter) = &chapter {
+                warnings.extend(unplaced_figures(page, chapter, &file));
             }
-            let rendered = render_chapter(&input, &labels, &figures_dir);
-            warnings.extend(rendered.warnings);
-            ch.content = rendered.markdown;
+            let out = chapter::render(page, chapter.as_ref(), &labels, &figures_dir, &file);
+            warnings.extend(out.warnings);
+            rendered.insert(path.clone(), (out.markdown, page.number));
+        }
+        book.for_each_chapter_mut(|ch| {
+            let Some(path) = &ch.path else { return };
+            if let Some((markdown, number)) = rendered.remove(path) {
+                if let Some(n) = number {
+                    ch.number = Some(SectionNumber::new(vec![n]));
+                }
+                ch.content = markdown;
+            }
         });
+        let sources = Sources::new(&repo_root);
+        let style = Style::for_stderr();
         for w in warnings {
-            eprintln!("tangle book: warning: {w}");
+            eprintln!("{}\n", w.render(&sources, style));
         }
         Ok(book)
     }
@@ -120,6 +148,50 @@ impl Preprocessor for TanglePreprocessor {
         // MathML, inline SVG and <details> are HTML; other renderers get raw Markdown.
         Ok(renderer == "html")
     }
+}
+
+/// Chapter files (files with cells) that SUMMARY.md does not list: checked by tangle, never
+/// shown.
+fn unlisted_chapters(src_dir: &Path, src_rel: &Path, listed: &[(PathBuf, String)]) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(src_dir).sort_by_file_name().into_iter().filter_map(Result::ok) {
+        let path = entry.path();
+        let Ok(rel) = path.strip_prefix(src_dir) else { continue };
+        if path.extension().is_none_or(|e| e != "md") || rel == Path::new("SUMMARY.md") {
+            continue;
+        }
+        if listed.iter().any(|(p, _)| p == rel) {
+            continue;
+        }
+        let has_cells = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|text| crate::parse::parse_chapter("x", rel, text.into_bytes()).ok())
+            .is_some_and(|c| !c.cells.is_empty());
+        if has_cells {
+            out.push(Diagnostic::warning(
+                Location::new(src_rel.join(rel), 1),
+                "this chapter is not listed in SUMMARY.md, so the book leaves it out",
+            ));
+        }
+    }
+    out
+}
+
+/// Figures a chapter's cells draw but no `{{#figure}}` places.
+fn unplaced_figures(page: &Page, chapter: &crate::model::Chapter, file: &Path) -> Vec<Diagnostic> {
+    let placed: Vec<&str> = page.doc.directives_named("figure").map(|d| labels::figure_name(page.doc.text(d.args.clone()))).collect();
+    let mut out = Vec::new();
+    for cell in &chapter.cells {
+        for name in figures::drawn_figure_names(&cell.code) {
+            if !placed.contains(&name.as_str()) {
+                out.push(Diagnostic::warning(
+                    Location::new(file, cell.code_line),
+                    format!("figure `{name}` is drawn but never placed (add `{{{{#figure {name} | caption}}}}`)"),
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// Walks up from the book's root to the directory that holds `figures/` (the repository root).
@@ -136,10 +208,12 @@ pub fn find_repo_root(book_root: &Path) -> PathBuf {
 
 /// Builds the HTML book from `root/book` into `root/book/book` with mdBook's library,
 /// running [`TanglePreprocessor`] in-process.
-///
-/// A `[preprocessor.tangle]` table in `book.toml` (for authors who run `mdbook` themselves) is
-/// ignored here, so the preprocessor does not run twice.
 pub fn build_book(root: &Path) -> anyhow::Result<()> {
+    build_book_into(root, None)
+}
+
+/// [`build_book`], writing the site into `dest` instead of `book/book` when given.
+pub fn build_book_into(root: &Path, dest: Option<&Path>) -> anyhow::Result<()> {
     let book_root = root.join("book");
     let config_file = book_root.join("book.toml");
     if !config_file.is_file() {
@@ -147,14 +221,19 @@ pub fn build_book(root: &Path) -> anyhow::Result<()> {
     }
     let mut config = mdbook_driver::config::Config::from_disk(&config_file)
         .with_context(|| format!("reading {}", config_file.display()))?;
+    // Our preprocessor runs first, before mdBook's `links` (which expands `{{#include}}`), so
+    // that program output is never expanded. A `[preprocessor.tangle]` table (for authors who
+    // run `mdbook` themselves) is replaced by the in-process preprocessor below.
     let mut preprocessors: std::collections::BTreeMap<String, serde_json::Value> =
         config.preprocessors().context("reading [preprocessor] tables")?;
-    if preprocessors.remove(NAME).is_some() {
-        config.set("preprocessor", &preprocessors)?;
-    }
+    preprocessors.insert(NAME.into(), serde_json::json!({ "command": "cargo tangle preprocess", "before": ["links"] }));
+    config.set("preprocessor", &preprocessors)?;
     // The HTML must not load anything from the network.
     config.set("output.html.mathjax-support", false)?;
     config.set("output.html.playground.runnable", false)?;
+    if let Some(dest) = dest {
+        config.set("build.build-dir", dest.to_string_lossy().as_ref())?;
+    }
 
     let mut md = mdbook_driver::MDBook::load_with_config(&book_root, config)
         .with_context(|| format!("loading the book at {}", book_root.display()))?;
@@ -170,22 +249,14 @@ pub fn build_book(root: &Path) -> anyhow::Result<()> {
 /// processed book as JSON on stdout.
 pub fn run_as_mdbook_preprocessor() -> anyhow::Result<()> {
     let pre = TanglePreprocessor::new();
-    let args: Vec<String> = std::env::args().collect();
-    if let Some(pos) = args.iter().position(|a| a == "supports") {
-        let renderer = args.get(pos + 1).map(String::as_str).unwrap_or("");
-        let ok = pre.supports_renderer(renderer)?;
-        std::process::exit(if ok { 0 } else { 1 });
-    }
     let (ctx, book) = mdbook_preprocessor::parse_input(std::io::stdin().lock())
         .context("reading the [context, book] JSON that mdBook sends on stdin")?;
-    if ctx.mdbook_version.split('.').take(2).collect::<Vec<_>>()
-        != mdbook_preprocessor::MDBOOK_VERSION.split('.').take(2).collect::<Vec<_>>()
+    let built = semver::Version::parse(mdbook_preprocessor::MDBOOK_VERSION).ok();
+    let caller = semver::Version::parse(&ctx.mdbook_version).ok();
+    if let (Some(built), Some(caller)) = (built, caller)
+        && !semver::VersionReq::parse(&format!("~{}.{}", built.major, built.minor)).is_ok_and(|req| req.matches(&caller))
     {
-        eprintln!(
-            "tangle preprocess: warning: built against mdBook {}, called by mdBook {}",
-            mdbook_preprocessor::MDBOOK_VERSION,
-            ctx.mdbook_version
-        );
+        eprintln!("tangle preprocess: warning: built against mdBook {built}, called by mdBook {caller}");
     }
     let processed = pre.run(&ctx, book)?;
     let mut out = std::io::stdout().lock();

@@ -1,11 +1,16 @@
 //! Stage 5, **compare**: what each cell printed against what its output block says, after the
-//! block's declared redactions and tolerance, with a unified diff headed by the block's
-//! `book/src/chNN.md:LINE` when they differ. Figures are compared byte for byte.
+//! block's declared redactions and tolerance, with a [`Diff`] numbered by the chapter's lines
+//! when they differ. Figures are compared byte for byte ([`figures`]).
 
-use std::path::{Path, PathBuf};
+mod diff;
+mod figures;
+
+use std::sync::LazyLock;
 
 use regex::Regex;
-use similar::TextDiff;
+
+pub use diff::{Diff, visible};
+pub use figures::{FigureDrift, compare_figures};
 
 use crate::model::{Cell, Chapter, Location, OutputSpec};
 use crate::run::{RunEnd, RunOutput};
@@ -16,7 +21,7 @@ pub enum Verdict {
     Same,
     /// The cell's output and its block differ; `diff` is a unified diff, expected → actual.
     Drift {
-        diff: String,
+        diff: Diff,
     },
     /// The cell never started (an earlier cell panicked or timed out).
     NotRun,
@@ -29,24 +34,6 @@ pub struct CellVerdict {
     /// The run cell's position among the chapter's run cells.
     pub index: usize,
     pub verdict: Verdict,
-}
-
-/// A figure whose drawn SVG differs from the committed one.
-#[derive(Debug, Clone, PartialEq)]
-pub enum FigureDrift {
-    Changed(PathBuf),
-    New(PathBuf),
-    NoLongerDrawn(PathBuf),
-}
-
-impl std::fmt::Display for FigureDrift {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FigureDrift::Changed(p) => write!(f, "{}: the drawn figure differs from the committed file", p.display()),
-            FigureDrift::New(p) => write!(f, "{}: drawn by the chapter but not committed", p.display()),
-            FigureDrift::NoLongerDrawn(p) => write!(f, "{}: committed but no longer drawn by the chapter", p.display()),
-        }
-    }
 }
 
 /// Trailing spaces on a line and trailing blank lines are not part of an output.
@@ -77,16 +64,14 @@ pub fn redact(text: &str, spec: &OutputSpec) -> String {
     text
 }
 
-fn number_regex() -> &'static Regex {
-    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?").unwrap())
-}
+static NUMBER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?").expect("a valid regex"));
 
 /// Whether `actual` matches `expected` under `spec` (both already normalized).
 pub fn matches(expected: &str, actual: &str, spec: &OutputSpec) -> bool {
     let (expected, actual) = (redact(expected, spec), redact(actual, spec));
     let Some(rtol) = spec.rtol else { return expected == actual };
-    let re = number_regex();
+    let re = &*NUMBER;
     if re.replace_all(&expected, "#") != re.replace_all(&actual, "#") {
         return false;
     }
@@ -123,7 +108,7 @@ pub fn compare_chapter(chapter: &Chapter, run: &RunOutput) -> Vec<CellVerdict> {
 pub fn block_location(chapter: &Chapter, cell: &Cell) -> Location {
     match &cell.output {
         Some(block) => chapter.location(block.line),
-        None => chapter.location(cell.code_line + cell.code.lines().count()),
+        None => chapter.location(cell.last_line() + 1),
     }
 }
 
@@ -138,46 +123,12 @@ fn verdict_for(cell: &Cell, stdout: &str, location: &Location) -> Verdict {
     }
     // The diff shows the redacted texts, so that only differences that matter stand out.
     let (e, a) = (with_newline(&redact(&expected, &spec)), with_newline(&redact(&actual, &spec)));
-    let header = location.to_string();
-    let diff = TextDiff::from_lines(&e, &a)
-        .unified_diff()
-        .context_radius(3)
-        .header(&header, &format!("{header} (actual)"))
-        .to_string();
-    Verdict::Drift { diff }
+    let first_line = cell.output.as_ref().map_or(location.line, |b| b.line + 1);
+    Verdict::Drift { diff: Diff::new(&e, &a, first_line) }
 }
 
 fn with_newline(s: &str) -> String {
     if s.is_empty() { String::new() } else { format!("{s}\n") }
-}
-
-/// Compares the SVGs a chapter drew (`drawn/chNN`) with the committed ones (`figures/chNN`).
-pub fn compare_figures(root: &Path, drawn: &Path, chapter: &str) -> anyhow::Result<Vec<FigureDrift>> {
-    let committed_dir = root.join("figures").join(chapter);
-    let drawn_dir = drawn.join(chapter);
-    let list = |dir: &Path| -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(dir)
-            .map(|rd| {
-                rd.filter_map(|e| e.ok()?.file_name().into_string().ok()).filter(|n| n.ends_with(".svg")).collect()
-            })
-            .unwrap_or_default();
-        v.sort();
-        v
-    };
-    let (drawn_files, committed_files) = (list(&drawn_dir), list(&committed_dir));
-    let mut drift = Vec::new();
-    for name in &drawn_files {
-        let rel = Path::new("figures").join(chapter).join(name);
-        match std::fs::read(committed_dir.join(name)) {
-            Err(_) => drift.push(FigureDrift::New(rel)),
-            Ok(old) if old != std::fs::read(drawn_dir.join(name))? => drift.push(FigureDrift::Changed(rel)),
-            Ok(_) => {}
-        }
-    }
-    for name in committed_files.iter().filter(|n| !drawn_files.contains(n)) {
-        drift.push(FigureDrift::NoLongerDrawn(Path::new("figures").join(chapter).join(name)));
-    }
-    Ok(drift)
 }
 
 #[cfg(test)]

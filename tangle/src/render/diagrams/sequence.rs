@@ -13,7 +13,7 @@
 
 use std::fmt::Write as _;
 
-use super::preprocess::{Fence, escape_html};
+use crate::render::escape_html;
 
 #[derive(Debug, Clone, PartialEq)]
 enum Step {
@@ -205,10 +205,17 @@ pub fn render(src: &str) -> Result<String, String> {
     Ok(svg)
 }
 
-/// Renders a ```` ```sequence fig=NAME ```` block: the figure name (if any) and the SVG.
-pub fn render_fence(f: &Fence) -> Result<(Option<String>, String), String> {
-    let name = f.info.split_whitespace().find_map(|w| w.strip_prefix("fig=")).map(str::to_string);
-    Ok((name, render(&f.body)?))
+/// The `sequence` kind for the registry.
+pub struct Sequence;
+
+impl super::DiagramKind for Sequence {
+    fn lang(&self) -> &'static str {
+        "sequence"
+    }
+
+    fn draw(&self, source: &str) -> Result<String, String> {
+        render(source)
+    }
 }
 
 #[cfg(test)]

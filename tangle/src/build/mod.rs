@@ -1,0 +1,126 @@
+//! Stage 3, **build**: one `cargo build --release` of the chapter workspace (`code/`) for every
+//! chapter that must run, so that cargo builds independent chapters in parallel. rustc's JSON
+//! diagnostics come back as [`Diagnostic`]s against the chapter files ([`rustc`]); cargo's own
+//! chatter ("could not compile") is dropped, its progress lines passed on.
+
+mod rustc;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::Context;
+use cargo_metadata::Message;
+
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::generate::{CODE, Generated};
+use crate::model::Book;
+
+/// Where tangle builds chapter binaries: apart from `target/release`, so that `cargo tangle`
+/// (itself running from `target/release`) and `cargo test` never wait on each other's lock.
+/// `TANGLE_TARGET_DIR` overrides it (the fixture tests share one across fixture books).
+pub fn target_dir(root: &Path) -> PathBuf {
+    match std::env::var_os("TANGLE_TARGET_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => root.join("target/tangle"),
+    }
+}
+
+/// The built binary of a chapter.
+pub fn binary(root: &Path, chapter: &str) -> PathBuf {
+    target_dir(root).join("release").join(format!("{chapter}{}", std::env::consts::EXE_SUFFIX))
+}
+
+/// What a build found.
+#[derive(Debug, Default)]
+pub struct BuildReport {
+    /// Errors and warnings, located in the chapters where rustc's spans allow.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl BuildReport {
+    pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.diagnostics.iter().filter(|d| d.severity == Severity::Error)
+    }
+
+    pub fn failed(&self) -> bool {
+        self.errors().next().is_some()
+    }
+}
+
+/// Options a build takes from the command line.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BuildOptions {
+    /// Name the generated file and line beside each chapter location.
+    pub verbose: bool,
+    /// Refuse to update `code/Cargo.lock` (on CI).
+    pub locked: bool,
+}
+
+/// Builds the binaries of `chapters` in the release profile. `Err` is a failure to run cargo at
+/// all, or a failed build without a single compiler message (cargo's own output is then in
+/// the error).
+pub fn build(
+    root: &Path,
+    book: &Book,
+    generated: &Generated,
+    chapters: &[String],
+    options: BuildOptions,
+) -> anyhow::Result<BuildReport> {
+    let mut report = BuildReport::default();
+    if chapters.is_empty() {
+        return Ok(report);
+    }
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(root)
+        .arg("build")
+        .arg("--manifest-path")
+        .arg(Path::new(CODE).join("Cargo.toml"))
+        .args(["--release", "--bins", "--message-format=json"])
+        .env("CARGO_TARGET_DIR", target_dir(root))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if options.locked {
+        cmd.arg("--locked");
+    }
+    for c in chapters {
+        cmd.args(["--package", c]);
+    }
+    let mut child = cmd.spawn().context("cannot run cargo (is a Rust toolchain installed?)")?;
+    let stderr = child.stderr.take().expect("piped stderr");
+    let chatter = std::thread::spawn(move || relay_progress(stderr));
+    let stdout = child.stdout.take().expect("piped stdout");
+    let mapper = rustc::Mapper { root, book, generated, verbose: options.verbose };
+    for message in Message::parse_stream(BufReader::new(stdout)) {
+        let Message::CompilerMessage(msg) = message? else { continue };
+        if let Some(d) = mapper.map(&msg.message) {
+            report.diagnostics.push(d);
+        }
+    }
+    let status = child.wait()?;
+    let kept = chatter.join().unwrap_or_default();
+    if !status.success() && !report.failed() {
+        anyhow::bail!("cargo could not build the chapters ({status}):\n{}", kept.trim_end());
+    }
+    Ok(report)
+}
+
+/// Passes cargo's progress lines ("Compiling ch06 ...") on to our stderr and keeps the rest,
+/// which matters only when the build fails without a compiler message (a broken lock file, no
+/// network).
+fn relay_progress(stderr: impl std::io::Read) -> String {
+    let mut kept = String::new();
+    for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+        let word = line.split_whitespace().next().unwrap_or("");
+        let progress = matches!(word, "Compiling" | "Finished" | "Locking" | "Updating" | "Downloaded" | "Downloading" | "Adding");
+        let noise = line.starts_with("error: could not compile") || line.starts_with("warning: build failed");
+        if progress {
+            eprintln!("{line}");
+        } else if !noise {
+            kept.push_str(&line);
+            kept.push('\n');
+        }
+    }
+    kept
+}

@@ -1,0 +1,174 @@
+//! The command line: parses arguments, calls the pipeline, prints what it found ([`report`]),
+//! and turns it into an exit code: 0 clean, 1 drift or stale, 2 an error in the input or the
+//! build. Diagnostics go to stderr with an excerpt of the chapter; results go to stdout.
+
+mod report;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::diagnostic::{Diagnostic, Diagnostics, Sources, Style};
+use crate::pipeline::{self, CheckOptions, Project};
+
+#[derive(Parser)]
+#[command(name = "tangle", version, about = "Markdown chapters → checked Rust crates → an mdBook")]
+pub struct Cli {
+    /// The project root (the folder with book/ and Cargo.toml); found from the current directory if omitted.
+    #[arg(long, global = true)]
+    root: Option<PathBuf>,
+    /// Say more: paths into the generated code/ beside chapter locations.
+    #[arg(long, short, global = true)]
+    verbose: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Write code/ from book/src.
+    Sync {
+        /// Write nothing; fail naming each file of code/ that is stale or was edited by hand.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Build and run the chapters; fail when an output or figure drifted from the prose.
+    Check {
+        /// Only this chapter (repeatable), e.g. `--chapter ch06`.
+        #[arg(long)]
+        chapter: Vec<String>,
+    },
+    /// Write the actual outputs into the prose, snapshots/ and figures/.
+    Accept {
+        #[arg(long)]
+        chapter: Vec<String>,
+    },
+    /// Everything: sync, check (running what the cache cannot answer), then the HTML book.
+    Book,
+    /// Build the book, serve it on 127.0.0.1, and rebuild when a chapter, the theme or a figure changes.
+    Serve {
+        #[arg(long, default_value_t = 3000)]
+        port: u16,
+    },
+    /// Run as an mdBook preprocessor (`[preprocessor.tangle]` in book.toml).
+    Preprocess {
+        #[command(subcommand)]
+        supports: Option<Supports>,
+    },
+}
+
+#[derive(Subcommand)]
+enum Supports {
+    /// Whether the preprocessor supports a renderer (mdBook's protocol).
+    Supports { renderer: String },
+}
+
+/// Exit statuses.
+pub const CLEAN: u8 = 0;
+pub const DRIFT: u8 = 1;
+pub const ERROR: u8 = 2;
+
+pub fn main() -> ExitCode {
+    quiet_on_closed_pipe();
+    let cli = Cli::parse();
+    let root = cli.root.clone();
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            let root = root.or_else(|| std::env::current_dir().ok().and_then(|d| find_root(&d).ok()));
+            let sources = Sources::new(root.as_deref().unwrap_or(Path::new(".")));
+            let style = Style::for_stderr();
+            match err.downcast_ref::<Diagnostics>() {
+                Some(found) => {
+                    for d in found.iter() {
+                        eprintln!("{}\n", d.render(&sources, style));
+                    }
+                    let errors = found.iter().filter(|d| d.is_error()).count();
+                    eprintln!("error: {errors} mistake(s) in the chapters; nothing was run");
+                }
+                None => match err.downcast_ref::<Diagnostic>() {
+                    Some(d) => eprintln!("{}", d.render(&sources, style)),
+                    None => eprintln!("error: {err:#}"),
+                },
+            }
+            ExitCode::from(ERROR)
+        }
+    }
+}
+
+/// `cargo tangle check | head` closes our stdout early; like other Unix tools, end quietly
+/// instead of panicking in `println!`.
+fn quiet_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<u8> {
+    if let Command::Preprocess { supports } = &cli.command {
+        return match supports {
+            Some(Supports::Supports { renderer }) => Ok(if renderer == "html" { CLEAN } else { DRIFT }),
+            None => crate::render::run_as_mdbook_preprocessor().map(|()| CLEAN),
+        };
+    }
+    let root = match cli.root {
+        Some(r) => r,
+        None => find_root(&std::env::current_dir()?)?,
+    };
+    let options = CheckOptions { verbose: cli.verbose };
+    let project = Project::load(&root)?;
+    match cli.command {
+        Command::Sync { check: true } => {
+            let stale = project.stale()?;
+            for s in &stale {
+                println!("stale: {s}");
+            }
+            if stale.is_empty() {
+                Ok(CLEAN)
+            } else {
+                println!("code/ is out of date with book/src: run `cargo tangle sync` and commit the result");
+                Ok(DRIFT)
+            }
+        }
+        Command::Sync { check: false } => {
+            for fixed in project.sync()? {
+                println!("{} {}", fixed.fix_verb(), fixed.path().display());
+            }
+            Ok(CLEAN)
+        }
+        Command::Check { chapter } => {
+            let chapters = project.select(&chapter)?;
+            report::report(&project, pipeline::check_with(&project, &chapters, options)?, false)
+        }
+        Command::Accept { chapter } => {
+            let chapters = project.select(&chapter)?;
+            report::report(&project, pipeline::check_with(&project, &chapters, options)?, true)
+        }
+        Command::Book => {
+            let chapters = project.select(&[])?;
+            let code = report::report(&project, pipeline::check_with(&project, &chapters, options)?, false)?;
+            if code == ERROR {
+                return Ok(code);
+            }
+            crate::render::build_book(&root)?;
+            println!("built {}", root.join("book/book/index.html").display());
+            Ok(code)
+        }
+        Command::Serve { port } => crate::render::serve(&root, port).map(|()| CLEAN),
+        Command::Preprocess { .. } => unreachable!("handled above"),
+    }
+}
+
+/// The nearest ancestor of `start` with `book/book.toml`.
+pub fn find_root(start: &Path) -> anyhow::Result<PathBuf> {
+    start
+        .ancestors()
+        .find(|d| d.join("book/book.toml").is_file() && d.join("Cargo.toml").is_file())
+        .map(Path::to_path_buf)
+        .ok_or_else(|| {
+            anyhow::anyhow!("no book/book.toml in {} or any parent: run tangle inside the project", start.display())
+        })
+}

@@ -1,0 +1,52 @@
+//! Figures are outputs too: the SVGs a chapter's run drew (in its staging folder) against
+//! the committed ones under `figures/chNN/`, byte for byte.
+
+use std::path::{Path, PathBuf};
+
+/// A figure whose drawn SVG differs from the committed one.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FigureDrift {
+    Changed(PathBuf),
+    New(PathBuf),
+    NoLongerDrawn(PathBuf),
+}
+
+impl std::fmt::Display for FigureDrift {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FigureDrift::Changed(p) => write!(f, "{}: the drawn figure differs from the committed file", p.display()),
+            FigureDrift::New(p) => write!(f, "{}: drawn by the chapter but not committed", p.display()),
+            FigureDrift::NoLongerDrawn(p) => write!(f, "{}: committed but no longer drawn by the chapter", p.display()),
+        }
+    }
+}
+
+/// Compares the SVGs a chapter drew (`drawn/chNN`) with the committed ones (`figures/chNN`).
+pub fn compare_figures(root: &Path, drawn: &Path, chapter: &str) -> anyhow::Result<Vec<FigureDrift>> {
+    let committed_dir = root.join("figures").join(chapter);
+    let drawn_dir = drawn.join(chapter);
+    let list = |dir: &Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .map(|rd| {
+                rd.filter_map(|e| e.ok()?.file_name().into_string().ok()).filter(|n| n.ends_with(".svg")).collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    let (drawn_files, committed_files) = (list(&drawn_dir), list(&committed_dir));
+    let mut drift = Vec::new();
+    for name in &drawn_files {
+        let rel = Path::new("figures").join(chapter).join(name);
+        match std::fs::read(committed_dir.join(name)) {
+            Err(_) => drift.push(FigureDrift::New(rel)),
+            Ok(old) if old != std::fs::read(drawn_dir.join(name))? => drift.push(FigureDrift::Changed(rel)),
+            Ok(_) => {}
+        }
+    }
+    for name in committed_files.iter().filter(|n| !drawn_files.contains(n)) {
+        drift.push(FigureDrift::NoLongerDrawn(Path::new("figures").join(chapter).join(name)));
+    }
+    Ok(drift)
+}
+

@@ -1,0 +1,193 @@
+//! What syn finds in a cell, without ever printing it back: syntax errors (at the chapter's
+//! line and column), the crates it names, the inner attributes a file must hoist, where a run
+//! cell's last expression needs a `;` to stand among statements, and which lines continue a
+//! multi-line string literal (and so must not be indented when the cell goes inside `main`).
+
+use std::collections::BTreeSet;
+use std::ops::Range;
+
+use proc_macro2::{TokenStream, TokenTree};
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+
+use crate::diagnostic::Diagnostic;
+use crate::model::{Cell, CellKind, Chapter};
+
+/// What the emitter and the dependency finder need to know about a cell. Lines are one-based
+/// within the cell's code (line 1 is the marker line of a save or test cell).
+#[derive(Debug, Default)]
+pub struct CellSyntax {
+    /// First path segments (`ch02` in `ch02::TinyGpt`, `use gemm::...`), with their line and
+    /// zero-based column.
+    pub refs: Vec<(String, usize, usize)>,
+    /// Lines of inner attributes (`#![allow(...)]`), which must open the generated file.
+    pub inner_attribute_lines: Vec<Range<usize>>,
+    /// Lines inside a multi-line literal after its first line: indenting them would change
+    /// the program.
+    pub literal_lines: BTreeSet<usize>,
+    /// `(line, column)` (column zero-based, in characters) just after a run cell's final
+    /// expression that has no `;`, where one must go so that the next cell can follow.
+    pub needs_semicolon: Option<(usize, usize)>,
+}
+
+/// Parses and analyses one cell.
+pub fn cell(chapter: &Chapter, cell: &Cell) -> Result<CellSyntax, Diagnostic> {
+    let syntax_error = |e: syn::Error| error_at(chapter, cell, e);
+    let mut out = CellSyntax::default();
+    let mut visitor = RefVisitor { refs: Vec::new() };
+    match cell.kind {
+        CellKind::Save | CellKind::Test => {
+            let file: syn::File = syn::parse_str(&cell.code).map_err(syntax_error)?;
+            for attr in &file.attrs {
+                let span = attr.span();
+                out.inner_attribute_lines.push(span.start().line..span.end().line + 1);
+            }
+            visitor.visit_file(&file);
+        }
+        CellKind::Run => {
+            let stmts = syn::parse::Parser::parse_str(syn::Block::parse_within, &cell.code).map_err(syntax_error)?;
+            if let Some(syn::Stmt::Expr(expr, None)) = stmts.last()
+                && !is_block_like(expr)
+            {
+                let end = expr.span().end();
+                out.needs_semicolon = Some((end.line, end.column));
+            }
+            for stmt in &stmts {
+                visitor.visit_stmt(stmt);
+            }
+        }
+    }
+    out.refs = visitor.refs;
+    if let Ok(tokens) = cell.code.parse::<TokenStream>() {
+        literal_lines(tokens, &mut out.literal_lines);
+    }
+    Ok(out)
+}
+
+/// An expression that may stand as a statement without `;` (when it is `()`).
+fn is_block_like(expr: &syn::Expr) -> bool {
+    matches!(
+        expr,
+        syn::Expr::Block(_)
+            | syn::Expr::If(_)
+            | syn::Expr::Match(_)
+            | syn::Expr::Loop(_)
+            | syn::Expr::While(_)
+            | syn::Expr::ForLoop(_)
+            | syn::Expr::Unsafe(_)
+            | syn::Expr::Const(_)
+            | syn::Expr::TryBlock(_)
+    )
+}
+
+/// A syntax error as a diagnostic at the chapter's line and column, underlining the token.
+fn error_at(chapter: &Chapter, cell: &Cell, e: syn::Error) -> Diagnostic {
+    let start = e.span().start();
+    let end = e.span().end();
+    let line = start.line.max(1);
+    let why = match e.to_string().as_str() {
+        "cannot parse string into token stream" => "its brackets, quotes or comments do not balance".to_string(),
+        other => other.to_string(),
+    };
+    let (offset, column) = chapter_offset(chapter, cell, line, start.column);
+    let len = if end.line == start.line {
+        let (end_offset, _) = chapter_offset(chapter, cell, line, end.column);
+        end_offset.saturating_sub(offset)
+    } else {
+        0
+    };
+    let location = chapter.location(cell.code_line + line - 1).with_column(column);
+    Diagnostic::error(location, format!("this cell does not parse as Rust: {why}")).with_span(offset..offset + len, "")
+}
+
+/// The byte offset in the chapter file, and the one-based column there, of a zero-based
+/// character column on one-based `line` of a cell.
+pub fn chapter_offset(chapter: &Chapter, cell: &Cell, line: usize, column: usize) -> (usize, usize) {
+    let code_line = cell.code.lines().nth(line - 1).unwrap_or("");
+    let byte = code_line.char_indices().nth(column).map_or(code_line.len(), |(i, _)| i);
+    let start = line_start(&chapter.source, cell.code_line + line - 1).min(chapter.source.len());
+    let source_line = chapter.source[start..].split(['\n', '\r']).next().unwrap_or("");
+    // The container prefix (`> `, a list item's indentation) as it stands on this line.
+    let prefix = match source_line.strip_suffix(code_line) {
+        Some(prefix) => prefix,
+        None => &source_line[..cell.prefix.len().min(source_line.len())],
+    };
+    let offset = (start + prefix.len() + byte).min(chapter.source.len());
+    (offset, prefix.chars().count() + column + 1)
+}
+
+fn line_start(text: &str, line: usize) -> usize {
+    text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum()
+}
+
+/// Lines strictly after the first line of every literal that spans several lines.
+fn literal_lines(tokens: TokenStream, out: &mut BTreeSet<usize>) {
+    for tree in tokens {
+        match tree {
+            TokenTree::Literal(lit) => {
+                let span = lit.span();
+                out.extend(span.start().line + 1..=span.end().line);
+            }
+            TokenTree::Group(g) => literal_lines(g.stream(), out),
+            _ => {}
+        }
+    }
+}
+
+/// Collects the first segment of every path and `use` tree, and of `name::` inside macro
+/// bodies (which syn leaves as tokens), with its line within the cell.
+struct RefVisitor {
+    refs: Vec<(String, usize, usize)>,
+}
+
+impl<'ast> Visit<'ast> for RefVisitor {
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        if let Some(first) = path.segments.first()
+            && (path.segments.len() > 1 || path.leading_colon.is_some())
+        {
+            self.refs.push((first.ident.to_string(), first.ident.span().start().line, first.ident.span().start().column));
+        }
+        syn::visit::visit_path(self, path);
+    }
+
+    fn visit_item_use(&mut self, item: &'ast syn::ItemUse) {
+        collect_use_roots(&item.tree, &mut self.refs);
+    }
+
+    fn visit_item_extern_crate(&mut self, item: &'ast syn::ItemExternCrate) {
+        self.refs.push((item.ident.to_string(), item.ident.span().start().line, item.ident.span().start().column));
+    }
+
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        syn::visit::visit_macro(self, mac);
+        scan_tokens(mac.tokens.clone(), &mut self.refs);
+    }
+}
+
+fn collect_use_roots(tree: &syn::UseTree, refs: &mut Vec<(String, usize, usize)>) {
+    match tree {
+        syn::UseTree::Path(p) => refs.push((p.ident.to_string(), p.ident.span().start().line, p.ident.span().start().column)),
+        syn::UseTree::Name(n) => refs.push((n.ident.to_string(), n.ident.span().start().line, n.ident.span().start().column)),
+        syn::UseTree::Rename(r) => refs.push((r.ident.to_string(), r.ident.span().start().line, r.ident.span().start().column)),
+        syn::UseTree::Group(g) => g.items.iter().for_each(|t| collect_use_roots(t, refs)),
+        _ => {}
+    }
+}
+
+fn scan_tokens(tokens: TokenStream, refs: &mut Vec<(String, usize, usize)>) {
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    for (i, tree) in trees.iter().enumerate() {
+        match tree {
+            TokenTree::Ident(ident) => {
+                let preceded_by_colons = i >= 1 && matches!(&trees[i - 1], TokenTree::Punct(p) if p.as_char() == ':');
+                let followed_by_colons = matches!(trees.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == ':')
+                    && matches!(trees.get(i + 2), Some(TokenTree::Punct(p)) if p.as_char() == ':');
+                if followed_by_colons && !preceded_by_colons {
+                    refs.push((ident.to_string(), ident.span().start().line, ident.span().start().column));
+                }
+            }
+            TokenTree::Group(g) => scan_tokens(g.stream(), refs),
+            _ => {}
+        }
+    }
+}

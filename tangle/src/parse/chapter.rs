@@ -1,0 +1,299 @@
+//! One chapter's fences → cells and output blocks.
+//!
+//! The rules, documented for authors in `book/src/building.md`:
+//! - A fence whose language is `rust` is a cell unless it carries `ignore`. Its kind is decided
+//!   by its first line, exactly: `// @save`, `// @test`, or anything else (a run cell). A line
+//!   that looks like a marker anywhere else in the cell is an error, so that a blank first line
+//!   or a marker below a comment cannot quietly turn library code into a run cell.
+//! - A fence whose language is `output` belongs to the run cell right before it, in the same
+//!   container (list item, blockquote), with only blank lines between them.
+//! - Every fence must be closed: an unclosed fence swallows the rest of its container.
+
+use std::path::Path;
+
+use regex::Regex;
+
+use super::directives;
+use crate::diagnostic::{Diagnostic, Diagnostics, Location};
+use crate::markdown::{Document, Fence, FenceInfo};
+use crate::model::{Cell, CellKind, Chapter, OutputBlock, OutputSpec, Presentation, Redaction};
+
+/// Parses one chapter file. `path` is relative to the project root and used in messages.
+pub fn parse_chapter(name: &str, path: &Path, bytes: Vec<u8>) -> Result<Chapter, Diagnostics> {
+    let source = String::from_utf8(bytes).map_err(|e| {
+        let valid = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..valid].iter().filter(|&&b| b == b'\n').count() + 1;
+        Diagnostics::from(Diagnostic::error(
+            Location::new(path, line),
+            "the file is not valid UTF-8 (re-save it as UTF-8)",
+        ))
+    })?;
+    let doc = Document::parse(&source);
+    let mut reader = Reader { path, doc: &doc, diagnostics: Diagnostics::default(), cells: Vec::new() };
+    for fence in &doc.fences {
+        reader.fence(fence);
+    }
+    let cells = reader.cells;
+    let mut diagnostics = reader.diagnostics;
+    let directives = directives::read(path, &doc, &mut diagnostics);
+    diagnostics.into_result(()).map(|()| Chapter {
+        name: name.to_string(),
+        path: path.to_path_buf(),
+        source: source.clone(),
+        cells,
+        directives,
+    })
+}
+
+/// The zero-based line of the block's text that opens a fence as long as the block's own
+/// (```` ```rust ```` inside a ```` ```text ```` block). Such a line cannot be part of an example
+/// (its own closing fence would have closed the block), so the block was almost certainly left
+/// open above it and has swallowed what follows.
+fn swallowed_fence(fence: &Fence) -> Option<usize> {
+    fence.text.lines().position(|line| {
+        let t = line.trim_start();
+        let run = t.chars().take_while(|&c| c == fence.marker).count();
+        run >= fence.marker_len && !t[run..].trim().is_empty()
+    })
+}
+
+struct Reader<'a> {
+    path: &'a Path,
+    doc: &'a Document<'a>,
+    diagnostics: Diagnostics,
+    cells: Vec<Cell>,
+}
+
+impl Reader<'_> {
+    /// An error underlining `range` of the file.
+    fn error(&mut self, range: std::ops::Range<usize>, message: impl Into<String>) -> &mut Diagnostic {
+        let (line, column) = self.doc.line_col(range.start);
+        let d = Diagnostic::error(Location::new(self.path, line).with_column(column), message).with_span(range, "");
+        self.diagnostics.push(d);
+        self.diagnostics.0.last_mut().expect("just pushed")
+    }
+
+    /// The opening fence line's range, for errors about the fence itself.
+    fn opening(&self, fence: &Fence) -> std::ops::Range<usize> {
+        let end = self.doc.source[fence.span.start..].find(['\n', '\r']).map_or(fence.span.end, |i| fence.span.start + i);
+        fence.span.start..end
+    }
+
+    fn fence(&mut self, fence: &Fence) {
+        let lang = fence.info_raw.split(|c: char| c == ',' || c.is_whitespace()).next().unwrap_or("");
+        if !fence.closed {
+            let marker: String = std::iter::repeat_n(fence.marker, fence.marker_len).collect();
+            let opening = self.opening(fence);
+            self.error(opening, "this code block is never closed")
+                .notes
+                .push((crate::diagnostic::NoteKind::Help, format!("close it with a line of {marker} where it ends")));
+            return;
+        }
+        if let Some(line) = swallowed_fence(fence) {
+            let opening = self.opening(fence);
+            let marker: String = std::iter::repeat_n(fence.marker, fence.marker_len).collect();
+            self.error(opening, format!("this code block runs on over the fence at line {}: it was probably never closed", fence.body_line() + line))
+                .notes
+                .push((crate::diagnostic::NoteKind::Help, format!(
+                    "close it with a line of {marker} where it ends; to show a fence inside a block, make the outer fence longer ({marker}{})",
+                    fence.marker
+                )));
+            return;
+        }
+        if lang != "rust" && lang != "output" {
+            return;
+        }
+        let info = match &fence.info {
+            Ok(info) => info.clone(),
+            Err(why) => {
+                let opening = self.opening(fence);
+                self.error(opening, format!("cannot read this fence's attributes: {why}"));
+                return;
+            }
+        };
+        match lang {
+            "rust" => self.cell(fence, &info),
+            _ => self.output(fence, &info),
+        }
+    }
+
+    fn cell(&mut self, fence: &Fence, info: &FenceInfo) {
+        let mut presentation = Presentation::Default;
+        for attr in &info.attributes {
+            match (attr.key.as_str(), &attr.value) {
+                ("ignore", None) => return,
+                ("fold", value) => presentation = Presentation::Folded(value.clone()),
+                ("open", None) => presentation = Presentation::Open,
+                (key, _) => {
+                    let opening = self.opening(fence);
+                    self.error(opening, format!("unknown attribute `{key}` on a rust cell"))
+                        .notes
+                        .push((crate::diagnostic::NoteKind::Help, "known: `ignore` (shown, not run), `fold`, `fold=\"Summary\"`, `open`".into()));
+                    return;
+                }
+            }
+        }
+        // After a marker error the cell still counts (as a run cell), so that its output block
+        // finds it and one mistake is reported once.
+        let kind = self.kind(fence).unwrap_or(CellKind::Run);
+        let section = self
+            .doc
+            .headings
+            .iter()
+            .take_while(|h| h.span.start < fence.span.start)
+            .filter(|h| h.level <= 2)
+            .last()
+            .map(|h| h.text.clone())
+            .unwrap_or_default();
+        self.cells.push(Cell {
+            kind,
+            code_line: fence.body_line(),
+            code: fence.text.clone(),
+            span: fence.span.clone(),
+            content: fence.content.clone(),
+            prefix: fence.prefix.clone(),
+            section,
+            presentation,
+            output: None,
+        });
+    }
+
+    /// The cell's kind from its first line, or `None` after reporting a misplaced or unknown
+    /// marker.
+    fn kind(&mut self, fence: &Fence) -> Option<CellKind> {
+        let mut kind = CellKind::Run;
+        for (i, line) in fence.text.lines().enumerate() {
+            let text = line.trim();
+            let marker = text.strip_prefix("//").map(str::trim_start).filter(|m| m.starts_with('@'));
+            let line_start = self.doc.line_index().line_start(fence.body_line() + i).min(self.doc.source.len());
+            let source_line = self.doc.source[line_start..].split(['\n', '\r']).next().unwrap_or("");
+            let at = line_start + source_line.find("//").unwrap_or(0);
+            let range = at..line_start + source_line.trim_end().len().max(at - line_start);
+            let Some(marker) = marker else { continue };
+            let word = marker.split_whitespace().next().unwrap_or(marker);
+            let known = match word {
+                "@save" => Some(CellKind::Save),
+                "@test" => Some(CellKind::Test),
+                _ => None,
+            };
+            match (i, known) {
+                (0, Some(k)) if text == k.marker().unwrap_or_default() => kind = k,
+                (0, Some(k)) => {
+                    let m = k.marker().unwrap_or_default();
+                    self.error(range, format!("the cell marker must be exactly `{m}`")).notes.push((
+                        crate::diagnostic::NoteKind::Help,
+                        format!("write `{m}` alone on the cell's first line"),
+                    ));
+                    return None;
+                }
+                (0, None) => {
+                    self.error(range, format!("unknown cell marker `{word}`")).notes.push((
+                        crate::diagnostic::NoteKind::Help,
+                        "the first line must be exactly `// @save` or `// @test`; anything else makes a run cell".into(),
+                    ));
+                    return None;
+                }
+                (_, Some(k)) => {
+                    let m = k.marker().unwrap_or_default();
+                    self.error(range, format!("`{m}` must be the cell's first line")).notes.push((
+                        crate::diagnostic::NoteKind::Help,
+                        "move it to the first line (no blank line or comment above it); as it stands this is a run cell"
+                            .into(),
+                    ));
+                    return None;
+                }
+                (_, None) => {}
+            }
+        }
+        Some(kind)
+    }
+
+    fn output(&mut self, fence: &Fence, info: &FenceInfo) {
+        let spec = match self.output_spec(fence, info) {
+            Some(spec) => spec,
+            None => return,
+        };
+        let source = self.doc.source;
+        let opening = self.opening(fence);
+        let Some(cell) = self.cells.last() else {
+            self.error(opening, "this output block has no rust cell before it");
+            return;
+        };
+        let between = &source[cell.end()..fence.span.start];
+        let adjacent = between.chars().all(|c| c.is_whitespace() || c == '>') && cell.prefix == fence.prefix;
+        if !adjacent {
+            self.error(opening, "this output block does not follow a rust cell").notes.push((
+                crate::diagnostic::NoteKind::Help,
+                "put it right after the cell whose output it shows (only blank lines between them, in the same list item or quote)"
+                    .into(),
+            ));
+            return;
+        }
+        if cell.kind != CellKind::Run {
+            self.error(opening, "an output block may only follow a run cell, not a `// @save` or `// @test` cell");
+            return;
+        }
+        if cell.output.is_some() {
+            self.error(opening, "this cell already has an output block");
+            return;
+        }
+        let block = OutputBlock {
+            span: fence.span.clone(),
+            content: fence.content.clone(),
+            line: fence.line,
+            text: fence.text.clone(),
+            spec,
+            marker: fence.marker,
+            marker_len: fence.marker_len,
+            prefix: fence.prefix.clone(),
+            info_raw: fence.info_raw.clone(),
+        };
+        self.cells.last_mut().expect("checked").output = Some(block);
+    }
+
+    /// `output NAME="regex" rtol=0.05` → an [`OutputSpec`].
+    fn output_spec(&mut self, fence: &Fence, info: &FenceInfo) -> Option<OutputSpec> {
+        let opening = self.opening(fence);
+        let mut spec = OutputSpec::default();
+        for (i, attr) in info.attributes.iter().enumerate() {
+            let key = attr.key.as_str();
+            if info.attributes[..i].iter().any(|a| a.key == key) {
+                self.error(opening, format!("`{key}` is given twice on this output block"));
+                return None;
+            }
+            let Some(value) = &attr.value else {
+                self.error(opening.clone(), format!("`{key}` on an output block needs a value"))
+                    .notes
+                    .push((crate::diagnostic::NoteKind::Help, "write `rtol=0.05` or `NAME=\"regex\"`".into()));
+                return None;
+            };
+            if key == "rtol" {
+                match value.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0) {
+                    Some(rtol) => spec.rtol = Some(rtol),
+                    None => {
+                        self.error(opening, format!("rtol must be a non-negative number, not `{value}`"));
+                        return None;
+                    }
+                }
+            } else if key.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_') {
+                match Regex::new(value) {
+                    Ok(regex) => spec.redactions.push(Redaction { name: key.to_string(), regex }),
+                    Err(e) => {
+                        self.error(opening, format!("the redaction {key} is not a valid regex: {e}"));
+                        return None;
+                    }
+                }
+            } else {
+                self.error(opening, format!("unknown output attribute `{key}`")).notes.push((
+                    crate::diagnostic::NoteKind::Help,
+                    "use rtol=… or an upper-case redaction name".into(),
+                ));
+                return None;
+            }
+        }
+        Some(spec)
+    }
+}
+
+#[cfg(test)]
+mod tests;

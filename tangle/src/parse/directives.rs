@@ -1,0 +1,76 @@
+//! `<!-- tangle: WORD ARGS -->` comments: chapter-wide settings. Read from the HTML comments
+//! the Markdown front end finds (block or inline, over several lines, in any container); the
+//! word is matched without regard to case; a comment that starts with `tangle` but says
+//! nothing tangle knows is an error rather than a setting silently ignored.
+//!
+//! - `data PATH...`: files the chapter's code reads (relative to the repository root); a change
+//!   to one reruns the chapter.
+//! - `timeout SECONDS`: how long the chapter program may run (default 600 s).
+
+use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
+
+use crate::diagnostic::{Diagnostic, Diagnostics, Location};
+use crate::markdown::Document;
+use crate::model::Directives;
+
+pub fn read(path: &Path, doc: &Document, diagnostics: &mut Diagnostics) -> Directives {
+    let mut directives = Directives::default();
+    for comment in &doc.comments {
+        let text = comment.inner.trim();
+        let Some(rest) = strip_prefix_ignore_case(text, "tangle") else { continue };
+        let at = Location::new(path, comment.line);
+        let Some(rest) = rest.trim_start().strip_prefix(':') else {
+            // `<!-- tangle timeout 3 -->`: almost certainly meant as a directive.
+            if rest.starts_with(char::is_whitespace) {
+                diagnostics.push(
+                    Diagnostic::error(at, "a tangle directive needs a colon: `<!-- tangle: WORD ... -->`")
+                        .with_help("known: `tangle: data PATH...`, `tangle: timeout SECONDS`"),
+                );
+            }
+            continue;
+        };
+        let mut words = rest.split_whitespace();
+        let word = words.next().unwrap_or("").to_ascii_lowercase();
+        let args: Vec<&str> = words.collect();
+        match word.as_str() {
+            "data" if args.is_empty() => diagnostics.push(
+                Diagnostic::error(at, "`tangle: data` names no file").with_help("write `<!-- tangle: data book/data/FILE -->`"),
+            ),
+            "data" => {
+                for arg in args {
+                    let file = PathBuf::from(arg);
+                    if !file.is_relative() || file.components().any(|c| c == Component::ParentDir) {
+                        diagnostics.push(Diagnostic::error(
+                            at.clone(),
+                            format!("data file `{arg}` must be a path inside the repository, relative to its root"),
+                        ));
+                    } else {
+                        directives.data.push((file, comment.line));
+                    }
+                }
+            }
+            "timeout" => match args.as_slice() {
+                [n] if n.parse::<u64>().is_ok_and(|s| s > 0) => {
+                    directives.timeout = Some(Duration::from_secs(n.parse().expect("checked")));
+                }
+                _ => diagnostics.push(Diagnostic::error(
+                    at,
+                    format!("`tangle: timeout` takes a whole number of seconds above 0, not `{}`", args.join(" ")),
+                )),
+            },
+            "" => diagnostics.push(
+                Diagnostic::error(at, "this tangle directive is empty").with_help("known: `data PATH...`, `timeout SECONDS`"),
+            ),
+            other => diagnostics.push(
+                Diagnostic::error(at, format!("unknown tangle directive `{other}`")).with_help("known: `data`, `timeout`"),
+            ),
+        }
+    }
+    directives
+}
+
+fn strip_prefix_ignore_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = text.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix).then(|| &text[prefix.len()..])
+}
