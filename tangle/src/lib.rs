@@ -21,6 +21,7 @@ pub mod compare;
 pub mod diagnostic;
 pub mod fsutil;
 pub mod generate;
+pub mod lock;
 pub mod model;
 pub mod parse;
 pub mod pipeline;
