@@ -103,8 +103,7 @@ impl LineMap {
 
     fn set_texts(&mut self, chapter: &str, files: &[(PathBuf, String)]) {
         self.chapter_lines = chapter.lines().map(str::to_string).collect();
-        self.generated_lines =
-            files.iter().map(|(p, t)| (p.clone(), t.lines().map(str::to_string).collect())).collect();
+        self.generated_lines = files.iter().map(|(p, t)| (p.clone(), t.lines().map(str::to_string).collect())).collect();
     }
 }
 

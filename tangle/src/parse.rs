@@ -191,7 +191,14 @@ impl<'a> Parser<'a> {
         let kind = cell_kind(&fence.text);
         let fence_line = self.lines.line(fence.span.start);
         let end = trim_newline_end(self.source, fence.span.end);
-        Ok(Cell { kind, code_line: fence_line + 1, code: fence.text, end, section: section.to_string(), output: None })
+        Ok(Cell {
+            kind,
+            code_line: fence_line + 1,
+            code: fence.text,
+            end,
+            section: section.to_string(),
+            output: None,
+        })
     }
 
     fn attach_output(&self, fence: Fence, cells: &mut [Cell]) -> Result<(), InputError> {
@@ -271,10 +278,7 @@ impl<'a> Parser<'a> {
                         if !path.is_relative() || path.components().any(|c| c == std::path::Component::ParentDir) {
                             return Err(self.error(
                                 at,
-                                format!(
-                                    "data file `{}` must be a path inside the repository, relative to its root",
-                                    path.display()
-                                ),
+                                format!("data file `{}` must be a path inside the repository, relative to its root", path.display()),
                             ));
                         }
                         directives.data.push((path, self.lines.line(at)));
@@ -282,10 +286,7 @@ impl<'a> Parser<'a> {
                 }
                 "timeout" => {
                     let seconds: u64 = arg.parse().ok().filter(|&s| s > 0).ok_or_else(|| {
-                        self.error(
-                            at,
-                            format!("`tangle: timeout` takes a whole number of seconds above 0, not `{arg}`"),
-                        )
+                        self.error(at, format!("`tangle: timeout` takes a whole number of seconds above 0, not `{arg}`"))
                     })?;
                     directives.timeout = Some(Duration::from_secs(seconds));
                 }
