@@ -44,3 +44,31 @@ fn default_permissions() -> std::fs::Permissions {
 fn default_permissions() -> std::fs::Permissions {
     tempfile::tempfile().and_then(|f| f.metadata()).map(|m| m.permissions()).expect("a temp file")
 }
+
+/// Replaces `path` (whose contents were `expected` when we read it) by `contents`, unless
+/// someone changed it meanwhile: the new text is written to a temporary file first, the file
+/// is read again, and only if it still holds `expected` does the rename happen. Otherwise the
+/// new text is kept beside it as `NAME.tangle-new` and the error says so; nothing is lost.
+pub fn replace_if_unchanged(path: &Path, expected: &[u8], contents: &[u8]) -> anyhow::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("cannot write in {}", dir.display()))?;
+    tmp.write_all(contents)?;
+    let permissions = std::fs::metadata(path).map(|m| m.permissions()).unwrap_or_else(|_| default_permissions());
+    tmp.as_file().set_permissions(permissions)?;
+    tmp.as_file().sync_all()?;
+    let now = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if now != expected {
+        let mut aside = path.as_os_str().to_owned();
+        aside.push(".tangle-new");
+        let aside = std::path::PathBuf::from(aside);
+        tmp.persist(&aside).with_context(|| format!("cannot write {}", aside.display()))?;
+        anyhow::bail!(
+            "{} changed while tangle was running, so it was left as it is; what tangle would have written is in {} \
+             (run the command again)",
+            path.display(),
+            aside.display()
+        );
+    }
+    tmp.persist(path).with_context(|| format!("cannot replace {}", path.display()))?;
+    Ok(())
+}

@@ -28,6 +28,7 @@ pub mod compare;
 pub mod diagnostic;
 pub mod fsutil;
 pub mod generate;
+pub mod lock;
 pub mod markdown;
 pub mod model;
 pub mod parse;

@@ -67,8 +67,10 @@ impl Project {
         sync::write(&self.root, &self.generated, None)
     }
 
-    fn figures_dir(&self) -> PathBuf {
-        self.root.join("target/tangle/figures")
+    /// Where the figures of a chapter's last completed run are kept (`<dir>/chNN/*.svg`), so
+    /// that a cached run compares them as a fresh one would.
+    fn kept_figures(&self) -> PathBuf {
+        self.root.join("target/tangle/cache/figures")
     }
 }
 
@@ -77,6 +79,8 @@ impl Project {
 pub struct ChapterResult {
     pub chapter: String,
     pub run: RunOutput,
+    /// The folder holding what the run drew, `<dir>/chNN/*.svg`.
+    pub drawn: PathBuf,
     pub cached: bool,
     pub verdicts: Vec<CellVerdict>,
     pub figures: Vec<FigureDrift>,
@@ -138,7 +142,8 @@ pub fn check_with(project: &Project, chapters: &[String], options: CheckOptions)
     let mut to_build = Vec::new();
     for chapter in chapters {
         let key = cache::key(&project.root, &shared, &project.book, &project.generated, chapter)?;
-        let cached = cache::lookup(&project.root, chapter, &key);
+        // A cached run is only as good as the figures kept from it.
+        let cached = cache::lookup(&project.root, chapter, &key).filter(|_| project.kept_figures().join(chapter).is_dir());
         if cached.is_none() {
             to_build.push(chapter.clone());
         }
@@ -153,37 +158,58 @@ pub fn check_with(project: &Project, chapters: &[String], options: CheckOptions)
         }
     }
 
-    // The build may have rewritten Cargo.lock (a new chapter enters it), so runs are stored
-    // under keys taken after it: the ones taken before would never match again.
+    // The build may have rewritten code/Cargo.lock (a new chapter enters it), so runs are
+    // stored under keys taken after it: the ones taken before would never match again.
     let shared = if to_build.is_empty() { shared } else { cache::shared_inputs(&project.root) };
+    // Figures are drawn into a folder of this run's own, so that two runs never wipe each
+    // other's; a completed run's figures then move to where cached runs find them.
+    let staging = crate::lock::run_staging(&project.root)?;
     let mut results = Vec::new();
     for (name, cached) in lookups {
         let chapter = project.book.chapter(&name).expect("selected chapters exist");
         let krate = project.generated.get(&name).expect("every chapter is generated");
-        let (run, from_cache) = match cached {
-            Some(run) => (run, true),
+        let (run, from_cache, drawn) = match cached {
+            Some(run) => (run, true, project.kept_figures()),
             None => {
                 eprintln!("  running {name}");
-                let dir = project.figures_dir();
-                let _ = std::fs::remove_dir_all(dir.join(&name));
-                let run = run::run(&project.root, chapter, krate, &dir)?;
-                if run.completed() {
-                    let key = cache::key(&project.root, &shared, &project.book, &project.generated, &name)?;
-                    cache::store(&project.root, &name, &key, &run)?;
-                }
-                (run, false)
+                let run = run::run(&project.root, chapter, krate, staging.path())?;
+                let drawn = match run.completed() {
+                    true => {
+                        keep_figures(&staging.path().join(&name), &project.kept_figures().join(&name))?;
+                        let key = cache::key(&project.root, &shared, &project.book, &project.generated, &name)?;
+                        cache::store(&project.root, &name, &key, &run)?;
+                        project.kept_figures()
+                    }
+                    false => staging.path().to_path_buf(),
+                };
+                (run, false, drawn)
             }
         };
         let verdicts = compare::compare_chapter(chapter, &run);
         // A run that stopped early drew only some figures; the rest are not "no longer drawn".
         let figures = match run.completed() {
-            true => compare::compare_figures(&project.root, &project.figures_dir(), &name)?,
+            true => compare::compare_figures(&project.root, &drawn, &name)?,
             false => Vec::new(),
         };
         let snapshots = snapshot::stale(&project.root, chapter);
-        results.push(ChapterResult { chapter: name, run, cached: from_cache, verdicts, figures, snapshots });
+        results.push(ChapterResult { chapter: name, run, drawn, cached: from_cache, verdicts, figures, snapshots });
     }
     Ok(Outcome::Ran(results))
+}
+
+/// Replaces `kept` by the figures a completed run drew into `drawn` (a rename within
+/// `target/`, after the old copy is moved aside).
+fn keep_figures(drawn: &Path, kept: &Path) -> anyhow::Result<()> {
+    let parent = kept.parent().expect("a folder under target/");
+    std::fs::create_dir_all(parent)?;
+    if !drawn.is_dir() {
+        std::fs::create_dir_all(drawn)?;
+    }
+    if kept.exists() {
+        let old = tempfile::Builder::new().prefix(".old-").tempdir_in(parent)?;
+        std::fs::rename(kept, old.path().join("figures"))?;
+    }
+    std::fs::rename(drawn, kept).with_context(|| format!("cannot move {} to {}", drawn.display(), kept.display()))
 }
 
 /// What `accept` changed.
@@ -202,13 +228,7 @@ pub fn accept(project: &Project, results: &[ChapterResult]) -> anyhow::Result<Ac
         let text = match accept::rewrite(chapter, &result.run, &result.verdicts) {
             Some(text) => {
                 // The chapter may have been edited while its program ran; never overwrite that.
-                let now = std::fs::read(&path).with_context(|| format!("cannot read {}", chapter.path.display()))?;
-                anyhow::ensure!(
-                    now == chapter.source.as_bytes(),
-                    "{} changed while tangle was running; nothing was written to it (run `cargo tangle accept` again)",
-                    chapter.path.display()
-                );
-                fsutil::write_atomic(&path, text.as_bytes())?;
+                fsutil::replace_if_unchanged(&path, chapter.source.as_bytes(), text.as_bytes())?;
                 accepted.files.push(chapter.path.clone());
                 text
             }
@@ -221,7 +241,7 @@ pub fn accept(project: &Project, results: &[ChapterResult]) -> anyhow::Result<Ac
         for drift in &result.figures {
             match drift {
                 FigureDrift::Changed(rel) | FigureDrift::New(rel) => {
-                    let drawn = project.figures_dir().join(rel.strip_prefix("figures")?);
+                    let drawn = result.drawn.join(rel.strip_prefix("figures")?);
                     fsutil::write_atomic(&project.root.join(rel), &std::fs::read(drawn)?)?;
                 }
                 FigureDrift::NoLongerDrawn(rel) => std::fs::remove_file(project.root.join(rel))?,

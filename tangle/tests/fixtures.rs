@@ -11,9 +11,15 @@
 //! - `remember PATH`           note a file's bytes and mtime
 //! - `unchanged PATH`          record whether the file still has the remembered bytes and mtime
 //! - `endings PATH`            record how many lines end in CRLF and in LF
+//! - `took-under SECONDS`      record whether the last `tangle` step took less than SECONDS
+//! - `spawn tangle ARGS…`      start the tool in the background (its output is not recorded)
+//! - `wait-for PATH`           wait (up to 5 min) until PATH exists and ends with a newline
+//! - `signal TERM|INT|KILL`    send the signal to the spawned tool; record how it ended
+//! - `dead PATH`               record whether every pid listed in PATH is gone (within 3 s)
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 const CARGO_NOISE: &[&str] = &[
     "Compiling",
@@ -89,6 +95,8 @@ fn run_steps(case: &Path) -> String {
     let target = workspace_root().join("target/tangle-fixtures");
     let mut transcript = String::new();
     let mut remembered: Option<(Vec<u8>, std::time::SystemTime)> = None;
+    let mut last_took = Duration::ZERO;
+    let mut spawned: Option<std::process::Child> = None;
     let steps = std::fs::read_to_string(case.join("steps")).unwrap();
     for line in steps.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
         transcript += &format!("$ {line}\n");
@@ -96,6 +104,7 @@ fn run_steps(case: &Path) -> String {
         let rest = words.get(1).copied().unwrap_or("");
         match words[0] {
             "tangle" => {
+                let start = Instant::now();
                 let out = Command::new(env!("CARGO_BIN_EXE_tangle"))
                     .arg("--root")
                     .arg(root)
@@ -104,6 +113,7 @@ fn run_steps(case: &Path) -> String {
                     .env_remove("CI")
                     .output()
                     .unwrap();
+                last_took = start.elapsed();
                 let stdout = filter_output(&String::from_utf8_lossy(&out.stdout), root);
                 let stderr = filter_output(&String::from_utf8_lossy(&out.stderr), root);
                 transcript += &format!("exit: {}\n", out.status.code().unwrap_or(-1));
@@ -147,10 +157,86 @@ fn run_steps(case: &Path) -> String {
                 let lf = text.iter().filter(|&&b| b == b'\n').count() - crlf;
                 transcript += &format!("line endings: {crlf} CRLF, {lf} LF\n");
             }
+            "took-under" => {
+                let limit: f64 = rest.parse().expect("took-under SECONDS");
+                transcript += &format!("took under {limit} s: {}\n", last_took.as_secs_f64() < limit);
+            }
+            "spawn" => {
+                let args = rest.strip_prefix("tangle ").expect("spawn tangle ARGS");
+                let child = Command::new(env!("CARGO_BIN_EXE_tangle"))
+                    .arg("--root")
+                    .arg(root)
+                    .args(args.split_whitespace())
+                    .env("TANGLE_TARGET_DIR", &target)
+                    .env_remove("CI")
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .spawn()
+                    .unwrap();
+                spawned = Some(child);
+            }
+            "wait-for" => {
+                let start = Instant::now();
+                while !std::fs::read(root.join(rest)).is_ok_and(|b| b.ends_with(b"\n")) {
+                    assert!(start.elapsed() < Duration::from_secs(300), "{}: {rest} never appeared", case.display());
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+            "signal" => {
+                let mut child = spawned.take().expect("`spawn` before `signal`");
+                let signal = match rest {
+                    "TERM" => libc::SIGTERM,
+                    "INT" => libc::SIGINT,
+                    "KILL" => libc::SIGKILL,
+                    other => panic!("unknown signal {other}"),
+                };
+                // SAFETY: kill only sends a signal, to the tool this test started.
+                unsafe { libc::kill(child.id() as i32, signal) };
+                let start = Instant::now();
+                let status = loop {
+                    if let Some(status) = child.try_wait().unwrap() {
+                        break status;
+                    }
+                    assert!(start.elapsed() < Duration::from_secs(10), "tangle did not stop on SIG{rest}");
+                    std::thread::sleep(Duration::from_millis(20));
+                };
+                use std::os::unix::process::ExitStatusExt;
+                transcript += &match (status.code(), status.signal()) {
+                    (Some(code), _) => format!("exit: {code}\n"),
+                    (None, Some(sig)) => format!("killed by signal {sig}\n"),
+                    _ => format!("ended: {status}\n"),
+                };
+            }
+            "dead" => {
+                let text = std::fs::read_to_string(root.join(rest)).unwrap();
+                let pids: Vec<i32> = text.split_whitespace().map(|p| p.parse().unwrap()).collect();
+                let start = Instant::now();
+                let alive = loop {
+                    let alive = pids.iter().filter(|&&p| process_runs(p)).count();
+                    if alive == 0 || start.elapsed() > Duration::from_secs(3) {
+                        break alive;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                };
+                transcript += &format!("processes still running: {alive} of {}\n", pids.len());
+                // Never leave one behind, whatever the transcript says.
+                for &p in pids.iter().filter(|&&p| process_runs(p)) {
+                    // SAFETY: kill only sends a signal, to a process this test's book started.
+                    unsafe { libc::kill(p, libc::SIGKILL) };
+                }
+            }
             other => panic!("{}: unknown step `{other}`", case.display()),
         }
     }
     transcript
+}
+
+/// Whether `pid` runs (a zombie that no reaper collected does not).
+fn process_runs(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
+        Err(_) => false,
+    }
 }
 
 #[test]

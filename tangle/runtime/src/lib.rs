@@ -4,6 +4,10 @@
 //! [`cell`], which prints a marker line on stdout so that `tangle` can split one process's
 //! output into per-cell outputs, and records the cell so that a panic names it.
 //! The marker protocol is shared with `tangle::run` through [`MARKER`].
+//!
+//! [`init`] also starts a watchdog when `tangle` asks for one (see [`PARENT_PID_VAR`]): a
+//! chapter program whose `tangle` died, even by `kill -9`, stops itself and every process it
+//! started instead of running on as an orphan.
 
 pub mod figure;
 
@@ -17,6 +21,10 @@ pub const MARKER: &str = "\u{1e}tangle-cell ";
 /// Prefix of the line printed on stderr when a cell panics.
 pub const PANIC_MARKER: &str = "\u{1e}tangle-panic ";
 
+/// The variable through which `tangle` names its own pid to the chapter programs it starts,
+/// each in a process group of its own. While it is set, [`init`] starts the watchdog.
+pub const PARENT_PID_VAR: &str = "TANGLE_PARENT_PID";
+
 static CURRENT: Mutex<Option<usize>> = Mutex::new(None);
 static CHAPTER: Mutex<&'static str> = Mutex::new("");
 
@@ -25,9 +33,13 @@ pub fn chapter() -> &'static str {
     CHAPTER.lock().map(|c| *c).unwrap_or("")
 }
 
-/// Installs the panic hook that names the running cell. Called once at the start of `main`
-/// with the chapter's name (`"ch06"`).
+/// Installs the panic hook that names the running cell, and starts the parent watchdog when
+/// `tangle` started this program. Called once at the start of `main` with the chapter's name
+/// (`"ch06"`).
 pub fn init(chapter: &'static str) {
+    if let Some(parent) = std::env::var(PARENT_PID_VAR).ok().and_then(|p| p.trim().parse().ok()) {
+        watch_parent(parent);
+    }
     if let Ok(mut c) = CHAPTER.lock() {
         *c = chapter;
     }
@@ -69,3 +81,38 @@ pub fn exit_with(error: &dyn std::error::Error) -> ! {
     }
     std::process::exit(1)
 }
+
+/// Polls every 100 ms whether the process that started this one is still `parent` (the pid
+/// `tangle` passed). When it is not (the parent died and this process was handed to init or a
+/// subreaper), kills this process's group, so that the processes a cell started die too.
+///
+/// Nothing in `tangle` can run after a `kill -9`, so the program must notice by itself; a
+/// poll of `getppid` is portable across Unixes (`PR_SET_PDEATHSIG` is Linux-only, fires when
+/// the spawning *thread* ends, and reaches this process only, not its children).
+#[cfg(unix)]
+fn watch_parent(parent: u32) {
+    // `tangle` starts each chapter program as the leader of its own process group. A process
+    // that is not a group leader inherited the variable (a chapter binary started by a cell):
+    // the leader's watchdog covers it, and it must not kill a group that is not its own.
+    // SAFETY: getpgrp and getpid take no arguments and cannot fail.
+    if unsafe { libc::getpgrp() != libc::getpid() } {
+        return;
+    }
+    let check = move || {
+        if std::os::unix::process::parent_id() != parent {
+            // SAFETY: kill(0, ...) signals this process's own group; no memory is involved.
+            unsafe { libc::kill(0, libc::SIGKILL) };
+        }
+    };
+    // The parent may have died before this program got here.
+    check();
+    let _ = std::thread::Builder::new().name("tangle-parent-watchdog".into()).spawn(move || {
+        loop {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            check();
+        }
+    });
+}
+
+#[cfg(not(unix))]
+fn watch_parent(_parent: u32) {}

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::diagnostic::{Diagnostic, Diagnostics, Sources, Style};
+use crate::lock::IfHeld;
 use crate::pipeline::{self, CheckOptions, Project};
 
 #[derive(Parser)]
@@ -21,6 +22,9 @@ pub struct Cli {
     /// Say more: paths into the generated code/ beside chapter locations.
     #[arg(long, short, global = true)]
     verbose: bool,
+    /// When another tangle run holds the repository, fail at once instead of waiting for it.
+    #[arg(long, global = true)]
+    no_wait: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -118,7 +122,25 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Some(r) => r,
         None => find_root(&std::env::current_dir()?)?,
     };
+    if let Command::Serve { port } = cli.command {
+        // serve takes the repository lock around each of its builds itself.
+        return crate::render::serve(&root, port).map(|()| CLEAN);
+    }
     let options = CheckOptions { verbose: cli.verbose };
+    // One writer at a time: a second accept, check or book waits (or, with --no-wait, stops).
+    let _lock = match cli.command {
+        Command::Sync { check: true } => None,
+        _ => {
+            let what = match cli.command {
+                Command::Sync { .. } => "sync",
+                Command::Check { .. } => "check",
+                Command::Accept { .. } => "accept",
+                _ => "book",
+            };
+            let if_held = if cli.no_wait { IfHeld::Refuse } else { IfHeld::Wait };
+            Some(crate::lock::acquire_with(&root, what, if_held)?)
+        }
+    };
     let project = Project::load(&root)?;
     match cli.command {
         Command::Sync { check: true } => {
@@ -157,8 +179,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             println!("built {}", root.join("book/book/index.html").display());
             Ok(code)
         }
-        Command::Serve { port } => crate::render::serve(&root, port).map(|()| CLEAN),
-        Command::Preprocess { .. } => unreachable!("handled above"),
+        Command::Serve { .. } | Command::Preprocess { .. } => unreachable!("handled above"),
     }
 }
 
