@@ -20,19 +20,23 @@
 //! excerpt of the chapter, and [`cli`] is the command line. No module imports one that imports
 //! it back (a test checks the graph).
 
-pub mod accept;
-pub mod build;
-pub mod cache;
+// The library's public face: the pipeline's entry points and the types they return, the
+// renderer (for `mdbook` users and `serve`), diagnostics, and the command line.
 pub mod cli;
 pub mod compare;
 pub mod diagnostic;
-pub mod fsutil;
-pub mod generate;
-pub mod lock;
-pub mod markdown;
 pub mod model;
-pub mod parse;
 pub mod pipeline;
 pub mod render;
 pub mod run;
 pub mod snapshot;
+
+// The stages and their helpers, used through the pipeline.
+pub(crate) mod accept;
+pub(crate) mod build;
+pub(crate) mod cache;
+pub(crate) mod fsutil;
+pub(crate) mod generate;
+pub(crate) mod lock;
+pub(crate) mod markdown;
+pub(crate) mod parse;

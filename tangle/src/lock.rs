@@ -16,7 +16,7 @@
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context;
 
@@ -176,8 +176,9 @@ fn sweep(parent: &Path) {
     }
 }
 
-/// The folders under `target/tangle/<kind>/` that belong to live runs (for tests and reports).
-pub fn live_stagings(root: &Path, kind: &str) -> Vec<PathBuf> {
+/// The folders under `target/tangle/<kind>/` that belong to live runs.
+#[cfg(test)]
+pub fn live_stagings(root: &Path, kind: &str) -> Vec<std::path::PathBuf> {
     let Ok(entries) = std::fs::read_dir(root.join("target/tangle").join(kind)) else { return Vec::new() };
     entries.flatten().map(|e| e.path()).filter(|d| d.join(OWNER).is_file()).collect()
 }

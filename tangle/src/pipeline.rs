@@ -20,6 +20,7 @@ pub struct Project {
     pub root: PathBuf,
     pub book: Book,
     pub generated: Generated,
+    pub workspace: Workspace,
 }
 
 impl Project {
@@ -27,10 +28,11 @@ impl Project {
     /// [`Diagnostics`](crate::diagnostic::Diagnostics) inside the `anyhow::Error`.
     pub fn load(root: &Path) -> anyhow::Result<Project> {
         let book = parse::load_book(root)?;
-        let manifest = std::fs::read_to_string(root.join("Cargo.toml")).context("cannot read the top-level Cargo.toml")?;
+        let manifest =
+            std::fs::read_to_string(root.join("Cargo.toml")).context("cannot read the top-level Cargo.toml")?;
         let workspace = Workspace::from_manifest(&manifest)?;
         let generated = generate::generate(&book, &workspace)?;
-        Ok(Project { root: root.to_path_buf(), book, generated })
+        Ok(Project { root: root.to_path_buf(), book, generated, workspace })
     }
 
     /// Chapter names to work on: all, or the ones asked for (each must exist).
@@ -143,7 +145,8 @@ pub fn check_with(project: &Project, chapters: &[String], options: CheckOptions)
     for chapter in chapters {
         let key = cache::key(&project.root, &shared, &project.book, &project.generated, chapter)?;
         // A cached run is only as good as the figures kept from it.
-        let cached = cache::lookup(&project.root, chapter, &key).filter(|_| project.kept_figures().join(chapter).is_dir());
+        let cached =
+            cache::lookup(&project.root, chapter, &key).filter(|_| project.kept_figures().join(chapter).is_dir());
         if cached.is_none() {
             to_build.push(chapter.clone());
         }
@@ -256,4 +259,27 @@ pub fn accept(project: &Project, results: &[ChapterResult]) -> anyhow::Result<Ac
         accepted.files.extend(Project::load(&project.root)?.sync()?.iter().map(|s| s.path().to_path_buf()));
     }
     Ok(accepted)
+}
+
+/// Formats the cells of `chapters` with rustfmt. With `write`, rewrites the chapters (and
+/// re-syncs `code/`); returns the chapters whose cells were not (or are no longer) formatted.
+pub fn fmt(project: &Project, chapters: &[String], write: bool) -> anyhow::Result<Vec<PathBuf>> {
+    let mut changed = Vec::new();
+    for name in chapters {
+        let chapter = project.book.chapter(name).expect("selected chapters exist");
+        let Some(text) = accept::fmt::format_chapter(chapter, project.workspace.edition())? else { continue };
+        if write {
+            anyhow::ensure!(!on_ci(), "fmt writes the book and never runs with CI set");
+            fsutil::replace_if_unchanged(
+                &project.root.join(&chapter.path),
+                chapter.source.as_bytes(),
+                text.as_bytes(),
+            )?;
+        }
+        changed.push(chapter.path.clone());
+    }
+    if write && !changed.is_empty() {
+        Project::load(&project.root)?.sync()?;
+    }
+    Ok(changed)
 }

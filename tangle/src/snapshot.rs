@@ -102,7 +102,9 @@ pub fn stale(root: &Path, chapter: &Chapter) -> Vec<SnapshotDrift> {
             Ok(_) => None,
         })
         .collect();
-    stale.extend(ours(root, chapter).into_iter().filter(|p| !expected.iter().any(|(e, _)| e == p)).map(SnapshotDrift::Orphan));
+    stale.extend(
+        ours(root, chapter).into_iter().filter(|p| !expected.iter().any(|(e, _)| e == p)).map(SnapshotDrift::Orphan),
+    );
     stale
 }
 

@@ -191,7 +191,9 @@ impl fmt::Display for FigureError {
             FigureError::NoChapter => write!(f, "tangle_runtime::init(chapter) must run before a figure is drawn"),
             FigureError::Draw(e) => write!(f, "drawing failed: {e}"),
             FigureError::Io(p, e) => write!(f, "cannot write {}: {e}", p.display()),
-            FigureError::Duplicate(n) => write!(f, "a figure named {n:?} was already drawn by this chapter; give each figure its own name"),
+            FigureError::Duplicate(n) => {
+                write!(f, "a figure named {n:?} was already drawn by this chapter; give each figure its own name")
+            }
         }
     }
 }

@@ -2,7 +2,10 @@
 //! the output blocks of drifted cells change (replaced, added after a cell that started
 //! printing, or removed after one that stopped); every other byte stays as it was. Inside a
 //! list item or a blockquote, every line written carries the container's prefix (`> `, the
-//! item's indentation), so the block stays where it was.
+//! item's indentation), so the block stays where it was. [`fmt`] rewrites the cells
+//! themselves, with rustfmt, the same way.
+
+pub mod fmt;
 
 use crate::compare::{CellVerdict, Verdict, normalize};
 use crate::markdown::Edits;
@@ -27,7 +30,12 @@ pub fn rewrite(chapter: &Chapter, run: &RunOutput, verdicts: &[CellVerdict]) -> 
                     edits.replace(block.content.clone(), lines(&actual, &block.prefix, nl));
                 } else {
                     // The output holds a line that would close the block: lengthen its fence.
-                    let text = format!("{fence}{}{nl}{}{}{fence}", block.info_raw, lines(&actual, &block.prefix, nl), block.prefix);
+                    let text = format!(
+                        "{fence}{}{nl}{}{}{fence}",
+                        block.info_raw,
+                        lines(&actual, &block.prefix, nl),
+                        block.prefix
+                    );
                     edits.replace(block.span.clone(), text);
                 }
             }
@@ -64,11 +72,7 @@ fn lines(text: &str, prefix: &str, nl: &str) -> String {
 /// A fence of `ch` at least `len` long and longer than any run of `ch` that starts a line of
 /// the output (which would otherwise close the block early).
 fn fence_for(actual: &str, ch: char, len: usize) -> String {
-    let longest = actual
-        .lines()
-        .map(|l| l.trim_start().chars().take_while(|&c| c == ch).count())
-        .max()
-        .unwrap_or(0);
+    let longest = actual.lines().map(|l| l.trim_start().chars().take_while(|&c| c == ch).count()).max().unwrap_or(0);
     std::iter::repeat_n(ch, len.max(longest + 1).max(3)).collect()
 }
 

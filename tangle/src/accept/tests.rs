@@ -35,7 +35,10 @@ fn a_block_inside_a_numbered_list_keeps_its_indentation() {
 #[test]
 fn a_new_block_inside_a_blockquote_carries_the_marker() {
     let md = "> ```rust\n> println!(\"b\");\n> ```\n\nafter\n";
-    assert_eq!(accept(md, &["b\n\nc\n"]), "> ```rust\n> println!(\"b\");\n> ```\n>\n> ```output\n> b\n>\n> c\n> ```\n\nafter\n");
+    assert_eq!(
+        accept(md, &["b\n\nc\n"]),
+        "> ```rust\n> println!(\"b\");\n> ```\n>\n> ```output\n> b\n>\n> c\n> ```\n\nafter\n"
+    );
 }
 
 #[test]

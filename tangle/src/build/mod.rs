@@ -113,7 +113,8 @@ fn relay_progress(stderr: impl std::io::Read) -> String {
     let mut kept = String::new();
     for line in BufReader::new(stderr).lines().map_while(Result::ok) {
         let word = line.split_whitespace().next().unwrap_or("");
-        let progress = matches!(word, "Compiling" | "Finished" | "Locking" | "Updating" | "Downloaded" | "Downloading" | "Adding");
+        let progress =
+            matches!(word, "Compiling" | "Finished" | "Locking" | "Updating" | "Downloaded" | "Downloading" | "Adding");
         let noise = line.starts_with("error: could not compile") || line.starts_with("warning: build failed");
         if progress {
             eprintln!("{line}");

@@ -115,7 +115,8 @@ impl Mapper<'_> {
         };
         let source = &self.book.chapter(&chapter)?.source;
         let start = byte_at(source, line, column);
-        let width = if span.line_end == span.line_start { span.column_end.saturating_sub(span.column_start) } else { 1 };
+        let width =
+            if span.line_end == span.line_start { span.column_end.saturating_sub(span.column_start) } else { 1 };
         let end = source[start..].char_indices().nth(width).map_or(source.len(), |(i, _)| start + i);
         let end = source[start..end].find(['\n', '\r']).map_or(end, |i| start + i);
         Some(Mapped { chapter, line, column, range: start..end })

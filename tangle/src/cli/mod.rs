@@ -48,6 +48,14 @@ enum Command {
         #[arg(long)]
         chapter: Vec<String>,
     },
+    /// Format every cell with rustfmt, in place in the chapters.
+    Fmt {
+        /// Write nothing; fail naming each chapter with unformatted cells.
+        #[arg(long)]
+        check: bool,
+        #[arg(long)]
+        chapter: Vec<String>,
+    },
     /// Everything: sync, check (running what the cache cannot answer), then the HTML book.
     Book,
     /// Build the book, serve it on 127.0.0.1, and rebuild when a chapter, the theme or a figure changes.
@@ -68,10 +76,7 @@ enum Supports {
     Supports { renderer: String },
 }
 
-/// Exit statuses.
-pub const CLEAN: u8 = 0;
-pub const DRIFT: u8 = 1;
-pub const ERROR: u8 = 2;
+pub use report::{CLEAN, DRIFT, ERROR};
 
 pub fn main() -> ExitCode {
     quiet_on_closed_pipe();
@@ -129,12 +134,13 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     let options = CheckOptions { verbose: cli.verbose };
     // One writer at a time: a second accept, check or book waits (or, with --no-wait, stops).
     let _lock = match cli.command {
-        Command::Sync { check: true } => None,
+        Command::Sync { check: true } | Command::Fmt { check: true, .. } => None,
         _ => {
             let what = match cli.command {
                 Command::Sync { .. } => "sync",
                 Command::Check { .. } => "check",
                 Command::Accept { .. } => "accept",
+                Command::Fmt { .. } => "fmt",
                 _ => "book",
             };
             let if_held = if cli.no_wait { IfHeld::Refuse } else { IfHeld::Wait };
@@ -168,6 +174,21 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Accept { chapter } => {
             let chapters = project.select(&chapter)?;
             report::report(&project, pipeline::check_with(&project, &chapters, options)?, true)
+        }
+        Command::Fmt { check, chapter } => {
+            let chapters = project.select(&chapter)?;
+            let changed = pipeline::fmt(&project, &chapters, !check)?;
+            for path in &changed {
+                match check {
+                    true => println!("unformatted: {}", path.display()),
+                    false => println!("formatted {}", path.display()),
+                }
+            }
+            if check && !changed.is_empty() {
+                println!("cells are not formatted: run `cargo tangle fmt`");
+                return Ok(DRIFT);
+            }
+            Ok(CLEAN)
         }
         Command::Book => {
             let chapters = project.select(&[])?;

@@ -6,7 +6,10 @@ use crate::diagnostic::{Sources, Style};
 use crate::pipeline::{self, Outcome, Project};
 use crate::run::RunEnd;
 
-use super::{CLEAN, DRIFT, ERROR};
+/// Exit statuses.
+pub const CLEAN: u8 = 0;
+pub const DRIFT: u8 = 1;
+pub const ERROR: u8 = 2;
 
 /// Prints a check's findings (and accepts them when asked); returns the exit status.
 pub fn report(project: &Project, outcome: Outcome, accept: bool) -> anyhow::Result<u8> {
@@ -52,7 +55,11 @@ pub fn report(project: &Project, outcome: Outcome, accept: bool) -> anyhow::Resu
         if !accept {
             for v in r.drifted() {
                 if let Verdict::Drift { diff } = &v.verdict {
-                    println!("drift: {}: the output differs from what the cell prints\n{}", v.location, diff.render(Style::for_stdout()));
+                    println!(
+                        "drift: {}: the output differs from what the cell prints\n{}",
+                        v.location,
+                        diff.render(Style::for_stdout())
+                    );
                 }
             }
             for f in &r.figures {
@@ -121,4 +128,3 @@ fn cell_location(chapter: &crate::model::Chapter, cell: Option<usize>) -> String
 fn indent(text: &str) -> String {
     text.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
 }
-

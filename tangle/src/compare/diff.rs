@@ -9,15 +9,18 @@ use similar::{DiffTag, TextDiff};
 
 use crate::diagnostic::Style;
 
+/// Character ranges of a line to mark, `(start, end)` in characters.
+type Marks = Vec<(usize, usize)>;
+
 /// A line of a drift diff.
 #[derive(Debug, Clone, PartialEq)]
 enum Row {
     /// The same on both sides; the chapter line.
     Same { line: usize, text: String },
     /// In the block, not in the output; the chapter line and the changed character ranges.
-    Removed { line: usize, text: String, marks: Vec<(usize, usize)> },
+    Removed { line: usize, text: String, marks: Marks },
     /// Printed by the cell, not in the block.
-    Added { text: String, marks: Vec<(usize, usize)> },
+    Added { text: String, marks: Marks },
     /// Lines skipped between hunks.
     Gap,
 }
@@ -51,15 +54,20 @@ impl Diff {
                         // Lines replaced one for one are compared character by character, so
                         // that the changed digits stand out.
                         let paired = removed.len() == added.len();
-                        let marks = |a: &str, b: &str| if paired { changed_chars(a, b) } else { (Vec::new(), Vec::new()) };
-                        let pairs: Vec<(Vec<(usize, usize)>, Vec<(usize, usize)>)> = (0..removed.len().max(added.len()))
+                        let marks =
+                            |a: &str, b: &str| if paired { changed_chars(a, b) } else { (Vec::new(), Vec::new()) };
+                        let pairs: Vec<(Marks, Marks)> = (0..removed.len().max(added.len()))
                             .map(|k| match (removed.get(k), added.get(k)) {
                                 (Some(&(_, a)), Some(&b)) => marks(a, b),
                                 _ => (Vec::new(), Vec::new()),
                             })
                             .collect();
                         for (k, &(i, t)) in removed.iter().enumerate() {
-                            rows.push(Row::Removed { line: first_line + i, text: visible(t), marks: pairs[k].0.clone() });
+                            rows.push(Row::Removed {
+                                line: first_line + i,
+                                text: visible(t),
+                                marks: pairs[k].0.clone(),
+                            });
                         }
                         for (k, t) in added.iter().enumerate() {
                             rows.push(Row::Added { text: visible(t), marks: pairs[k].1.clone() });
@@ -91,13 +99,18 @@ impl Diff {
                 Row::Same { line, text } => out += &format!("{dim}{line:>width$} |{reset}  {text}\n"),
                 Row::Gap => out += &format!("{dim}{:>width$} |{reset}\n", "..."),
                 Row::Removed { line, text, marks } => {
-                    out += &format!("{dim}{line:>width$} |{reset} {red}-{}{reset}\n", emphasize(text, marks, style, red));
+                    out +=
+                        &format!("{dim}{line:>width$} |{reset} {red}-{}{reset}\n", emphasize(text, marks, style, red));
                     if style == Style::Plain && !marks.is_empty() {
                         out += &format!("{:>width$} |  {}\n", "", carets(marks));
                     }
                 }
                 Row::Added { text, marks } => {
-                    out += &format!("{dim}{:>width$} |{reset} {green}+{}{reset}\n", "", emphasize(text, marks, style, green));
+                    out += &format!(
+                        "{dim}{:>width$} |{reset} {green}+{}{reset}\n",
+                        "",
+                        emphasize(text, marks, style, green)
+                    );
                     if style == Style::Plain && !marks.is_empty() {
                         out += &format!("{:>width$} |  {}\n", "", carets(marks));
                     }
@@ -116,7 +129,7 @@ impl fmt::Display for Diff {
 
 /// The character ranges of `a` and of `b` that differ, by a character diff of the two lines
 /// (as they are shown, control characters escaped).
-fn changed_chars(a: &str, b: &str) -> (Vec<(usize, usize)>, Vec<(usize, usize)>) {
+fn changed_chars(a: &str, b: &str) -> (Marks, Marks) {
     let (a, b) = (visible(a), visible(b));
     let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
     let ops = similar::capture_diff_slices(similar::Algorithm::Myers, &a, &b);

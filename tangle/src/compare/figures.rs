@@ -49,4 +49,3 @@ pub fn compare_figures(root: &Path, drawn: &Path, chapter: &str) -> anyhow::Resu
     }
     Ok(drift)
 }
-

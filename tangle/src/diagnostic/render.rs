@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use annotate_snippets::{AnnotationKind, Level, Renderer, Snippet};
 
-use super::{Diagnostic, NoteKind, Severity};
+use super::finding::{Diagnostic, Label, NoteKind, Severity};
 
 /// Whether to colour what we print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,8 +50,15 @@ impl Sources {
     }
 }
 
+impl Diagnostic {
+    /// Renders the diagnostic with an excerpt of its file, as rustc would.
+    pub fn render(&self, sources: &Sources, style: Style) -> String {
+        render(self, sources, style)
+    }
+}
+
 /// Renders `d` with an excerpt of its file, or as one line when the file is unknown.
-pub fn render(d: &Diagnostic, sources: &Sources, style: Style) -> String {
+fn render(d: &Diagnostic, sources: &Sources, style: Style) -> String {
     let level = match d.severity {
         Severity::Error => Level::ERROR,
         Severity::Warning => Level::WARNING,
@@ -65,8 +72,10 @@ pub fn render(d: &Diagnostic, sources: &Sources, style: Style) -> String {
     let primary = source.as_ref().map(|(location, text)| {
         d.primary
             .clone()
-            .filter(|p| p.range.end <= text.len() && text.is_char_boundary(p.range.start) && text.is_char_boundary(p.range.end))
-            .unwrap_or_else(|| super::Label { range: point(text, location.line, location.column), text: String::new() })
+            .filter(|p| {
+                p.range.end <= text.len() && text.is_char_boundary(p.range.start) && text.is_char_boundary(p.range.end)
+            })
+            .unwrap_or_else(|| Label { range: point(text, location.line, location.column), text: String::new() })
     });
     let mut group = match (&source, &primary) {
         (Some((_, text)), Some(primary)) => {
@@ -75,7 +84,8 @@ pub fn render(d: &Diagnostic, sources: &Sources, style: Style) -> String {
                 .fold(true)
                 .annotation(AnnotationKind::Primary.span(primary.range.clone()).label(non_empty(&primary.text)));
             for label in d.secondary.iter().filter(|l| l.range.end <= text.len()) {
-                snippet = snippet.annotation(AnnotationKind::Context.span(label.range.clone()).label(non_empty(&label.text)));
+                snippet =
+                    snippet.annotation(AnnotationKind::Context.span(label.range.clone()).label(non_empty(&label.text)));
             }
             title.element(snippet)
         }
@@ -136,6 +146,7 @@ fn point(text: &str, line: usize, column: Option<usize>) -> std::ops::Range<usiz
 mod tests {
     use super::*;
     use crate::diagnostic::Location;
+    use std::path::Path;
 
     fn sources(file: &str, text: &str) -> (tempfile::TempDir, Sources) {
         let dir = tempfile::tempdir().unwrap();

@@ -31,8 +31,8 @@ pub struct CellSyntax {
 }
 
 /// Parses and analyses one cell.
-pub fn cell(chapter: &Chapter, cell: &Cell) -> Result<CellSyntax, Diagnostic> {
-    let syntax_error = |e: syn::Error| error_at(chapter, cell, e);
+pub fn cell(chapter: &Chapter, cell: &Cell) -> Result<CellSyntax, Box<Diagnostic>> {
+    let syntax_error = |e: syn::Error| Box::new(error_at(chapter, cell, e));
     let mut out = CellSyntax::default();
     let mut visitor = RefVisitor { refs: Vec::new() };
     match cell.kind {
@@ -58,9 +58,7 @@ pub fn cell(chapter: &Chapter, cell: &Cell) -> Result<CellSyntax, Diagnostic> {
         }
     }
     out.refs = visitor.refs;
-    if let Ok(tokens) = cell.code.parse::<TokenStream>() {
-        literal_lines(tokens, &mut out.literal_lines);
-    }
+    out.literal_lines = literal_continuation_lines(&cell.code);
     Ok(out)
 }
 
@@ -120,6 +118,16 @@ fn line_start(text: &str, line: usize) -> usize {
     text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum()
 }
 
+/// The one-based lines of `code` that continue a multi-line literal (empty if it does not
+/// tokenize).
+pub fn literal_continuation_lines(code: &str) -> BTreeSet<usize> {
+    let mut out = BTreeSet::new();
+    if let Ok(tokens) = code.parse::<TokenStream>() {
+        literal_lines(tokens, &mut out);
+    }
+    out
+}
+
 /// Lines strictly after the first line of every literal that spans several lines.
 fn literal_lines(tokens: TokenStream, out: &mut BTreeSet<usize>) {
     for tree in tokens {
@@ -145,7 +153,11 @@ impl<'ast> Visit<'ast> for RefVisitor {
         if let Some(first) = path.segments.first()
             && (path.segments.len() > 1 || path.leading_colon.is_some())
         {
-            self.refs.push((first.ident.to_string(), first.ident.span().start().line, first.ident.span().start().column));
+            self.refs.push((
+                first.ident.to_string(),
+                first.ident.span().start().line,
+                first.ident.span().start().column,
+            ));
         }
         syn::visit::visit_path(self, path);
     }
@@ -166,9 +178,15 @@ impl<'ast> Visit<'ast> for RefVisitor {
 
 fn collect_use_roots(tree: &syn::UseTree, refs: &mut Vec<(String, usize, usize)>) {
     match tree {
-        syn::UseTree::Path(p) => refs.push((p.ident.to_string(), p.ident.span().start().line, p.ident.span().start().column)),
-        syn::UseTree::Name(n) => refs.push((n.ident.to_string(), n.ident.span().start().line, n.ident.span().start().column)),
-        syn::UseTree::Rename(r) => refs.push((r.ident.to_string(), r.ident.span().start().line, r.ident.span().start().column)),
+        syn::UseTree::Path(p) => {
+            refs.push((p.ident.to_string(), p.ident.span().start().line, p.ident.span().start().column))
+        }
+        syn::UseTree::Name(n) => {
+            refs.push((n.ident.to_string(), n.ident.span().start().line, n.ident.span().start().column))
+        }
+        syn::UseTree::Rename(r) => {
+            refs.push((r.ident.to_string(), r.ident.span().start().line, r.ident.span().start().column))
+        }
         syn::UseTree::Group(g) => g.items.iter().for_each(|t| collect_use_roots(t, refs)),
         _ => {}
     }

@@ -4,57 +4,13 @@
 //! function called by `main`, indented by four spaces (rustfmt's layout) except for the lines
 //! that continue a multi-line string, whose text must not change.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::collections::BTreeSet;
+use std::path::Path;
 
 use super::analyse::CellSyntax;
-use super::{HEADER_NOTE, header_line};
+use super::crates::{HEADER_NOTE, header_line};
+use super::line_map::{LineMap, Segment};
 use crate::model::{Cell, CellKind, Chapter};
-
-/// Where generated lines came from: per generated file, one segment per cell.
-#[derive(Debug, Default, Clone)]
-pub struct LineMap {
-    files: BTreeMap<PathBuf, Vec<Segment>>,
-}
-
-/// A run of generated lines copied from consecutive chapter lines.
-#[derive(Debug, Clone)]
-struct Segment {
-    /// First generated line (one-based).
-    generated: usize,
-    /// The chapter line it came from.
-    chapter: usize,
-    len: usize,
-    /// Columns added in front of each line (4 inside `main`).
-    indent: usize,
-    /// Columns of container prefix (`> `, list indentation) in front of the cell in the chapter.
-    prefix: usize,
-    /// Generated lines written without the indent (multi-line literals).
-    unindented: BTreeSet<usize>,
-}
-
-impl LineMap {
-    /// The chapter line that generated line `line` of `file` (relative to the project root)
-    /// came from; `None` for lines the generator wrote itself.
-    pub fn chapter_line(&self, file: &Path, line: usize) -> Option<usize> {
-        self.segment(file, line).map(|s| s.chapter + (line - s.generated))
-    }
-
-    /// The chapter line and one-based column of a one-based position in a generated file.
-    pub fn chapter_position(&self, file: &Path, line: usize, column: usize) -> Option<(usize, usize)> {
-        let s = self.segment(file, line)?;
-        let indent = if s.unindented.contains(&line) { 0 } else { s.indent };
-        Some((s.chapter + (line - s.generated), column.saturating_sub(indent).max(1) + s.prefix))
-    }
-
-    fn segment(&self, file: &Path, line: usize) -> Option<&Segment> {
-        self.files.get(file)?.iter().find(|s| line >= s.generated && line < s.generated + s.len)
-    }
-
-    fn add(&mut self, file: &Path, segment: Segment) {
-        self.files.entry(file.to_path_buf()).or_default().push(segment);
-    }
-}
 
 /// Appends one cell's lines (from cell line `first`, one-based) to `out`, indented by
 /// `indent` spaces, and records the segment.
@@ -97,7 +53,14 @@ fn write_cell(
     let len = lines.len().saturating_sub(first - 1);
     map.add(
         file,
-        Segment { generated, chapter: cell.code_line + first - 1, len, indent, prefix: cell.prefix.chars().count(), unindented },
+        Segment {
+            generated,
+            chapter: cell.code_line + first - 1,
+            len,
+            indent,
+            prefix: cell.prefix.chars().count(),
+            unindented,
+        },
     );
 }
 
@@ -130,8 +93,18 @@ pub fn items_file(
     out.push_str(prelude);
     for (cell, syntax) in ours {
         // Line 1 is the `// @save` or `// @test` marker: the location comment takes its place.
-        write_cell(&mut out, chapter, cell, syntax, 2, 0, path, map);
-        out.push('\n');
+        // Inner attributes opening the cell went to the top of the file; the cell's text
+        // starts after them (and the blank lines that follow them).
+        let hoisted: BTreeSet<usize> = syntax.inner_attribute_lines.iter().flat_map(|r| r.clone()).collect();
+        let lines: Vec<&str> = cell.code.lines().collect();
+        let mut first = 2;
+        while first <= lines.len() && (hoisted.contains(&first) || lines[first - 1].trim().is_empty()) {
+            first += 1;
+        }
+        if first <= lines.len() {
+            write_cell(&mut out, chapter, cell, syntax, first, 0, path, map);
+            out.push('\n');
+        }
     }
     while out.ends_with("\n\n") {
         out.pop();

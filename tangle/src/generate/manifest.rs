@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use anyhow::Context;
 
-use super::{HEADER_NOTE, header_line};
+use super::crates::{HEADER_NOTE, header_line};
 use crate::model::Chapter;
 
 /// What the top-level manifest says about the chapter crates.
@@ -52,6 +52,11 @@ impl Workspace {
              every chapter program links it"
         );
         Ok(Workspace { edition, dependencies })
+    }
+
+    /// The Rust edition of the chapter crates.
+    pub fn edition(&self) -> &str {
+        &self.edition
     }
 
     /// The dependency key for a crate named in code (`tangle_runtime` → `tangle-runtime`).

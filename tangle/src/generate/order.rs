@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::ChapterCrate;
+use super::crates::ChapterCrate;
 use crate::diagnostic::{Diagnostic, Diagnostics};
 
 #[derive(Clone, Copy, PartialEq)]
@@ -22,10 +22,10 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    fn visit(&mut self, i: usize) -> Result<(), Diagnostic> {
+    fn visit(&mut self, i: usize) -> Result<(), Box<Diagnostic>> {
         match self.marks[i] {
             Mark::Done => return Ok(()),
-            Mark::Active => return Err(self.cycle(i)),
+            Mark::Active => return Err(Box::new(self.cycle(i))),
             Mark::New => {}
         }
         self.marks[i] = Mark::Active;
@@ -53,7 +53,10 @@ impl Walk<'_> {
             first,
             format!(
                 "chapters import each other in a cycle: {}",
-                (0..cycle.len()).map(|k| format!("{} uses {}", self.crates[cycle[k]].chapter, step(k).1)).collect::<Vec<_>>().join(", ")
+                (0..cycle.len())
+                    .map(|k| format!("{} uses {}", self.crates[cycle[k]].chapter, step(k).1))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         );
         for k in 1..cycle.len() {
@@ -74,7 +77,7 @@ pub fn topological(crates: Vec<ChapterCrate>) -> Result<Vec<ChapterCrate>, Diagn
         order: Vec::new(),
     };
     for i in 0..crates.len() {
-        walk.visit(i)?;
+        walk.visit(i).map_err(|d| Diagnostics::from(*d))?;
     }
     let order = walk.order;
     let mut slots: Vec<Option<ChapterCrate>> = crates.into_iter().map(Some).collect();

@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::{CODE, Generated};
+use super::crates::{CODE, Generated};
 use crate::fsutil;
 
 /// Why a file under `code/` is not what the chapters generate.

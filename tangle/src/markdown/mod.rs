@@ -18,7 +18,7 @@ use std::ops::Range;
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Tag, TagEnd};
 
 pub use edit::Edits;
-pub use info::{Attribute, FenceInfo};
+pub use info::FenceInfo;
 
 /// The extensions every stage parses with. The renderer's mdBook parses with tables,
 /// footnotes, strikethrough and smart punctuation too; math is ours.
@@ -51,11 +51,6 @@ impl LineIndex {
     pub fn line_start(&self, line: usize) -> usize {
         self.starts.get(line.saturating_sub(1)).copied().unwrap_or(usize::MAX)
     }
-
-    /// How many lines the text has (a final line without a newline counts).
-    pub fn len(&self) -> usize {
-        self.starts.len()
-    }
 }
 
 /// A fenced code block, with everything a writer needs to replace parts of it in place.
@@ -84,8 +79,6 @@ pub struct Fence {
     /// One-based line of the opening fence.
     pub line: usize,
     pub closed: bool,
-    /// Nesting depth in blockquotes, list items and footnotes (0 at the top level).
-    pub depth: usize,
 }
 
 impl Fence {
@@ -107,7 +100,6 @@ pub struct Heading {
     /// The heading's text, inline markup removed (code spans keep their text).
     pub text: String,
     pub span: Range<usize>,
-    pub line: usize,
 }
 
 /// An HTML comment `<!-- ... -->`, from a block of HTML or inline.
@@ -136,7 +128,6 @@ pub enum LeafKind {
 pub struct Leaf {
     pub kind: LeafKind,
     pub span: Range<usize>,
-    pub depth: usize,
 }
 
 /// An inline span that prose scanners must leave alone.
@@ -211,10 +202,6 @@ impl<'a> Document<'a> {
         doc
     }
 
-    pub fn line(&self, offset: usize) -> usize {
-        self.lines.line(offset)
-    }
-
     /// One-based line and column (in characters) of byte `offset`.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
         let line = self.lines.line(offset);
@@ -242,7 +229,7 @@ impl<'a> Document<'a> {
     /// indentation): what text inserted there must put before each new line. Inside prose it
     /// is the prefix of the paragraph's first line, not the words before `offset`.
     pub fn block_prefix(&self, offset: usize) -> String {
-        let leaf = self.leaves.iter().filter(|l| l.span.start <= offset && offset < l.span.end.max(l.span.start + 1)).last();
+        let leaf = self.leaves.iter().rfind(|l| l.span.start <= offset && offset < l.span.end.max(l.span.start + 1));
         self.prefix_at(leaf.map_or(offset, |l| l.span.start))
     }
 
@@ -262,7 +249,10 @@ impl<'a> Document<'a> {
     pub fn prose_ranges(&self, leaf: &Leaf) -> Vec<Range<usize>> {
         let mut cuts: Vec<Range<usize>> = self.inlines_in(leaf.span.clone()).map(|i| i.span.clone()).collect();
         cuts.extend(
-            self.directives.iter().filter(|d| d.span.start < leaf.span.end && d.span.end > leaf.span.start).map(|d| d.span.clone()),
+            self.directives
+                .iter()
+                .filter(|d| d.span.start < leaf.span.end && d.span.end > leaf.span.start)
+                .map(|d| d.span.clone()),
         );
         cuts.sort_by_key(|r| r.start);
         let mut out = Vec::new();
@@ -336,14 +326,26 @@ struct OpenFence {
 fn is_inline(tag: &Tag) -> bool {
     matches!(
         tag,
-        Tag::Emphasis | Tag::Strong | Tag::Strikethrough | Tag::Link { .. } | Tag::Image { .. } | Tag::Superscript | Tag::Subscript
+        Tag::Emphasis
+            | Tag::Strong
+            | Tag::Strikethrough
+            | Tag::Link { .. }
+            | Tag::Image { .. }
+            | Tag::Superscript
+            | Tag::Subscript
     )
 }
 
 fn is_inline_end(tag: &TagEnd) -> bool {
     matches!(
         tag,
-        TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough | TagEnd::Link | TagEnd::Image | TagEnd::Superscript | TagEnd::Subscript
+        TagEnd::Emphasis
+            | TagEnd::Strong
+            | TagEnd::Strikethrough
+            | TagEnd::Link
+            | TagEnd::Image
+            | TagEnd::Superscript
+            | TagEnd::Subscript
     )
 }
 
@@ -371,7 +373,7 @@ impl Builder {
                 }
                 Event::End(TagEnd::CodeBlock) => {
                     if let Some(open) = self.fence.take() {
-                        doc.fences.push(finish_fence(doc, open, self.depth));
+                        doc.fences.push(finish_fence(doc, open));
                     }
                 }
                 Event::Start(Tag::BlockQuote(_)) => {
@@ -384,12 +386,11 @@ impl Builder {
                 }
                 Event::Start(Tag::Heading { level: l, .. }) => {
                     self.heading = Some((level(l), range.clone(), String::new()));
-                    doc.leaves.push(Leaf { kind: LeafKind::Heading(level(l)), span: range, depth: self.depth });
+                    doc.leaves.push(Leaf { kind: LeafKind::Heading(level(l)), span: range });
                 }
                 Event::End(TagEnd::Heading(_)) => {
                     if let Some((level, span, text)) = self.heading.take() {
-                        let line = doc.lines.line(span.start);
-                        doc.headings.push(Heading { level, text: text.trim().to_string(), span, line });
+                        doc.headings.push(Heading { level, text: text.trim().to_string(), span });
                     }
                 }
                 Event::Text(text) if self.heading.is_some() => {
@@ -399,12 +400,8 @@ impl Builder {
                     self.heading.as_mut().expect("checked").2.push_str(&text);
                     doc.inlines.push(Inline { kind: InlineKind::Code, span: range });
                 }
-                Event::Start(Tag::Paragraph) => {
-                    doc.leaves.push(Leaf { kind: LeafKind::Paragraph, span: range, depth: self.depth })
-                }
-                Event::Start(Tag::TableCell) => {
-                    doc.leaves.push(Leaf { kind: LeafKind::TableCell, span: range, depth: self.depth })
-                }
+                Event::Start(Tag::Paragraph) => doc.leaves.push(Leaf { kind: LeafKind::Paragraph, span: range }),
+                Event::Start(Tag::TableCell) => doc.leaves.push(Leaf { kind: LeafKind::TableCell, span: range }),
                 Event::Code(_) => doc.inlines.push(Inline { kind: InlineKind::Code, span: range }),
                 Event::InlineMath(tex) => {
                     doc.inlines.push(Inline { kind: InlineKind::InlineMath(tex.to_string()), span: range })
@@ -452,7 +449,9 @@ impl Builder {
             _ => {}
         }
         let inline = match event {
-            Event::Text(_) | Event::Code(_) | Event::InlineMath(_) | Event::DisplayMath(_) | Event::InlineHtml(_) => true,
+            Event::Text(_) | Event::Code(_) | Event::InlineMath(_) | Event::DisplayMath(_) | Event::InlineHtml(_) => {
+                true
+            }
             Event::SoftBreak | Event::HardBreak | Event::FootnoteReference(_) => true,
             Event::Start(tag) => is_inline(tag),
             Event::End(tag) => is_inline_end(tag),
@@ -463,10 +462,8 @@ impl Builder {
                 Some(span) => span.end = span.end.max(range.end),
                 None => self.tight = Some(range.clone()),
             }
-        } else if !inline
-            && let Some(span) = self.tight.take()
-        {
-            doc.leaves.push(Leaf { kind: LeafKind::Paragraph, span, depth: self.depth });
+        } else if !inline && let Some(span) = self.tight.take() {
+            doc.leaves.push(Leaf { kind: LeafKind::Paragraph, span });
         }
     }
 
@@ -497,7 +494,7 @@ fn push_comments(doc: &mut Document, span: Range<usize>, text: &str, block: bool
     }
 }
 
-fn finish_fence(doc: &Document, open: OpenFence, depth: usize) -> Fence {
+fn finish_fence(doc: &Document, open: OpenFence) -> Fence {
     let src = doc.source;
     let start = open.span.start;
     let marker = src[start..].chars().next().unwrap_or('`');
@@ -532,7 +529,6 @@ fn finish_fence(doc: &Document, open: OpenFence, depth: usize) -> Fence {
         text: open.text.replace("\r\n", "\n"),
         line: doc.lines.line(start),
         closed,
-        depth,
     }
 }
 
@@ -542,7 +538,8 @@ fn finish_fence(doc: &Document, open: OpenFence, depth: usize) -> Fence {
 fn find_directives(doc: &Document) -> Vec<Directive> {
     let protected = |at: usize| {
         doc.inlines_in(at..at + 2).any(|i| {
-            matches!(i.kind, InlineKind::Code | InlineKind::InlineMath(_) | InlineKind::DisplayMath(_)) && i.span.contains(&at)
+            matches!(i.kind, InlineKind::Code | InlineKind::InlineMath(_) | InlineKind::DisplayMath(_))
+                && i.span.contains(&at)
         })
     };
     let mut out = Vec::new();

@@ -75,7 +75,8 @@ impl Reader<'_> {
 
     /// The opening fence line's range, for errors about the fence itself.
     fn opening(&self, fence: &Fence) -> std::ops::Range<usize> {
-        let end = self.doc.source[fence.span.start..].find(['\n', '\r']).map_or(fence.span.end, |i| fence.span.start + i);
+        let end =
+            self.doc.source[fence.span.start..].find(['\n', '\r']).map_or(fence.span.end, |i| fence.span.start + i);
         fence.span.start..end
     }
 
@@ -126,9 +127,10 @@ impl Reader<'_> {
                 ("open", None) => presentation = Presentation::Open,
                 (key, _) => {
                     let opening = self.opening(fence);
-                    self.error(opening, format!("unknown attribute `{key}` on a rust cell"))
-                        .notes
-                        .push((crate::diagnostic::NoteKind::Help, "known: `ignore` (shown, not run), `fold`, `fold=\"Summary\"`, `open`".into()));
+                    self.error(opening, format!("unknown attribute `{key}` on a rust cell")).notes.push((
+                        crate::diagnostic::NoteKind::Help,
+                        "known: `ignore` (shown, not run), `fold`, `fold=\"Summary\"`, `open`".into(),
+                    ));
                     return;
                 }
             }
@@ -189,7 +191,8 @@ impl Reader<'_> {
                 (0, None) => {
                     self.error(range, format!("unknown cell marker `{word}`")).notes.push((
                         crate::diagnostic::NoteKind::Help,
-                        "the first line must be exactly `// @save` or `// @test`; anything else makes a run cell".into(),
+                        "the first line must be exactly `// @save` or `// @test`; anything else makes a run cell"
+                            .into(),
                     ));
                     return None;
                 }
@@ -284,10 +287,9 @@ impl Reader<'_> {
                     }
                 }
             } else {
-                self.error(opening, format!("unknown output attribute `{key}`")).notes.push((
-                    crate::diagnostic::NoteKind::Help,
-                    "use rtol=… or an upper-case redaction name".into(),
-                ));
+                self.error(opening, format!("unknown output attribute `{key}`"))
+                    .notes
+                    .push((crate::diagnostic::NoteKind::Help, "use rtol=… or an upper-case redaction name".into()));
                 return None;
             }
         }

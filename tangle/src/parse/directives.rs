@@ -35,7 +35,8 @@ pub fn read(path: &Path, doc: &Document, diagnostics: &mut Diagnostics) -> Direc
         let args: Vec<&str> = words.collect();
         match word.as_str() {
             "data" if args.is_empty() => diagnostics.push(
-                Diagnostic::error(at, "`tangle: data` names no file").with_help("write `<!-- tangle: data book/data/FILE -->`"),
+                Diagnostic::error(at, "`tangle: data` names no file")
+                    .with_help("write `<!-- tangle: data book/data/FILE -->`"),
             ),
             "data" => {
                 for arg in args {
@@ -60,10 +61,12 @@ pub fn read(path: &Path, doc: &Document, diagnostics: &mut Diagnostics) -> Direc
                 )),
             },
             "" => diagnostics.push(
-                Diagnostic::error(at, "this tangle directive is empty").with_help("known: `data PATH...`, `timeout SECONDS`"),
+                Diagnostic::error(at, "this tangle directive is empty")
+                    .with_help("known: `data PATH...`, `timeout SECONDS`"),
             ),
             other => diagnostics.push(
-                Diagnostic::error(at, format!("unknown tangle directive `{other}`")).with_help("known: `data`, `timeout`"),
+                Diagnostic::error(at, format!("unknown tangle directive `{other}`"))
+                    .with_help("known: `data`, `timeout`"),
             ),
         }
     }

@@ -32,7 +32,10 @@ pub fn load_book(root: &Path) -> anyhow::Result<Book> {
         if let Err(e) = std::str::from_utf8(&bytes) {
             // mdBook would stop on it too; say where.
             let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
-            diagnostics.push(Diagnostic::error(Location::new(&rel, line), "the file is not valid UTF-8 (re-save it as UTF-8)"));
+            diagnostics.push(Diagnostic::error(
+                Location::new(&rel, line),
+                "the file is not valid UTF-8 (re-save it as UTF-8)",
+            ));
             continue;
         }
         if !might_be_chapter(&bytes) {

@@ -4,8 +4,8 @@
 //! its output with it. Output blocks become preformatted program output, escaped, with nothing
 //! in them that mdBook or tangle could expand: output is data.
 
-use super::escape_html;
 use super::figures::drawn_figure;
+use super::html::escape_html;
 use super::labels::{Labels, Page};
 use crate::compare::visible;
 use crate::model::{Cell, CellKind, Presentation};
@@ -55,7 +55,9 @@ fn test_summary(code: &str) -> String {
             file.items
                 .iter()
                 .filter_map(|item| match item {
-                    syn::Item::Fn(f) if f.attrs.iter().any(|a| a.path().is_ident("test")) => Some(f.sig.ident.to_string()),
+                    syn::Item::Fn(f) if f.attrs.iter().any(|a| a.path().is_ident("test")) => {
+                        Some(f.sig.ident.to_string())
+                    }
                     _ => None,
                 })
                 .collect()

@@ -8,8 +8,9 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use super::html::escape_html;
 use super::labels::{Labels, Page, figure_name};
-use super::{callouts, cells, diagrams, escape_html, figures, math, refs};
+use super::{callouts, cells, diagrams, figures, math, refs};
 use crate::diagnostic::{Diagnostic, Location};
 use crate::markdown::{Edits, InlineKind, LeafKind, reindent};
 use crate::model::Chapter;
@@ -128,7 +129,13 @@ fn render_math(r: &mut Renderer) {
         .leaves
         .iter()
         .filter(|l| l.kind == LeafKind::Paragraph && r.page.doc.text(l.span.clone()).starts_with("$$"))
-        .filter(|l| !r.page.doc.inlines.iter().any(|i| matches!(i.kind, InlineKind::DisplayMath(_)) && i.span.start == l.span.start))
+        .filter(|l| {
+            !r.page
+                .doc
+                .inlines
+                .iter()
+                .any(|i| matches!(i.kind, InlineKind::DisplayMath(_)) && i.span.start == l.span.start)
+        })
         .map(|l| l.span.start)
         .collect();
     for at in cut {
@@ -157,7 +164,12 @@ fn render_math(r: &mut Renderer) {
     }
 }
 
-fn render_directives(r: &mut Renderer, figures_dir: &Path, diagrams: &HashMap<String, String>, chapter: Option<&Chapter>) {
+fn render_directives(
+    r: &mut Renderer,
+    figures_dir: &Path,
+    diagrams: &HashMap<String, String>,
+    chapter: Option<&Chapter>,
+) {
     let directives = r.page.doc.directives.clone();
     let drawn = chapter.map(|c| figures::drawn_figure_names(&c.source)).unwrap_or_default();
     for d in directives {
@@ -220,7 +232,8 @@ fn render_mentions(r: &mut Renderer) {
 fn render_callouts(r: &mut Renderer) {
     let quotes: Vec<_> = r.page.doc.quotes.iter().filter(|q| q.depth == 0).cloned().collect();
     for quote in quotes {
-        let first = r.page.doc.leaves.iter().find(|l| l.span.start >= quote.span.start && l.span.start < quote.span.end);
+        let first =
+            r.page.doc.leaves.iter().find(|l| l.span.start >= quote.span.start && l.span.start < quote.span.end);
         let Some(kind) = first.and_then(|l| callouts::kind(r.page.doc.text(l.span.clone()))) else { continue };
         let (before, after) = callouts::wrap(&kind);
         r.edits.replace(quote.span.start..quote.span.start, before);

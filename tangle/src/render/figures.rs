@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::escape_html;
+use super::html::escape_html;
 use super::labels::figure_id;
 
 static DRAWS_RE: LazyLock<Regex> =
@@ -37,7 +37,13 @@ pub const CLOSING: &str = "\n\n</figcaption>\n</figure>";
 
 /// The picture of figure `name`: its SVG from `figures_dir/stem/name.svg`, inlined, or a
 /// visible gap and the reason.
-pub fn picture(figures_dir: &Path, stem: &str, name: &str, number: &str, drawn_here: bool) -> Result<String, (String, String)> {
+pub fn picture(
+    figures_dir: &Path,
+    stem: &str,
+    name: &str,
+    number: &str,
+    drawn_here: bool,
+) -> Result<String, (String, String)> {
     let file = figures_dir.join(stem).join(format!("{name}.svg"));
     match std::fs::read_to_string(&file) {
         Ok(svg) => Ok(inline_svg(&svg, &format!("Figure {number}"))),
@@ -50,7 +56,8 @@ pub fn picture(figures_dir: &Path, stem: &str, name: &str, number: &str, drawn_h
                     "no cell of this chapter draws `{name}`: fix the name, or draw it with `tangle_runtime::figure::svg(\"{name}\", ...)`"
                 ),
             };
-            let gap = format!("<div class=\"tangle-figure-missing\">figures/{stem}/{name}.svg has not been drawn yet</div>");
+            let gap =
+                format!("<div class=\"tangle-figure-missing\">figures/{stem}/{name}.svg has not been drawn yet</div>");
             Err((gap, format!("Figure {number} ({name}): {} is missing; {advice}", file.display())))
         }
     }
@@ -76,12 +83,16 @@ mod tests {
 
     #[test]
     fn svg_is_inlined_on_one_line_with_a_name() {
-        let svg = inline_svg("<?xml version=\"1.0\"?>\n<svg width=\"10\" height=\"10\">\n\n<rect/>\n</svg>\n", "Figure 6.2");
+        let svg =
+            inline_svg("<?xml version=\"1.0\"?>\n<svg width=\"10\" height=\"10\">\n\n<rect/>\n</svg>\n", "Figure 6.2");
         assert_eq!(svg, "<svg role=\"img\" aria-label=\"Figure 6.2\" width=\"10\" height=\"10\"> <rect/> </svg>");
     }
 
     #[test]
     fn cells_that_draw_a_figure_are_found() {
-        assert_eq!(drawn_figure("let p = tangle_runtime::figure::svg(\"ledger\", (640, 360), |root| {})"), Some("ledger".into()));
+        assert_eq!(
+            drawn_figure("let p = tangle_runtime::figure::svg(\"ledger\", (640, 360), |root| {})"),
+            Some("ledger".into())
+        );
     }
 }

@@ -81,8 +81,7 @@ pub struct Labels {
 }
 
 static TAG_RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\\tag\*?\{([^}]*)\}").expect("a valid regex"));
-static LABEL_RE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\\label\{(?:eq:)?([^}]*)\}").expect("a valid regex"));
+static LABEL_RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\\label\{(?:eq:)?([^}]*)\}").expect("a valid regex"));
 
 /// What a display equation says about itself.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -137,7 +136,8 @@ impl Labels {
         let mut labels = Labels::default();
         for page in pages {
             let prefix = page.number.map(|n| format!("{n}.")).unwrap_or_default();
-            let label = |kind, number: String, id| Label { kind, number, id, page: page.html.clone(), stem: page.stem.clone() };
+            let label =
+                |kind, number: String, id| Label { kind, number, id, page: page.html.clone(), stem: page.stem.clone() };
             for (i, d) in page.doc.directives_named("figure").enumerate() {
                 let name = figure_name(page.doc.text(d.args.clone()));
                 labels.insert(label(RefKind::Figure, format!("{prefix}{}", i + 1), figure_id(name)), Some(name));

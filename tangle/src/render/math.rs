@@ -6,8 +6,8 @@
 //! `\tag{6.1}` numbers a display equation and gives it the anchor `eq-6-1`; `\label{eq:name}`
 //! lets prose say `{{#ref eq:name}}` (see [`super::labels`]).
 
+use super::html::escape_html;
 use super::labels::{EquationMeta, Labels, Page, RefKind, equation_id};
-use super::escape_html;
 
 /// Converts LaTeX to a MathML string safe to place in Markdown.
 pub fn to_mathml(latex: &str, display: bool) -> Result<String, String> {
@@ -40,7 +40,9 @@ fn protect_from_markdown(html: &str) -> String {
                 in_tag = false;
                 out.push(c)
             }
-            '*' | '_' | '\\' | '`' | '[' | ']' | '$' | '~' | '|' | '{' if !in_tag => out.push_str(&format!("&#{};", c as u32)),
+            '*' | '_' | '\\' | '`' | '[' | ']' | '$' | '~' | '|' | '{' if !in_tag => {
+                out.push_str(&format!("&#{};", c as u32))
+            }
             _ => out.push(c),
         }
     }

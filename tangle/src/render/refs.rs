@@ -8,12 +8,11 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::html::escape_html;
 use super::labels::{Label, Labels, Page, RefKind};
-use super::escape_html;
 
-static REF_RE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(fig|eq):(?:([A-Za-z0-9_-]+)/)?([A-Za-z0-9_.-]+)\s*$").expect("a valid regex")
-});
+static REF_RE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*(fig|eq):(?:([A-Za-z0-9_-]+)/)?([A-Za-z0-9_.-]+)\s*$").expect("a valid regex"));
 static PLAIN_REF_RE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b((?:[Ff]igure|[Ee]quation|[Ss]ection)s?|[Ff]ig\.|[Ee]q\.)(\s|&nbsp;)+(\d+\.\d+)\b")
         .expect("a valid regex")
@@ -25,7 +24,9 @@ fn link(label: &Label, from: &Page, text: &str) -> String {
 
 /// The link for a `{{#ref ...}}` directive's arguments, or a marked broken reference and why.
 pub fn resolve(args: &str, page: &Page, labels: &Labels) -> Result<String, (String, String)> {
-    let broken = |why: String| (format!("<span class=\"xref-broken\">{}</span>", escape_html(&format!("{{{{#ref{args}}}}}"))), why);
+    let broken = |why: String| {
+        (format!("<span class=\"xref-broken\">{}</span>", escape_html(&format!("{{{{#ref{args}}}}}"))), why)
+    };
     let Some(cap) = REF_RE.captures(args) else {
         return Err(broken(format!("`{{{{#ref{args}}}}}` is not `fig:NAME` or `eq:NAME`")));
     };
@@ -60,7 +61,10 @@ pub fn mentions(text: &str, offset: usize, page: &Page, labels: &Labels) -> Vec<
             let text = format!("{}&nbsp;{}", &cap[1], number);
             out.push(Mention::Link(offset + m.start()..offset + m.end(), link(label, page, &text)));
         } else if page.number.is_some_and(|n| number.split('.').next() == Some(&n.to_string())) {
-            out.push(Mention::Stale(offset + m.start(), format!("the prose mentions {} {number}, which does not exist", kind.word())));
+            out.push(Mention::Stale(
+                offset + m.start(),
+                format!("the prose mentions {} {number}, which does not exist", kind.word()),
+            ));
         }
     }
     out
@@ -77,8 +81,14 @@ mod tests {
     fn references_resolve_within_and_across_chapters() {
         let pages = vec![Page::new(Path::new("ch06.md"), CH06), Page::new(Path::new("ch07.md"), "# 7 P\n")];
         let labels = Labels::collect(&pages);
-        assert_eq!(resolve(" fig:ledger", &pages[0], &labels).unwrap(), "<a class=\"xref\" href=\"#fig-ledger\">Figure&nbsp;6.2</a>");
-        assert_eq!(resolve(" eq:act", &pages[0], &labels).unwrap(), "<a class=\"xref\" href=\"#eq-6-2\">Equation&nbsp;6.2</a>");
+        assert_eq!(
+            resolve(" fig:ledger", &pages[0], &labels).unwrap(),
+            "<a class=\"xref\" href=\"#fig-ledger\">Figure&nbsp;6.2</a>"
+        );
+        assert_eq!(
+            resolve(" eq:act", &pages[0], &labels).unwrap(),
+            "<a class=\"xref\" href=\"#eq-6-2\">Equation&nbsp;6.2</a>"
+        );
         assert_eq!(
             resolve(" fig:ch06/ledger", &pages[1], &labels).unwrap(),
             "<a class=\"xref\" href=\"ch06.html#fig-ledger\">Figure&nbsp;6.2</a>"
@@ -92,10 +102,14 @@ mod tests {
         let pages = vec![Page::new(Path::new("ch06.md"), CH06), Page::new(Path::new("ch07.md"), "# 7 P\n")];
         let labels = Labels::collect(&pages);
         let found = mentions("Figure 6.1 and Figure 6.9 and Section 6.1.", 10, &pages[0], &labels);
-        assert!(matches!(&found[0], Mention::Link(r, html) if *r == (10..20) && html.contains("#fig-activation-totals")));
+        assert!(
+            matches!(&found[0], Mention::Link(r, html) if *r == (10..20) && html.contains("#fig-activation-totals"))
+        );
         assert!(matches!(&found[1], Mention::Stale(at, why) if *at == 25 && why.contains("Figure 6.9")));
         assert!(matches!(&found[2], Mention::Link(_, html) if html.contains("#61-the-memory-ledger-first")));
         let there = mentions("as equation 6.2 says", 0, &pages[1], &labels);
-        assert!(matches!(&there[0], Mention::Link(_, html) if html == "<a class=\"xref\" href=\"ch06.html#eq-6-2\">equation&nbsp;6.2</a>"));
+        assert!(
+            matches!(&there[0], Mention::Link(_, html) if html == "<a class=\"xref\" href=\"ch06.html#eq-6-2\">equation&nbsp;6.2</a>")
+        );
     }
 }

@@ -26,7 +26,12 @@ fn cells_and_outputs_inside_lists_and_quotes() {
 #[test]
 fn an_output_outside_its_cells_container_is_not_its_output() {
     let md = "> ```rust\n> println!(\"b\");\n> ```\n\n```output\nb\n```\n";
-    assert_eq!(errors(md), vec!["book/src/ch01.md:5:1: this output block does not follow a rust cell (help: put it right after the cell whose output it shows (only blank lines between them, in the same list item or quote))"]);
+    assert_eq!(
+        errors(md),
+        vec![
+            "book/src/ch01.md:5:1: this output block does not follow a rust cell (help: put it right after the cell whose output it shows (only blank lines between them, in the same list item or quote))"
+        ]
+    );
 }
 
 #[test]
@@ -70,7 +75,8 @@ fn a_block_left_open_above_a_cell_is_caught() {
 
 #[test]
 fn directives_over_lines_in_any_case_and_with_bad_arguments() {
-    let ch = parse("<!--\ntangle: Timeout 3\n-->\n<!-- TANGLE: data a.txt b.txt -->\n\n```rust\nlet x = 1;\n```\n").unwrap();
+    let ch =
+        parse("<!--\ntangle: Timeout 3\n-->\n<!-- TANGLE: data a.txt b.txt -->\n\n```rust\nlet x = 1;\n```\n").unwrap();
     assert_eq!(ch.directives.timeout, Some(std::time::Duration::from_secs(3)));
     assert_eq!(ch.directives.data.len(), 2);
     assert!(errors("<!-- tangle timeout 3 -->\n\n```rust\n```\n")[0].contains("needs a colon"));

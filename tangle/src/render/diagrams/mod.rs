@@ -3,15 +3,10 @@
 //! file implementing [`DiagramKind`] plus one line in [`KINDS`]; the rest of the tool (the
 //! renderer, the figure numbering, the warnings) finds it through [`find`].
 
+mod kind;
 mod sequence;
 
-/// A kind of diagram: the fence language that selects it, and how its text becomes SVG.
-pub trait DiagramKind: Sync {
-    fn lang(&self) -> &'static str;
-    /// The SVG for the block's text, on one line (it is placed inside an HTML block), or why
-    /// it cannot be drawn (`line 2: ...`).
-    fn draw(&self, source: &str) -> Result<String, String>;
-}
+pub use kind::DiagramKind;
 
 /// Every kind the book may use.
 pub static KINDS: &[&dyn DiagramKind] = &[&sequence::Sequence];

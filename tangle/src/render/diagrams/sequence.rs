@@ -13,7 +13,8 @@
 
 use std::fmt::Write as _;
 
-use crate::render::escape_html;
+use super::kind::DiagramKind;
+use crate::render::html::escape_html;
 
 #[derive(Debug, Clone, PartialEq)]
 enum Step {
@@ -208,7 +209,7 @@ pub fn render(src: &str) -> Result<String, String> {
 /// The `sequence` kind for the registry.
 pub struct Sequence;
 
-impl super::DiagramKind for Sequence {
+impl DiagramKind for Sequence {
     fn lang(&self) -> &'static str {
         "sequence"
     }

@@ -24,21 +24,12 @@ use anyhow::{Context, bail};
 
 /// The newest modification time under the book's sources, theme and figures.
 fn newest_change(root: &Path) -> SystemTime {
-    let mut newest = SystemTime::UNIX_EPOCH;
-    let mut stack: Vec<PathBuf> =
-        vec![root.join("book/src"), root.join("book/theme"), root.join("book/book.toml"), root.join("figures")];
-    while let Some(path) = stack.pop() {
-        let Ok(meta) = std::fs::metadata(&path) else { continue };
-        if let Ok(modified) = meta.modified() {
-            newest = newest.max(modified);
-        }
-        if meta.is_dir()
-            && let Ok(entries) = std::fs::read_dir(&path)
-        {
-            stack.extend(entries.flatten().map(|e| e.path()));
-        }
-    }
-    newest
+    ["book/src", "book/theme", "book/book.toml", "figures"]
+        .iter()
+        .flat_map(|p| walkdir::WalkDir::new(root.join(p)).into_iter().filter_map(Result::ok))
+        .filter_map(|e| e.metadata().ok()?.modified().ok())
+        .max()
+        .unwrap_or(SystemTime::UNIX_EPOCH)
 }
 
 /// Binds `127.0.0.1:port`, with a message that says what to do when it is taken.
@@ -136,7 +127,7 @@ pub fn build_into(root: &Path, out: &Path) -> anyhow::Result<(PathBuf, PathBuf)>
     let config = mdbook_driver::config::Config::from_disk(book_root.join("book.toml"))
         .with_context(|| format!("reading {}", book_root.join("book.toml").display()))?;
     let authors_dir = book_root.join(&config.build.build_dir);
-    super::build_book_into(root, Some(out))?;
+    super::book::build_book_into(root, Some(out))?;
     // With more than one renderer, mdBook puts each in a subfolder.
     match out.join("index.html").is_file() {
         true => Ok((out.to_path_buf(), authors_dir)),
@@ -161,15 +152,14 @@ fn mirror(site: &Path, dest: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
+fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
+    for entry in walkdir::WalkDir::new(from) {
         let entry = entry?;
-        let target = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_tree(&entry.path(), &target)?;
+        let target = to.join(entry.path().strip_prefix(from)?);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target)?;
         } else {
-            std::fs::copy(entry.path(), target)?;
+            std::fs::copy(entry.path(), &target)?;
         }
     }
     Ok(())

@@ -1,0 +1,131 @@
+//! `cargo tangle fmt`: rustfmt on every cell, written back into the chapter. A run cell is
+//! formatted where it will stand, inside the body of a function (so its lines wrap at the same
+//! column as in `code/chNN/src/main.rs`), then taken out again; items are formatted as the
+//! top level of a file. Only the lines between a cell's fences change; every other byte of the
+//! chapter stays as it was. After it, the generated files pass `rustfmt --check`.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use anyhow::Context;
+
+use crate::diagnostic::{Diagnostic, Diagnostics};
+use crate::markdown::Edits;
+use crate::model::{Cell, CellKind, Chapter};
+
+/// The chapter's text with every cell formatted, or `None` when every cell already is.
+pub fn format_chapter(chapter: &Chapter, edition: &str) -> anyhow::Result<Option<String>> {
+    let nl = chapter.newline();
+    let mut edits = Edits::new();
+    let mut diagnostics = Diagnostics::default();
+    for cell in &chapter.cells {
+        match format_cell(cell, edition) {
+            Ok(formatted) if formatted == cell.code => {}
+            Ok(formatted) => {
+                let mut text = String::new();
+                for line in formatted.lines() {
+                    text.push_str(if line.is_empty() { cell.prefix.trim_end() } else { &cell.prefix });
+                    text.push_str(line);
+                    text.push_str(nl);
+                }
+                edits.replace(cell.content.clone(), text);
+            }
+            Err(FmtError::Rejected(why)) => diagnostics.push(
+                Diagnostic::error(chapter.location(cell.code_line), "rustfmt cannot format this cell")
+                    .with_note(why.trim().to_string()),
+            ),
+            Err(FmtError::Missing(e)) => return Err(e),
+        }
+    }
+    if diagnostics.has_errors() {
+        return Err(diagnostics.into());
+    }
+    Ok((!edits.is_empty()).then(|| edits.apply(&chapter.source)))
+}
+
+enum FmtError {
+    /// rustfmt ran and refused (a syntax error); its message.
+    Rejected(String),
+    /// rustfmt could not run at all.
+    Missing(anyhow::Error),
+}
+
+/// One cell's code, formatted.
+fn format_cell(cell: &Cell, edition: &str) -> Result<String, FmtError> {
+    match cell.kind {
+        CellKind::Save | CellKind::Test => rustfmt(&cell.code, edition),
+        CellKind::Run => {
+            // Inside a function body, as in main.rs; the wrapper lines go again afterwards.
+            let wrapped = format!("fn cell() {{\n{}}}\n", cell.code);
+            let formatted = rustfmt(&wrapped, edition)?;
+            Ok(unwrap_body(&formatted))
+        }
+    }
+}
+
+/// The body of `fn cell() { ... }` as rustfmt printed it, four spaces of indentation removed
+/// (but not from the lines that continue a multi-line string, whose text must not change).
+fn unwrap_body(formatted: &str) -> String {
+    let lines: Vec<&str> = formatted.lines().collect();
+    let body = &lines[1.min(lines.len())..lines.len().saturating_sub(1)];
+    let literal_lines = crate::generate::literal_continuation_lines(formatted);
+    let mut out = String::new();
+    for (i, line) in body.iter().enumerate() {
+        let generated_line = i + 2;
+        let text = match literal_lines.contains(&generated_line) {
+            true => line,
+            false => line.strip_prefix("    ").unwrap_or(line),
+        };
+        out.push_str(text);
+        out.push('\n');
+    }
+    out
+}
+
+fn rustfmt(code: &str, edition: &str) -> Result<String, FmtError> {
+    let mut child = Command::new(std::env::var_os("RUSTFMT").unwrap_or_else(|| "rustfmt".into()))
+        .args(["--edition", edition, "--emit", "stdout", "--quiet"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("cannot run rustfmt (install it with `rustup component add rustfmt`)")
+        .map_err(FmtError::Missing)?;
+    let mut stdin = child.stdin.take().expect("piped");
+    let input = code.to_string();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().map_err(|e| FmtError::Missing(e.into()))?;
+    let _ = writer.join();
+    if !out.status.success() {
+        return Err(FmtError::Rejected(String::from_utf8_lossy(&out.stderr).into_owned()));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chapter(md: &str) -> Chapter {
+        crate::parse::parse_chapter("ch01", std::path::Path::new("book/src/ch01.md"), md.as_bytes().to_vec()).unwrap()
+    }
+
+    fn have_rustfmt() -> bool {
+        Command::new("rustfmt").arg("--version").output().is_ok_and(|o| o.status.success())
+    }
+
+    #[test]
+    fn cells_are_formatted_in_place_and_nothing_else_moves() {
+        if !have_rustfmt() {
+            eprintln!("skipped: rustfmt is not installed");
+            return;
+        }
+        let md = "Prose   with  spaces.\n\n- item\n\n  ```rust\n  // @save\n  pub fn f( x:u32)->u32{x+1}\n  ```\n\n```rust\nlet s = \"a\n  b\";\nif true { println!(\"{}\",f(1)) }\n```\n";
+        let out = format_chapter(&chapter(md), "2024").unwrap().unwrap();
+        assert_eq!(
+            out,
+            "Prose   with  spaces.\n\n- item\n\n  ```rust\n  // @save\n  pub fn f(x: u32) -> u32 {\n      x + 1\n  }\n  ```\n\n```rust\nlet s = \"a\n  b\";\nif true {\n    println!(\"{}\", f(1))\n}\n```\n"
+        );
+        assert_eq!(format_chapter(&chapter(&out), "2024").unwrap(), None, "formatting is idempotent");
+    }
+}

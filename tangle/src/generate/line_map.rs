@@ -1,0 +1,52 @@
+//! Where generated lines came from. Each cell is copied verbatim, so a generated line maps to
+//! its chapter line by the constant offset of the cell's segment, and a column by the
+//! indentation the generator added (none in a multi-line literal) and the container prefix the
+//! chapter had.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Where generated lines came from: per generated file, one segment per cell.
+#[derive(Debug, Default, Clone)]
+pub struct LineMap {
+    files: BTreeMap<PathBuf, Vec<Segment>>,
+}
+
+/// A run of generated lines copied from consecutive chapter lines.
+#[derive(Debug, Clone)]
+pub struct Segment {
+    /// First generated line (one-based).
+    pub generated: usize,
+    /// The chapter line it came from.
+    pub chapter: usize,
+    pub len: usize,
+    /// Columns added in front of each line (4 inside `main`).
+    pub indent: usize,
+    /// Columns of container prefix (`> `, list indentation) in front of the cell in the chapter.
+    pub prefix: usize,
+    /// Generated lines written without the indent (multi-line literals).
+    pub unindented: BTreeSet<usize>,
+}
+
+impl LineMap {
+    /// The chapter line that generated line `line` of `file` (relative to the project root)
+    /// came from; `None` for lines the generator wrote itself.
+    pub fn chapter_line(&self, file: &Path, line: usize) -> Option<usize> {
+        self.segment(file, line).map(|s| s.chapter + (line - s.generated))
+    }
+
+    /// The chapter line and one-based column of a one-based position in a generated file.
+    pub fn chapter_position(&self, file: &Path, line: usize, column: usize) -> Option<(usize, usize)> {
+        let s = self.segment(file, line)?;
+        let indent = if s.unindented.contains(&line) { 0 } else { s.indent };
+        Some((s.chapter + (line - s.generated), column.saturating_sub(indent).max(1) + s.prefix))
+    }
+
+    fn segment(&self, file: &Path, line: usize) -> Option<&Segment> {
+        self.files.get(file)?.iter().find(|s| line >= s.generated && line < s.generated + s.len)
+    }
+
+    pub fn add(&mut self, file: &Path, segment: Segment) {
+        self.files.entry(file.to_path_buf()).or_default().push(segment);
+    }
+}

@@ -1,0 +1,309 @@
+//! The book as mdBook builds it: [`TanglePreprocessor`] (the preprocessor, run in-process by
+//! [`build_book`] or as `cargo tangle preprocess` under a separately installed mdBook), and
+//! the book-wide checks that need every chapter at once (chapters SUMMARY.md leaves out,
+//! figures drawn but never placed).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use mdbook_preprocessor::book::{Book, BookItem, SectionNumber};
+use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
+
+use super::labels::{self, Labels, Page};
+use super::{chapter, figures};
+use crate::diagnostic::{Diagnostic, Location, Sources, Style};
+
+/// The name under which the preprocessor registers (`[preprocessor.tangle]`).
+pub const NAME: &str = "tangle";
+
+/// tangle's mdBook preprocessor. `repo_root` is where `figures/` lives.
+pub struct TanglePreprocessor {
+    repo_root: Option<PathBuf>,
+}
+
+impl TanglePreprocessor {
+    /// A preprocessor that finds the repository root from the book's root at run time.
+    pub fn new() -> Self {
+        TanglePreprocessor { repo_root: None }
+    }
+
+    /// A preprocessor that reads figures from `repo_root/figures`.
+    pub fn with_repo_root(repo_root: impl Into<PathBuf>) -> Self {
+        TanglePreprocessor { repo_root: Some(repo_root.into()) }
+    }
+}
+
+impl Default for TanglePreprocessor {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Preprocessor for TanglePreprocessor {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn run(&self, ctx: &PreprocessorContext, mut book: Book) -> mdbook_preprocessor::errors::Result<Book> {
+        let repo_root = match &self.repo_root {
+            Some(root) => root.clone(),
+            None => find_repo_root(&ctx.root),
+        };
+        let figures_dir = repo_root.join("figures");
+        let src_dir = ctx.root.join(&ctx.config.book.src);
+        // Paths in warnings: relative to the repository, as every other tangle message.
+        let src_rel = src_dir.canonicalize().ok().and_then(|s| {
+            let root = repo_root.canonicalize().ok()?;
+            s.strip_prefix(root).ok().map(Path::to_path_buf)
+        });
+        let src_rel = src_rel.unwrap_or_else(|| PathBuf::from("book/src"));
+
+        let mut inputs: Vec<(PathBuf, String)> = Vec::new();
+        for item in book.iter() {
+            if let BookItem::Chapter(ch) = item
+                && let Some(path) = &ch.path
+            {
+                inputs.push((path.clone(), ch.content.clone()));
+            }
+        }
+        let pages: Vec<Page> = inputs.iter().map(|(path, content)| Page::new(path, content)).collect();
+        let labels = Labels::collect(&pages);
+        let mut warnings = unlisted_chapters(&src_dir, &src_rel, &inputs);
+
+        let mut rendered = std::collections::HashMap::new();
+        for ((path, content), page) in inputs.iter().zip(&pages) {
+            let file = src_rel.join(path);
+            let parsed = crate::parse::crate_name(path)
+                .map(|name| crate::parse::parse_chapter(&name, &file, content.clone().into_bytes()));
+            let chapter = match parsed {
+                Some(Ok(chapter)) if !chapter.cells.is_empty() => Some(chapter),
+                Some(Err(found)) => {
+                    warnings.extend(found.0.into_iter().map(|mut d| {
+                        d.severity = crate::diagnostic::Severity::Warning;
+                        d
+                    }));
+                    None
+                }
+                _ => None,
+            };
+            if let Some(chapter) = &chapter {
+                warnings.extend(unplaced_figures(page, chapter, &file));
+            }
+            let out = chapter::render(page, chapter.as_ref(), &labels, &figures_dir, &file);
+            warnings.extend(out.warnings);
+            rendered.insert(path.clone(), (out.markdown, page.number));
+        }
+        book.for_each_chapter_mut(|ch| {
+            let Some(path) = &ch.path else { return };
+            if let Some((markdown, number)) = rendered.remove(path) {
+                if let Some(n) = number {
+                    ch.number = Some(SectionNumber::new(vec![n]));
+                }
+                ch.content = markdown;
+            }
+        });
+        let sources = Sources::new(&repo_root);
+        let style = Style::for_stderr();
+        for w in warnings {
+            eprintln!("{}\n", w.render(&sources, style));
+        }
+        Ok(book)
+    }
+
+    fn supports_renderer(&self, renderer: &str) -> mdbook_preprocessor::errors::Result<bool> {
+        // MathML, inline SVG and <details> are HTML; other renderers get raw Markdown.
+        Ok(renderer == "html")
+    }
+}
+
+/// Chapter files (files with cells) that SUMMARY.md does not list: checked by tangle, never
+/// shown.
+fn unlisted_chapters(src_dir: &Path, src_rel: &Path, listed: &[(PathBuf, String)]) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(src_dir).sort_by_file_name().into_iter().filter_map(Result::ok) {
+        let path = entry.path();
+        let Ok(rel) = path.strip_prefix(src_dir) else { continue };
+        if path.extension().is_none_or(|e| e != "md") || rel == Path::new("SUMMARY.md") {
+            continue;
+        }
+        if listed.iter().any(|(p, _)| p == rel) {
+            continue;
+        }
+        let has_cells = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|text| crate::parse::parse_chapter("x", rel, text.into_bytes()).ok())
+            .is_some_and(|c| !c.cells.is_empty());
+        if has_cells {
+            out.push(Diagnostic::warning(
+                Location::new(src_rel.join(rel), 1),
+                "this chapter is not listed in SUMMARY.md, so the book leaves it out",
+            ));
+        }
+    }
+    out
+}
+
+/// Figures a chapter's cells draw but no `{{#figure}}` places.
+fn unplaced_figures(page: &Page, chapter: &crate::model::Chapter, file: &Path) -> Vec<Diagnostic> {
+    let placed: Vec<&str> =
+        page.doc.directives_named("figure").map(|d| labels::figure_name(page.doc.text(d.args.clone()))).collect();
+    let mut out = Vec::new();
+    for cell in &chapter.cells {
+        for name in figures::drawn_figure_names(&cell.code) {
+            if !placed.contains(&name.as_str()) {
+                out.push(Diagnostic::warning(
+                    Location::new(file, cell.code_line),
+                    format!("figure `{name}` is drawn but never placed (add `{{{{#figure {name} | caption}}}}`)"),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Walks up from the book's root to the directory that holds `figures/` (the repository root).
+/// Falls back to the book root's parent, which is the repository root in this layout.
+pub fn find_repo_root(book_root: &Path) -> PathBuf {
+    let start = book_root.canonicalize().unwrap_or_else(|_| book_root.to_path_buf());
+    for dir in start.ancestors() {
+        if dir.join("figures").is_dir() && dir.join("Cargo.toml").is_file() {
+            return dir.to_path_buf();
+        }
+    }
+    start.parent().map(Path::to_path_buf).unwrap_or(start)
+}
+
+/// Builds the HTML book from `root/book` into `root/book/book` with mdBook's library,
+/// running [`TanglePreprocessor`] in-process.
+pub fn build_book(root: &Path) -> anyhow::Result<()> {
+    build_book_into(root, None)
+}
+
+/// [`build_book`], writing the site into `dest` instead of `book/book` when given.
+pub fn build_book_into(root: &Path, dest: Option<&Path>) -> anyhow::Result<()> {
+    let book_root = root.join("book");
+    let config_file = book_root.join("book.toml");
+    if !config_file.is_file() {
+        bail!("no book at {}: {} is missing", book_root.display(), config_file.display());
+    }
+    let mut config = mdbook_driver::config::Config::from_disk(&config_file)
+        .with_context(|| format!("reading {}", config_file.display()))?;
+    // Our preprocessor runs first, before mdBook's `links` (which expands `{{#include}}`), so
+    // that program output is never expanded. A `[preprocessor.tangle]` table (for authors who
+    // run `mdbook` themselves) is replaced by the in-process preprocessor below.
+    let mut preprocessors: std::collections::BTreeMap<String, serde_json::Value> =
+        config.preprocessors().context("reading [preprocessor] tables")?;
+    preprocessors.insert(NAME.into(), serde_json::json!({ "command": "cargo tangle preprocess", "before": ["links"] }));
+    config.set("preprocessor", &preprocessors)?;
+    // The HTML must not load anything from the network.
+    config.set("output.html.mathjax-support", false)?;
+    config.set("output.html.playground.runnable", false)?;
+    if let Some(dest) = dest {
+        config.set("build.build-dir", dest.to_string_lossy().as_ref())?;
+    }
+
+    let mut md = mdbook_driver::MDBook::load_with_config(&book_root, config)
+        .with_context(|| format!("loading the book at {}", book_root.display()))?;
+    md.with_preprocessor(TanglePreprocessor::with_repo_root(root));
+    md.build().context("building the HTML book")?;
+    Ok(())
+}
+
+/// The standard mdBook preprocessor protocol on stdin/stdout.
+///
+/// `cargo tangle preprocess supports <renderer>` exits 0 when the renderer is supported and 1
+/// otherwise; `cargo tangle preprocess` reads `[context, book]` JSON on stdin and writes the
+/// processed book as JSON on stdout.
+pub fn run_as_mdbook_preprocessor() -> anyhow::Result<()> {
+    let pre = TanglePreprocessor::new();
+    let (ctx, book) = mdbook_preprocessor::parse_input(std::io::stdin().lock())
+        .context("reading the [context, book] JSON that mdBook sends on stdin")?;
+    let built = semver::Version::parse(mdbook_preprocessor::MDBOOK_VERSION).ok();
+    let caller = semver::Version::parse(&ctx.mdbook_version).ok();
+    if let (Some(built), Some(caller)) = (built, caller)
+        && !semver::VersionReq::parse(&format!("~{}.{}", built.major, built.minor))
+            .is_ok_and(|req| req.matches(&caller))
+    {
+        eprintln!("tangle preprocess: warning: built against mdBook {built}, called by mdBook {caller}");
+    }
+    let processed = pre.run(&ctx, book)?;
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer(&mut out, &processed)?;
+    out.flush()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mdbook_preprocessor::book::Chapter;
+
+    #[test]
+    fn preprocessor_protocol_round_trip_numbers_the_chapter() {
+        let mut book = Book::new();
+        let content = "# 6 Six\n\n```output rtol=0.1\n1 < 2\n```\n\n$$ a \\tag{6.1} $$\n";
+        book.push_item(Chapter::new("Six", content.to_string(), "ch06.md", vec![]));
+        let ctx = PreprocessorContext::new(
+            PathBuf::from("/nonexistent/book"),
+            mdbook_preprocessor::config::Config::default(),
+            "html".to_string(),
+        );
+        // What mdBook writes on the preprocessor's stdin.
+        let input = serde_json::to_vec(&(&ctx, &book)).unwrap();
+        let (ctx, book) = mdbook_preprocessor::parse_input(&input[..]).unwrap();
+        let out = TanglePreprocessor::with_repo_root("/nonexistent").run(&ctx, book).unwrap();
+        let ch = out.chapters().next().unwrap();
+        assert_eq!(ch.number, Some(SectionNumber::new(vec![6])));
+        assert!(ch.content.contains("<pre class=\"tangle-output\"><samp>1 &lt; 2</samp></pre>"));
+        assert!(ch.content.contains("id=\"eq-6-1\""));
+        assert!(TanglePreprocessor::new().supports_renderer("html").unwrap());
+        assert!(!TanglePreprocessor::new().supports_renderer("epub").unwrap());
+    }
+
+    #[test]
+    fn build_book_renders_offline_html_with_numbered_figures_and_equations() {
+        let root = std::env::temp_dir().join(format!("tangle-build-book-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("book/src")).unwrap();
+        std::fs::create_dir_all(root.join("figures/ch03")).unwrap();
+        std::fs::write(
+            root.join("book/book.toml"),
+            "[book]\ntitle = \"T\"\n\n[preprocessor.tangle]\ncommand = \"false\"\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("book/src/SUMMARY.md"), "# Summary\n\n- [Three](ch03.md)\n").unwrap();
+        std::fs::write(
+            root.join("book/src/ch03.md"),
+            "# 3 Three\n\nSee Figure 3.1 and equation 3.1.\n\n$$ E = mc^2 \\tag{3.1} $$\n\n{{#figure bars | Bars.}}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("figures/ch03/bars.svg"),
+            "<svg width=\"4\" height=\"4\" xmlns=\"http://www.w3.org/2000/svg\"><rect/></svg>\n",
+        )
+        .unwrap();
+        // The [preprocessor.tangle] table names a command that would fail: build_book must not run it.
+        build_book(&root).unwrap();
+        let html = std::fs::read_to_string(root.join("book/book/ch03.html")).unwrap();
+        assert!(html.contains("Figure 3.1.</span>"), "numbered caption");
+        assert!(html.contains("href=\"#fig-bars\""), "linked mention");
+        assert!(html.contains("id=\"eq-3-1\"") && html.contains("<math"), "MathML equation");
+        for page in std::fs::read_dir(root.join("book/book")).unwrap() {
+            let path = page.unwrap().path();
+            if path.extension().is_some_and(|e| e == "html") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                for bad in ["src=\"http://", "src=\"https://", "href=\"http://", "href=\"https://"] {
+                    assert!(!text.contains(bad), "{} loads {bad}...", path.display());
+                }
+            }
+        }
+        std::fs::remove_dir_all(&root).ok();
+    }
+
+    #[test]
+    fn no_network_resources_in_the_book_stylesheet() {
+        let css = include_str!("../../../book/theme/tangle.css");
+        assert!(!css.contains("http://") && !css.contains("https://") && !css.contains("@import"));
+    }
+}

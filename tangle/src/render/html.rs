@@ -1,0 +1,8 @@
+//! HTML text: escaping as pulldown-cmark does it.
+
+/// Escapes text for HTML element content and attribute values.
+pub(crate) fn escape_html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    pulldown_cmark_escape::escape_html(&mut out, s).expect("writing to a String cannot fail");
+    out
+}
