@@ -11,7 +11,7 @@ fn main() {
 }
 /// The chapter's run cells, in order; `?` in a cell ends the program with its error.
 fn cells() -> Result<(), Box<dyn std::error::Error>> {
-    // book/src/ch07.md:291
+    // book/src/ch07.md:297
     tangle_runtime::cell(0);
     println!(
         "{:<12} {:>7} {:>5} {:>7} {:>5} {:>8} {:>5} {:>6} {:>8} {:>8}", "chip", "C TF/s",
@@ -27,7 +27,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             chip.scale_out / 1e9, chip.hbm / 1e9, chip.domain, local, out
         );
     }
-    // book/src/ch07.md:442
+    // book/src/ch07.md:457
     tangle_runtime::cell(1);
     println!(
         "{:<30} {:>5} {:>5} {:>6} {:>3} {:>4} {:>3} {:>9} {:>7} {:>7} {:>7}", "model",
@@ -44,7 +44,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             count3(published), count3(m.comm_params()), count3(m.memory_params()), err
         );
     }
-    // book/src/ch07.md:626
+    // book/src/ch07.md:641
     tangle_runtime::cell(2);
     tangle_runtime::figure::svg(
         "roofline-ridge",
@@ -148,7 +148,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:685
+    // book/src/ch07.md:700
     tangle_runtime::cell(3);
     let v5p = Hardware::spec(TPU_V5P);
     let axis = Span::InDomain { axes: 1 };
@@ -158,23 +158,23 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "activations: math/comm"
     );
     for b in [640.0, 1275.0, 2550.0, 5100.0, 10_200.0] {
-        let w = primer_clock(&DENSE_DEFAULT_70B, &v5p, axis, 1, b, Traffic::Weights)?;
-        let a = primer_clock(
-            &DENSE_DEFAULT_70B,
-            &v5p,
-            axis,
-            1,
-            b,
-            Traffic::Activations,
-        )?;
+        let w = primer_clock(&LLAMA3_70B, &v5p, axis, 1, b, Traffic::Weights)?;
+        let a = primer_clock(&LLAMA3_70B, &v5p, axis, 1, b, Traffic::Activations)?;
         println!("{:>14} {:>16.2} {:>20.2}", b, w.ratio(), a.ratio());
     }
-    // book/src/ch07.md:811
+    // book/src/ch07.md:775
     tangle_runtime::cell(4);
+    let v5e_hbm = 8.2e11;
+    println!(
+        "TPU v5e: C / W_HBM = {:.2e} / {:.1e} = {:.0} tokens per chip", TPU_V5E.flops,
+        v5e_hbm, TPU_V5E.flops / v5e_hbm
+    );
+    // book/src/ch07.md:841
+    tangle_runtime::cell(5);
     let v5p = Hardware::spec(TPU_V5P);
     for axes in [1, 3] {
         let span = Span::InDomain { axes };
-        let floor = min_tokens_per_chip(&DENSE_DEFAULT_70B, &v5p, span)?;
+        let floor = min_tokens_per_chip(&LLAMA3_70B, &v5p, span)?;
         println!(
             "v5p DP over {axes} axis(es): {floor:.0} tokens per chip, {:.0} per {}-chip pod",
             floor * f64::from(TPU_V5P.domain), TPU_V5P.domain
@@ -188,7 +188,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         label: "MoE E=128, k=4",
         experts: 128,
         active: 4,
-        ..DENSE_DEFAULT_70B
+        ..LLAMA3_70B
     };
     let h100 = Hardware::spec(H100);
     let floor = min_tokens_per_chip(&oss, &h100, Span::AcrossDomains { axes: 1 })?;
@@ -196,27 +196,27 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "MoE floor on H100 across nodes: (E/k) * C/W = {} * {:.0} = {floor:.0} tokens per GPU",
         oss.sparsity(), ridge(& h100, Span::AcrossDomains { axes : 1 }) ?
     );
-    // book/src/ch07.md:965
-    tangle_runtime::cell(5);
+    // book/src/ch07.md:995
+    tangle_runtime::cell(6);
     let v5p = Hardware::spec(TPU_V5P);
     let pod = Span::InDomain { axes: 3 };
     let pods = |chips: u64| chips as f64 / f64::from(TPU_V5P.domain);
-    let n = fsdp_max_chips(&DENSE_DEFAULT_70B, &v5p, pod, 40e6)?;
+    let n = fsdp_max_chips(&LLAMA3_70B, &v5p, pod, 40e6)?;
     println!("40M-token batch: FSDP up to {n} chips ({:.2} pods)", pods(n));
-    let n = fsdp_max_chips(&DENSE_DEFAULT_70B, &v5p, pod, 16e6)?;
+    let n = fsdp_max_chips(&LLAMA3_70B, &v5p, pod, 16e6)?;
     let flops = 6.0 * 15e12 * 70e9;
     let days = training_days(flops, n, &v5p, 0.5)?;
     println!(
         "LLaMA-3 70B: {flops:.2e} FLOPs, 16M-token batch on {n} chips ({:.2} pods), {days:.1} days at 50% MFU",
         pods(n)
     );
-    let mem = fsdp_memory(&DENSE_DEFAULT_70B, n, 16e6)?;
+    let mem = fsdp_memory(&LLAMA3_70B, n, 16e6)?;
     println!(
         "per chip: {:.2} GB of weights and Adam state, {:.1} GB of checkpoints, fits in 96 GB: {}",
         mem.states / 1e9, mem.activations / 1e9, mem.fits(& v5p)
     );
-    // book/src/ch07.md:1080
-    tangle_runtime::cell(6);
+    // book/src/ch07.md:1110
+    tangle_runtime::cell(7);
     let spans = [
         ("v5p 1 axis", Hardware::spec(TPU_V5P), Span::InDomain { axes: 1 }),
         ("H100 NVLink", Hardware::spec(H100), Span::InDomain { axes: 1 }),
@@ -228,7 +228,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         print!(" {name:>12}");
     }
     println!();
-    for m in MODELS.iter().filter(|m| m.live) {
+    for m in MODELS.iter().filter(|m| m.representable) {
         print!("{:<30}", m.label);
         for (_, hw, span) in spans {
             print!(" {:>12.1}", tp_max(m, & hw, span) ?);
@@ -239,8 +239,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "F needed for 8-way TP on v5p: {:.0}", 8.0 * ridge(& Hardware::spec(TPU_V5P),
         Span::InDomain { axes : 1 }) ?
     );
-    // book/src/ch07.md:1355
-    tangle_runtime::cell(7);
+    // book/src/ch07.md:1385
+    tangle_runtime::cell(8);
     let v5p = Hardware::spec(TPU_V5P);
     let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
     let dp = optimal_fsdp_degree(&wide, &v5p, 64, 48_000.0, 2, 1)?;
@@ -275,8 +275,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "16x16x16 slice: FLOPs curve meets the mixed comms curve at B = {crossing:.3e}"
     );
-    // book/src/ch07.md:1396
-    tangle_runtime::cell(8);
+    // book/src/ch07.md:1426
+    tangle_runtime::cell(9);
     tangle_runtime::figure::svg(
         "mixed-ratio-4x4x4",
         (720, 420),
@@ -366,8 +366,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:1440
-    tangle_runtime::cell(9);
+    // book/src/ch07.md:1470
+    tangle_runtime::cell(10);
     tangle_runtime::figure::svg(
         "mixed-times-16x16x16",
         (720, 420),
@@ -463,14 +463,14 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:1494
-    tangle_runtime::cell(10);
+    // book/src/ch07.md:1524
+    tangle_runtime::cell(11);
     let b = 4e6;
     for chip in [H100, H800] {
         let hw = Hardware::spec(chip);
         for tp in [1, 2, 4, 8] {
             let c = mixed_layer_clock(
-                &DENSE_DEFAULT_70B,
+                &LLAMA3_70B,
                 &hw,
                 Mesh {
                     dp: 1024 / tp,
@@ -486,17 +486,17 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
                 .ratio()
             );
         }
-        let (mesh, _) = best_gpu_mesh(&DENSE_DEFAULT_70B, &hw, 1024, b)?;
+        let (mesh, _) = best_gpu_mesh(&LLAMA3_70B, &hw, 1024, b)?;
         println!("{:<5} best: {}-way FSDP x {}-way TP", chip.name, mesh.dp, mesh.tp);
     }
-    // book/src/ch07.md:1676
-    tangle_runtime::cell(11);
+    // book/src/ch07.md:1705
+    tangle_runtime::cell(12);
     let wide = Model {
         label: "wide-expert variant",
         f: 16_384,
         experts: 65,
         active: 2,
-        ..MOE_685B
+        ..DEEPSEEK_V3
     };
     let (h100, h800) = (Hardware::spec(H100), Hardware::spec(H800));
     println!(
@@ -508,20 +508,21 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             ep_layer_clock(m, hw, ep, 1.0).map(|c| c.clock().ratio())
         };
         println!(
-            "{:>4} {:>10.2} {:>10.2} {:>10.0} {:>10.2} {:>10.0}", ep, ratio(& MOE_685B, &
-            h100) ?, ratio(& MOE_685B, & h800) ?, ep_min_expert_width(& MOE_685B, & h100,
-            ep) ?, ratio(& wide, & h100) ?, ep_min_expert_width(& wide, & h100, ep) ?
+            "{:>4} {:>10.2} {:>10.2} {:>10.0} {:>10.2} {:>10.0}", ep, ratio(&
+            DEEPSEEK_V3, & h100) ?, ratio(& DEEPSEEK_V3, & h800) ?, ep_min_expert_width(&
+            DEEPSEEK_V3, & h100, ep) ?, ratio(& wide, & h100) ?, ep_min_expert_width(&
+            wide, & h100, ep) ?
         );
     }
     println!(
         "G * alpha on H100 = {:.0}", f64::from(H100.domain) * h100.flops() / h100
         .domain_egress()
     );
-    // book/src/ch07.md:1797
-    tangle_runtime::cell(12);
+    // book/src/ch07.md:1826
+    tangle_runtime::cell(13);
     let h100 = Hardware::spec(H100);
     let hop = pp_hop_clock(
-        &DENSE_DEFAULT_70B,
+        &LLAMA3_70B,
         &h100,
         Span::AcrossDomains { axes: 1 },
         16,
@@ -531,14 +532,14 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "4,096-token microbatch: stage forward {:.2} ms, hop {:.3} ms, hop/compute {:.3}",
         hop.math * 1e3, hop.comms * 1e3, 1.0 / hop.ratio()
     );
-    let stage_layers = DENSE_DEFAULT_70B.layers as f64 / 16.0;
-    let hop_bytes = 2.0 * 4096.0 * DENSE_DEFAULT_70B.d as f64 / stage_layers;
+    let stage_layers = LLAMA3_70B.layers as f64 / 16.0;
+    let hop_bytes = 2.0 * 4096.0 * LLAMA3_70B.d as f64 / stage_layers;
     println!(
         "bytes per layer: pipeline hop {:.1} MB, TP gathers {:.1} MB ({}x)", hop_bytes /
         1e6, 4.0 * 4096.0 * 8192.0 / 1e6, 4.0 * 4096.0 * 8192.0 / hop_bytes
     );
-    // book/src/ch07.md:2014
-    tangle_runtime::cell(13);
+    // book/src/ch07.md:2043
+    tangle_runtime::cell(14);
     use ch06::{pipeline_bubble_fraction, simulate_pipeline, Schedule, StageTimes};
     let split = SplitTimes {
         forward: 1.0,
@@ -583,8 +584,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             .idle_fraction(), capped.max_in_flight(0))
         );
     }
-    // book/src/ch07.md:2111
-    tangle_runtime::cell(14);
+    // book/src/ch07.md:2140
+    tangle_runtime::cell(15);
     tangle_runtime::figure::svg(
         "pipeline-overlap-dw",
         (720, 440),
@@ -738,15 +739,19 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:2245
-    tangle_runtime::cell(15);
+    // book/src/ch07.md:2274
+    tangle_runtime::cell(16);
     let v5p = Hardware::spec(TPU_V5P);
+    let chips_per_host = 4;
     println!(
-        "DCN floor: {:.0} tokens per pod", min_tokens_per_domain(& DENSE_DEFAULT_70B, &
-        v5p) ?
+        "v5p pod: {} chips / {chips_per_host} per host = {} hosts; 25 GB/s per host / {chips_per_host} = {} GB/s per chip",
+        TPU_V5P.domain, TPU_V5P.domain / chips_per_host, 25.0 / f64::from(chips_per_host)
+    );
+    println!(
+        "DCN floor: {:.0} tokens per pod", min_tokens_per_domain(& LLAMA3_70B, & v5p) ?
     );
     for batch in [1e6, 2e6] {
-        let r = tpu_recipe(&DENSE_DEFAULT_70B, &v5p, batch)?;
+        let r = tpu_recipe(&LLAMA3_70B, &v5p, batch)?;
         let per_pod = batch / r.pods as f64;
         println!(
             "B = {:.0}M: {}-way TP x {}-way FSDP = {} chips, {} pod(s), {:.0} tokens per pod",
@@ -759,32 +764,37 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         if r.pods > 1 {
             println!(
                 "  mixed FSDP + TP floor (2 + 1 axes): {:.1} tokens per chip",
-                mixed_min_tokens_per_chip(& DENSE_DEFAULT_70B, & v5p, 2, 1) ?
+                mixed_min_tokens_per_chip(& LLAMA3_70B, & v5p, 2, 1) ?
             );
             let full_pods = r.pods * u64::from(TPU_V5P.domain);
-            let c = cross_domain_dp_clock(&DENSE_DEFAULT_70B, &v5p, full_pods, batch)?;
+            let c = cross_domain_dp_clock(&LLAMA3_70B, &v5p, full_pods, batch)?;
             println!(
                 "  cross-pod reduction over {full_pods} chips: math/comms = {:.1}", c
                 .ratio()
             );
         }
     }
-    // book/src/ch07.md:2304
-    tangle_runtime::cell(16);
+    // book/src/ch07.md:2338
+    tangle_runtime::cell(17);
     println!(
-        "{:<12} {:>13} {:>20} {:>21}", "node type", "GPUs per node",
-        "GPU egress (bytes/s)", "node egress (bytes/s)"
+        "{:<12} {:>13} {:>20} {:>21}  {}", "node type", "GPUs per node",
+        "GPU egress (bytes/s)", "node egress (bytes/s)", "cross-node limit"
     );
     for chip in [H100, B200, GB200_NVL72, GB300_NVL72] {
         let hw = Hardware::spec(chip);
         let e9 = |x: f64| format!("{:.0}e9", x / 1e9);
+        let limit = if hw.domain_egress() < hw.link() {
+            "node NICs"
+        } else {
+            "GPU NVLink"
+        };
         println!(
-            "{:<12} {:>13} {:>20} {:>21}", chip.name, chip.domain, e9(hw.link()), e9(hw
-            .domain_egress())
+            "{:<12} {:>13} {:>20} {:>21}  {limit}", chip.name, chip.domain, e9(hw
+            .link()), e9(hw.domain_egress())
         );
     }
-    // book/src/ch07.md:2336
-    tangle_runtime::cell(17);
+    // book/src/ch07.md:2380
+    tangle_runtime::cell(18);
     let span = Span::AcrossDomains { axes: 1 };
     let h100 = Hardware::spec(H100);
     let r = ridge(&h100, span)?;
@@ -806,8 +816,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "DeepSeek batch schedule: {} to {} tokens (3,072 to 15,360 sequences of 4,096)",
         3072 * 4096, 15_360 * 4096
     );
-    // book/src/ch07.md:2448
-    tangle_runtime::cell(18);
+    // book/src/ch07.md:2492
+    tangle_runtime::cell(19);
     for run in [DEEPSEEK_V3_RUN, LLAMA_31_RUN] {
         run.validate()?;
         println!(
@@ -824,8 +834,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "Llama 3.1 405B: largest TP inside an H100 node {tp:.1}, so 8-way TP hides"
     );
-    // book/src/ch07.md:2563
-    tangle_runtime::cell(19);
+    // book/src/ch07.md:2607
+    tangle_runtime::cell(20);
     use ch06::{param_count, TrainingConfig};
     let llama2_13b = TrainingConfig {
         name: "LLaMA-2 13B",
@@ -843,16 +853,16 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         p.ffn as f64 / 1e9, p.attention as f64 / 1e9, p.embeddings as f64 / 1e9, p
         .total() as f64 / 1e9
     );
-    // book/src/ch07.md:2604
-    tangle_runtime::cell(20);
+    // book/src/ch07.md:2648
+    tangle_runtime::cell(21);
     let total = p.total() as f64;
-    let m = step_memory(&DENSE_13B, total, 16e6)?;
+    let m = step_memory(&LLAMA2_13B, total, 16e6)?;
     println!(
         "states (2 + 4 + 4) * {:.2}B = {:.0} GB; activations 2LB(D + 2F) = {:.1} TB",
         total / 1e9, m.states / 1e9, m.activations / 1e12
     );
-    // book/src/ch07.md:2623
-    tangle_runtime::cell(21);
+    // book/src/ch07.md:2667
+    tangle_runtime::cell(22);
     let v5p = Hardware::spec(TPU_V5P);
     let chips: u64 = 16 * 16 * 16;
     let batch = 3e6;
@@ -865,20 +875,20 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         chips as f64 * TPU_V5P.hbm / 1e12, TPU_V5P.hbm / 1e9, m.states / 1e9, m.states <=
         TPU_V5P.hbm
     );
-    let m3 = step_memory(&DENSE_13B, total, batch)?;
+    let m3 = step_memory(&LLAMA2_13B, total, batch)?;
     println!(
         "total memory at 3M tokens: {:.2} TB of activations + states = {:.2} TB, {:.2} GB per chip",
         m3.activations / 1e12, (m3.activations + m3.states) / 1e12, (m3.activations + m3
         .states) / chips as f64 / 1e9
     );
-    let fsdp_floor = min_tokens_per_chip(&DENSE_13B, &v5p, Span::InDomain { axes: 3 })?;
+    let fsdp_floor = min_tokens_per_chip(&LLAMA2_13B, &v5p, Span::InDomain { axes: 3 })?;
     println!(
         "FSDP alone needs {:.0} * {} = {:.2}M tokens > 3M: {:?}-bound", fsdp_floor,
-        chips, fsdp_floor * chips as f64 / 1e6, fsdp_layer_clock(& DENSE_13B, & v5p,
+        chips, fsdp_floor * chips as f64 / 1e6, fsdp_layer_clock(& LLAMA2_13B, & v5p,
         Span::InDomain { axes : 3 }, chips, batch) ?.bound()
     );
-    let mixed_floor = mixed_min_tokens_per_chip(&DENSE_13B, &v5p, 2, 1)?;
-    let dp = optimal_fsdp_degree(&DENSE_13B, &v5p, chips, batch, 2, 1)?;
+    let mixed_floor = mixed_min_tokens_per_chip(&LLAMA2_13B, &v5p, 2, 1)?;
+    let dp = optimal_fsdp_degree(&LLAMA2_13B, &v5p, chips, batch, 2, 1)?;
     println!(
         "mixed floor alpha^2 / 2F = {mixed_floor:.0} tokens per chip ({:.0} per chip available); DP_opt = {dp:.0}",
         batch / chips as f64
@@ -889,11 +899,16 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         dp_axes: 2,
         tp_axes: 1,
     };
-    let c = mixed_layer_clock(&DENSE_13B, &v5p, mesh, batch)?.clock();
-    let step = 6.0 * batch * total / (chips as f64 * v5p.flops() * 0.5);
+    let c = mixed_layer_clock(&LLAMA2_13B, &v5p, mesh, batch)?.clock();
     println!(
-        "1024-way FSDP x 4-way TP: math/comms = {:.2} ({:?}-bound); step at 50% MFU = {:.0} ms",
-        c.ratio(), c.bound(), step * 1e3
+        "1024-way FSDP x 4-way TP: math/comms = {:.2} ({:?}-bound)", c.ratio(), c.bound()
     );
+    for mfu in [0.4, 0.5] {
+        let step = 6.0 * batch * total / (chips as f64 * v5p.flops() * mfu);
+        println!(
+            "step time at {:.0}% MFU: 6 * 3M * {:.2}B / (4096 * 459 TFLOP/s * {mfu}) = {:.0} ms",
+            100.0 * mfu, total / 1e9, step * 1e3
+        );
+    }
     Ok(())
 }

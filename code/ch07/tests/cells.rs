@@ -3,12 +3,12 @@
 
 use ch07::*;
 
-// book/src/ch07.md:479
+// book/src/ch07.md:494
 #[test]
-fn memory_formula_tracks_published_totals_for_live_moe_and_default() {
+fn memory_formula_tracks_published_totals_of_representable_rows() {
     let close = [
-        DENSE_DEFAULT_70B,
-        MOE_685B,
+        LLAMA3_70B,
+        DEEPSEEK_V3,
         MOE_753B,
         MOE_1_60T,
         MOE_2_45T,
@@ -22,22 +22,25 @@ fn memory_formula_tracks_published_totals_for_live_moe_and_default() {
     assert!(KIMI_K3.memory_params() > 1.5 * KIMI_K3.published_params.unwrap());
 }
 
-// book/src/ch07.md:490
+// book/src/ch07.md:505
 #[test]
 fn activated_width_is_k_times_f_and_dense_is_one_expert() {
-    assert_eq!(MOE_685B.active_width(), 18_432.0);
-    assert_eq!(MOE_685B.routed_experts(), 256);
-    assert_eq!(MOE_685B.routed_active(), 8);
-    assert_eq!(DENSE_13B.sparsity(), 1.0);
-    assert_eq!(DENSE_13B.comm_params(), 2.0 * 5120.0 * 13_824.0 * 40.0);
+    assert_eq!(DEEPSEEK_V3.active_width(), 18_432.0);
+    assert_eq!(DEEPSEEK_V3.routed_experts(), 256);
+    assert_eq!(DEEPSEEK_V3.routed_active(), 8);
+    assert_eq!(LLAMA2_13B.sparsity(), 1.0);
+    assert_eq!(LLAMA2_13B.comm_params(), 2.0 * 5120.0 * 13_824.0 * 40.0);
     for m in MODELS {
         assert!(m.validate().is_ok(), "{}", m.label);
     }
-    let bad = Model { active: 300, ..MOE_685B };
+    let bad = Model {
+        active: 300,
+        ..DEEPSEEK_V3
+    };
     assert!(matches!(bad.validate(), Err(ParallelError::Mismatch { .. })));
 }
 
-// book/src/ch07.md:504
+// book/src/ch07.md:519
 #[test]
 fn measured_mode_scales_flops_and_bandwidth() {
     let spec = Hardware::spec(H800);
@@ -49,54 +52,39 @@ fn measured_mode_scales_flops_and_bandwidth() {
     assert!(spec.collective(Span::InDomain { axes : 0 }).is_err());
 }
 
-// book/src/ch07.md:708
+// book/src/ch07.md:723
 #[test]
 fn ridge_is_where_weight_traffic_clocks_are_equal() {
     for chip in CHIPS {
         let hw = Hardware::spec(chip);
         let span = Span::AcrossDomains { axes: 1 };
         let r = ridge(&hw, span).unwrap();
-        let at = primer_clock(&DENSE_DEFAULT_70B, &hw, span, 1, r, Traffic::Weights)
-            .unwrap();
+        let at = primer_clock(&LLAMA3_70B, &hw, span, 1, r, Traffic::Weights).unwrap();
         assert!((at.ratio() - 1.0).abs() < 1e-12, "{}", chip.name);
-        let above = primer_clock(
-                &DENSE_DEFAULT_70B,
-                &hw,
-                span,
-                1,
-                1.01 * r,
-                Traffic::Weights,
-            )
+        let above = primer_clock(&LLAMA3_70B, &hw, span, 1, 1.01 * r, Traffic::Weights)
             .unwrap();
         assert_eq!(above.bound(), Bound::Compute);
-        let below = primer_clock(
-                &DENSE_DEFAULT_70B,
-                &hw,
-                span,
-                1,
-                0.99 * r,
-                Traffic::Weights,
-            )
+        let below = primer_clock(&LLAMA3_70B, &hw, span, 1, 0.99 * r, Traffic::Weights)
             .unwrap();
         assert_eq!(below.bound(), Bound::Communication);
     }
 }
 
-// book/src/ch07.md:723
+// book/src/ch07.md:738
 #[test]
 fn activation_traffic_ratio_ignores_the_batch() {
     let hw = Hardware::spec(H100);
     let span = Span::InDomain { axes: 1 };
-    let small = primer_clock(&DENSE_13B, &hw, span, 4, 1e3, Traffic::Activations)
+    let small = primer_clock(&LLAMA2_13B, &hw, span, 4, 1e3, Traffic::Activations)
         .unwrap();
-    let large = primer_clock(&DENSE_13B, &hw, span, 4, 1e7, Traffic::Activations)
+    let large = primer_clock(&LLAMA2_13B, &hw, span, 4, 1e7, Traffic::Activations)
         .unwrap();
     assert!((small.ratio() / large.ratio() - 1.0).abs() < 1e-12);
-    assert!(primer_clock(& DENSE_13B, & hw, span, 0, 1e3, Traffic::Weights).is_err());
-    assert!(primer_clock(& DENSE_13B, & hw, span, 1, - 1.0, Traffic::Weights).is_err());
+    assert!(primer_clock(& LLAMA2_13B, & hw, span, 0, 1e3, Traffic::Weights).is_err());
+    assert!(primer_clock(& LLAMA2_13B, & hw, span, 1, - 1.0, Traffic::Weights).is_err());
 }
 
-// book/src/ch07.md:734
+// book/src/ch07.md:749
 #[test]
 fn ridge_curve_saturates_at_one() {
     let hw = Hardware::spec(TPU_V5P);
@@ -107,12 +95,12 @@ fn ridge_curve_saturates_at_one() {
     assert_eq!(c[2].1, 1.0);
 }
 
-// book/src/ch07.md:838
+// book/src/ch07.md:868
 #[test]
 fn dp_ridge_is_where_backward_clocks_meet_and_scales_with_sparsity() {
     let hw = Hardware::spec(H100);
     let span = Span::AcrossDomains { axes: 1 };
-    for m in [DENSE_DEFAULT_70B, MOE_685B, MOE_427B] {
+    for m in [LLAMA3_70B, DEEPSEEK_V3, MOE_427B] {
         let per_chip = min_tokens_per_chip(&m, &hw, span).unwrap();
         let c = dp_layer_clock(&m, &hw, span, 64, 64.0 * per_chip).unwrap();
         assert!((c.ratio() - 1.0).abs() < 1e-9, "{}", m.label);
@@ -123,16 +111,16 @@ fn dp_ridge_is_where_backward_clocks_meet_and_scales_with_sparsity() {
     assert!(ring_factor(0).is_err());
 }
 
-// book/src/ch07.md:853
+// book/src/ch07.md:883
 #[test]
-fn source_numbers_for_data_parallelism() {
+fn published_numbers_for_data_parallelism() {
     let v5p = Hardware::spec(TPU_V5P);
     assert_eq!(ridge(& v5p, Span::InDomain { axes : 1 }).unwrap(), 2550.0);
     assert!((ridge(& v5p, Span::InDomain { axes : 3 }).unwrap() - 850.0).abs() < 1e-9);
     let moe = Model {
         experts: 128,
         active: 4,
-        ..DENSE_DEFAULT_70B
+        ..LLAMA3_70B
     };
     let floor = min_tokens_per_chip(
             &moe,
@@ -144,58 +132,56 @@ fn source_numbers_for_data_parallelism() {
     assert_eq!(largest_replicated_model(& v5p), 9.6e9);
 }
 
-// book/src/ch07.md:864
+// book/src/ch07.md:894
 #[test]
 fn more_axes_lower_the_tpu_floor_but_not_the_gpu_one() {
     let tpu = Hardware::spec(TPU_V5P);
-    let one = min_tokens_per_chip(&DENSE_13B, &tpu, Span::InDomain { axes: 1 }).unwrap();
-    let three = min_tokens_per_chip(&DENSE_13B, &tpu, Span::InDomain { axes: 3 })
+    let one = min_tokens_per_chip(&LLAMA2_13B, &tpu, Span::InDomain { axes: 1 })
+        .unwrap();
+    let three = min_tokens_per_chip(&LLAMA2_13B, &tpu, Span::InDomain { axes: 3 })
         .unwrap();
     assert!((one / three - 3.0).abs() < 1e-12);
     let gpu = Hardware::spec(H100);
-    let g1 = min_tokens_per_chip(&DENSE_13B, &gpu, Span::InDomain { axes: 1 }).unwrap();
-    let g3 = min_tokens_per_chip(&DENSE_13B, &gpu, Span::InDomain { axes: 3 }).unwrap();
+    let g1 = min_tokens_per_chip(&LLAMA2_13B, &gpu, Span::InDomain { axes: 1 }).unwrap();
+    let g3 = min_tokens_per_chip(&LLAMA2_13B, &gpu, Span::InDomain { axes: 3 }).unwrap();
     assert_eq!(g1, g3);
 }
 
-// book/src/ch07.md:991
+// book/src/ch07.md:1021
 #[test]
 fn fsdp_has_the_dp_ridge_and_divides_memory() {
     let hw = Hardware::spec(TPU_V5P);
     let span = Span::InDomain { axes: 3 };
-    let per_chip = min_tokens_per_chip(&DENSE_DEFAULT_70B, &hw, span).unwrap();
-    let at = fsdp_layer_clock(&DENSE_DEFAULT_70B, &hw, span, 512, 512.0 * per_chip)
-        .unwrap();
+    let per_chip = min_tokens_per_chip(&LLAMA3_70B, &hw, span).unwrap();
+    let at = fsdp_layer_clock(&LLAMA3_70B, &hw, span, 512, 512.0 * per_chip).unwrap();
     assert!((at.ratio() - 1.0).abs() < 1e-9);
-    let dp = dp_layer_clock(&DENSE_DEFAULT_70B, &hw, span, 512, 512.0 * per_chip)
-        .unwrap();
+    let dp = dp_layer_clock(&LLAMA3_70B, &hw, span, 512, 512.0 * per_chip).unwrap();
     assert!((dp.ratio() - at.ratio()).abs() < 1e-9);
-    let one = fsdp_memory(&DENSE_DEFAULT_70B, 1, 1e6).unwrap();
-    let many = fsdp_memory(&DENSE_DEFAULT_70B, 1000, 1e6).unwrap();
+    let one = fsdp_memory(&LLAMA3_70B, 1, 1e6).unwrap();
+    let many = fsdp_memory(&LLAMA3_70B, 1000, 1e6).unwrap();
     assert!((one.total() / many.total() - 1000.0).abs() < 1e-6);
-    let n = fsdp_max_chips(&DENSE_DEFAULT_70B, &hw, span, 16e6).unwrap();
+    let n = fsdp_max_chips(&LLAMA3_70B, &hw, span, 16e6).unwrap();
     assert_eq!(
-        fsdp_layer_clock(& DENSE_DEFAULT_70B, & hw, span, n, 16e6).unwrap().bound(),
+        fsdp_layer_clock(& LLAMA3_70B, & hw, span, n, 16e6).unwrap().bound(),
         Bound::Compute
     );
     assert_eq!(
-        fsdp_layer_clock(& DENSE_DEFAULT_70B, & hw, span, n + 1, 16e6).unwrap().bound(),
+        fsdp_layer_clock(& LLAMA3_70B, & hw, span, n + 1, 16e6).unwrap().bound(),
         Bound::Communication
     );
 }
 
-// book/src/ch07.md:1009
+// book/src/ch07.md:1039
 #[test]
-fn llama3_70b_estimate_matches_the_source() {
+fn llama3_70b_estimate_matches_the_published_one() {
     let hw = Hardware::spec(TPU_V5P);
-    let n = fsdp_max_chips(&DENSE_DEFAULT_70B, &hw, Span::InDomain { axes: 3 }, 16e6)
-        .unwrap();
+    let n = fsdp_max_chips(&LLAMA3_70B, &hw, Span::InDomain { axes: 3 }, 16e6).unwrap();
     assert_eq!(n, 18_823);
     let days = training_days(6.0 * 15e12 * 70e9, n, &hw, 0.5).unwrap();
     assert!((days - 17.0).abs() < 0.5, "{days}");
 }
 
-// book/src/ch07.md:1018
+// book/src/ch07.md:1048
 #[test]
 fn training_days_rejects_impossible_utilisation() {
     let hw = Hardware::spec(TPU_V5P);
@@ -209,24 +195,24 @@ fn training_days_rejects_impossible_utilisation() {
     assert!((d1 / d2 - 2.0).abs() < 1e-12);
 }
 
-// book/src/ch07.md:1116
+// book/src/ch07.md:1146
 #[test]
 fn tp_bound_is_where_clocks_meet_and_batch_free() {
     let hw = Hardware::spec(TPU_V5P);
     let span = Span::InDomain { axes: 1 };
-    let max = tp_max(&DENSE_DEFAULT_70B, &hw, span).unwrap();
+    let max = tp_max(&LLAMA3_70B, &hw, span).unwrap();
     assert!(max > 8.0 && max < 16.0);
     for batch in [1e4, 1e6] {
-        let c8 = tp_layer_clock(&DENSE_DEFAULT_70B, &hw, span, 8, batch).unwrap();
-        let c16 = tp_layer_clock(&DENSE_DEFAULT_70B, &hw, span, 16, batch).unwrap();
+        let c8 = tp_layer_clock(&LLAMA3_70B, &hw, span, 8, batch).unwrap();
+        let c16 = tp_layer_clock(&LLAMA3_70B, &hw, span, 16, batch).unwrap();
         assert_eq!(c8.bound(), Bound::Compute);
         assert_eq!(c16.bound(), Bound::Communication);
         assert!((c8.ratio() - max / 8.0).abs() < 1e-9);
     }
-    assert!(tp_layer_clock(& DENSE_DEFAULT_70B, & hw, span, 0, 1e4).is_err());
+    assert!(tp_layer_clock(& LLAMA3_70B, & hw, span, 0, 1e4).is_err());
 }
 
-// book/src/ch07.md:1529
+// book/src/ch07.md:1559
 #[test]
 fn optimal_fsdp_degree_balances_the_two_collectives() {
     let hw = Hardware::spec(TPU_V5P);
@@ -246,11 +232,11 @@ fn optimal_fsdp_degree_balances_the_two_collectives() {
     );
 }
 
-// book/src/ch07.md:1546
+// book/src/ch07.md:1576
 #[test]
 fn mixed_floor_is_where_the_balanced_mesh_turns_compute_bound() {
     let hw = Hardware::spec(TPU_V5P);
-    for m in [DENSE_13B, DENSE_DEFAULT_70B, MOE_685B] {
+    for m in [LLAMA2_13B, LLAMA3_70B, DEEPSEEK_V3] {
         let floor = mixed_min_tokens_per_chip(&m, &hw, 2, 1).unwrap();
         let n = 4096.0;
         let b = floor * n;
@@ -260,7 +246,7 @@ fn mixed_floor_is_where_the_balanced_mesh_turns_compute_bound() {
     }
 }
 
-// book/src/ch07.md:1559
+// book/src/ch07.md:1589
 #[test]
 fn gpu_mix_keeps_tp_inside_the_domain() {
     let hw = Hardware::spec(H100);
@@ -270,21 +256,16 @@ fn gpu_mix_keeps_tp_inside_the_domain() {
         dp_axes: 1,
         tp_axes: 1,
     };
-    let c = mixed_layer_clock(&DENSE_DEFAULT_70B, &hw, mesh, 4e6).unwrap();
-    let wider = mixed_layer_clock(
-            &DENSE_DEFAULT_70B,
-            &hw,
-            Mesh { tp: 4, dp: 256, ..mesh },
-            4e6,
-        )
+    let c = mixed_layer_clock(&LLAMA3_70B, &hw, mesh, 4e6).unwrap();
+    let wider = mixed_layer_clock(&LLAMA3_70B, &hw, Mesh { tp: 4, dp: 256, ..mesh }, 4e6)
         .unwrap();
     assert!((c.fsdp_comms / wider.fsdp_comms - 1.0).abs() < 1e-12);
     let ratio = c.math / c.fsdp_comms;
     assert!((ratio - 4e6 / 1024.0 / 2475.0).abs() < 1e-9);
     let h800 = Hardware::spec(H800);
-    let (best, clock) = best_gpu_mesh(&DENSE_DEFAULT_70B, &h800, 1024, 4e6).unwrap();
+    let (best, clock) = best_gpu_mesh(&LLAMA3_70B, &h800, 1024, 4e6).unwrap();
     let pure = mixed_layer_clock(
-            &DENSE_DEFAULT_70B,
+            &LLAMA3_70B,
             &h800,
             Mesh { dp: 1024, tp: 1, ..mesh },
             4e6,
@@ -294,20 +275,16 @@ fn gpu_mix_keeps_tp_inside_the_domain() {
     assert!(clock.clock().comms < pure.clock().comms);
     assert_eq!(pure.clock().bound(), Bound::Communication);
     assert_eq!(clock.clock().bound(), Bound::Compute);
+    assert!(best_gpu_mesh(& LLAMA3_70B, & Hardware::spec(TPU_V5P), 1024, 4e6).is_err());
     assert!(
-        best_gpu_mesh(& DENSE_DEFAULT_70B, & Hardware::spec(TPU_V5P), 1024, 4e6).is_err()
+        mixed_layer_clock(& LLAMA3_70B, & hw, Mesh { tp : 16, ..mesh }, 4e6).is_err()
     );
     assert!(
-        mixed_layer_clock(& DENSE_DEFAULT_70B, & hw, Mesh { tp : 16, ..mesh }, 4e6)
-        .is_err()
-    );
-    assert!(
-        mixed_layer_clock(& DENSE_DEFAULT_70B, & hw, Mesh { tp : 3, ..mesh }, 4e6)
-        .is_err()
+        mixed_layer_clock(& LLAMA3_70B, & hw, Mesh { tp : 3, ..mesh }, 4e6).is_err()
     );
 }
 
-// book/src/ch07.md:1708
+// book/src/ch07.md:1737
 #[test]
 fn ep_regimes_match_the_closed_forms_without_shared_experts() {
     let hw = Hardware::spec(H100);
@@ -322,7 +299,7 @@ fn ep_regimes_match_the_closed_forms_without_shared_experts() {
         active: 8,
         shared: 0,
         published_params: None,
-        live: true,
+        representable: true,
     };
     let f16 = ep_min_expert_width(&narrow, &hw, 16).unwrap();
     let expect16 = alpha * (16.0 - g) / 8.0;
@@ -339,20 +316,22 @@ fn ep_regimes_match_the_closed_forms_without_shared_experts() {
     );
 }
 
-// book/src/ch07.md:1728
+// book/src/ch07.md:1757
 #[test]
 fn ep_checks_its_inputs() {
     let hw = Hardware::spec(H100);
     assert!(
-        matches!(ep_layer_clock(& MOE_685B, & hw, 3, 100.0),
+        matches!(ep_layer_clock(& DEEPSEEK_V3, & hw, 3, 100.0),
         Err(ParallelError::NotDividing { .. }))
     );
-    assert!(ep_layer_clock(& MOE_685B, & Hardware::spec(TPU_V5P), 8, 100.0).is_err());
-    assert_eq!(ep_layer_clock(& MOE_685B, & hw, 8, 100.0).unwrap().scale_out_comms, 0.0);
-    assert_eq!(ep_layer_clock(& MOE_685B, & hw, 1, 100.0).unwrap().local_comms, 0.0);
+    assert!(ep_layer_clock(& DEEPSEEK_V3, & Hardware::spec(TPU_V5P), 8, 100.0).is_err());
+    assert_eq!(
+        ep_layer_clock(& DEEPSEEK_V3, & hw, 8, 100.0).unwrap().scale_out_comms, 0.0
+    );
+    assert_eq!(ep_layer_clock(& DEEPSEEK_V3, & hw, 1, 100.0).unwrap().local_comms, 0.0);
 }
 
-// book/src/ch07.md:2050
+// book/src/ch07.md:2079
 #[test]
 fn fused_split_simulator_reproduces_chapter_6_one_f1b() {
     let split = SplitTimes {
@@ -378,7 +357,7 @@ fn fused_split_simulator_reproduces_chapter_6_one_f1b() {
     }
 }
 
-// book/src/ch07.md:2061
+// book/src/ch07.md:2090
 #[test]
 fn filling_idle_slots_never_loses_and_wins_when_there_is_a_bubble() {
     let split = SplitTimes {
@@ -416,7 +395,7 @@ fn filling_idle_slots_never_loses_and_wins_when_there_is_a_bubble() {
     assert!(simulate_split_pipeline(4, 0, split, any).is_err());
 }
 
-// book/src/ch07.md:2079
+// book/src/ch07.md:2108
 #[test]
 fn split_timeline_respects_dependencies() {
     let split = SplitTimes {
@@ -463,42 +442,34 @@ fn split_timeline_respects_dependencies() {
     }
 }
 
-// book/src/ch07.md:2101
+// book/src/ch07.md:2130
 #[test]
 fn pipeline_hop_is_cheap_and_checked() {
     let hw = Hardware::spec(H100);
-    let c = pp_hop_clock(
-            &DENSE_DEFAULT_70B,
-            &hw,
-            Span::AcrossDomains { axes: 1 },
-            16,
-            4096.0,
-        )
+    let c = pp_hop_clock(&LLAMA3_70B, &hw, Span::AcrossDomains { axes: 1 }, 16, 4096.0)
         .unwrap();
     assert_eq!(c.bound(), Bound::Compute);
     assert!(
-        pp_hop_clock(& DENSE_DEFAULT_70B, & hw, Span::AcrossDomains { axes : 1 }, 81,
-        4096.0).is_err()
+        pp_hop_clock(& LLAMA3_70B, & hw, Span::AcrossDomains { axes : 1 }, 81, 4096.0)
+        .is_err()
     );
 }
 
-// book/src/ch07.md:2282
+// book/src/ch07.md:2314
 #[test]
 fn dcn_floor_is_where_cross_domain_clocks_meet() {
     let hw = Hardware::spec(TPU_V5P);
-    let per_pod = min_tokens_per_domain(&DENSE_DEFAULT_70B, &hw).unwrap();
-    let c = cross_domain_dp_clock(&DENSE_DEFAULT_70B, &hw, 4 * 8960, 4.0 * per_pod)
-        .unwrap();
+    let per_pod = min_tokens_per_domain(&LLAMA3_70B, &hw).unwrap();
+    let c = cross_domain_dp_clock(&LLAMA3_70B, &hw, 4 * 8960, 4.0 * per_pod).unwrap();
     assert!((c.ratio() - 1.0).abs() < 1e-9);
-    let partial = cross_domain_dp_clock(&DENSE_DEFAULT_70B, &hw, 8960 + 100, 1e6)
-        .unwrap();
-    let full = cross_domain_dp_clock(&DENSE_DEFAULT_70B, &hw, 2 * 8960, 1e6).unwrap();
+    let partial = cross_domain_dp_clock(&LLAMA3_70B, &hw, 8960 + 100, 1e6).unwrap();
+    let full = cross_domain_dp_clock(&LLAMA3_70B, &hw, 2 * 8960, 1e6).unwrap();
     assert!(partial.comms > full.comms);
-    assert!(tpu_recipe(& DENSE_DEFAULT_70B, & Hardware::spec(H100), 1e6).is_err());
-    assert!(tpu_recipe(& DENSE_DEFAULT_70B, & hw, 100.0).is_err());
+    assert!(tpu_recipe(& LLAMA3_70B, & Hardware::spec(H100), 1e6).is_err());
+    assert!(tpu_recipe(& LLAMA3_70B, & hw, 100.0).is_err());
 }
 
-// book/src/ch07.md:2479
+// book/src/ch07.md:2523
 #[test]
 fn worked_examples_validate_and_match_the_published_numbers() {
     assert_eq!(DEEPSEEK_V3_RUN.batch, 62_914_560.0);
@@ -520,9 +491,9 @@ fn worked_examples_validate_and_match_the_published_numbers() {
     );
 }
 
-// book/src/ch07.md:2492
+// book/src/ch07.md:2536
 #[test]
-fn gpu_ridges_match_the_source() {
+fn gpu_ridges_match_the_published_ones() {
     let span = Span::AcrossDomains { axes: 1 };
     assert_eq!(ridge(& Hardware::spec(H100), span).unwrap(), 2475.0);
     assert_eq!(ridge(& Hardware::spec(H800), span).unwrap(), 4950.0);
@@ -531,7 +502,7 @@ fn gpu_ridges_match_the_source() {
     assert!((need / 1e6 - 40.6).abs() < 0.05, "{need}");
 }
 
-// book/src/ch07.md:2663
+// book/src/ch07.md:2715
 #[test]
 fn llama2_answers_follow_from_the_shapes() {
     let cfg = ch06::TrainingConfig {
@@ -546,15 +517,15 @@ fn llama2_answers_follow_from_the_shapes() {
     };
     let p = ch06::param_count(&cfg).unwrap().total() as f64;
     assert!((p / 13.0e9 - 1.0).abs() < 0.01);
-    let m = step_memory(&DENSE_13B, p, 16e6).unwrap();
+    let m = step_memory(&LLAMA2_13B, p, 16e6).unwrap();
     assert!((m.activations - 2.0 * 40.0 * 16e6 * (5120.0 + 2.0 * 13_824.0)).abs() < 1.0);
-    let m2 = step_memory(&DENSE_13B, p, 32e6).unwrap();
+    let m2 = step_memory(&LLAMA2_13B, p, 32e6).unwrap();
     assert_eq!(m2.states, m.states);
     assert!((m2.activations / m.activations - 2.0).abs() < 1e-12);
-    assert!(step_memory(& DENSE_13B, - 1.0, 16e6).is_err());
+    assert!(step_memory(& LLAMA2_13B, - 1.0, 16e6).is_err());
 }
 
-// book/src/ch07.md:2680
+// book/src/ch07.md:2732
 #[test]
 fn ten_bytes_per_parameter_is_chapter_6_weights_plus_moments() {
     use ch06::{Precision, StateComponent};
