@@ -305,7 +305,7 @@ impl Hardware {
     }
 }
 
-// book/src/ch07.md:345
+// book/src/ch07.md:406
 /// The shape of a Transformer as this chapter sees it: a stack of (possibly mixture-of-experts)
 /// MLP blocks. `experts` and `active` count shared experts; `shared` says how many of them are
 /// always on, which matters only for routing traffic.
@@ -328,7 +328,7 @@ pub struct Model {
     pub representable: bool,
 }
 
-// book/src/ch07.md:367
+// book/src/ch07.md:428
 impl Model {
     /// A dense model: one expert, always active.
     pub const fn dense(
@@ -400,7 +400,7 @@ impl Model {
     }
 }
 
-// book/src/ch07.md:416
+// book/src/ch07.md:477
 /// Three significant figures with a B or T suffix, the way model cards print parameter totals.
 pub fn count3(x: f64) -> String {
     let (v, unit) = if x >= 1e12 { (x / 1e12, "T") } else { (x / 1e9, "B") };
@@ -408,7 +408,7 @@ pub fn count3(x: f64) -> String {
     format!("{v:.decimals$}{unit}")
 }
 
-// book/src/ch07.md:423
+// book/src/ch07.md:484
 /// A representable MoE row: `(D, F, L)`, `(E, k, shared)` and the published total.
 const fn moe(
     label: &'static str,
@@ -429,7 +429,7 @@ const fn moe(
     }
 }
 
-// book/src/ch07.md:428
+// book/src/ch07.md:489
 /// Llama 3 70B: 80 layers, D = 8,192, F = 28,672 (64 query and 8 key/value heads, 128,256-token
 /// vocabulary in the full configuration).
 pub const LLAMA3_70B: Model = Model::dense(
@@ -440,7 +440,7 @@ pub const LLAMA3_70B: Model = Model::dense(
     Some(70.6e9),
 );
 
-// book/src/ch07.md:431
+// book/src/ch07.md:492
 /// LLaMA-2 13B: 40 layers, D = 5,120, F = 13,824 (40 query and 40 key/value heads, 32,000 tokens).
 pub const LLAMA2_13B: Model = Model::dense(
     "LLaMA-2 13B",
@@ -450,37 +450,37 @@ pub const LLAMA2_13B: Model = Model::dense(
     Some(13.0e9),
 );
 
-// book/src/ch07.md:433
+// book/src/ch07.md:494
 /// Gemma 7B: 28 layers, D = 3,072, F = 24,576 (16 heads of width 256, 256,000 tokens).
 pub const GEMMA_7B: Model = Model::dense("Gemma 7B", 3072, 24_576, 28, Some(8.54e9));
 
-// book/src/ch07.md:436
+// book/src/ch07.md:497
 /// DeepSeek-V3: 256 routed + 1 shared expert of width 2,048, top-8 + shared, 61 layers.
 pub const DEEPSEEK_V3: Model = moe("DeepSeek-V3", (7168, 2048, 61), (257, 9, 1), 685e9);
 
-// book/src/ch07.md:438
+// book/src/ch07.md:499
 /// Kept only as a reference row: its experts run in a 3,584-wide latent space.
 pub const KIMI_K3: Model = Model {
     representable: false,
     ..moe("Kimi K3 (reference only)", (7168, 3072, 93), (898, 18, 2), 2.78e12)
 };
 
-// book/src/ch07.md:440
+// book/src/ch07.md:501
 pub const MOE_753B: Model = moe("MoE 753B", (6144, 2048, 78), (257, 9, 1), 753e9);
 
-// book/src/ch07.md:441
+// book/src/ch07.md:502
 pub const MOE_1_60T: Model = moe("MoE 1.60T", (7168, 3072, 61), (385, 7, 1), 1.60e12);
 
-// book/src/ch07.md:442
+// book/src/ch07.md:503
 pub const MOE_2_45T: Model = moe("MoE 2.45T", (8192, 2048, 92), (513, 11, 1), 2.45e12);
 
-// book/src/ch07.md:443
+// book/src/ch07.md:504
 pub const MOE_952B: Model = moe("MoE 952B", (6144, 3072, 66), (258, 8, 2), 952e9);
 
-// book/src/ch07.md:444
+// book/src/ch07.md:505
 pub const MOE_427B: Model = moe("MoE 427B", (6144, 3072, 60), (129, 5, 1), 427e9);
 
-// book/src/ch07.md:446
+// book/src/ch07.md:507
 /// Every row of the model table: dense shapes first, then the mixtures of experts.
 pub const MODELS: [Model; 10] = [
     LLAMA3_70B,
@@ -495,7 +495,7 @@ pub const MODELS: [Model; 10] = [
     MOE_427B,
 ];
 
-// book/src/ch07.md:567
+// book/src/ch07.md:628
 /// The two clocks of one layer on one chip, in seconds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LayerClock {
@@ -503,7 +503,7 @@ pub struct LayerClock {
     pub comms: f64,
 }
 
-// book/src/ch07.md:574
+// book/src/ch07.md:635
 /// Which clock sets the pace of a layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Bound {
@@ -511,7 +511,7 @@ pub enum Bound {
     Communication,
 }
 
-// book/src/ch07.md:581
+// book/src/ch07.md:642
 impl LayerClock {
     /// Overlapped compute and communication: the layer costs the slower clock (equation 7.4).
     pub fn time(&self) -> f64 {
@@ -526,7 +526,7 @@ impl LayerClock {
     }
 }
 
-// book/src/ch07.md:595
+// book/src/ch07.md:656
 /// What a scheme sends over the network each layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Traffic {
@@ -536,7 +536,7 @@ pub enum Traffic {
     Activations,
 }
 
-// book/src/ch07.md:604
+// book/src/ch07.md:665
 /// Forward FLOP time of one layer on one chip (equation 7.3), for `tokens_per_chip` tokens.
 pub fn math_time(model: &Model, hw: &Hardware, tokens_per_chip: f64) -> Result<f64> {
     model.validate()?;
@@ -544,7 +544,7 @@ pub fn math_time(model: &Model, hw: &Hardware, tokens_per_chip: f64) -> Result<f
     Ok(4.0 * tokens_per_chip * model.d as f64 * model.active_width() / hw.flops())
 }
 
-// book/src/ch07.md:611
+// book/src/ch07.md:672
 /// The primer's two clocks for one forward layer: `dp` chips share `batch` tokens, and the
 /// network carries one gather of either the layer's two weight matrices or of the activations.
 pub fn primer_clock(
@@ -568,13 +568,13 @@ pub fn primer_clock(
     })
 }
 
-// book/src/ch07.md:624
+// book/src/ch07.md:685
 /// The ridge $C/W$ (equation 7.5): tokens per chip above which weight traffic hides.
 pub fn ridge(hw: &Hardware, span: Span) -> Result<f64> {
     hw.intensity(span)
 }
 
-// book/src/ch07.md:629
+// book/src/ch07.md:690
 /// Data for a roofline-ridge figure: for each per-chip batch, the fraction of peak FLOP/s a
 /// weight-moving scheme attains, $\min(1, (B/DP) / \text{ridge})$.
 pub fn ridge_curve(
@@ -589,11 +589,11 @@ pub fn ridge_curve(
         .collect()
 }
 
-// book/src/ch07.md:802
+// book/src/ch07.md:882
 /// Bytes per parameter for bf16 weights plus two fp32 Adam moments.
 pub const ADAM_BYTES_PER_PARAM: f64 = 2.0 + 4.0 + 4.0;
 
-// book/src/ch07.md:805
+// book/src/ch07.md:885
 /// Backward-pass clocks of one layer under pure data parallelism (equation 7.6).
 pub fn dp_layer_clock(
     model: &Model,
@@ -609,20 +609,20 @@ pub fn dp_layer_clock(
     Ok(LayerClock { math, comms })
 }
 
-// book/src/ch07.md:814
+// book/src/ch07.md:894
 /// Smallest per-chip batch that keeps a weight-moving scheme compute-bound: $(C/W)(E/k)$.
 pub fn min_tokens_per_chip(model: &Model, hw: &Hardware, span: Span) -> Result<f64> {
     model.validate()?;
     Ok(ridge(hw, span)? * model.sparsity())
 }
 
-// book/src/ch07.md:820
+// book/src/ch07.md:900
 /// The largest model (parameters) that pure data parallelism can train on one chip.
 pub fn largest_replicated_model(hw: &Hardware) -> f64 {
     hw.chip.hbm / ADAM_BYTES_PER_PARAM
 }
 
-// book/src/ch07.md:825
+// book/src/ch07.md:905
 /// The exact ring factor $(n-1)/n$ that the asymptotic ridge leaves out: a ring AllReduce over
 /// $n$ participants moves $(n-1)/n$ of the buffer, so two participants need half the batch.
 pub fn ring_factor(participants: u64) -> Result<f64> {
@@ -630,7 +630,7 @@ pub fn ring_factor(participants: u64) -> Result<f64> {
     Ok((n - 1.0) / n)
 }
 
-// book/src/ch07.md:933
+// book/src/ch07.md:1038
 /// Forward-pass clocks of one layer under FSDP (equation 7.7).
 pub fn fsdp_layer_clock(
     model: &Model,
@@ -648,7 +648,7 @@ pub fn fsdp_layer_clock(
     })
 }
 
-// book/src/ch07.md:941
+// book/src/ch07.md:1046
 /// The most chips FSDP can spread `batch` tokens over and stay compute-bound.
 pub fn fsdp_max_chips(
     model: &Model,
@@ -660,7 +660,7 @@ pub fn fsdp_max_chips(
     Ok((positive("batch", batch)? / per_chip).floor() as u64)
 }
 
-// book/src/ch07.md:947
+// book/src/ch07.md:1052
 /// What one chip holds under FSDP, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ChipMemory {
@@ -671,7 +671,7 @@ pub struct ChipMemory {
     pub activations: f64,
 }
 
-// book/src/ch07.md:957
+// book/src/ch07.md:1062
 impl ChipMemory {
     pub fn total(&self) -> f64 {
         self.states + self.activations
@@ -681,7 +681,7 @@ impl ChipMemory {
     }
 }
 
-// book/src/ch07.md:966
+// book/src/ch07.md:1071
 /// Memory per chip under FSDP over `dp` chips with a global batch of `batch` tokens.
 pub fn fsdp_memory(model: &Model, dp: u64, batch: f64) -> Result<ChipMemory> {
     model.validate()?;
@@ -695,7 +695,7 @@ pub fn fsdp_memory(model: &Model, dp: u64, batch: f64) -> Result<ChipMemory> {
     })
 }
 
-// book/src/ch07.md:976
+// book/src/ch07.md:1081
 /// Wall-clock days to spend `total_flops` on `chips` chips at a model-FLOPs utilisation `mfu`.
 pub fn training_days(
     total_flops: f64,
@@ -714,7 +714,7 @@ pub fn training_days(
     Ok(positive("total FLOPs", total_flops)? / rate / 86_400.0)
 }
 
-// book/src/ch07.md:1085
+// book/src/ch07.md:1257
 /// Forward-pass clocks of one layer under tensor parallelism of degree `tp` (equation 7.8).
 pub fn tp_layer_clock(
     model: &Model,
@@ -734,7 +734,7 @@ pub fn tp_layer_clock(
     })
 }
 
-// book/src/ch07.md:1095
+// book/src/ch07.md:1267
 /// The largest tensor-parallel degree that stays compute-bound, $kF \cdot W / C$, as a real
 /// number; a mesh needs an integer at or below it.
 pub fn tp_max(model: &Model, hw: &Hardware, span: Span) -> Result<f64> {
@@ -742,7 +742,7 @@ pub fn tp_max(model: &Model, hw: &Hardware, span: Span) -> Result<f64> {
     Ok(model.active_width() / ridge(hw, span)?)
 }
 
-// book/src/ch07.md:1208
+// book/src/ch07.md:1380
 /// A two-axis mesh: `dp` chips of FSDP by `tp` chips of tensor parallelism, with the number of
 /// TPU mesh axes each collective runs over (ignored on a GPU).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -753,14 +753,14 @@ pub struct Mesh {
     pub tp_axes: u32,
 }
 
-// book/src/ch07.md:1218
+// book/src/ch07.md:1390
 impl Mesh {
     pub fn chips(&self) -> u64 {
         self.dp * self.tp
     }
 }
 
-// book/src/ch07.md:1224
+// book/src/ch07.md:1396
 /// The three clocks of one forward layer under FSDP + TP (equation 7.9).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MixedClock {
@@ -769,7 +769,7 @@ pub struct MixedClock {
     pub tp_comms: f64,
 }
 
-// book/src/ch07.md:1232
+// book/src/ch07.md:1404
 impl MixedClock {
     /// The two collectives overlap each other, so the slower one is the network clock.
     pub fn clock(&self) -> LayerClock {
@@ -780,7 +780,7 @@ impl MixedClock {
     }
 }
 
-// book/src/ch07.md:1239
+// book/src/ch07.md:1411
 /// Equation 7.9 on a TPU torus with a *real-valued* FSDP degree `dp` (so TP = `chips / dp`),
 /// the relaxation that equation 7.10 optimises over and the figure sweeps use.
 pub fn mixed_clock_relaxed(
@@ -813,7 +813,7 @@ pub fn mixed_clock_relaxed(
     })
 }
 
-// book/src/ch07.md:1260
+// book/src/ch07.md:1432
 /// Forward-layer clocks of a mixed FSDP + TP mesh.
 ///
 /// On a TPU torus this is equation 7.9. On a GPU, TP must divide one NVLink domain and runs at
@@ -872,7 +872,7 @@ pub fn mixed_layer_clock(
     }
 }
 
-// book/src/ch07.md:1297
+// book/src/ch07.md:1469
 /// The GPU counterpart of equation 7.10: try every TP degree that divides both the NVLink
 /// domain and the chip count, and keep the one with the fastest network clock.
 pub fn best_gpu_mesh(
@@ -903,7 +903,7 @@ pub fn best_gpu_mesh(
     })
 }
 
-// book/src/ch07.md:1313
+// book/src/ch07.md:1485
 /// The FSDP degree that balances the two collectives on a TPU mesh of `chips` chips
 /// (equation 7.10). A real number: round it to a divisor of `chips` to build a mesh.
 pub fn optimal_fsdp_degree(
@@ -922,7 +922,7 @@ pub fn optimal_fsdp_degree(
     Ok((positive("batch", batch)? * n * ratio / (model.experts * model.f) as f64).sqrt())
 }
 
-// book/src/ch07.md:1324
+// book/src/ch07.md:1496
 /// Per-chip batch above which the optimally mixed mesh is compute-bound (equation 7.11).
 pub fn mixed_min_tokens_per_chip(
     model: &Model,
@@ -938,7 +938,7 @@ pub fn mixed_min_tokens_per_chip(
     Ok(alpha * alpha / axes * model.sparsity() / model.active_width())
 }
 
-// book/src/ch07.md:1334
+// book/src/ch07.md:1506
 /// One batch size of the FSDP / TP / mixed comparison on an `N`-chip TPU cube, in seconds per
 /// forward layer. Pure FSDP and pure TP use all three mesh axes; the mix gives FSDP two axes and
 /// TP one and sits at $DP_\text{opt}$ clamped to $[1, N]$.
@@ -951,7 +951,7 @@ pub struct SweepPoint {
     pub mixed_comms: f64,
 }
 
-// book/src/ch07.md:1346
+// book/src/ch07.md:1518
 impl SweepPoint {
     /// $T_\text{math}/T_\text{comms}$ for FSDP, TP and the mix; above 1 is compute-bound.
     pub fn ratios(&self) -> [f64; 3] {
@@ -963,7 +963,7 @@ impl SweepPoint {
     }
 }
 
-// book/src/ch07.md:1353
+// book/src/ch07.md:1525
 /// Data for the batch-sweep figures (ratio view and absolute-time view).
 pub fn mixed_sweep(
     model: &Model,
@@ -1003,7 +1003,7 @@ pub fn mixed_sweep(
         .collect()
 }
 
-// book/src/ch07.md:1369
+// book/src/ch07.md:1541
 /// `count` batch sizes spaced evenly in log space from `lo` to `hi` tokens, for sweeps.
 pub fn log_space(lo: f64, hi: f64, count: usize) -> Result<Vec<f64>> {
     let (lo, hi) = (positive("lower batch", lo)?, positive("upper batch", hi)?);
@@ -1015,7 +1015,40 @@ pub fn log_space(lo: f64, hi: f64, count: usize) -> Result<Vec<f64>> {
     Ok((0..count).map(|i| lo * (step * i as f64).exp()).collect())
 }
 
-// book/src/ch07.md:1652
+// book/src/ch07.md:1701
+/// Every mesh of `chips` chips on a TPU torus, as (FSDP degree, clocks): one row per divisor `dp`
+/// of `chips`, with TP = `chips / dp` and the mesh axes of equation 7.9 held fixed. This is the
+/// static sweep whose minimum equation 7.10 finds in closed form.
+pub fn split_sweep(
+    model: &Model,
+    hw: &Hardware,
+    chips: u64,
+    batch: f64,
+    axes: (u32, u32),
+) -> Result<Vec<(u64, MixedClock)>> {
+    hw.require(Fabric::TpuTorus, "the FSDP/TP split sweep")?;
+    let n = nonzero("chips", chips)?;
+    (1..=n)
+        .filter(|dp| n.is_multiple_of(*dp))
+        .map(|dp| Ok((
+            dp,
+            mixed_clock_relaxed(model, hw, n as f64, dp as f64, axes, batch)?,
+        )))
+        .collect()
+}
+
+// book/src/ch07.md:1713
+/// The row of a split sweep with the fastest network clock (the first one on a tie).
+pub fn fastest_split(sweep: &[(u64, MixedClock)]) -> Option<(u64, MixedClock)> {
+    sweep
+        .iter()
+        .copied()
+        .reduce(|best, row| {
+            if row.1.clock().comms < best.1.clock().comms { row } else { best }
+        })
+}
+
+// book/src/ch07.md:1958
 /// The clocks of one forward MoE layer under expert parallelism (equation 7.12).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExpertClock {
@@ -1026,7 +1059,7 @@ pub struct ExpertClock {
     pub scale_out_comms: f64,
 }
 
-// book/src/ch07.md:1662
+// book/src/ch07.md:1968
 impl ExpertClock {
     pub fn clock(&self) -> LayerClock {
         LayerClock {
@@ -1036,7 +1069,7 @@ impl ExpertClock {
     }
 }
 
-// book/src/ch07.md:1668
+// book/src/ch07.md:1974
 /// Expert parallelism of degree `ep` on a switched GPU fabric, `tokens_per_gpu` tokens per GPU.
 pub fn ep_layer_clock(
     model: &Model,
@@ -1071,7 +1104,7 @@ pub fn ep_layer_clock(
     })
 }
 
-// book/src/ch07.md:1688
+// book/src/ch07.md:1994
 /// The narrowest expert (F) for which degree-`ep` expert parallelism stays compute-bound.
 /// The traffic does not depend on F and the FLOPs grow linearly with it, so it is F scaled by
 /// the current comms/math ratio.
@@ -1080,7 +1113,7 @@ pub fn ep_min_expert_width(model: &Model, hw: &Hardware, ep: u64) -> Result<f64>
     Ok(model.f as f64 / c.ratio())
 }
 
-// book/src/ch07.md:1796
+// book/src/ch07.md:2115
 /// Point-to-point bandwidth for one pipeline hop: NVLink/ICI inside a domain, the sending
 /// chip's own scale-out port between domains.
 pub fn point_to_point(hw: &Hardware, span: Span) -> f64 {
@@ -1090,7 +1123,7 @@ pub fn point_to_point(hw: &Hardware, span: Span) -> f64 {
     }
 }
 
-// book/src/ch07.md:1805
+// book/src/ch07.md:2124
 /// One stage's forward compute for a microbatch against the hop that carries its output
 /// (equation 7.13). `pp` must not exceed the layer count; uneven splits are allowed and
 /// priced at the average stage depth.
@@ -1118,17 +1151,17 @@ pub fn pp_hop_clock(
     })
 }
 
-// book/src/ch07.md:1868
+// book/src/ch07.md:2187
 use ch06::{one_f1b_order, OpKind, TrainingError};
 
-// book/src/ch07.md:1870
+// book/src/ch07.md:2189
 impl From<TrainingError> for ParallelError {
     fn from(e: TrainingError) -> Self {
         ParallelError::Pipeline(e)
     }
 }
 
-// book/src/ch07.md:1876
+// book/src/ch07.md:2195
 /// The three passes a stage runs per microbatch once the backward pass is split.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Pass {
@@ -1139,7 +1172,7 @@ pub enum Pass {
     WeightGrad,
 }
 
-// book/src/ch07.md:1886
+// book/src/ch07.md:2205
 /// What to do with weight gradients.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WeightGradPolicy {
@@ -1151,7 +1184,7 @@ pub enum WeightGradPolicy {
     FillIdle { max_deferred: usize },
 }
 
-// book/src/ch07.md:1897
+// book/src/ch07.md:2216
 /// Durations of the three passes, in arbitrary units.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SplitTimes {
@@ -1160,7 +1193,7 @@ pub struct SplitTimes {
     pub weight_grad: f64,
 }
 
-// book/src/ch07.md:1905
+// book/src/ch07.md:2224
 /// One pass as it ran.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SplitEvent {
@@ -1171,7 +1204,7 @@ pub struct SplitEvent {
     pub end: f64,
 }
 
-// book/src/ch07.md:1915
+// book/src/ch07.md:2234
 /// The simulated timeline of one step with a split backward pass.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SplitTimeline {
@@ -1179,7 +1212,7 @@ pub struct SplitTimeline {
     pub events: Vec<SplitEvent>,
 }
 
-// book/src/ch07.md:1922
+// book/src/ch07.md:2241
 impl SplitTimeline {
     pub fn makespan(&self) -> f64 {
         self.events.iter().map(|e| e.end).fold(0.0, f64::max)
@@ -1210,7 +1243,7 @@ impl SplitTimeline {
     }
 }
 
-// book/src/ch07.md:1952
+// book/src/ch07.md:2271
 /// Simulates 1F1B with a split backward pass on `stages` balanced stages.
 pub fn simulate_split_pipeline(
     stages: usize,
@@ -1366,7 +1399,7 @@ pub fn simulate_split_pipeline(
     Ok(SplitTimeline { stages, events })
 }
 
-// book/src/ch07.md:2229
+// book/src/ch07.md:2548
 /// Backward-layer clocks of pure data parallelism across scale-out domains (equation 7.14).
 /// The `chips` are spread evenly over the fewest domains that hold them.
 pub fn cross_domain_dp_clock(
@@ -1386,14 +1419,14 @@ pub fn cross_domain_dp_clock(
     Ok(LayerClock { math, comms })
 }
 
-// book/src/ch07.md:2241
+// book/src/ch07.md:2560
 /// The batch each scale-out domain needs so that the cross-domain reduction hides (7.14).
 pub fn min_tokens_per_domain(model: &Model, hw: &Hardware) -> Result<f64> {
     model.validate()?;
     Ok(hw.flops() / hw.scale_out() * model.sparsity())
 }
 
-// book/src/ch07.md:2247
+// book/src/ch07.md:2566
 /// A simple TPU recipe: the largest power-of-two TP under the TP bound on one axis, then the
 /// largest power-of-two FSDP degree whose per-shard batch clears the three-axis ridge.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -1404,12 +1437,12 @@ pub struct Recipe {
     pub pods: u64,
 }
 
-// book/src/ch07.md:2257
+// book/src/ch07.md:2576
 fn floor_pow2(x: f64) -> u64 {
     if x < 1.0 { 0 } else { 1u64 << (x.log2().floor() as u32) }
 }
 
-// book/src/ch07.md:2261
+// book/src/ch07.md:2580
 pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     hw.require(Fabric::TpuTorus, "the TPU FSDP x TP recipe")?;
     let tp = floor_pow2(tp_max(model, hw, Span::InDomain { axes: 1 })?).max(1);
@@ -1425,11 +1458,11 @@ pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     })
 }
 
-// book/src/ch07.md:2413
+// book/src/ch07.md:2732
 /// Chapter 6's TP x PP x DP layout, re-exported so that readers of this chapter can build runs.
 pub use ch06::Layout;
 
-// book/src/ch07.md:2416
+// book/src/ch07.md:2735
 /// A published training run: chip, model, how the GPUs are split, and the batch.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Run {
@@ -1444,7 +1477,7 @@ pub struct Run {
     pub batch: f64,
 }
 
-// book/src/ch07.md:2430
+// book/src/ch07.md:2749
 impl Run {
     /// Checks that the degrees multiply to the GPU count.
     pub fn validate(&self) -> Result<&Self> {
@@ -1487,7 +1520,7 @@ impl Run {
     }
 }
 
-// book/src/ch07.md:2462
+// book/src/ch07.md:2781
 /// Llama 3.1 405B's shape: 126 layers, D = 16,384, F = 53,248 [llama3].
 pub const LLAMA_31_405B: Model = Model::dense(
     "Llama 3.1 405B",
@@ -1497,7 +1530,7 @@ pub const LLAMA_31_405B: Model = Model::dense(
     Some(405e9),
 );
 
-// book/src/ch07.md:2465
+// book/src/ch07.md:2784
 /// DeepSeek-V3 on 2,048 H800s: 64-way EP over eight nodes, 16-way PP, 2-way ZeRO-1 DP, and a
 /// steady-state batch of 15,360 sequences of 4,096 tokens.
 pub const DEEPSEEK_V3_RUN: Run = Run {
@@ -1513,7 +1546,7 @@ pub const DEEPSEEK_V3_RUN: Run = Run {
     batch: 4096.0 * 15_360.0,
 };
 
-// book/src/ch07.md:2472
+// book/src/ch07.md:2791
 /// Llama 3.1 405B on 16,384 H100s: 8-way TP, 16-way PP, 128-way DP, 16M-token batch.
 pub const LLAMA_31_RUN: Run = Run {
     name: "Llama 3.1 405B",
@@ -1528,7 +1561,7 @@ pub const LLAMA_31_RUN: Run = Run {
     batch: 16e6,
 };
 
-// book/src/ch07.md:2630
+// book/src/ch07.md:2949
 /// The question-2 ledger of a dense model trained without parallelism.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepMemory {
@@ -1538,7 +1571,7 @@ pub struct StepMemory {
     pub activations: f64,
 }
 
-// book/src/ch07.md:2639
+// book/src/ch07.md:2958
 /// Memory of one unsharded training step for `params` parameters and a `batch`-token batch.
 pub fn step_memory(model: &Model, params: f64, batch: f64) -> Result<StepMemory> {
     model.validate()?;

@@ -27,8 +27,95 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             chip.scale_out / 1e9, chip.hbm / 1e9, chip.domain, local, out
         );
     }
-    // book/src/ch07.md:457
+    // book/src/ch07.md:353
     tangle_runtime::cell(1);
+    tangle_runtime::figure::svg(
+        "mlp-layer",
+        (760, 330),
+        |root| {
+            use tangle_runtime::figure::{self, HPos, VPos, plotters::prelude::*};
+            let d = 56;
+            let f = (f64::from(d) * LLAMA3_70B.f as f64 / LLAMA3_70B.d as f64).round()
+                as i32;
+            let b = 72;
+            let (top, gap) = (50, 34);
+            let (act, weight) = (figure::gray(0.9), figure::gray(0.68));
+            let arrays = [
+                ("In[B, D]", d, b, act, "·"),
+                ("W_in[D, F]", f, d, weight, "="),
+                ("Tmp[B, F]", f, b, act, "·"),
+                ("W_out[F, D]", d, f, weight, "="),
+                ("Out[B, D]", d, b, act, ""),
+            ];
+            let mut x = 24;
+            let mut centres = Vec::new();
+            for (label, w, h, fill, symbol) in arrays {
+                root.draw(&Rectangle::new([(x, top), (x + w, top + h)], fill.filled()))?;
+                root.draw(
+                    &Rectangle::new(
+                        [(x, top), (x + w, top + h)],
+                        figure::INK.stroke_width(1),
+                    ),
+                )?;
+                root.draw(
+                    &Text::new(
+                        label,
+                        (x + w / 2, top - 8),
+                        figure::aligned(15.0, HPos::Center, VPos::Bottom),
+                    ),
+                )?;
+                centres.push((x + w / 2, top + h));
+                if !symbol.is_empty() {
+                    root.draw(
+                        &Text::new(
+                            symbol,
+                            (x + w + gap / 2, top + b / 2),
+                            figure::aligned(28.0, HPos::Center, VPos::Center),
+                        ),
+                    )?;
+                }
+                x += w + gap;
+            }
+            let y_loop = top + f + 26;
+            let (x_in, y_in) = centres[0];
+            let (x_out, y_out) = centres[4];
+            root.draw(
+                &PathElement::new(
+                    vec![
+                        (x_out, y_out), (x_out, y_loop), (x_in, y_loop), (x_in, y_in +
+                        10)
+                    ],
+                    figure::INK.stroke_width(1),
+                ),
+            )?;
+            root.draw(
+                &Polygon::new(
+                    vec![(x_in, y_in + 2), (x_in - 5, y_in + 12), (x_in + 5, y_in + 12)],
+                    figure::INK.filled(),
+                ),
+            )?;
+            root.draw(
+                &Text::new(
+                    "Out feeds the next layer: L layers in all",
+                    ((x_in + x_out) / 2, y_loop + 6),
+                    figure::aligned(15.0, HPos::Center, VPos::Top),
+                ),
+            )?;
+            figure::legend(
+                root,
+                (24, y_loop + 32),
+                &[
+                    (figure::Key::Swatch(act), "activations (scale with B)"),
+                    (figure::Key::Swatch(weight), "weights (2·D·F per layer)"),
+                ],
+                15.0,
+                true,
+            )?;
+            Ok(())
+        },
+    )?;
+    // book/src/ch07.md:518
+    tangle_runtime::cell(2);
     println!(
         "{:<30} {:>5} {:>5} {:>6} {:>3} {:>4} {:>3} {:>9} {:>7} {:>7} {:>7}", "model",
         "D", "F", "k*F", "L", "E", "k", "published", "2DEFL", "P_mem", "error"
@@ -44,8 +131,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             count3(published), count3(m.comm_params()), count3(m.memory_params()), err
         );
     }
-    // book/src/ch07.md:641
-    tangle_runtime::cell(2);
+    // book/src/ch07.md:702
+    tangle_runtime::cell(3);
     tangle_runtime::figure::svg(
         "roofline-ridge",
         (720, 420),
@@ -148,8 +235,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:700
-    tangle_runtime::cell(3);
+    // book/src/ch07.md:761
+    tangle_runtime::cell(4);
     let v5p = Hardware::spec(TPU_V5P);
     let axis = Span::InDomain { axes: 1 };
     println!("ridge C/W on one v5p axis: {:.0} tokens per chip", ridge(& v5p, axis) ?);
@@ -162,15 +249,15 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         let a = primer_clock(&LLAMA3_70B, &v5p, axis, 1, b, Traffic::Activations)?;
         println!("{:>14} {:>16.2} {:>20.2}", b, w.ratio(), a.ratio());
     }
-    // book/src/ch07.md:775
-    tangle_runtime::cell(4);
+    // book/src/ch07.md:855
+    tangle_runtime::cell(5);
     let v5e_hbm = 8.2e11;
     println!(
         "TPU v5e: C / W_HBM = {:.2e} / {:.1e} = {:.0} tokens per chip", TPU_V5E.flops,
         v5e_hbm, TPU_V5E.flops / v5e_hbm
     );
-    // book/src/ch07.md:841
-    tangle_runtime::cell(5);
+    // book/src/ch07.md:921
+    tangle_runtime::cell(6);
     let v5p = Hardware::spec(TPU_V5P);
     for axes in [1, 3] {
         let span = Span::InDomain { axes };
@@ -196,8 +283,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "MoE floor on H100 across nodes: (E/k) * C/W = {} * {:.0} = {floor:.0} tokens per GPU",
         oss.sparsity(), ridge(& h100, Span::AcrossDomains { axes : 1 }) ?
     );
-    // book/src/ch07.md:995
-    tangle_runtime::cell(6);
+    // book/src/ch07.md:1100
+    tangle_runtime::cell(7);
     let v5p = Hardware::spec(TPU_V5P);
     let pod = Span::InDomain { axes: 3 };
     let pods = |chips: u64| chips as f64 / f64::from(TPU_V5P.domain);
@@ -215,8 +302,105 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "per chip: {:.2} GB of weights and Adam state, {:.1} GB of checkpoints, fits in 96 GB: {}",
         mem.states / 1e9, mem.activations / 1e9, mem.fits(& v5p)
     );
-    // book/src/ch07.md:1110
-    tangle_runtime::cell(7);
+    // book/src/ch07.md:1181
+    tangle_runtime::cell(8);
+    tangle_runtime::figure::svg(
+        "tp-sharding",
+        (760, 250),
+        |root| {
+            use tangle_runtime::figure::{self, HPos, VPos, plotters::prelude::*};
+            let tp = 4;
+            let shades: Vec<RGBColor> = (0..tp)
+                .map(|i| figure::gray(0.92 - 0.12 * f64::from(i)))
+                .collect();
+            let (d, f, b) = (80, 280, 84);
+            let (top, gap) = (62, 34);
+            let blocks = |
+                x: i32,
+                w: i32,
+                h: i32,
+                label: &str,
+                name_blocks: bool,
+            | -> Result<(), Box<dyn std::error::Error>> {
+                let bw = w / tp;
+                for (i, shade) in shades.iter().enumerate() {
+                    let x0 = x + bw * i as i32;
+                    root.draw(
+                        &Rectangle::new([(x0, top), (x0 + bw, top + h)], shade.filled()),
+                    )?;
+                    root.draw(
+                        &Rectangle::new(
+                            [(x0, top), (x0 + bw, top + h)],
+                            figure::INK.stroke_width(1),
+                        ),
+                    )?;
+                    if name_blocks {
+                        root.draw(
+                            &Text::new(
+                                format!("chip {i}"),
+                                (x0 + bw / 2, top + h / 2),
+                                figure::aligned(14.0, HPos::Center, VPos::Center),
+                            ),
+                        )?;
+                    }
+                }
+                root.draw(
+                    &Text::new(
+                        label.to_string(),
+                        (x + w / 2, top - 10),
+                        figure::aligned(15.0, HPos::Center, VPos::Bottom),
+                    ),
+                )?;
+                Ok(())
+            };
+            let x_in = 30;
+            blocks(x_in, d, b, "In[B, D], gathered", false)?;
+            let x_w = x_in + d + gap;
+            root.draw(
+                &Text::new(
+                    "·",
+                    (x_in + d + gap / 2, top + b / 2),
+                    figure::aligned(28.0, HPos::Center, VPos::Center),
+                ),
+            )?;
+            blocks(x_w, f, d, "W_in[D, F_TP]", true)?;
+            let x_t = x_w + f + gap;
+            root.draw(
+                &Text::new(
+                    "=",
+                    (x_w + f + gap / 2, top + b / 2),
+                    figure::aligned(28.0, HPos::Center, VPos::Center),
+                ),
+            )?;
+            blocks(x_t, f, b, "Tmp[B, F_TP]", true)?;
+            let notes = [
+                (x_in + d / 2, "D-slices from all chips"),
+                (x_w + f / 2, "each chip stores F/TP columns"),
+                (x_t + f / 2, "each chip computes its own columns"),
+            ];
+            for (x, note) in notes {
+                root.draw(
+                    &Text::new(
+                        note,
+                        (x, top + d.max(b) + 14),
+                        figure::aligned(14.0, HPos::Center, VPos::Top),
+                    ),
+                )?;
+            }
+            root.draw(
+                &Text::new(
+                    format!(
+                        "TP = {tp}: W_out[F_TP, D] is split the same way, by rows, and its partial outputs are reduce-scattered"
+                    ),
+                    (380, top + d.max(b) + 50),
+                    figure::aligned(14.0, HPos::Center, VPos::Top),
+                ),
+            )?;
+            Ok(())
+        },
+    )?;
+    // book/src/ch07.md:1282
+    tangle_runtime::cell(9);
     let spans = [
         ("v5p 1 axis", Hardware::spec(TPU_V5P), Span::InDomain { axes: 1 }),
         ("H100 NVLink", Hardware::spec(H100), Span::InDomain { axes: 1 }),
@@ -239,8 +423,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "F needed for 8-way TP on v5p: {:.0}", 8.0 * ridge(& Hardware::spec(TPU_V5P),
         Span::InDomain { axes : 1 }) ?
     );
-    // book/src/ch07.md:1385
-    tangle_runtime::cell(8);
+    // book/src/ch07.md:1557
+    tangle_runtime::cell(10);
     let v5p = Hardware::spec(TPU_V5P);
     let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
     let dp = optimal_fsdp_degree(&wide, &v5p, 64, 48_000.0, 2, 1)?;
@@ -275,8 +459,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "16x16x16 slice: FLOPs curve meets the mixed comms curve at B = {crossing:.3e}"
     );
-    // book/src/ch07.md:1426
-    tangle_runtime::cell(9);
+    // book/src/ch07.md:1598
+    tangle_runtime::cell(11);
     tangle_runtime::figure::svg(
         "mixed-ratio-4x4x4",
         (720, 420),
@@ -366,8 +550,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:1470
-    tangle_runtime::cell(10);
+    // book/src/ch07.md:1642
+    tangle_runtime::cell(12);
     tangle_runtime::figure::svg(
         "mixed-times-16x16x16",
         (720, 420),
@@ -463,8 +647,141 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:1524
-    tangle_runtime::cell(11);
+    // book/src/ch07.md:1720
+    tangle_runtime::cell(13);
+    let sweep = split_sweep(&wide, &v5p, 64, 48_000.0, (2, 1))?;
+    let (best, _) = fastest_split(&sweep).ok_or("a sweep over 64 chips has rows")?;
+    println!(
+        "N = 64, B = 48,000, F = 32,768: T_math = {:.1} us at every split", sweep[0].1
+        .math * 1e6
+    );
+    println!(
+        "{:>3} {:>3} {:>12} {:>10} {:>13} {:>11}", "DP", "TP", "T_FSDP (us)",
+        "T_TP (us)", "network (us)", "math/comms"
+    );
+    for (dp, c) in &sweep {
+        println!(
+            "{:>3} {:>3} {:>12.1} {:>10.1} {:>13.1} {:>11.2}{}", dp, 64 / dp, c
+            .fsdp_comms * 1e6, c.tp_comms * 1e6, c.clock().comms * 1e6, c.clock()
+            .ratio(), if * dp == best { "  <- fastest" } else { "" }
+        );
+    }
+    println!(
+        "closed form (7.10): DP_opt = {:.2}", optimal_fsdp_degree(& wide, & v5p, 64,
+        48_000.0, 2, 1) ?
+    );
+    // book/src/ch07.md:1750
+    tangle_runtime::cell(14);
+    tangle_runtime::figure::svg(
+        "fsdp-tp-split",
+        (720, 420),
+        |root| {
+            use tangle_runtime::figure::{
+                self, BookStyle, HPos, Key, VPos, plotters::prelude::*,
+            };
+            let dps = log_space(1.0, 64.0, 241)?;
+            let clocks = dps
+                .iter()
+                .map(|&dp| mixed_clock_relaxed(&wide, &v5p, 64.0, dp, (2, 1), 48_000.0))
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            let us = |f: fn(&MixedClock) -> f64| -> Vec<(f64, f64)> {
+                dps.iter().zip(&clocks).map(|(&x, c)| (x.log2(), 1e6 * f(c))).collect()
+            };
+            let dp_opt = optimal_fsdp_degree(&wide, &v5p, 64, 48_000.0, 2, 1)?;
+            let mut chart = ChartBuilder::on(root)
+                .margin(16)
+                .margin_top(44)
+                .margin_right(24)
+                .x_label_area_size(48)
+                .y_label_area_size(72)
+                .build_cartesian_2d(0.0..6.0, (20.0..20_000.0).log_scale())?;
+            chart
+                .configure_mesh()
+                .x_desc("FSDP degree DP (TP = 64 / DP), log scale")
+                .y_desc("time per layer, µs (log scale)")
+                .x_labels(7)
+                .x_label_formatter(&|v: &f64| format!("{:.0}", v.exp2()))
+                .y_label_formatter(&|v: &f64| ch06::grouped(v.round() as u64))
+                .book_style(16.0)
+                .draw()?;
+            chart
+                .draw_series(
+                    LineSeries::new(us(|c| c.math), figure::gray(0.55).stroke_width(2)),
+                )?;
+            chart
+                .draw_series(
+                    DashedLineSeries::new(
+                        us(|c| c.fsdp_comms),
+                        9,
+                        5,
+                        figure::gray(0.3).stroke_width(2),
+                    ),
+                )?;
+            chart
+                .draw_series(
+                    DottedLineSeries::new(
+                        us(|c| c.tp_comms),
+                        0,
+                        5,
+                        |p| Circle::new(p, 1.5, figure::gray(0.2).filled()),
+                    ),
+                )?;
+            chart
+                .draw_series(
+                    LineSeries::new(us(|c| c.clock().comms), figure::INK.stroke_width(3)),
+                )?;
+            for (dp, c) in &sweep {
+                let at = ((*dp as f64).log2(), 1e6 * c.clock().comms);
+                chart.draw_series([Circle::new(at, 4, figure::INK.filled())])?;
+                if *dp == best {
+                    chart
+                        .draw_series([Circle::new(at, 9, figure::INK.stroke_width(2))])?;
+                    let (px, py) = chart.plotting_area().map_coordinate(&at);
+                    root.draw(
+                        &Text::new(
+                            format!("{best} x {}", 64 / best),
+                            (px + 12, py + 4),
+                            figure::aligned(15.0, HPos::Left, VPos::Top),
+                        ),
+                    )?;
+                }
+            }
+            let (x, y_top) = chart
+                .plotting_area()
+                .map_coordinate(&(dp_opt.log2(), 20_000.0));
+            let (_, y_bottom) = chart
+                .plotting_area()
+                .map_coordinate(&(dp_opt.log2(), 20.0));
+            root.draw(
+                &PathElement::new(
+                    vec![(x, y_top), (x, y_bottom)],
+                    figure::gray(0.6).stroke_width(1),
+                ),
+            )?;
+            root.draw(
+                &Text::new(
+                    format!("DP_opt = {dp_opt:.2}"),
+                    (x - 6, y_bottom - 8),
+                    figure::aligned(15.0, HPos::Right, VPos::Bottom),
+                ),
+            )?;
+            figure::legend(
+                root,
+                (80, 10),
+                &[
+                    (Key::Solid(figure::INK), "network (slower of the two)"),
+                    (Key::Dashed(figure::gray(0.3)), "FSDP weights"),
+                    (Key::Dotted(figure::gray(0.2)), "TP activations"),
+                    (Key::Solid(figure::gray(0.55)), "math"),
+                ],
+                15.0,
+                true,
+            )?;
+            Ok(())
+        },
+    )?;
+    // book/src/ch07.md:1813
+    tangle_runtime::cell(15);
     let b = 4e6;
     for chip in [H100, H800] {
         let hw = Hardware::spec(chip);
@@ -489,8 +806,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         let (mesh, _) = best_gpu_mesh(&LLAMA3_70B, &hw, 1024, b)?;
         println!("{:<5} best: {}-way FSDP x {}-way TP", chip.name, mesh.dp, mesh.tp);
     }
-    // book/src/ch07.md:1705
-    tangle_runtime::cell(12);
+    // book/src/ch07.md:2011
+    tangle_runtime::cell(16);
     let wide = Model {
         label: "wide-expert variant",
         f: 16_384,
@@ -518,8 +835,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "G * alpha on H100 = {:.0}", f64::from(H100.domain) * h100.flops() / h100
         .domain_egress()
     );
-    // book/src/ch07.md:1826
-    tangle_runtime::cell(13);
+    // book/src/ch07.md:2145
+    tangle_runtime::cell(17);
     let h100 = Hardware::spec(H100);
     let hop = pp_hop_clock(
         &LLAMA3_70B,
@@ -538,8 +855,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "bytes per layer: pipeline hop {:.1} MB, TP gathers {:.1} MB ({}x)", hop_bytes /
         1e6, 4.0 * 4096.0 * 8192.0 / 1e6, 4.0 * 4096.0 * 8192.0 / hop_bytes
     );
-    // book/src/ch07.md:2043
-    tangle_runtime::cell(14);
+    // book/src/ch07.md:2362
+    tangle_runtime::cell(18);
     use ch06::{pipeline_bubble_fraction, simulate_pipeline, Schedule, StageTimes};
     let split = SplitTimes {
         forward: 1.0,
@@ -584,8 +901,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             .idle_fraction(), capped.max_in_flight(0))
         );
     }
-    // book/src/ch07.md:2140
-    tangle_runtime::cell(15);
+    // book/src/ch07.md:2459
+    tangle_runtime::cell(19);
     tangle_runtime::figure::svg(
         "pipeline-overlap-dw",
         (720, 440),
@@ -739,8 +1056,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:2274
-    tangle_runtime::cell(16);
+    // book/src/ch07.md:2593
+    tangle_runtime::cell(20);
     let v5p = Hardware::spec(TPU_V5P);
     let chips_per_host = 4;
     println!(
@@ -774,8 +1091,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
     }
-    // book/src/ch07.md:2338
-    tangle_runtime::cell(17);
+    // book/src/ch07.md:2657
+    tangle_runtime::cell(21);
     println!(
         "{:<12} {:>13} {:>20} {:>21}  {}", "node type", "GPUs per node",
         "GPU egress (bytes/s)", "node egress (bytes/s)", "cross-node limit"
@@ -793,8 +1110,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             .link()), e9(hw.domain_egress())
         );
     }
-    // book/src/ch07.md:2380
-    tangle_runtime::cell(18);
+    // book/src/ch07.md:2699
+    tangle_runtime::cell(22);
     let span = Span::AcrossDomains { axes: 1 };
     let h100 = Hardware::spec(H100);
     let r = ridge(&h100, span)?;
@@ -816,8 +1133,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "DeepSeek batch schedule: {} to {} tokens (3,072 to 15,360 sequences of 4,096)",
         3072 * 4096, 15_360 * 4096
     );
-    // book/src/ch07.md:2492
-    tangle_runtime::cell(19);
+    // book/src/ch07.md:2811
+    tangle_runtime::cell(23);
     for run in [DEEPSEEK_V3_RUN, LLAMA_31_RUN] {
         run.validate()?;
         println!(
@@ -834,8 +1151,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "Llama 3.1 405B: largest TP inside an H100 node {tp:.1}, so 8-way TP hides"
     );
-    // book/src/ch07.md:2607
-    tangle_runtime::cell(20);
+    // book/src/ch07.md:2926
+    tangle_runtime::cell(24);
     use ch06::{param_count, TrainingConfig};
     let llama2_13b = TrainingConfig {
         name: "LLaMA-2 13B",
@@ -853,16 +1170,16 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         p.ffn as f64 / 1e9, p.attention as f64 / 1e9, p.embeddings as f64 / 1e9, p
         .total() as f64 / 1e9
     );
-    // book/src/ch07.md:2648
-    tangle_runtime::cell(21);
+    // book/src/ch07.md:2967
+    tangle_runtime::cell(25);
     let total = p.total() as f64;
     let m = step_memory(&LLAMA2_13B, total, 16e6)?;
     println!(
         "states (2 + 4 + 4) * {:.2}B = {:.0} GB; activations 2LB(D + 2F) = {:.1} TB",
         total / 1e9, m.states / 1e9, m.activations / 1e12
     );
-    // book/src/ch07.md:2667
-    tangle_runtime::cell(22);
+    // book/src/ch07.md:2986
+    tangle_runtime::cell(26);
     let v5p = Hardware::spec(TPU_V5P);
     let chips: u64 = 16 * 16 * 16;
     let batch = 3e6;

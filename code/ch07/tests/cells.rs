@@ -3,7 +3,7 @@
 
 use ch07::*;
 
-// book/src/ch07.md:494
+// book/src/ch07.md:555
 #[test]
 fn memory_formula_tracks_published_totals_of_representable_rows() {
     let close = [
@@ -22,7 +22,7 @@ fn memory_formula_tracks_published_totals_of_representable_rows() {
     assert!(KIMI_K3.memory_params() > 1.5 * KIMI_K3.published_params.unwrap());
 }
 
-// book/src/ch07.md:505
+// book/src/ch07.md:566
 #[test]
 fn activated_width_is_k_times_f_and_dense_is_one_expert() {
     assert_eq!(DEEPSEEK_V3.active_width(), 18_432.0);
@@ -40,7 +40,7 @@ fn activated_width_is_k_times_f_and_dense_is_one_expert() {
     assert!(matches!(bad.validate(), Err(ParallelError::Mismatch { .. })));
 }
 
-// book/src/ch07.md:519
+// book/src/ch07.md:580
 #[test]
 fn measured_mode_scales_flops_and_bandwidth() {
     let spec = Hardware::spec(H800);
@@ -52,7 +52,7 @@ fn measured_mode_scales_flops_and_bandwidth() {
     assert!(spec.collective(Span::InDomain { axes : 0 }).is_err());
 }
 
-// book/src/ch07.md:723
+// book/src/ch07.md:784
 #[test]
 fn ridge_is_where_weight_traffic_clocks_are_equal() {
     for chip in CHIPS {
@@ -70,7 +70,7 @@ fn ridge_is_where_weight_traffic_clocks_are_equal() {
     }
 }
 
-// book/src/ch07.md:738
+// book/src/ch07.md:799
 #[test]
 fn activation_traffic_ratio_ignores_the_batch() {
     let hw = Hardware::spec(H100);
@@ -84,7 +84,7 @@ fn activation_traffic_ratio_ignores_the_batch() {
     assert!(primer_clock(& LLAMA2_13B, & hw, span, 1, - 1.0, Traffic::Weights).is_err());
 }
 
-// book/src/ch07.md:749
+// book/src/ch07.md:810
 #[test]
 fn ridge_curve_saturates_at_one() {
     let hw = Hardware::spec(TPU_V5P);
@@ -95,7 +95,7 @@ fn ridge_curve_saturates_at_one() {
     assert_eq!(c[2].1, 1.0);
 }
 
-// book/src/ch07.md:868
+// book/src/ch07.md:948
 #[test]
 fn dp_ridge_is_where_backward_clocks_meet_and_scales_with_sparsity() {
     let hw = Hardware::spec(H100);
@@ -111,7 +111,7 @@ fn dp_ridge_is_where_backward_clocks_meet_and_scales_with_sparsity() {
     assert!(ring_factor(0).is_err());
 }
 
-// book/src/ch07.md:883
+// book/src/ch07.md:963
 #[test]
 fn published_numbers_for_data_parallelism() {
     let v5p = Hardware::spec(TPU_V5P);
@@ -132,7 +132,7 @@ fn published_numbers_for_data_parallelism() {
     assert_eq!(largest_replicated_model(& v5p), 9.6e9);
 }
 
-// book/src/ch07.md:894
+// book/src/ch07.md:974
 #[test]
 fn more_axes_lower_the_tpu_floor_but_not_the_gpu_one() {
     let tpu = Hardware::spec(TPU_V5P);
@@ -147,7 +147,7 @@ fn more_axes_lower_the_tpu_floor_but_not_the_gpu_one() {
     assert_eq!(g1, g3);
 }
 
-// book/src/ch07.md:1021
+// book/src/ch07.md:1126
 #[test]
 fn fsdp_has_the_dp_ridge_and_divides_memory() {
     let hw = Hardware::spec(TPU_V5P);
@@ -171,7 +171,7 @@ fn fsdp_has_the_dp_ridge_and_divides_memory() {
     );
 }
 
-// book/src/ch07.md:1039
+// book/src/ch07.md:1144
 #[test]
 fn llama3_70b_estimate_matches_the_published_one() {
     let hw = Hardware::spec(TPU_V5P);
@@ -181,7 +181,7 @@ fn llama3_70b_estimate_matches_the_published_one() {
     assert!((days - 17.0).abs() < 0.5, "{days}");
 }
 
-// book/src/ch07.md:1048
+// book/src/ch07.md:1153
 #[test]
 fn training_days_rejects_impossible_utilisation() {
     let hw = Hardware::spec(TPU_V5P);
@@ -195,7 +195,7 @@ fn training_days_rejects_impossible_utilisation() {
     assert!((d1 / d2 - 2.0).abs() < 1e-12);
 }
 
-// book/src/ch07.md:1146
+// book/src/ch07.md:1318
 #[test]
 fn tp_bound_is_where_clocks_meet_and_batch_free() {
     let hw = Hardware::spec(TPU_V5P);
@@ -212,7 +212,7 @@ fn tp_bound_is_where_clocks_meet_and_batch_free() {
     assert!(tp_layer_clock(& LLAMA3_70B, & hw, span, 0, 1e4).is_err());
 }
 
-// book/src/ch07.md:1559
+// book/src/ch07.md:1848
 #[test]
 fn optimal_fsdp_degree_balances_the_two_collectives() {
     let hw = Hardware::spec(TPU_V5P);
@@ -232,7 +232,7 @@ fn optimal_fsdp_degree_balances_the_two_collectives() {
     );
 }
 
-// book/src/ch07.md:1576
+// book/src/ch07.md:1865
 #[test]
 fn mixed_floor_is_where_the_balanced_mesh_turns_compute_bound() {
     let hw = Hardware::spec(TPU_V5P);
@@ -246,7 +246,7 @@ fn mixed_floor_is_where_the_balanced_mesh_turns_compute_bound() {
     }
 }
 
-// book/src/ch07.md:1589
+// book/src/ch07.md:1878
 #[test]
 fn gpu_mix_keeps_tp_inside_the_domain() {
     let hw = Hardware::spec(H100);
@@ -284,7 +284,7 @@ fn gpu_mix_keeps_tp_inside_the_domain() {
     );
 }
 
-// book/src/ch07.md:1737
+// book/src/ch07.md:2043
 #[test]
 fn ep_regimes_match_the_closed_forms_without_shared_experts() {
     let hw = Hardware::spec(H100);
@@ -316,7 +316,7 @@ fn ep_regimes_match_the_closed_forms_without_shared_experts() {
     );
 }
 
-// book/src/ch07.md:1757
+// book/src/ch07.md:2063
 #[test]
 fn ep_checks_its_inputs() {
     let hw = Hardware::spec(H100);
@@ -331,7 +331,7 @@ fn ep_checks_its_inputs() {
     assert_eq!(ep_layer_clock(& DEEPSEEK_V3, & hw, 1, 100.0).unwrap().local_comms, 0.0);
 }
 
-// book/src/ch07.md:2079
+// book/src/ch07.md:2398
 #[test]
 fn fused_split_simulator_reproduces_chapter_6_one_f1b() {
     let split = SplitTimes {
@@ -357,7 +357,7 @@ fn fused_split_simulator_reproduces_chapter_6_one_f1b() {
     }
 }
 
-// book/src/ch07.md:2090
+// book/src/ch07.md:2409
 #[test]
 fn filling_idle_slots_never_loses_and_wins_when_there_is_a_bubble() {
     let split = SplitTimes {
@@ -395,7 +395,7 @@ fn filling_idle_slots_never_loses_and_wins_when_there_is_a_bubble() {
     assert!(simulate_split_pipeline(4, 0, split, any).is_err());
 }
 
-// book/src/ch07.md:2108
+// book/src/ch07.md:2427
 #[test]
 fn split_timeline_respects_dependencies() {
     let split = SplitTimes {
@@ -442,7 +442,7 @@ fn split_timeline_respects_dependencies() {
     }
 }
 
-// book/src/ch07.md:2130
+// book/src/ch07.md:2449
 #[test]
 fn pipeline_hop_is_cheap_and_checked() {
     let hw = Hardware::spec(H100);
@@ -455,7 +455,7 @@ fn pipeline_hop_is_cheap_and_checked() {
     );
 }
 
-// book/src/ch07.md:2314
+// book/src/ch07.md:2633
 #[test]
 fn dcn_floor_is_where_cross_domain_clocks_meet() {
     let hw = Hardware::spec(TPU_V5P);
@@ -469,7 +469,7 @@ fn dcn_floor_is_where_cross_domain_clocks_meet() {
     assert!(tpu_recipe(& LLAMA3_70B, & hw, 100.0).is_err());
 }
 
-// book/src/ch07.md:2523
+// book/src/ch07.md:2842
 #[test]
 fn worked_examples_validate_and_match_the_published_numbers() {
     assert_eq!(DEEPSEEK_V3_RUN.batch, 62_914_560.0);
@@ -491,7 +491,7 @@ fn worked_examples_validate_and_match_the_published_numbers() {
     );
 }
 
-// book/src/ch07.md:2536
+// book/src/ch07.md:2855
 #[test]
 fn gpu_ridges_match_the_published_ones() {
     let span = Span::AcrossDomains { axes: 1 };
@@ -502,7 +502,7 @@ fn gpu_ridges_match_the_published_ones() {
     assert!((need / 1e6 - 40.6).abs() < 0.05, "{need}");
 }
 
-// book/src/ch07.md:2715
+// book/src/ch07.md:3034
 #[test]
 fn llama2_answers_follow_from_the_shapes() {
     let cfg = ch06::TrainingConfig {
@@ -525,7 +525,7 @@ fn llama2_answers_follow_from_the_shapes() {
     assert!(step_memory(& LLAMA2_13B, - 1.0, 16e6).is_err());
 }
 
-// book/src/ch07.md:2732
+// book/src/ch07.md:3051
 #[test]
 fn ten_bytes_per_parameter_is_chapter_6_weights_plus_moments() {
     use ch06::{Precision, StateComponent};
