@@ -22,9 +22,11 @@ pub enum ParallelError {
     OutOfRange { what: &'static str, value: f64, expected: &'static str },
     /// Chapter 6's pipeline code rejected its input; its error says why.
     Pipeline(ch06::TrainingError),
+    /// A pipeline stage's thread stopped (a neighbour hung up or the thread panicked).
+    StageFailed { stage: usize },
 }
 
-// book/src/ch07.md:69
+// book/src/ch07.md:71
 impl fmt::Display for ParallelError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -45,18 +47,21 @@ impl fmt::Display for ParallelError {
                 write!(f, "{what} = {value} is out of range: expected {expected}")
             }
             Self::Pipeline(e) => write!(f, "pipeline: {e}"),
+            Self::StageFailed { stage } => {
+                write!(f, "pipeline stage {stage} stopped before finishing its work")
+            }
         }
     }
 }
 
-// book/src/ch07.md:93
+// book/src/ch07.md:96
 impl std::error::Error for ParallelError {}
 
-// book/src/ch07.md:95
+// book/src/ch07.md:98
 /// Not `pub`: a glob import of this crate must not shadow `std::result::Result`.
 type Result<T> = std::result::Result<T, ParallelError>;
 
-// book/src/ch07.md:98
+// book/src/ch07.md:101
 /// Checks that a real-valued input is usable as a size, rate or time.
 pub fn positive(what: &'static str, value: f64) -> Result<f64> {
     if value.is_finite() && value > 0.0 {
@@ -69,13 +74,13 @@ pub fn positive(what: &'static str, value: f64) -> Result<f64> {
     }
 }
 
-// book/src/ch07.md:107
+// book/src/ch07.md:110
 /// Checks that a count (degree, chips, microbatches) is at least one.
 pub fn nonzero(what: &'static str, value: u64) -> Result<u64> {
     if value == 0 { Err(ParallelError::ZeroCount { what }) } else { Ok(value) }
 }
 
-// book/src/ch07.md:131
+// book/src/ch07.md:135
 /// How chips are wired inside a domain. It decides how a collective over several mesh axes
 /// scales: a TPU torus gains a link per axis, a GPU switch gives each GPU one fixed egress.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,7 +89,7 @@ pub enum Fabric {
     GpuSwitch,
 }
 
-// book/src/ch07.md:139
+// book/src/ch07.md:143
 /// Datasheet numbers, or datasheet numbers scaled by what real kernels and collectives reach.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -92,7 +97,7 @@ pub enum Mode {
     Measured,
 }
 
-// book/src/ch07.md:146
+// book/src/ch07.md:150
 /// One accelerator and its place in the network. Bandwidths are bytes/s per chip.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Chip {
@@ -114,7 +119,7 @@ pub struct Chip {
     pub domain: u32,
 }
 
-// book/src/ch07.md:167
+// book/src/ch07.md:171
 pub const TPU_V5P: Chip = Chip {
     name: "TPU v5p",
     fabric: Fabric::TpuTorus,
@@ -127,7 +132,7 @@ pub const TPU_V5P: Chip = Chip {
     domain: 8960,
 };
 
-// book/src/ch07.md:171
+// book/src/ch07.md:175
 pub const TPU_V5E: Chip = Chip {
     name: "TPU v5e",
     fabric: Fabric::TpuTorus,
@@ -140,7 +145,7 @@ pub const TPU_V5E: Chip = Chip {
     domain: 256,
 };
 
-// book/src/ch07.md:175
+// book/src/ch07.md:179
 pub const H100: Chip = Chip {
     name: "H100",
     fabric: Fabric::GpuSwitch,
@@ -153,7 +158,7 @@ pub const H100: Chip = Chip {
     domain: 8,
 };
 
-// book/src/ch07.md:179
+// book/src/ch07.md:183
 pub const B200: Chip = Chip {
     name: "B200",
     fabric: Fabric::GpuSwitch,
@@ -166,7 +171,7 @@ pub const B200: Chip = Chip {
     domain: 8,
 };
 
-// book/src/ch07.md:183
+// book/src/ch07.md:187
 pub const GB200_NVL72: Chip = Chip {
     name: "GB200 NVL72",
     fabric: Fabric::GpuSwitch,
@@ -179,7 +184,7 @@ pub const GB200_NVL72: Chip = Chip {
     domain: 72,
 };
 
-// book/src/ch07.md:187
+// book/src/ch07.md:191
 pub const GB300_NVL72: Chip = Chip {
     name: "GB300 NVL72",
     fabric: Fabric::GpuSwitch,
@@ -192,7 +197,7 @@ pub const GB300_NVL72: Chip = Chip {
     domain: 72,
 };
 
-// book/src/ch07.md:191
+// book/src/ch07.md:195
 pub const H800: Chip = Chip {
     name: "H800",
     fabric: Fabric::GpuSwitch,
@@ -205,7 +210,7 @@ pub const H800: Chip = Chip {
     domain: 8,
 };
 
-// book/src/ch07.md:196
+// book/src/ch07.md:200
 /// The seven chips of the hardware table, TPUs first.
 pub const CHIPS: [Chip; 7] = [
     TPU_V5P,
@@ -217,7 +222,7 @@ pub const CHIPS: [Chip; 7] = [
     H800,
 ];
 
-// book/src/ch07.md:199
+// book/src/ch07.md:203
 /// A chip seen through one mode: the only hardware input the cost models take.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hardware {
@@ -225,7 +230,7 @@ pub struct Hardware {
     pub mode: Mode,
 }
 
-// book/src/ch07.md:206
+// book/src/ch07.md:210
 impl Hardware {
     pub fn spec(chip: Chip) -> Self {
         Self { chip, mode: Mode::Spec }
@@ -272,7 +277,7 @@ impl Hardware {
     }
 }
 
-// book/src/ch07.md:259
+// book/src/ch07.md:263
 /// Where a collective runs, and over how many mesh axes (1 on a GPU switch).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Span {
@@ -280,7 +285,7 @@ pub enum Span {
     AcrossDomains { axes: u32 },
 }
 
-// book/src/ch07.md:266
+// book/src/ch07.md:270
 impl Hardware {
     /// Usable per-chip bandwidth for a collective with this span (equation 7.1).
     pub fn collective(&self, span: Span) -> Result<f64> {
@@ -305,7 +310,7 @@ impl Hardware {
     }
 }
 
-// book/src/ch07.md:406
+// book/src/ch07.md:411
 /// The shape of a Transformer as this chapter sees it: a stack of (possibly mixture-of-experts)
 /// MLP blocks. `experts` and `active` count shared experts; `shared` says how many of them are
 /// always on, which matters only for routing traffic.
@@ -328,7 +333,7 @@ pub struct Model {
     pub representable: bool,
 }
 
-// book/src/ch07.md:428
+// book/src/ch07.md:433
 impl Model {
     /// A dense model: one expert, always active.
     pub const fn dense(
@@ -400,7 +405,7 @@ impl Model {
     }
 }
 
-// book/src/ch07.md:477
+// book/src/ch07.md:482
 /// Three significant figures with a B or T suffix, the way model cards print parameter totals.
 pub fn count3(x: f64) -> String {
     let (v, unit) = if x >= 1e12 { (x / 1e12, "T") } else { (x / 1e9, "B") };
@@ -408,7 +413,7 @@ pub fn count3(x: f64) -> String {
     format!("{v:.decimals$}{unit}")
 }
 
-// book/src/ch07.md:484
+// book/src/ch07.md:489
 /// A representable MoE row: `(D, F, L)`, `(E, k, shared)` and the published total.
 const fn moe(
     label: &'static str,
@@ -429,7 +434,7 @@ const fn moe(
     }
 }
 
-// book/src/ch07.md:489
+// book/src/ch07.md:494
 /// Llama 3 70B: 80 layers, D = 8,192, F = 28,672 (64 query and 8 key/value heads, 128,256-token
 /// vocabulary in the full configuration).
 pub const LLAMA3_70B: Model = Model::dense(
@@ -440,7 +445,7 @@ pub const LLAMA3_70B: Model = Model::dense(
     Some(70.6e9),
 );
 
-// book/src/ch07.md:492
+// book/src/ch07.md:497
 /// LLaMA-2 13B: 40 layers, D = 5,120, F = 13,824 (40 query and 40 key/value heads, 32,000 tokens).
 pub const LLAMA2_13B: Model = Model::dense(
     "LLaMA-2 13B",
@@ -450,37 +455,37 @@ pub const LLAMA2_13B: Model = Model::dense(
     Some(13.0e9),
 );
 
-// book/src/ch07.md:494
+// book/src/ch07.md:499
 /// Gemma 7B: 28 layers, D = 3,072, F = 24,576 (16 heads of width 256, 256,000 tokens).
 pub const GEMMA_7B: Model = Model::dense("Gemma 7B", 3072, 24_576, 28, Some(8.54e9));
 
-// book/src/ch07.md:497
+// book/src/ch07.md:502
 /// DeepSeek-V3: 256 routed + 1 shared expert of width 2,048, top-8 + shared, 61 layers.
 pub const DEEPSEEK_V3: Model = moe("DeepSeek-V3", (7168, 2048, 61), (257, 9, 1), 685e9);
 
-// book/src/ch07.md:499
+// book/src/ch07.md:504
 /// Kept only as a reference row: its experts run in a 3,584-wide latent space.
 pub const KIMI_K3: Model = Model {
     representable: false,
     ..moe("Kimi K3 (reference only)", (7168, 3072, 93), (898, 18, 2), 2.78e12)
 };
 
-// book/src/ch07.md:501
+// book/src/ch07.md:506
 pub const MOE_753B: Model = moe("MoE 753B", (6144, 2048, 78), (257, 9, 1), 753e9);
 
-// book/src/ch07.md:502
+// book/src/ch07.md:507
 pub const MOE_1_60T: Model = moe("MoE 1.60T", (7168, 3072, 61), (385, 7, 1), 1.60e12);
 
-// book/src/ch07.md:503
+// book/src/ch07.md:508
 pub const MOE_2_45T: Model = moe("MoE 2.45T", (8192, 2048, 92), (513, 11, 1), 2.45e12);
 
-// book/src/ch07.md:504
+// book/src/ch07.md:509
 pub const MOE_952B: Model = moe("MoE 952B", (6144, 3072, 66), (258, 8, 2), 952e9);
 
-// book/src/ch07.md:505
+// book/src/ch07.md:510
 pub const MOE_427B: Model = moe("MoE 427B", (6144, 3072, 60), (129, 5, 1), 427e9);
 
-// book/src/ch07.md:507
+// book/src/ch07.md:512
 /// Every row of the model table: dense shapes first, then the mixtures of experts.
 pub const MODELS: [Model; 10] = [
     LLAMA3_70B,
@@ -495,7 +500,7 @@ pub const MODELS: [Model; 10] = [
     MOE_427B,
 ];
 
-// book/src/ch07.md:628
+// book/src/ch07.md:633
 /// The two clocks of one layer on one chip, in seconds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LayerClock {
@@ -503,7 +508,7 @@ pub struct LayerClock {
     pub comms: f64,
 }
 
-// book/src/ch07.md:635
+// book/src/ch07.md:640
 /// Which clock sets the pace of a layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Bound {
@@ -511,7 +516,7 @@ pub enum Bound {
     Communication,
 }
 
-// book/src/ch07.md:642
+// book/src/ch07.md:647
 impl LayerClock {
     /// Overlapped compute and communication: the layer costs the slower clock (equation 7.4).
     pub fn time(&self) -> f64 {
@@ -526,7 +531,7 @@ impl LayerClock {
     }
 }
 
-// book/src/ch07.md:656
+// book/src/ch07.md:661
 /// What a scheme sends over the network each layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Traffic {
@@ -536,7 +541,7 @@ pub enum Traffic {
     Activations,
 }
 
-// book/src/ch07.md:665
+// book/src/ch07.md:670
 /// Forward FLOP time of one layer on one chip (equation 7.3), for `tokens_per_chip` tokens.
 pub fn math_time(model: &Model, hw: &Hardware, tokens_per_chip: f64) -> Result<f64> {
     model.validate()?;
@@ -544,7 +549,7 @@ pub fn math_time(model: &Model, hw: &Hardware, tokens_per_chip: f64) -> Result<f
     Ok(4.0 * tokens_per_chip * model.d as f64 * model.active_width() / hw.flops())
 }
 
-// book/src/ch07.md:672
+// book/src/ch07.md:677
 /// The primer's two clocks for one forward layer: `dp` chips share `batch` tokens, and the
 /// network carries one gather of either the layer's two weight matrices or of the activations.
 pub fn primer_clock(
@@ -568,13 +573,13 @@ pub fn primer_clock(
     })
 }
 
-// book/src/ch07.md:685
+// book/src/ch07.md:690
 /// The ridge $C/W$ (equation 7.5): tokens per chip above which weight traffic hides.
 pub fn ridge(hw: &Hardware, span: Span) -> Result<f64> {
     hw.intensity(span)
 }
 
-// book/src/ch07.md:690
+// book/src/ch07.md:695
 /// Data for a roofline-ridge figure: for each per-chip batch, the fraction of peak FLOP/s a
 /// weight-moving scheme attains, $\min(1, (B/DP) / \text{ridge})$.
 pub fn ridge_curve(
@@ -589,11 +594,11 @@ pub fn ridge_curve(
         .collect()
 }
 
-// book/src/ch07.md:882
+// book/src/ch07.md:888
 /// Bytes per parameter for bf16 weights plus two fp32 Adam moments.
 pub const ADAM_BYTES_PER_PARAM: f64 = 2.0 + 4.0 + 4.0;
 
-// book/src/ch07.md:885
+// book/src/ch07.md:891
 /// Backward-pass clocks of one layer under pure data parallelism (equation 7.6).
 pub fn dp_layer_clock(
     model: &Model,
@@ -609,20 +614,20 @@ pub fn dp_layer_clock(
     Ok(LayerClock { math, comms })
 }
 
-// book/src/ch07.md:894
+// book/src/ch07.md:900
 /// Smallest per-chip batch that keeps a weight-moving scheme compute-bound: $(C/W)(E/k)$.
 pub fn min_tokens_per_chip(model: &Model, hw: &Hardware, span: Span) -> Result<f64> {
     model.validate()?;
     Ok(ridge(hw, span)? * model.sparsity())
 }
 
-// book/src/ch07.md:900
+// book/src/ch07.md:906
 /// The largest model (parameters) that pure data parallelism can train on one chip.
 pub fn largest_replicated_model(hw: &Hardware) -> f64 {
     hw.chip.hbm / ADAM_BYTES_PER_PARAM
 }
 
-// book/src/ch07.md:905
+// book/src/ch07.md:911
 /// The exact ring factor $(n-1)/n$ that the asymptotic ridge leaves out: a ring AllReduce over
 /// $n$ participants moves $(n-1)/n$ of the buffer, so two participants need half the batch.
 pub fn ring_factor(participants: u64) -> Result<f64> {
@@ -630,7 +635,7 @@ pub fn ring_factor(participants: u64) -> Result<f64> {
     Ok((n - 1.0) / n)
 }
 
-// book/src/ch07.md:1038
+// book/src/ch07.md:1044
 /// Forward-pass clocks of one layer under FSDP (equation 7.7).
 pub fn fsdp_layer_clock(
     model: &Model,
@@ -648,7 +653,7 @@ pub fn fsdp_layer_clock(
     })
 }
 
-// book/src/ch07.md:1046
+// book/src/ch07.md:1052
 /// The most chips FSDP can spread `batch` tokens over and stay compute-bound.
 pub fn fsdp_max_chips(
     model: &Model,
@@ -660,7 +665,7 @@ pub fn fsdp_max_chips(
     Ok((positive("batch", batch)? / per_chip).floor() as u64)
 }
 
-// book/src/ch07.md:1052
+// book/src/ch07.md:1058
 /// What one chip holds under FSDP, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ChipMemory {
@@ -671,7 +676,7 @@ pub struct ChipMemory {
     pub activations: f64,
 }
 
-// book/src/ch07.md:1062
+// book/src/ch07.md:1068
 impl ChipMemory {
     pub fn total(&self) -> f64 {
         self.states + self.activations
@@ -681,7 +686,7 @@ impl ChipMemory {
     }
 }
 
-// book/src/ch07.md:1071
+// book/src/ch07.md:1077
 /// Memory per chip under FSDP over `dp` chips with a global batch of `batch` tokens.
 pub fn fsdp_memory(model: &Model, dp: u64, batch: f64) -> Result<ChipMemory> {
     model.validate()?;
@@ -695,7 +700,7 @@ pub fn fsdp_memory(model: &Model, dp: u64, batch: f64) -> Result<ChipMemory> {
     })
 }
 
-// book/src/ch07.md:1081
+// book/src/ch07.md:1087
 /// Wall-clock days to spend `total_flops` on `chips` chips at a model-FLOPs utilisation `mfu`.
 pub fn training_days(
     total_flops: f64,
@@ -714,7 +719,7 @@ pub fn training_days(
     Ok(positive("total FLOPs", total_flops)? / rate / 86_400.0)
 }
 
-// book/src/ch07.md:1257
+// book/src/ch07.md:1264
 /// Forward-pass clocks of one layer under tensor parallelism of degree `tp` (equation 7.8).
 pub fn tp_layer_clock(
     model: &Model,
@@ -734,7 +739,7 @@ pub fn tp_layer_clock(
     })
 }
 
-// book/src/ch07.md:1267
+// book/src/ch07.md:1274
 /// The largest tensor-parallel degree that stays compute-bound, $kF \cdot W / C$, as a real
 /// number; a mesh needs an integer at or below it.
 pub fn tp_max(model: &Model, hw: &Hardware, span: Span) -> Result<f64> {
@@ -742,7 +747,7 @@ pub fn tp_max(model: &Model, hw: &Hardware, span: Span) -> Result<f64> {
     Ok(model.active_width() / ridge(hw, span)?)
 }
 
-// book/src/ch07.md:1380
+// book/src/ch07.md:1387
 /// A two-axis mesh: `dp` chips of FSDP by `tp` chips of tensor parallelism, with the number of
 /// TPU mesh axes each collective runs over (ignored on a GPU).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -753,14 +758,14 @@ pub struct Mesh {
     pub tp_axes: u32,
 }
 
-// book/src/ch07.md:1390
+// book/src/ch07.md:1397
 impl Mesh {
     pub fn chips(&self) -> u64 {
         self.dp * self.tp
     }
 }
 
-// book/src/ch07.md:1396
+// book/src/ch07.md:1403
 /// The three clocks of one forward layer under FSDP + TP (equation 7.9).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MixedClock {
@@ -769,7 +774,7 @@ pub struct MixedClock {
     pub tp_comms: f64,
 }
 
-// book/src/ch07.md:1404
+// book/src/ch07.md:1411
 impl MixedClock {
     /// The two collectives overlap each other, so the slower one is the network clock.
     pub fn clock(&self) -> LayerClock {
@@ -780,7 +785,7 @@ impl MixedClock {
     }
 }
 
-// book/src/ch07.md:1411
+// book/src/ch07.md:1418
 /// Equation 7.9 on a TPU torus with a *real-valued* FSDP degree `dp` (so TP = `chips / dp`),
 /// the relaxation that equation 7.10 optimises over and the figure sweeps use.
 pub fn mixed_clock_relaxed(
@@ -813,7 +818,7 @@ pub fn mixed_clock_relaxed(
     })
 }
 
-// book/src/ch07.md:1432
+// book/src/ch07.md:1439
 /// Forward-layer clocks of a mixed FSDP + TP mesh.
 ///
 /// On a TPU torus this is equation 7.9. On a GPU, TP must divide one NVLink domain and runs at
@@ -872,7 +877,7 @@ pub fn mixed_layer_clock(
     }
 }
 
-// book/src/ch07.md:1469
+// book/src/ch07.md:1476
 /// The GPU counterpart of equation 7.10: try every TP degree that divides both the NVLink
 /// domain and the chip count, and keep the one with the fastest network clock.
 pub fn best_gpu_mesh(
@@ -903,7 +908,7 @@ pub fn best_gpu_mesh(
     })
 }
 
-// book/src/ch07.md:1485
+// book/src/ch07.md:1492
 /// The FSDP degree that balances the two collectives on a TPU mesh of `chips` chips
 /// (equation 7.10). A real number: round it to a divisor of `chips` to build a mesh.
 pub fn optimal_fsdp_degree(
@@ -922,7 +927,7 @@ pub fn optimal_fsdp_degree(
     Ok((positive("batch", batch)? * n * ratio / (model.experts * model.f) as f64).sqrt())
 }
 
-// book/src/ch07.md:1496
+// book/src/ch07.md:1503
 /// Per-chip batch above which the optimally mixed mesh is compute-bound (equation 7.11).
 pub fn mixed_min_tokens_per_chip(
     model: &Model,
@@ -938,7 +943,7 @@ pub fn mixed_min_tokens_per_chip(
     Ok(alpha * alpha / axes * model.sparsity() / model.active_width())
 }
 
-// book/src/ch07.md:1506
+// book/src/ch07.md:1513
 /// One batch size of the FSDP / TP / mixed comparison on an `N`-chip TPU cube, in seconds per
 /// forward layer. Pure FSDP and pure TP use all three mesh axes; the mix gives FSDP two axes and
 /// TP one and sits at $DP_\text{opt}$ clamped to $[1, N]$.
@@ -951,7 +956,7 @@ pub struct SweepPoint {
     pub mixed_comms: f64,
 }
 
-// book/src/ch07.md:1518
+// book/src/ch07.md:1525
 impl SweepPoint {
     /// $T_\text{math}/T_\text{comms}$ for FSDP, TP and the mix; above 1 is compute-bound.
     pub fn ratios(&self) -> [f64; 3] {
@@ -963,7 +968,7 @@ impl SweepPoint {
     }
 }
 
-// book/src/ch07.md:1525
+// book/src/ch07.md:1532
 /// Data for the batch-sweep figures (ratio view and absolute-time view).
 pub fn mixed_sweep(
     model: &Model,
@@ -1003,7 +1008,7 @@ pub fn mixed_sweep(
         .collect()
 }
 
-// book/src/ch07.md:1541
+// book/src/ch07.md:1548
 /// `count` batch sizes spaced evenly in log space from `lo` to `hi` tokens, for sweeps.
 pub fn log_space(lo: f64, hi: f64, count: usize) -> Result<Vec<f64>> {
     let (lo, hi) = (positive("lower batch", lo)?, positive("upper batch", hi)?);
@@ -1015,7 +1020,7 @@ pub fn log_space(lo: f64, hi: f64, count: usize) -> Result<Vec<f64>> {
     Ok((0..count).map(|i| lo * (step * i as f64).exp()).collect())
 }
 
-// book/src/ch07.md:1701
+// book/src/ch07.md:1709
 /// Every mesh of `chips` chips on a TPU torus, as (FSDP degree, clocks): one row per divisor `dp`
 /// of `chips`, with TP = `chips / dp` and the mesh axes of equation 7.9 held fixed. This is the
 /// static sweep whose minimum equation 7.10 finds in closed form.
@@ -1037,7 +1042,7 @@ pub fn split_sweep(
         .collect()
 }
 
-// book/src/ch07.md:1713
+// book/src/ch07.md:1721
 /// The row of a split sweep with the fastest network clock (the first one on a tie).
 pub fn fastest_split(sweep: &[(u64, MixedClock)]) -> Option<(u64, MixedClock)> {
     sweep
@@ -1048,7 +1053,7 @@ pub fn fastest_split(sweep: &[(u64, MixedClock)]) -> Option<(u64, MixedClock)> {
         })
 }
 
-// book/src/ch07.md:1958
+// book/src/ch07.md:1990
 /// The clocks of one forward MoE layer under expert parallelism (equation 7.12).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExpertClock {
@@ -1059,7 +1064,7 @@ pub struct ExpertClock {
     pub scale_out_comms: f64,
 }
 
-// book/src/ch07.md:1968
+// book/src/ch07.md:2000
 impl ExpertClock {
     pub fn clock(&self) -> LayerClock {
         LayerClock {
@@ -1069,7 +1074,7 @@ impl ExpertClock {
     }
 }
 
-// book/src/ch07.md:1974
+// book/src/ch07.md:2006
 /// Expert parallelism of degree `ep` on a switched GPU fabric, `tokens_per_gpu` tokens per GPU.
 pub fn ep_layer_clock(
     model: &Model,
@@ -1104,7 +1109,7 @@ pub fn ep_layer_clock(
     })
 }
 
-// book/src/ch07.md:1994
+// book/src/ch07.md:2026
 /// The narrowest expert (F) for which degree-`ep` expert parallelism stays compute-bound.
 /// The traffic does not depend on F and the FLOPs grow linearly with it, so it is F scaled by
 /// the current comms/math ratio.
@@ -1113,7 +1118,7 @@ pub fn ep_min_expert_width(model: &Model, hw: &Hardware, ep: u64) -> Result<f64>
     Ok(model.f as f64 / c.ratio())
 }
 
-// book/src/ch07.md:2115
+// book/src/ch07.md:2148
 /// Point-to-point bandwidth for one pipeline hop: NVLink/ICI inside a domain, the sending
 /// chip's own scale-out port between domains.
 pub fn point_to_point(hw: &Hardware, span: Span) -> f64 {
@@ -1123,7 +1128,7 @@ pub fn point_to_point(hw: &Hardware, span: Span) -> f64 {
     }
 }
 
-// book/src/ch07.md:2124
+// book/src/ch07.md:2157
 /// One stage's forward compute for a microbatch against the hop that carries its output
 /// (equation 7.13). `pp` must not exceed the layer count; uneven splits are allowed and
 /// priced at the average stage depth.
@@ -1151,17 +1156,482 @@ pub fn pp_hop_clock(
     })
 }
 
-// book/src/ch07.md:2187
+// book/src/ch07.md:2208
+use ch02::{fast_exp, gelu, matmul, Mat, MatMut, TinyGpt};
+
+// book/src/ch07.md:2209
+use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
+
+// book/src/ch07.md:2210
+use std::time::Instant;
+
+// book/src/ch07.md:2212
+/// The MLP of one TinyGPT block, the part of a layer this chapter's cost model keeps (section
+/// 7.1): `out = x + gelu(x W_in) W_out`, on rows of width `d`.
+#[derive(Debug, Clone, Copy)]
+pub struct MlpBlock<'a> {
+    /// $W_\text{in}[D, F]$, row-major.
+    pub w_in: &'a [f32],
+    /// $W_\text{out}[F, D]$, row-major.
+    pub w_out: &'a [f32],
+    pub d: usize,
+    pub f: usize,
+}
+
+// book/src/ch07.md:2224
+/// What a block's forward pass keeps for its backward pass.
+#[derive(Debug, Clone)]
+pub struct MlpSaved {
+    x: Vec<f32>,
+    pre: Vec<f32>,
+    act: Vec<f32>,
+}
+
+// book/src/ch07.md:2232
+/// Gradients of one block's two matrices, in the layout of the matrices.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MlpGrads {
+    pub w_in: Vec<f32>,
+    pub w_out: Vec<f32>,
+}
+
+// book/src/ch07.md:2239
+/// Derivative of chapter 2's tanh-form GELU (chapter 2 keeps its own private). The tanh goes
+/// through chapter 2's `fast_exp`, as its GELU does, so that the loop vectorises.
+pub fn gelu_grad(x: f32) -> f32 {
+    const SCALE: f32 = 0.797_884_6;
+    const CUBIC: f32 = 0.044_715;
+    let t = 1.0 - 2.0 / (fast_exp(2.0 * SCALE * (x + CUBIC * x * x * x)) + 1.0);
+    0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * SCALE * (1.0 + 3.0 * CUBIC * x * x)
+}
+
+// book/src/ch07.md:2248
+impl<'a> MlpBlock<'a> {
+    /// The MLP matrices of every block of `model`, bottom to top, borrowed from its parameters.
+    pub fn of_model(model: &'a TinyGpt) -> Vec<Self> {
+        let (d, f) = (model.config().d_model, model.config().d_ff());
+        model
+            .params()
+            .blocks
+            .into_iter()
+            .map(|b| MlpBlock {
+                w_in: b.fc_w,
+                w_out: b.fc2_w,
+                d,
+                f,
+            })
+            .collect()
+    }
+    /// Checks that the matrices have the shapes `d` and `f` promise.
+    pub fn validate(&self) -> Result<&Self> {
+        for (what, len) in [
+            ("W_in length", self.w_in.len()),
+            ("W_out length", self.w_out.len()),
+        ] {
+            if len != self.d * self.f {
+                return Err(ParallelError::Mismatch {
+                    what,
+                    expected: (self.d * self.f) as u64,
+                    got: len as u64,
+                });
+            }
+        }
+        nonzero("block width", self.d as u64)?;
+        Ok(self)
+    }
+    pub fn zero_grads(&self) -> MlpGrads {
+        MlpGrads {
+            w_in: vec![0.0; self.d * self.f],
+            w_out: vec![0.0; self.f * self.d],
+        }
+    }
+    /// Forward pass on `x` (`rows x d`): the output, and what the backward pass needs.
+    pub fn forward(&self, x: Vec<f32>) -> (Vec<f32>, MlpSaved) {
+        let rows = x.len() / self.d;
+        let mut pre = vec![0.0; rows * self.f];
+        matmul(
+            MatMut::new(&mut pre, rows, self.f),
+            Mat::new(&x, rows, self.d),
+            Mat::new(self.w_in, self.d, self.f),
+            1.0,
+            false,
+        );
+        let act: Vec<f32> = pre.iter().map(|&z| gelu(z)).collect();
+        let mut out = x.clone();
+        matmul(
+            MatMut::new(&mut out, rows, self.d),
+            Mat::new(&act, rows, self.f),
+            Mat::new(self.w_out, self.f, self.d),
+            1.0,
+            true,
+        );
+        (out, MlpSaved { x, pre, act })
+    }
+    /// Backward pass: adds this microbatch's weight gradients to `grads` and returns the
+    /// gradient with respect to the block's input. Four matmuls to the forward's two, so it
+    /// takes about twice as long.
+    pub fn backward(
+        &self,
+        saved: &MlpSaved,
+        dy: &[f32],
+        grads: &mut MlpGrads,
+    ) -> Vec<f32> {
+        let rows = dy.len() / self.d;
+        let w_out = Mat::new(self.w_out, self.f, self.d);
+        matmul(
+            MatMut::new(&mut grads.w_out, self.f, self.d),
+            Mat::new(&saved.act, rows, self.f).t(),
+            Mat::new(dy, rows, self.d),
+            1.0,
+            true,
+        );
+        let mut dpre = vec![0.0; rows * self.f];
+        matmul(
+            MatMut::new(&mut dpre, rows, self.f),
+            Mat::new(dy, rows, self.d),
+            w_out.t(),
+            1.0,
+            false,
+        );
+        for (g, &z) in dpre.iter_mut().zip(&saved.pre) {
+            *g *= gelu_grad(z);
+        }
+        matmul(
+            MatMut::new(&mut grads.w_in, self.d, self.f),
+            Mat::new(&saved.x, rows, self.d).t(),
+            Mat::new(&dpre, rows, self.f),
+            1.0,
+            true,
+        );
+        let mut dx = dy.to_vec();
+        matmul(
+            MatMut::new(&mut dx, rows, self.d),
+            Mat::new(&dpre, rows, self.f),
+            Mat::new(self.w_in, self.d, self.f).t(),
+            1.0,
+            true,
+        );
+        dx
+    }
+}
+
+// book/src/ch07.md:2300
+/// A message between stages: a microbatch number and its activations or gradient.
+type Packet = (usize, Vec<f32>);
+
+// book/src/ch07.md:2303
+/// The channels one stage holds: from and to its neighbours (none at the ends).
+#[derive(Default)]
+struct StageLinks {
+    from_prev: Option<Receiver<Packet>>,
+    to_next: Option<Sender<Packet>>,
+    from_next: Option<Receiver<Packet>>,
+    to_prev: Option<Sender<Packet>>,
+}
+
+// book/src/ch07.md:2312
+/// What one stage thread hands back.
+struct StageResult {
+    events: Vec<ch06::PipelineEvent>,
+    grads: Vec<MlpGrads>,
+    loss: f64,
+}
+
+// book/src/ch07.md:2319
+/// One measured step of a pipeline run over threads.
+#[derive(Debug, Clone)]
+pub struct ThreadedRun {
+    pub schedule: ch06::Schedule,
+    /// Every pass as it ran, in seconds from the first start: chapter 6's timeline type, so its
+    /// `idle_fraction` and `max_in_flight` apply to the measurement as they do to a simulation.
+    pub timeline: ch06::PipelineTimeline,
+    /// Mean of `out²` over every element of the batch.
+    pub loss: f64,
+    /// Gradients of every block, bottom to top.
+    pub grads: Vec<MlpGrads>,
+}
+
+// book/src/ch07.md:2332
+impl ThreadedRun {
+    /// Mean measured forward and backward time of each stage, in seconds.
+    pub fn stage_times(&self) -> Vec<ch06::StageTimes> {
+        (0..self.timeline.stages)
+            .map(|s| {
+                let mean = |kind: ch06::OpKind| {
+                    let d: Vec<f64> = self
+                        .timeline
+                        .stage_events(s)
+                        .filter(|e| e.kind == kind)
+                        .map(|e| e.duration())
+                        .collect();
+                    d.iter().sum::<f64>() / d.len() as f64
+                };
+                ch06::StageTimes {
+                    forward: mean(ch06::OpKind::Forward),
+                    backward: mean(ch06::OpKind::Backward),
+                }
+            })
+            .collect()
+    }
+    /// Chapter 6's simulator run on the same orders with each stage's measured mean durations:
+    /// what the measured timeline should look like if nothing but the schedule made stages wait.
+    pub fn simulated(&self) -> Result<ch06::PipelineTimeline> {
+        let orders = self
+            .schedule
+            .orders(self.timeline.stages, self.timeline.microbatches)?;
+        Ok(ch06::simulate_orders(&orders, &self.stage_times())?)
+    }
+}
+
+// book/src/ch07.md:2354
+/// Runs the forward and backward passes of one step of `blocks` as a pipeline: stage `s` owns the
+/// next `split[s]` blocks and runs on its own thread, in the order `schedule` gives it. The loss is
+/// the mean of the squared outputs. Weight gradients accumulate over the microbatches.
+pub fn run_threaded_pipeline(
+    blocks: &[MlpBlock],
+    split: &[usize],
+    schedule: ch06::Schedule,
+    microbatches: &[Vec<f32>],
+) -> Result<ThreadedRun> {
+    let stages = nonzero("pipeline stages", split.len() as u64)? as usize;
+    if split.contains(&0) {
+        return Err(ParallelError::ZeroCount {
+            what: "blocks in a stage",
+        });
+    }
+    let owned: usize = split.iter().sum();
+    if owned != blocks.len() {
+        return Err(ParallelError::Mismatch {
+            what: "blocks the stages own",
+            expected: blocks.len() as u64,
+            got: owned as u64,
+        });
+    }
+    for b in blocks {
+        b.validate()?;
+        if b.d != blocks[0].d {
+            return Err(ParallelError::Mismatch {
+                what: "block width",
+                expected: blocks[0].d as u64,
+                got: b.d as u64,
+            });
+        }
+    }
+    let m = nonzero("microbatches", microbatches.len() as u64)? as usize;
+    let width = blocks[0].d;
+    for x in microbatches {
+        if x.is_empty() || !x.len().is_multiple_of(width) {
+            return Err(ParallelError::NotDividing {
+                what: "block width into a microbatch",
+                degree: width as u64,
+                total: x.len() as u64,
+            });
+        }
+    }
+    let elements: usize = microbatches.iter().map(Vec::len).sum();
+    let orders = schedule.orders(stages, m)?;
+    let mut links: Vec<StageLinks> = (0..stages)
+        .map(|_| StageLinks::default())
+        .collect();
+    for s in 1..stages {
+        let (tx, rx) = channel();
+        links[s - 1].to_next = Some(tx);
+        links[s].from_prev = Some(rx);
+        let (tx, rx) = channel();
+        links[s].to_prev = Some(tx);
+        links[s - 1].from_next = Some(rx);
+    }
+    let mut first = 0;
+    let owners: Vec<&[MlpBlock]> = split
+        .iter()
+        .map(|&n| {
+            first += n;
+            &blocks[first - n..first]
+        })
+        .collect();
+    let epoch = Instant::now();
+    let results: Vec<Result<StageResult>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = links
+            .into_iter()
+            .enumerate()
+            .map(|(stage, link)| {
+                let (mine, order) = (owners[stage], &orders[stage]);
+                scope
+                    .spawn(move || run_stage(
+                        stage,
+                        mine,
+                        order,
+                        link,
+                        microbatches,
+                        elements,
+                        epoch,
+                    ))
+            })
+            .collect();
+        workers
+            .into_iter()
+            .enumerate()
+            .map(|(stage, w)| {
+                w
+                    .join()
+                    .unwrap_or(
+                        Err(ParallelError::StageFailed {
+                            stage,
+                        }),
+                    )
+            })
+            .collect()
+    });
+    if let Some(e) = results
+        .iter()
+        .filter_map(|r| r.as_ref().err())
+        .find(|e| !matches!(e, ParallelError::StageFailed { .. }))
+    {
+        return Err(e.clone());
+    }
+    let mut events = Vec::new();
+    let (mut grads, mut loss) = (Vec::new(), 0.0);
+    for r in results {
+        let r = r?;
+        events.extend(r.events);
+        grads.extend(r.grads);
+        loss += r.loss;
+    }
+    let t0 = events.iter().map(|e| e.start).fold(f64::INFINITY, f64::min);
+    for e in &mut events {
+        e.start -= t0;
+        e.end -= t0;
+    }
+    events.sort_by(|a, b| a.start.total_cmp(&b.start));
+    Ok(ThreadedRun {
+        schedule,
+        timeline: ch06::PipelineTimeline {
+            stages,
+            microbatches: m,
+            events,
+        },
+        loss,
+        grads,
+    })
+}
+
+// book/src/ch07.md:2425
+/// One stage's thread: runs its operations in order, waiting on its neighbours for inputs.
+/// A waiting stage spins rather than sleeps, as an accelerator waiting for its input keeps its
+/// device: a sleeping thread would give its core away and pay a wake-up on every hand-over, so
+/// that an operation's duration would depend on what the other stages happened to be doing.
+fn run_stage(
+    stage: usize,
+    blocks: &[MlpBlock],
+    order: &[ch06::PipelineOp],
+    link: StageLinks,
+    inputs: &[Vec<f32>],
+    elements: usize,
+    epoch: Instant,
+) -> Result<StageResult> {
+    let hung_up = || ParallelError::StageFailed {
+        stage,
+    };
+    let receive = |rx: &Receiver<Packet>, mb: usize| -> Result<Vec<f32>> {
+        let (got, data) = loop {
+            match rx.try_recv() {
+                Ok(packet) => break packet,
+                Err(TryRecvError::Empty) => std::hint::spin_loop(),
+                Err(TryRecvError::Disconnected) => return Err(hung_up()),
+            }
+        };
+        if got != mb {
+            return Err(ParallelError::Mismatch {
+                what: "microbatch arriving",
+                expected: mb as u64,
+                got: got as u64,
+            });
+        }
+        Ok(data)
+    };
+    let mut saved: Vec<Option<Vec<MlpSaved>>> = vec![None; inputs.len()];
+    let mut loss_grad: Vec<Option<Vec<f32>>> = vec![None; inputs.len()];
+    let mut grads: Vec<MlpGrads> = blocks.iter().map(MlpBlock::zero_grads).collect();
+    let (mut events, mut loss) = (Vec::with_capacity(order.len()), 0.0f64);
+    for op in order {
+        let mb = op.microbatch;
+        match op.kind {
+            ch06::OpKind::Forward => {
+                let mut h = match &link.from_prev {
+                    Some(rx) => receive(rx, mb)?,
+                    None => inputs[mb].clone(),
+                };
+                let start = epoch.elapsed().as_secs_f64();
+                let mut keep = Vec::with_capacity(blocks.len());
+                for block in blocks {
+                    let (out, kept) = block.forward(h);
+                    keep.push(kept);
+                    h = out;
+                }
+                if link.to_next.is_none() {
+                    loss
+                        += h.iter().map(|&v| f64::from(v) * f64::from(v)).sum::<f64>()
+                            / elements as f64;
+                    loss_grad[mb] = Some(
+                        h.iter().map(|&v| 2.0 * v / elements as f32).collect(),
+                    );
+                }
+                events
+                    .push(ch06::PipelineEvent {
+                        stage,
+                        microbatch: mb,
+                        kind: op.kind,
+                        start,
+                        end: epoch.elapsed().as_secs_f64(),
+                    });
+                saved[mb] = Some(keep);
+                if let Some(tx) = &link.to_next {
+                    tx.send((mb, h)).map_err(|_| hung_up())?;
+                }
+            }
+            ch06::OpKind::Backward => {
+                let mut dy = match &link.from_next {
+                    Some(rx) => receive(rx, mb)?,
+                    None => loss_grad[mb].take().ok_or(hung_up())?,
+                };
+                let keep = saved[mb].take().ok_or(hung_up())?;
+                let start = epoch.elapsed().as_secs_f64();
+                for ((block, kept), g) in blocks
+                    .iter()
+                    .zip(&keep)
+                    .zip(grads.iter_mut())
+                    .rev()
+                {
+                    dy = block.backward(kept, &dy, g);
+                }
+                events
+                    .push(ch06::PipelineEvent {
+                        stage,
+                        microbatch: mb,
+                        kind: op.kind,
+                        start,
+                        end: epoch.elapsed().as_secs_f64(),
+                    });
+                if let Some(tx) = &link.to_prev {
+                    tx.send((mb, dy)).map_err(|_| hung_up())?;
+                }
+            }
+        }
+    }
+    Ok(StageResult { events, grads, loss })
+}
+
+// book/src/ch07.md:2717
 use ch06::{one_f1b_order, OpKind, TrainingError};
 
-// book/src/ch07.md:2189
+// book/src/ch07.md:2719
 impl From<TrainingError> for ParallelError {
     fn from(e: TrainingError) -> Self {
         ParallelError::Pipeline(e)
     }
 }
 
-// book/src/ch07.md:2195
+// book/src/ch07.md:2725
 /// The three passes a stage runs per microbatch once the backward pass is split.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Pass {
@@ -1172,7 +1642,7 @@ pub enum Pass {
     WeightGrad,
 }
 
-// book/src/ch07.md:2205
+// book/src/ch07.md:2735
 /// What to do with weight gradients.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WeightGradPolicy {
@@ -1184,7 +1654,7 @@ pub enum WeightGradPolicy {
     FillIdle { max_deferred: usize },
 }
 
-// book/src/ch07.md:2216
+// book/src/ch07.md:2746
 /// Durations of the three passes, in arbitrary units.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SplitTimes {
@@ -1193,7 +1663,7 @@ pub struct SplitTimes {
     pub weight_grad: f64,
 }
 
-// book/src/ch07.md:2224
+// book/src/ch07.md:2754
 /// One pass as it ran.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SplitEvent {
@@ -1204,7 +1674,7 @@ pub struct SplitEvent {
     pub end: f64,
 }
 
-// book/src/ch07.md:2234
+// book/src/ch07.md:2764
 /// The simulated timeline of one step with a split backward pass.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SplitTimeline {
@@ -1212,7 +1682,7 @@ pub struct SplitTimeline {
     pub events: Vec<SplitEvent>,
 }
 
-// book/src/ch07.md:2241
+// book/src/ch07.md:2771
 impl SplitTimeline {
     pub fn makespan(&self) -> f64 {
         self.events.iter().map(|e| e.end).fold(0.0, f64::max)
@@ -1243,7 +1713,7 @@ impl SplitTimeline {
     }
 }
 
-// book/src/ch07.md:2271
+// book/src/ch07.md:2801
 /// Simulates 1F1B with a split backward pass on `stages` balanced stages.
 pub fn simulate_split_pipeline(
     stages: usize,
@@ -1399,7 +1869,7 @@ pub fn simulate_split_pipeline(
     Ok(SplitTimeline { stages, events })
 }
 
-// book/src/ch07.md:2548
+// book/src/ch07.md:3078
 /// Backward-layer clocks of pure data parallelism across scale-out domains (equation 7.14).
 /// The `chips` are spread evenly over the fewest domains that hold them.
 pub fn cross_domain_dp_clock(
@@ -1419,14 +1889,14 @@ pub fn cross_domain_dp_clock(
     Ok(LayerClock { math, comms })
 }
 
-// book/src/ch07.md:2560
+// book/src/ch07.md:3090
 /// The batch each scale-out domain needs so that the cross-domain reduction hides (7.14).
 pub fn min_tokens_per_domain(model: &Model, hw: &Hardware) -> Result<f64> {
     model.validate()?;
     Ok(hw.flops() / hw.scale_out() * model.sparsity())
 }
 
-// book/src/ch07.md:2566
+// book/src/ch07.md:3096
 /// A simple TPU recipe: the largest power-of-two TP under the TP bound on one axis, then the
 /// largest power-of-two FSDP degree whose per-shard batch clears the three-axis ridge.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -1437,12 +1907,12 @@ pub struct Recipe {
     pub pods: u64,
 }
 
-// book/src/ch07.md:2576
+// book/src/ch07.md:3106
 fn floor_pow2(x: f64) -> u64 {
     if x < 1.0 { 0 } else { 1u64 << (x.log2().floor() as u32) }
 }
 
-// book/src/ch07.md:2580
+// book/src/ch07.md:3110
 pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     hw.require(Fabric::TpuTorus, "the TPU FSDP x TP recipe")?;
     let tp = floor_pow2(tp_max(model, hw, Span::InDomain { axes: 1 })?).max(1);
@@ -1458,11 +1928,11 @@ pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     })
 }
 
-// book/src/ch07.md:2732
+// book/src/ch07.md:3262
 /// Chapter 6's TP x PP x DP layout, re-exported so that readers of this chapter can build runs.
 pub use ch06::Layout;
 
-// book/src/ch07.md:2735
+// book/src/ch07.md:3265
 /// A published training run: chip, model, how the GPUs are split, and the batch.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Run {
@@ -1477,7 +1947,7 @@ pub struct Run {
     pub batch: f64,
 }
 
-// book/src/ch07.md:2749
+// book/src/ch07.md:3279
 impl Run {
     /// Checks that the degrees multiply to the GPU count.
     pub fn validate(&self) -> Result<&Self> {
@@ -1520,7 +1990,7 @@ impl Run {
     }
 }
 
-// book/src/ch07.md:2781
+// book/src/ch07.md:3311
 /// Llama 3.1 405B's shape: 126 layers, D = 16,384, F = 53,248 [llama3].
 pub const LLAMA_31_405B: Model = Model::dense(
     "Llama 3.1 405B",
@@ -1530,7 +2000,7 @@ pub const LLAMA_31_405B: Model = Model::dense(
     Some(405e9),
 );
 
-// book/src/ch07.md:2784
+// book/src/ch07.md:3314
 /// DeepSeek-V3 on 2,048 H800s: 64-way EP over eight nodes, 16-way PP, 2-way ZeRO-1 DP, and a
 /// steady-state batch of 15,360 sequences of 4,096 tokens.
 pub const DEEPSEEK_V3_RUN: Run = Run {
@@ -1546,7 +2016,7 @@ pub const DEEPSEEK_V3_RUN: Run = Run {
     batch: 4096.0 * 15_360.0,
 };
 
-// book/src/ch07.md:2791
+// book/src/ch07.md:3321
 /// Llama 3.1 405B on 16,384 H100s: 8-way TP, 16-way PP, 128-way DP, 16M-token batch.
 pub const LLAMA_31_RUN: Run = Run {
     name: "Llama 3.1 405B",
@@ -1561,7 +2031,7 @@ pub const LLAMA_31_RUN: Run = Run {
     batch: 16e6,
 };
 
-// book/src/ch07.md:2949
+// book/src/ch07.md:3479
 /// The question-2 ledger of a dense model trained without parallelism.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepMemory {
@@ -1571,7 +2041,7 @@ pub struct StepMemory {
     pub activations: f64,
 }
 
-// book/src/ch07.md:2958
+// book/src/ch07.md:3488
 /// Memory of one unsharded training step for `params` parameters and a `batch`-token batch.
 pub fn step_memory(model: &Model, params: f64, batch: f64) -> Result<StepMemory> {
     model.validate()?;

@@ -11,7 +11,7 @@ fn main() {
 }
 /// The chapter's run cells, in order; `?` in a cell ends the program with its error.
 fn cells() -> Result<(), Box<dyn std::error::Error>> {
-    // book/src/ch07.md:297
+    // book/src/ch07.md:301
     tangle_runtime::cell(0);
     println!(
         "{:<12} {:>7} {:>5} {:>7} {:>5} {:>8} {:>5} {:>6} {:>8} {:>8}", "chip", "C TF/s",
@@ -27,7 +27,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             chip.scale_out / 1e9, chip.hbm / 1e9, chip.domain, local, out
         );
     }
-    // book/src/ch07.md:353
+    // book/src/ch07.md:358
     tangle_runtime::cell(1);
     tangle_runtime::figure::svg(
         "mlp-layer",
@@ -114,7 +114,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:518
+    // book/src/ch07.md:523
     tangle_runtime::cell(2);
     println!(
         "{:<30} {:>5} {:>5} {:>6} {:>3} {:>4} {:>3} {:>9} {:>7} {:>7} {:>7}", "model",
@@ -131,7 +131,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             count3(published), count3(m.comm_params()), count3(m.memory_params()), err
         );
     }
-    // book/src/ch07.md:702
+    // book/src/ch07.md:707
     tangle_runtime::cell(3);
     tangle_runtime::figure::svg(
         "roofline-ridge",
@@ -235,7 +235,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:761
+    // book/src/ch07.md:767
     tangle_runtime::cell(4);
     let v5p = Hardware::spec(TPU_V5P);
     let axis = Span::InDomain { axes: 1 };
@@ -249,14 +249,14 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         let a = primer_clock(&LLAMA3_70B, &v5p, axis, 1, b, Traffic::Activations)?;
         println!("{:>14} {:>16.2} {:>20.2}", b, w.ratio(), a.ratio());
     }
-    // book/src/ch07.md:855
+    // book/src/ch07.md:861
     tangle_runtime::cell(5);
     let v5e_hbm = 8.2e11;
     println!(
         "TPU v5e: C / W_HBM = {:.2e} / {:.1e} = {:.0} tokens per chip", TPU_V5E.flops,
         v5e_hbm, TPU_V5E.flops / v5e_hbm
     );
-    // book/src/ch07.md:921
+    // book/src/ch07.md:927
     tangle_runtime::cell(6);
     let v5p = Hardware::spec(TPU_V5P);
     for axes in [1, 3] {
@@ -283,7 +283,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "MoE floor on H100 across nodes: (E/k) * C/W = {} * {:.0} = {floor:.0} tokens per GPU",
         oss.sparsity(), ridge(& h100, Span::AcrossDomains { axes : 1 }) ?
     );
-    // book/src/ch07.md:1100
+    // book/src/ch07.md:1107
     tangle_runtime::cell(7);
     let v5p = Hardware::spec(TPU_V5P);
     let pod = Span::InDomain { axes: 3 };
@@ -302,7 +302,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "per chip: {:.2} GB of weights and Adam state, {:.1} GB of checkpoints, fits in 96 GB: {}",
         mem.states / 1e9, mem.activations / 1e9, mem.fits(& v5p)
     );
-    // book/src/ch07.md:1181
+    // book/src/ch07.md:1188
     tangle_runtime::cell(8);
     tangle_runtime::figure::svg(
         "tp-sharding",
@@ -399,7 +399,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:1282
+    // book/src/ch07.md:1289
     tangle_runtime::cell(9);
     let spans = [
         ("v5p 1 axis", Hardware::spec(TPU_V5P), Span::InDomain { axes: 1 }),
@@ -423,7 +423,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "F needed for 8-way TP on v5p: {:.0}", 8.0 * ridge(& Hardware::spec(TPU_V5P),
         Span::InDomain { axes : 1 }) ?
     );
-    // book/src/ch07.md:1557
+    // book/src/ch07.md:1564
     tangle_runtime::cell(10);
     let v5p = Hardware::spec(TPU_V5P);
     let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
@@ -459,7 +459,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "16x16x16 slice: FLOPs curve meets the mixed comms curve at B = {crossing:.3e}"
     );
-    // book/src/ch07.md:1598
+    // book/src/ch07.md:1606
     tangle_runtime::cell(11);
     tangle_runtime::figure::svg(
         "mixed-ratio-4x4x4",
@@ -550,7 +550,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:1642
+    // book/src/ch07.md:1650
     tangle_runtime::cell(12);
     tangle_runtime::figure::svg(
         "mixed-times-16x16x16",
@@ -647,7 +647,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:1720
+    // book/src/ch07.md:1728
     tangle_runtime::cell(13);
     let sweep = split_sweep(&wide, &v5p, 64, 48_000.0, (2, 1))?;
     let (best, _) = fastest_split(&sweep).ok_or("a sweep over 64 chips has rows")?;
@@ -670,7 +670,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "closed form (7.10): DP_opt = {:.2}", optimal_fsdp_degree(& wide, & v5p, 64,
         48_000.0, 2, 1) ?
     );
-    // book/src/ch07.md:1750
+    // book/src/ch07.md:1782
     tangle_runtime::cell(14);
     tangle_runtime::figure::svg(
         "fsdp-tp-split",
@@ -780,7 +780,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:1813
+    // book/src/ch07.md:1845
     tangle_runtime::cell(15);
     let b = 4e6;
     for chip in [H100, H800] {
@@ -806,7 +806,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         let (mesh, _) = best_gpu_mesh(&LLAMA3_70B, &hw, 1024, b)?;
         println!("{:<5} best: {}-way FSDP x {}-way TP", chip.name, mesh.dp, mesh.tp);
     }
-    // book/src/ch07.md:2011
+    // book/src/ch07.md:2044
     tangle_runtime::cell(16);
     let wide = Model {
         label: "wide-expert variant",
@@ -835,7 +835,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "G * alpha on H100 = {:.0}", f64::from(H100.domain) * h100.flops() / h100
         .domain_egress()
     );
-    // book/src/ch07.md:2145
+    // book/src/ch07.md:2178
     tangle_runtime::cell(17);
     let h100 = Hardware::spec(H100);
     let hop = pp_hop_clock(
@@ -855,8 +855,113 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "bytes per layer: pipeline hop {:.1} MB, TP gathers {:.1} MB ({}x)", hop_bytes /
         1e6, 4.0 * 4096.0 * 8192.0 / 1e6, 4.0 * 4096.0 * 8192.0 / hop_bytes
     );
-    // book/src/ch07.md:2362
+    // book/src/ch07.md:2507
     tangle_runtime::cell(18);
+    let config = ch02::GptConfig {
+        vocab_size: 256,
+        block_size: 64,
+        d_model: 256,
+        n_heads: 4,
+        n_layers: 4,
+        mlp_ratio: 4,
+    };
+    let tiny = ch02::TinyGpt::new(config, 7)?;
+    let blocks = MlpBlock::of_model(&tiny);
+    let tokens_per_microbatch = 64;
+    let mut rng = ch02::Rng::new(11);
+    let inputs: Vec<Vec<f32>> = (0..8)
+        .map(|_| {
+            (0..tokens_per_microbatch * config.d_model)
+                .map(|_| rng.normal() as f32)
+                .collect()
+        })
+        .collect();
+    let best_of_nine = |
+        split: &[usize],
+        schedule: ch06::Schedule,
+        m: usize,
+    | -> std::result::Result<ThreadedRun, ParallelError> {
+        let mut best: Option<ThreadedRun> = None;
+        for _ in 0..9 {
+            let run = run_threaded_pipeline(&blocks, split, schedule, &inputs[..m])?;
+            if best
+                .as_ref()
+                .is_none_or(|b| run.timeline.makespan() < b.timeline.makespan())
+            {
+                best = Some(run);
+            }
+        }
+        best.ok_or(ParallelError::ZeroCount {
+            what: "runs",
+        })
+    };
+    let balanced = best_of_nine(&[2, 2], ch06::Schedule::GPipe, 8)?;
+    let times = balanced.stage_times();
+    println!(
+        "2 stages x 2 blocks, 64-token microbatches: forward {:.1} ms, backward {:.1} ms ({:.1}x)",
+        1e3 * times[0].forward, 1e3 * times[0].backward, times[0].backward / times[0]
+        .forward
+    );
+    println!(
+        "{:<6} {:>5} {:>3} {:>9} {:>10} {:>8}", "order", "split", "m", "measured",
+        "simulated", "formula"
+    );
+    let mut agree = true;
+    let runs = [
+        (ch06::Schedule::GPipe, [2, 2], 1),
+        (ch06::Schedule::GPipe, [2, 2], 2),
+        (ch06::Schedule::GPipe, [2, 2], 4),
+        (ch06::Schedule::GPipe, [2, 2], 8),
+        (ch06::Schedule::OneFOneB, [2, 2], 8),
+    ];
+    for (schedule, split, m) in runs {
+        let run = if m == 8 && schedule == ch06::Schedule::GPipe {
+            balanced.clone()
+        } else {
+            best_of_nine(&split, schedule, m)?
+        };
+        let (measured, simulated) = (
+            run.timeline.idle_fraction(),
+            run.simulated()?.idle_fraction(),
+        );
+        agree &= (measured - simulated).abs() <= 0.05;
+        println!(
+            "{:<6} {:>5} {:>3} {:>9.2} {:>10.2} {:>8.2}", schedule.label(),
+            format!("{}+{}", split[0], split[1]), m, measured, simulated,
+            ch06::pipeline_bubble_fraction(2, m as u64) ?
+        );
+    }
+    println!("every measured idle fraction within 0.05 of the simulator's: {agree}");
+    // book/src/ch07.md:2664
+    tangle_runtime::cell(19);
+    let unit = ch06::StageTimes::TRANSFORMER;
+    let scaled = |k: f64| ch06::StageTimes {
+        forward: k * unit.forward,
+        backward: k * unit.backward,
+    };
+    let gpipe = ch06::Schedule::GPipe.orders(2, 8)?;
+    let even = ch06::simulate_orders(&gpipe, &[scaled(2.0), scaled(2.0)])?;
+    let uneven = ch06::simulate_orders(&gpipe, &[scaled(3.0), scaled(1.0)])?;
+    println!(
+        "simulated, 8 microbatches: 2+2 step {:.0} units, idle {:.2}; 3+1 step {:.0} units, idle {:.2} ({:.2}x)",
+        even.makespan(), even.idle_fraction(), uneven.makespan(), uneven.idle_fraction(),
+        uneven.makespan() / even.makespan()
+    );
+    let lopsided = best_of_nine(&[3, 1], ch06::Schedule::GPipe, 8)?;
+    let (measured, simulated) = (
+        lopsided.timeline.idle_fraction(),
+        lopsided.simulated()?.idle_fraction(),
+    );
+    let t = lopsided.stage_times();
+    println!(
+        "threads, 3+1: stage 0 takes {:.1}x as long as stage 1; idle {measured:.2} measured, {simulated:.2} simulated from its durations",
+        (t[0].forward + t[0].backward) / (t[1].forward + t[1].backward)
+    );
+    println!(
+        "measured within 0.05 of the simulator: {}", (measured - simulated).abs() <= 0.05
+    );
+    // book/src/ch07.md:2892
+    tangle_runtime::cell(20);
     use ch06::{pipeline_bubble_fraction, simulate_pipeline, Schedule, StageTimes};
     let split = SplitTimes {
         forward: 1.0,
@@ -901,8 +1006,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             .idle_fraction(), capped.max_in_flight(0))
         );
     }
-    // book/src/ch07.md:2459
-    tangle_runtime::cell(19);
+    // book/src/ch07.md:2989
+    tangle_runtime::cell(21);
     tangle_runtime::figure::svg(
         "pipeline-overlap-dw",
         (720, 440),
@@ -1056,8 +1161,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:2593
-    tangle_runtime::cell(20);
+    // book/src/ch07.md:3123
+    tangle_runtime::cell(22);
     let v5p = Hardware::spec(TPU_V5P);
     let chips_per_host = 4;
     println!(
@@ -1091,8 +1196,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
     }
-    // book/src/ch07.md:2657
-    tangle_runtime::cell(21);
+    // book/src/ch07.md:3187
+    tangle_runtime::cell(23);
     println!(
         "{:<12} {:>13} {:>20} {:>21}  {}", "node type", "GPUs per node",
         "GPU egress (bytes/s)", "node egress (bytes/s)", "cross-node limit"
@@ -1110,8 +1215,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             .link()), e9(hw.domain_egress())
         );
     }
-    // book/src/ch07.md:2699
-    tangle_runtime::cell(22);
+    // book/src/ch07.md:3229
+    tangle_runtime::cell(24);
     let span = Span::AcrossDomains { axes: 1 };
     let h100 = Hardware::spec(H100);
     let r = ridge(&h100, span)?;
@@ -1133,8 +1238,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "DeepSeek batch schedule: {} to {} tokens (3,072 to 15,360 sequences of 4,096)",
         3072 * 4096, 15_360 * 4096
     );
-    // book/src/ch07.md:2811
-    tangle_runtime::cell(23);
+    // book/src/ch07.md:3341
+    tangle_runtime::cell(25);
     for run in [DEEPSEEK_V3_RUN, LLAMA_31_RUN] {
         run.validate()?;
         println!(
@@ -1151,8 +1256,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "Llama 3.1 405B: largest TP inside an H100 node {tp:.1}, so 8-way TP hides"
     );
-    // book/src/ch07.md:2926
-    tangle_runtime::cell(24);
+    // book/src/ch07.md:3456
+    tangle_runtime::cell(26);
     use ch06::{param_count, TrainingConfig};
     let llama2_13b = TrainingConfig {
         name: "LLaMA-2 13B",
@@ -1170,16 +1275,16 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         p.ffn as f64 / 1e9, p.attention as f64 / 1e9, p.embeddings as f64 / 1e9, p
         .total() as f64 / 1e9
     );
-    // book/src/ch07.md:2967
-    tangle_runtime::cell(25);
+    // book/src/ch07.md:3497
+    tangle_runtime::cell(27);
     let total = p.total() as f64;
     let m = step_memory(&LLAMA2_13B, total, 16e6)?;
     println!(
         "states (2 + 4 + 4) * {:.2}B = {:.0} GB; activations 2LB(D + 2F) = {:.1} TB",
         total / 1e9, m.states / 1e9, m.activations / 1e12
     );
-    // book/src/ch07.md:2986
-    tangle_runtime::cell(26);
+    // book/src/ch07.md:3516
+    tangle_runtime::cell(28);
     let v5p = Hardware::spec(TPU_V5P);
     let chips: u64 = 16 * 16 * 16;
     let batch = 3e6;
@@ -1227,5 +1332,108 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             100.0 * mfu, total / 1e9, step * 1e3
         );
     }
+    // book/src/ch07.md:3601
+    tangle_runtime::cell(29);
+    for chip in [H100, B200] {
+        let hw = Hardware::spec(chip);
+        println!(
+            "{:<5} DP floor across nodes {:>5.0} tokens per GPU; largest TP for Llama 3 70B in a node {:.1}",
+            chip.name, ridge(& hw, Span::AcrossDomains { axes : 1 }) ?, tp_max(&
+            LLAMA3_70B, & hw, Span::InDomain { axes : 1 }) ?
+        );
+    }
+    // book/src/ch07.md:3618
+    tangle_runtime::cell(30);
+    let hw = Hardware::spec(H100);
+    let out = Span::AcrossDomains { axes: 1 };
+    println!(
+        "E/k = {:.2}; floor = {:.0} tokens per GPU; a 62,914,560-token batch feeds {} GPUs",
+        DEEPSEEK_V3.sparsity(), min_tokens_per_chip(& DEEPSEEK_V3, & hw, out) ?,
+        fsdp_max_chips(& DEEPSEEK_V3, & hw, out, 62_914_560.0) ?
+    );
+    // book/src/ch07.md:3633
+    tangle_runtime::cell(31);
+    let v5p = Hardware::spec(TPU_V5P);
+    let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
+    for batch in [48_000.0, 192_000.0] {
+        let sweep = split_sweep(&wide, &v5p, 64, batch, (2, 1))?;
+        let (dp, clock) = fastest_split(&sweep).ok_or("a sweep over 64 chips has rows")?;
+        println!(
+            "B = {batch:>7}: DP_opt = {:.2}, fastest {dp} x {}, math/comms {:.2}",
+            optimal_fsdp_degree(& wide, & v5p, 64, batch, 2, 1) ?, 64 / dp, clock.clock()
+            .ratio()
+        );
+    }
+    // book/src/ch07.md:3658
+    tangle_runtime::cell(32);
+    let flat = Run {
+        layout: Layout { tp: 8, pp: 1, dp: 2048 },
+        ..LLAMA_31_RUN
+    };
+    for run in [LLAMA_31_RUN, flat] {
+        let (have, need) = (run.tokens_per_gpu()?, run.outer_dp_floor()?);
+        println!(
+            "{}: {:.0} tokens per GPU, outer DP needs {:.1} -> {:?}-bound", run.layout,
+            have, need, if have >= need { Bound::Compute } else { Bound::Communication }
+        );
+    }
+    // book/src/ch07.md:3676
+    tangle_runtime::cell(33);
+    let unit = ch06::StageTimes::TRANSFORMER;
+    let scaled = |k: f64| ch06::StageTimes {
+        forward: k * unit.forward,
+        backward: k * unit.backward,
+    };
+    for schedule in [ch06::Schedule::GPipe, ch06::Schedule::OneFOneB] {
+        let orders = schedule.orders(2, 8)?;
+        for (name, times) in [
+            ("3+1", [scaled(3.0), scaled(1.0)]),
+            ("1+3", [scaled(1.0), scaled(3.0)]),
+        ] {
+            let t = ch06::simulate_orders(&orders, &times)?;
+            println!(
+                "{:<5} {name}: step {:.0} units, idle {:.2}", schedule.label(), t
+                .makespan(), t.idle_fraction()
+            );
+        }
+    }
+    // book/src/ch07.md:3704
+    tangle_runtime::cell(34);
+    let mut rng = ch02::Rng::new(12);
+    let sixteen: Vec<Vec<f32>> = (0..16)
+        .map(|_| {
+            (0..tokens_per_microbatch * config.d_model)
+                .map(|_| rng.normal() as f32)
+                .collect()
+        })
+        .collect();
+    let mut best: Option<ThreadedRun> = None;
+    for _ in 0..9 {
+        let run = run_threaded_pipeline(
+            &blocks,
+            &[2, 2],
+            ch06::Schedule::GPipe,
+            &sixteen,
+        )?;
+        if best.as_ref().is_none_or(|b| run.timeline.makespan() < b.timeline.makespan())
+        {
+            best = Some(run);
+        }
+    }
+    let run = best.ok_or("nine runs")?;
+    println!(
+        "m = 16: idle {:.3} measured, {:.3} simulated, {:.3} closed form (1/17)", run
+        .timeline.idle_fraction(), run.simulated() ?.idle_fraction(),
+        ch06::pipeline_bubble_fraction(2, 16) ?
+    );
+    // book/src/ch07.md:3727
+    tangle_runtime::cell(35);
+    let v5p = Hardware::spec(TPU_V5P);
+    let floor = min_tokens_per_domain(&DEEPSEEK_V3, &v5p)?;
+    println!(
+        "dense floor {:.0}, DeepSeek-V3 floor {:.0} tokens per pod; 16M over 8 pods gives {:.0} -> clears it: {}",
+        min_tokens_per_domain(& LLAMA3_70B, & v5p) ?, floor, 16e6 / 8.0, 16e6 / 8.0 >=
+        floor
+    );
     Ok(())
 }

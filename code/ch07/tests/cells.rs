@@ -3,7 +3,7 @@
 
 use ch07::*;
 
-// book/src/ch07.md:555
+// book/src/ch07.md:560
 #[test]
 fn memory_formula_tracks_published_totals_of_representable_rows() {
     let close = [
@@ -22,7 +22,7 @@ fn memory_formula_tracks_published_totals_of_representable_rows() {
     assert!(KIMI_K3.memory_params() > 1.5 * KIMI_K3.published_params.unwrap());
 }
 
-// book/src/ch07.md:566
+// book/src/ch07.md:571
 #[test]
 fn activated_width_is_k_times_f_and_dense_is_one_expert() {
     assert_eq!(DEEPSEEK_V3.active_width(), 18_432.0);
@@ -40,7 +40,7 @@ fn activated_width_is_k_times_f_and_dense_is_one_expert() {
     assert!(matches!(bad.validate(), Err(ParallelError::Mismatch { .. })));
 }
 
-// book/src/ch07.md:580
+// book/src/ch07.md:585
 #[test]
 fn measured_mode_scales_flops_and_bandwidth() {
     let spec = Hardware::spec(H800);
@@ -52,7 +52,7 @@ fn measured_mode_scales_flops_and_bandwidth() {
     assert!(spec.collective(Span::InDomain { axes : 0 }).is_err());
 }
 
-// book/src/ch07.md:784
+// book/src/ch07.md:790
 #[test]
 fn ridge_is_where_weight_traffic_clocks_are_equal() {
     for chip in CHIPS {
@@ -70,7 +70,7 @@ fn ridge_is_where_weight_traffic_clocks_are_equal() {
     }
 }
 
-// book/src/ch07.md:799
+// book/src/ch07.md:805
 #[test]
 fn activation_traffic_ratio_ignores_the_batch() {
     let hw = Hardware::spec(H100);
@@ -84,7 +84,7 @@ fn activation_traffic_ratio_ignores_the_batch() {
     assert!(primer_clock(& LLAMA2_13B, & hw, span, 1, - 1.0, Traffic::Weights).is_err());
 }
 
-// book/src/ch07.md:810
+// book/src/ch07.md:816
 #[test]
 fn ridge_curve_saturates_at_one() {
     let hw = Hardware::spec(TPU_V5P);
@@ -95,7 +95,7 @@ fn ridge_curve_saturates_at_one() {
     assert_eq!(c[2].1, 1.0);
 }
 
-// book/src/ch07.md:948
+// book/src/ch07.md:954
 #[test]
 fn dp_ridge_is_where_backward_clocks_meet_and_scales_with_sparsity() {
     let hw = Hardware::spec(H100);
@@ -111,7 +111,7 @@ fn dp_ridge_is_where_backward_clocks_meet_and_scales_with_sparsity() {
     assert!(ring_factor(0).is_err());
 }
 
-// book/src/ch07.md:963
+// book/src/ch07.md:969
 #[test]
 fn published_numbers_for_data_parallelism() {
     let v5p = Hardware::spec(TPU_V5P);
@@ -132,7 +132,7 @@ fn published_numbers_for_data_parallelism() {
     assert_eq!(largest_replicated_model(& v5p), 9.6e9);
 }
 
-// book/src/ch07.md:974
+// book/src/ch07.md:980
 #[test]
 fn more_axes_lower_the_tpu_floor_but_not_the_gpu_one() {
     let tpu = Hardware::spec(TPU_V5P);
@@ -147,7 +147,7 @@ fn more_axes_lower_the_tpu_floor_but_not_the_gpu_one() {
     assert_eq!(g1, g3);
 }
 
-// book/src/ch07.md:1126
+// book/src/ch07.md:1133
 #[test]
 fn fsdp_has_the_dp_ridge_and_divides_memory() {
     let hw = Hardware::spec(TPU_V5P);
@@ -171,7 +171,7 @@ fn fsdp_has_the_dp_ridge_and_divides_memory() {
     );
 }
 
-// book/src/ch07.md:1144
+// book/src/ch07.md:1151
 #[test]
 fn llama3_70b_estimate_matches_the_published_one() {
     let hw = Hardware::spec(TPU_V5P);
@@ -181,7 +181,7 @@ fn llama3_70b_estimate_matches_the_published_one() {
     assert!((days - 17.0).abs() < 0.5, "{days}");
 }
 
-// book/src/ch07.md:1153
+// book/src/ch07.md:1160
 #[test]
 fn training_days_rejects_impossible_utilisation() {
     let hw = Hardware::spec(TPU_V5P);
@@ -195,7 +195,7 @@ fn training_days_rejects_impossible_utilisation() {
     assert!((d1 / d2 - 2.0).abs() < 1e-12);
 }
 
-// book/src/ch07.md:1318
+// book/src/ch07.md:1325
 #[test]
 fn tp_bound_is_where_clocks_meet_and_batch_free() {
     let hw = Hardware::spec(TPU_V5P);
@@ -212,7 +212,38 @@ fn tp_bound_is_where_clocks_meet_and_batch_free() {
     assert!(tp_layer_clock(& LLAMA3_70B, & hw, span, 0, 1e4).is_err());
 }
 
-// book/src/ch07.md:1848
+// book/src/ch07.md:1759
+#[test]
+fn the_fastest_mesh_brackets_the_closed_form_optimum() {
+    let hw = Hardware::spec(TPU_V5P);
+    let wide = Model::dense("wide", 8192, 32_768, 1, None);
+    for (chips, batch) in [(64, 48_000.0), (64, 192_000.0), (4096, 3e6), (512, 1e6)] {
+        let sweep = split_sweep(&wide, &hw, chips, batch, (2, 1)).unwrap();
+        assert!(sweep.iter().all(| (dp, _) | chips % dp == 0));
+        let (best, clock) = fastest_split(&sweep).unwrap();
+        let opt = optimal_fsdp_degree(&wide, &hw, chips, batch, 2, 1).unwrap();
+        let below = sweep
+            .iter()
+            .map(|r| r.0)
+            .filter(|&dp| dp as f64 <= opt)
+            .max()
+            .unwrap_or(1);
+        let above = sweep
+            .iter()
+            .map(|r| r.0)
+            .filter(|&dp| dp as f64 >= opt)
+            .min()
+            .unwrap_or(chips);
+        assert!(best == below || best == above, "N={chips} B={batch}: {best} vs {opt}");
+        let relaxed = mixed_clock_relaxed(&wide, &hw, chips as f64, opt, (2, 1), batch)
+            .unwrap();
+        assert!(clock.clock().comms >= relaxed.clock().comms * (1.0 - 1e-12));
+    }
+    assert!(split_sweep(& wide, & Hardware::spec(H100), 64, 48_000.0, (2, 1)).is_err());
+    assert!(fastest_split(& []).is_none());
+}
+
+// book/src/ch07.md:1880
 #[test]
 fn optimal_fsdp_degree_balances_the_two_collectives() {
     let hw = Hardware::spec(TPU_V5P);
@@ -232,7 +263,7 @@ fn optimal_fsdp_degree_balances_the_two_collectives() {
     );
 }
 
-// book/src/ch07.md:1865
+// book/src/ch07.md:1897
 #[test]
 fn mixed_floor_is_where_the_balanced_mesh_turns_compute_bound() {
     let hw = Hardware::spec(TPU_V5P);
@@ -246,7 +277,7 @@ fn mixed_floor_is_where_the_balanced_mesh_turns_compute_bound() {
     }
 }
 
-// book/src/ch07.md:1878
+// book/src/ch07.md:1910
 #[test]
 fn gpu_mix_keeps_tp_inside_the_domain() {
     let hw = Hardware::spec(H100);
@@ -284,7 +315,7 @@ fn gpu_mix_keeps_tp_inside_the_domain() {
     );
 }
 
-// book/src/ch07.md:2043
+// book/src/ch07.md:2076
 #[test]
 fn ep_regimes_match_the_closed_forms_without_shared_experts() {
     let hw = Hardware::spec(H100);
@@ -316,7 +347,7 @@ fn ep_regimes_match_the_closed_forms_without_shared_experts() {
     );
 }
 
-// book/src/ch07.md:2063
+// book/src/ch07.md:2096
 #[test]
 fn ep_checks_its_inputs() {
     let hw = Hardware::spec(H100);
@@ -331,7 +362,172 @@ fn ep_checks_its_inputs() {
     assert_eq!(ep_layer_clock(& DEEPSEEK_V3, & hw, 1, 100.0).unwrap().local_comms, 0.0);
 }
 
-// book/src/ch07.md:2398
+// book/src/ch07.md:2564
+fn tiny_blocks(
+    n: usize,
+    d: usize,
+    f: usize,
+    seed: u64,
+) -> (Vec<Vec<f32>>, Vec<Vec<f32>>) {
+    let mut rng = ch02::Rng::new(seed);
+    let mut draw = |len: usize| {
+        (0..len).map(|_| 0.3 * rng.normal() as f32).collect::<Vec<f32>>()
+    };
+    let w_in = (0..n).map(|_| draw(d * f)).collect();
+    let w_out = (0..n).map(|_| draw(f * d)).collect();
+    (w_in, w_out)
+}
+
+// book/src/ch07.md:2572
+fn microbatches(m: usize, rows: usize, d: usize) -> Vec<Vec<f32>> {
+    let mut rng = ch02::Rng::new(99);
+    (0..m).map(|_| (0..rows * d).map(|_| rng.normal() as f32).collect()).collect()
+}
+
+// book/src/ch07.md:2577
+#[test]
+fn every_split_and_schedule_computes_the_same_step() {
+    let (d, f) = (8, 32);
+    let (w_in, w_out) = tiny_blocks(4, d, f, 5);
+    let blocks: Vec<MlpBlock> = w_in
+        .iter()
+        .zip(&w_out)
+        .map(|(a, b)| MlpBlock {
+            w_in: a,
+            w_out: b,
+            d,
+            f,
+        })
+        .collect();
+    let inputs = microbatches(5, 3, d);
+    let reference = run_threaded_pipeline(&blocks, &[4], ch06::Schedule::GPipe, &inputs)
+        .unwrap();
+    assert!(reference.loss > 0.0);
+    for split in [vec![2, 2], vec![1, 3], vec![3, 1], vec![1, 1, 1, 1]] {
+        for schedule in [ch06::Schedule::GPipe, ch06::Schedule::OneFOneB] {
+            let run = run_threaded_pipeline(&blocks, &split, schedule, &inputs).unwrap();
+            assert!(
+                (run.loss - reference.loss).abs() < 1e-9 * reference.loss,
+                "{split:?} {schedule:?}"
+            );
+            for (g, r) in run.grads.iter().zip(&reference.grads) {
+                assert_eq!(
+                    g, r,
+                    "{split:?} {schedule:?}: each microbatch's arithmetic is the same"
+                );
+            }
+            let t = &run.timeline;
+            assert_eq!(t.events.len(), 2 * split.len() * inputs.len());
+            for mb in 0..inputs.len() {
+                for s in 1..split.len() {
+                    let at = |stage: usize, kind: ch06::OpKind| {
+                        t
+                            .events
+                            .iter()
+                            .find(|e| {
+                                e.stage == stage && e.microbatch == mb && e.kind == kind
+                            })
+                            .unwrap()
+                    };
+                    assert!(
+                        at(s, ch06::OpKind::Forward).start >= at(s - 1,
+                        ch06::OpKind::Forward).end
+                    );
+                    assert!(
+                        at(s - 1, ch06::OpKind::Backward).start >= at(s,
+                        ch06::OpKind::Backward).end
+                    );
+                }
+            }
+        }
+    }
+}
+
+// book/src/ch07.md:2605
+#[test]
+fn pipeline_gradients_match_finite_differences() {
+    let (d, f) = (4, 8);
+    let (mut w_in, w_out) = tiny_blocks(2, d, f, 8);
+    let inputs = microbatches(2, 2, d);
+    let loss = |w_in: &[Vec<f32>]| {
+        let blocks: Vec<MlpBlock> = w_in
+            .iter()
+            .zip(&w_out)
+            .map(|(a, b)| MlpBlock {
+                w_in: a,
+                w_out: b,
+                d,
+                f,
+            })
+            .collect();
+        run_threaded_pipeline(&blocks, &[1, 1], ch06::Schedule::OneFOneB, &inputs)
+            .unwrap()
+    };
+    let analytic = loss(&w_in).grads[0].w_in[5];
+    let h = 1e-3;
+    w_in[0][5] += h;
+    let up = loss(&w_in).loss;
+    w_in[0][5] -= 2.0 * h;
+    let down = loss(&w_in).loss;
+    let numeric = (up - down) / (2.0 * f64::from(h));
+    assert!(
+        (f64::from(analytic) - numeric).abs() < 2e-3 * numeric.abs().max(1e-2),
+        "{analytic} vs {numeric}"
+    );
+}
+
+// book/src/ch07.md:2624
+#[test]
+fn gelu_grad_is_the_slope_of_chapter_2s_gelu() {
+    for x in [-3.0f32, -1.0, -0.2, 0.0, 0.4, 1.5, 3.0] {
+        let h = 1e-2;
+        let slope = (ch02::gelu(x + h) - ch02::gelu(x - h)) / (2.0 * h);
+        assert!((gelu_grad(x) - slope).abs() < 1e-3, "x = {x}");
+    }
+}
+
+// book/src/ch07.md:2633
+#[test]
+fn threaded_pipeline_rejects_bad_plans() {
+    let (d, f) = (4, 8);
+    let (w_in, w_out) = tiny_blocks(2, d, f, 1);
+    let blocks: Vec<MlpBlock> = w_in
+        .iter()
+        .zip(&w_out)
+        .map(|(a, b)| MlpBlock {
+            w_in: a,
+            w_out: b,
+            d,
+            f,
+        })
+        .collect();
+    let inputs = microbatches(2, 2, d);
+    let gpipe = ch06::Schedule::GPipe;
+    assert!(
+        matches!(run_threaded_pipeline(& blocks, & [1, 2], gpipe, & inputs),
+        Err(ParallelError::Mismatch { .. }))
+    );
+    assert!(
+        matches!(run_threaded_pipeline(& blocks, & [2, 0], gpipe, & inputs),
+        Err(ParallelError::ZeroCount { .. }))
+    );
+    assert!(run_threaded_pipeline(& blocks, & [], gpipe, & inputs).is_err());
+    assert!(run_threaded_pipeline(& blocks, & [1, 1], gpipe, & []).is_err());
+    assert!(
+        matches!(run_threaded_pipeline(& blocks, & [1, 1], gpipe, & [vec![1.0; 5]]),
+        Err(ParallelError::NotDividing { .. }))
+    );
+    let short = MlpBlock {
+        w_in: &w_in[0][..10],
+        ..blocks[0]
+    };
+    assert!(
+        matches!(run_threaded_pipeline(& [short, blocks[1]], & [1, 1], gpipe, & inputs),
+        Err(ParallelError::Mismatch { .. }))
+    );
+}
+
+// book/src/ch07.md:2928
 #[test]
 fn fused_split_simulator_reproduces_chapter_6_one_f1b() {
     let split = SplitTimes {
@@ -357,7 +553,7 @@ fn fused_split_simulator_reproduces_chapter_6_one_f1b() {
     }
 }
 
-// book/src/ch07.md:2409
+// book/src/ch07.md:2939
 #[test]
 fn filling_idle_slots_never_loses_and_wins_when_there_is_a_bubble() {
     let split = SplitTimes {
@@ -395,7 +591,7 @@ fn filling_idle_slots_never_loses_and_wins_when_there_is_a_bubble() {
     assert!(simulate_split_pipeline(4, 0, split, any).is_err());
 }
 
-// book/src/ch07.md:2427
+// book/src/ch07.md:2957
 #[test]
 fn split_timeline_respects_dependencies() {
     let split = SplitTimes {
@@ -442,7 +638,7 @@ fn split_timeline_respects_dependencies() {
     }
 }
 
-// book/src/ch07.md:2449
+// book/src/ch07.md:2979
 #[test]
 fn pipeline_hop_is_cheap_and_checked() {
     let hw = Hardware::spec(H100);
@@ -455,7 +651,7 @@ fn pipeline_hop_is_cheap_and_checked() {
     );
 }
 
-// book/src/ch07.md:2633
+// book/src/ch07.md:3163
 #[test]
 fn dcn_floor_is_where_cross_domain_clocks_meet() {
     let hw = Hardware::spec(TPU_V5P);
@@ -469,7 +665,7 @@ fn dcn_floor_is_where_cross_domain_clocks_meet() {
     assert!(tpu_recipe(& LLAMA3_70B, & hw, 100.0).is_err());
 }
 
-// book/src/ch07.md:2842
+// book/src/ch07.md:3372
 #[test]
 fn worked_examples_validate_and_match_the_published_numbers() {
     assert_eq!(DEEPSEEK_V3_RUN.batch, 62_914_560.0);
@@ -491,7 +687,7 @@ fn worked_examples_validate_and_match_the_published_numbers() {
     );
 }
 
-// book/src/ch07.md:2855
+// book/src/ch07.md:3385
 #[test]
 fn gpu_ridges_match_the_published_ones() {
     let span = Span::AcrossDomains { axes: 1 };
@@ -502,7 +698,7 @@ fn gpu_ridges_match_the_published_ones() {
     assert!((need / 1e6 - 40.6).abs() < 0.05, "{need}");
 }
 
-// book/src/ch07.md:3034
+// book/src/ch07.md:3564
 #[test]
 fn llama2_answers_follow_from_the_shapes() {
     let cfg = ch06::TrainingConfig {
@@ -525,7 +721,7 @@ fn llama2_answers_follow_from_the_shapes() {
     assert!(step_memory(& LLAMA2_13B, - 1.0, 16e6).is_err());
 }
 
-// book/src/ch07.md:3051
+// book/src/ch07.md:3581
 #[test]
 fn ten_bytes_per_parameter_is_chapter_6_weights_plus_moments() {
     use ch06::{Precision, StateComponent};
