@@ -594,11 +594,11 @@ pub fn ridge_curve(
         .collect()
 }
 
-// book/src/ch07.md:888
+// book/src/ch07.md:887
 /// Bytes per parameter for bf16 weights plus two fp32 Adam moments.
 pub const ADAM_BYTES_PER_PARAM: f64 = 2.0 + 4.0 + 4.0;
 
-// book/src/ch07.md:891
+// book/src/ch07.md:890
 /// Backward-pass clocks of one layer under pure data parallelism (equation 7.6).
 pub fn dp_layer_clock(
     model: &Model,
@@ -614,20 +614,20 @@ pub fn dp_layer_clock(
     Ok(LayerClock { math, comms })
 }
 
-// book/src/ch07.md:900
+// book/src/ch07.md:899
 /// Smallest per-chip batch that keeps a weight-moving scheme compute-bound: $(C/W)(E/k)$.
 pub fn min_tokens_per_chip(model: &Model, hw: &Hardware, span: Span) -> Result<f64> {
     model.validate()?;
     Ok(ridge(hw, span)? * model.sparsity())
 }
 
-// book/src/ch07.md:906
+// book/src/ch07.md:905
 /// The largest model (parameters) that pure data parallelism can train on one chip.
 pub fn largest_replicated_model(hw: &Hardware) -> f64 {
     hw.chip.hbm / ADAM_BYTES_PER_PARAM
 }
 
-// book/src/ch07.md:911
+// book/src/ch07.md:910
 /// The exact ring factor $(n-1)/n$ that the asymptotic ridge leaves out: a ring AllReduce over
 /// $n$ participants moves $(n-1)/n$ of the buffer, so two participants need half the batch.
 pub fn ring_factor(participants: u64) -> Result<f64> {
@@ -635,7 +635,7 @@ pub fn ring_factor(participants: u64) -> Result<f64> {
     Ok((n - 1.0) / n)
 }
 
-// book/src/ch07.md:1044
+// book/src/ch07.md:1043
 /// Forward-pass clocks of one layer under FSDP (equation 7.7).
 pub fn fsdp_layer_clock(
     model: &Model,
@@ -653,7 +653,7 @@ pub fn fsdp_layer_clock(
     })
 }
 
-// book/src/ch07.md:1052
+// book/src/ch07.md:1051
 /// The most chips FSDP can spread `batch` tokens over and stay compute-bound.
 pub fn fsdp_max_chips(
     model: &Model,
@@ -665,7 +665,7 @@ pub fn fsdp_max_chips(
     Ok((positive("batch", batch)? / per_chip).floor() as u64)
 }
 
-// book/src/ch07.md:1058
+// book/src/ch07.md:1057
 /// What one chip holds under FSDP, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ChipMemory {
@@ -676,7 +676,7 @@ pub struct ChipMemory {
     pub activations: f64,
 }
 
-// book/src/ch07.md:1068
+// book/src/ch07.md:1067
 impl ChipMemory {
     pub fn total(&self) -> f64 {
         self.states + self.activations
@@ -686,7 +686,7 @@ impl ChipMemory {
     }
 }
 
-// book/src/ch07.md:1077
+// book/src/ch07.md:1076
 /// Memory per chip under FSDP over `dp` chips with a global batch of `batch` tokens.
 pub fn fsdp_memory(model: &Model, dp: u64, batch: f64) -> Result<ChipMemory> {
     model.validate()?;
@@ -700,7 +700,7 @@ pub fn fsdp_memory(model: &Model, dp: u64, batch: f64) -> Result<ChipMemory> {
     })
 }
 
-// book/src/ch07.md:1087
+// book/src/ch07.md:1086
 /// Wall-clock days to spend `total_flops` on `chips` chips at a model-FLOPs utilisation `mfu`.
 pub fn training_days(
     total_flops: f64,
@@ -719,7 +719,7 @@ pub fn training_days(
     Ok(positive("total FLOPs", total_flops)? / rate / 86_400.0)
 }
 
-// book/src/ch07.md:1264
+// book/src/ch07.md:1263
 /// Forward-pass clocks of one layer under tensor parallelism of degree `tp` (equation 7.8).
 pub fn tp_layer_clock(
     model: &Model,
@@ -739,7 +739,7 @@ pub fn tp_layer_clock(
     })
 }
 
-// book/src/ch07.md:1274
+// book/src/ch07.md:1273
 /// The largest tensor-parallel degree that stays compute-bound, $kF \cdot W / C$, as a real
 /// number; a mesh needs an integer at or below it.
 pub fn tp_max(model: &Model, hw: &Hardware, span: Span) -> Result<f64> {
@@ -747,7 +747,7 @@ pub fn tp_max(model: &Model, hw: &Hardware, span: Span) -> Result<f64> {
     Ok(model.active_width() / ridge(hw, span)?)
 }
 
-// book/src/ch07.md:1387
+// book/src/ch07.md:1386
 /// A two-axis mesh: `dp` chips of FSDP by `tp` chips of tensor parallelism, with the number of
 /// TPU mesh axes each collective runs over (ignored on a GPU).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -758,14 +758,14 @@ pub struct Mesh {
     pub tp_axes: u32,
 }
 
-// book/src/ch07.md:1397
+// book/src/ch07.md:1396
 impl Mesh {
     pub fn chips(&self) -> u64 {
         self.dp * self.tp
     }
 }
 
-// book/src/ch07.md:1403
+// book/src/ch07.md:1402
 /// The three clocks of one forward layer under FSDP + TP (equation 7.9).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MixedClock {
@@ -774,7 +774,7 @@ pub struct MixedClock {
     pub tp_comms: f64,
 }
 
-// book/src/ch07.md:1411
+// book/src/ch07.md:1410
 impl MixedClock {
     /// The two collectives overlap each other, so the slower one is the network clock.
     pub fn clock(&self) -> LayerClock {
@@ -785,7 +785,7 @@ impl MixedClock {
     }
 }
 
-// book/src/ch07.md:1418
+// book/src/ch07.md:1417
 /// Equation 7.9 on a TPU torus with a *real-valued* FSDP degree `dp` (so TP = `chips / dp`),
 /// the relaxation that equation 7.10 optimises over and the figure sweeps use.
 pub fn mixed_clock_relaxed(
@@ -818,7 +818,7 @@ pub fn mixed_clock_relaxed(
     })
 }
 
-// book/src/ch07.md:1439
+// book/src/ch07.md:1438
 /// Forward-layer clocks of a mixed FSDP + TP mesh.
 ///
 /// On a TPU torus this is equation 7.9. On a GPU, TP must divide one NVLink domain and runs at
@@ -877,7 +877,7 @@ pub fn mixed_layer_clock(
     }
 }
 
-// book/src/ch07.md:1476
+// book/src/ch07.md:1475
 /// The GPU counterpart of equation 7.10: try every TP degree that divides both the NVLink
 /// domain and the chip count, and keep the one with the fastest network clock.
 pub fn best_gpu_mesh(
@@ -908,7 +908,7 @@ pub fn best_gpu_mesh(
     })
 }
 
-// book/src/ch07.md:1492
+// book/src/ch07.md:1491
 /// The FSDP degree that balances the two collectives on a TPU mesh of `chips` chips
 /// (equation 7.10). A real number: round it to a divisor of `chips` to build a mesh.
 pub fn optimal_fsdp_degree(
@@ -927,7 +927,7 @@ pub fn optimal_fsdp_degree(
     Ok((positive("batch", batch)? * n * ratio / (model.experts * model.f) as f64).sqrt())
 }
 
-// book/src/ch07.md:1503
+// book/src/ch07.md:1502
 /// Per-chip batch above which the optimally mixed mesh is compute-bound (equation 7.11).
 pub fn mixed_min_tokens_per_chip(
     model: &Model,
@@ -943,7 +943,7 @@ pub fn mixed_min_tokens_per_chip(
     Ok(alpha * alpha / axes * model.sparsity() / model.active_width())
 }
 
-// book/src/ch07.md:1513
+// book/src/ch07.md:1512
 /// One batch size of the FSDP / TP / mixed comparison on an `N`-chip TPU cube, in seconds per
 /// forward layer. Pure FSDP and pure TP use all three mesh axes; the mix gives FSDP two axes and
 /// TP one and sits at $DP_\text{opt}$ clamped to $[1, N]$.
@@ -956,7 +956,7 @@ pub struct SweepPoint {
     pub mixed_comms: f64,
 }
 
-// book/src/ch07.md:1525
+// book/src/ch07.md:1524
 impl SweepPoint {
     /// $T_\text{math}/T_\text{comms}$ for FSDP, TP and the mix; above 1 is compute-bound.
     pub fn ratios(&self) -> [f64; 3] {
@@ -968,7 +968,7 @@ impl SweepPoint {
     }
 }
 
-// book/src/ch07.md:1532
+// book/src/ch07.md:1531
 /// Data for the batch-sweep figures (ratio view and absolute-time view).
 pub fn mixed_sweep(
     model: &Model,
@@ -1008,7 +1008,7 @@ pub fn mixed_sweep(
         .collect()
 }
 
-// book/src/ch07.md:1548
+// book/src/ch07.md:1547
 /// `count` batch sizes spaced evenly in log space from `lo` to `hi` tokens, for sweeps.
 pub fn log_space(lo: f64, hi: f64, count: usize) -> Result<Vec<f64>> {
     let (lo, hi) = (positive("lower batch", lo)?, positive("upper batch", hi)?);
@@ -1020,7 +1020,7 @@ pub fn log_space(lo: f64, hi: f64, count: usize) -> Result<Vec<f64>> {
     Ok((0..count).map(|i| lo * (step * i as f64).exp()).collect())
 }
 
-// book/src/ch07.md:1709
+// book/src/ch07.md:1708
 /// Every mesh of `chips` chips on a TPU torus, as (FSDP degree, clocks): one row per divisor `dp`
 /// of `chips`, with TP = `chips / dp` and the mesh axes of equation 7.9 held fixed. This is the
 /// static sweep whose minimum equation 7.10 finds in closed form.
@@ -1042,7 +1042,7 @@ pub fn split_sweep(
         .collect()
 }
 
-// book/src/ch07.md:1721
+// book/src/ch07.md:1720
 /// The row of a split sweep with the fastest network clock (the first one on a tie).
 pub fn fastest_split(sweep: &[(u64, MixedClock)]) -> Option<(u64, MixedClock)> {
     sweep
@@ -1053,7 +1053,7 @@ pub fn fastest_split(sweep: &[(u64, MixedClock)]) -> Option<(u64, MixedClock)> {
         })
 }
 
-// book/src/ch07.md:1990
+// book/src/ch07.md:1989
 /// The clocks of one forward MoE layer under expert parallelism (equation 7.12).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExpertClock {
@@ -1064,7 +1064,7 @@ pub struct ExpertClock {
     pub scale_out_comms: f64,
 }
 
-// book/src/ch07.md:2000
+// book/src/ch07.md:1999
 impl ExpertClock {
     pub fn clock(&self) -> LayerClock {
         LayerClock {
@@ -1074,7 +1074,7 @@ impl ExpertClock {
     }
 }
 
-// book/src/ch07.md:2006
+// book/src/ch07.md:2005
 /// Expert parallelism of degree `ep` on a switched GPU fabric, `tokens_per_gpu` tokens per GPU.
 pub fn ep_layer_clock(
     model: &Model,
@@ -1109,7 +1109,7 @@ pub fn ep_layer_clock(
     })
 }
 
-// book/src/ch07.md:2026
+// book/src/ch07.md:2025
 /// The narrowest expert (F) for which degree-`ep` expert parallelism stays compute-bound.
 /// The traffic does not depend on F and the FLOPs grow linearly with it, so it is F scaled by
 /// the current comms/math ratio.

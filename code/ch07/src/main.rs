@@ -249,14 +249,14 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         let a = primer_clock(&LLAMA3_70B, &v5p, axis, 1, b, Traffic::Activations)?;
         println!("{:>14} {:>16.2} {:>20.2}", b, w.ratio(), a.ratio());
     }
-    // book/src/ch07.md:861
+    // book/src/ch07.md:860
     tangle_runtime::cell(5);
     let v5e_hbm = 8.2e11;
     println!(
         "TPU v5e: C / W_HBM = {:.2e} / {:.1e} = {:.0} tokens per chip", TPU_V5E.flops,
         v5e_hbm, TPU_V5E.flops / v5e_hbm
     );
-    // book/src/ch07.md:927
+    // book/src/ch07.md:926
     tangle_runtime::cell(6);
     let v5p = Hardware::spec(TPU_V5P);
     for axes in [1, 3] {
@@ -283,7 +283,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "MoE floor on H100 across nodes: (E/k) * C/W = {} * {:.0} = {floor:.0} tokens per GPU",
         oss.sparsity(), ridge(& h100, Span::AcrossDomains { axes : 1 }) ?
     );
-    // book/src/ch07.md:1107
+    // book/src/ch07.md:1106
     tangle_runtime::cell(7);
     let v5p = Hardware::spec(TPU_V5P);
     let pod = Span::InDomain { axes: 3 };
@@ -302,7 +302,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "per chip: {:.2} GB of weights and Adam state, {:.1} GB of checkpoints, fits in 96 GB: {}",
         mem.states / 1e9, mem.activations / 1e9, mem.fits(& v5p)
     );
-    // book/src/ch07.md:1188
+    // book/src/ch07.md:1187
     tangle_runtime::cell(8);
     tangle_runtime::figure::svg(
         "tp-sharding",
@@ -399,7 +399,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:1289
+    // book/src/ch07.md:1288
     tangle_runtime::cell(9);
     let spans = [
         ("v5p 1 axis", Hardware::spec(TPU_V5P), Span::InDomain { axes: 1 }),
@@ -423,7 +423,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "F needed for 8-way TP on v5p: {:.0}", 8.0 * ridge(& Hardware::spec(TPU_V5P),
         Span::InDomain { axes : 1 }) ?
     );
-    // book/src/ch07.md:1564
+    // book/src/ch07.md:1563
     tangle_runtime::cell(10);
     let v5p = Hardware::spec(TPU_V5P);
     let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
@@ -459,7 +459,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "16x16x16 slice: FLOPs curve meets the mixed comms curve at B = {crossing:.3e}"
     );
-    // book/src/ch07.md:1606
+    // book/src/ch07.md:1605
     tangle_runtime::cell(11);
     tangle_runtime::figure::svg(
         "mixed-ratio-4x4x4",
@@ -550,7 +550,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:1650
+    // book/src/ch07.md:1649
     tangle_runtime::cell(12);
     tangle_runtime::figure::svg(
         "mixed-times-16x16x16",
@@ -647,7 +647,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:1728
+    // book/src/ch07.md:1727
     tangle_runtime::cell(13);
     let sweep = split_sweep(&wide, &v5p, 64, 48_000.0, (2, 1))?;
     let (best, _) = fastest_split(&sweep).ok_or("a sweep over 64 chips has rows")?;
@@ -670,7 +670,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "closed form (7.10): DP_opt = {:.2}", optimal_fsdp_degree(& wide, & v5p, 64,
         48_000.0, 2, 1) ?
     );
-    // book/src/ch07.md:1782
+    // book/src/ch07.md:1781
     tangle_runtime::cell(14);
     tangle_runtime::figure::svg(
         "fsdp-tp-split",
@@ -780,7 +780,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:1845
+    // book/src/ch07.md:1844
     tangle_runtime::cell(15);
     let b = 4e6;
     for chip in [H100, H800] {
@@ -806,7 +806,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         let (mesh, _) = best_gpu_mesh(&LLAMA3_70B, &hw, 1024, b)?;
         println!("{:<5} best: {}-way FSDP x {}-way TP", chip.name, mesh.dp, mesh.tp);
     }
-    // book/src/ch07.md:2044
+    // book/src/ch07.md:2043
     tangle_runtime::cell(16);
     let wide = Model {
         label: "wide-expert variant",

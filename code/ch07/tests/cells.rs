@@ -95,7 +95,7 @@ fn ridge_curve_saturates_at_one() {
     assert_eq!(c[2].1, 1.0);
 }
 
-// book/src/ch07.md:954
+// book/src/ch07.md:953
 #[test]
 fn dp_ridge_is_where_backward_clocks_meet_and_scales_with_sparsity() {
     let hw = Hardware::spec(H100);
@@ -111,7 +111,7 @@ fn dp_ridge_is_where_backward_clocks_meet_and_scales_with_sparsity() {
     assert!(ring_factor(0).is_err());
 }
 
-// book/src/ch07.md:969
+// book/src/ch07.md:968
 #[test]
 fn published_numbers_for_data_parallelism() {
     let v5p = Hardware::spec(TPU_V5P);
@@ -132,7 +132,7 @@ fn published_numbers_for_data_parallelism() {
     assert_eq!(largest_replicated_model(& v5p), 9.6e9);
 }
 
-// book/src/ch07.md:980
+// book/src/ch07.md:979
 #[test]
 fn more_axes_lower_the_tpu_floor_but_not_the_gpu_one() {
     let tpu = Hardware::spec(TPU_V5P);
@@ -147,7 +147,7 @@ fn more_axes_lower_the_tpu_floor_but_not_the_gpu_one() {
     assert_eq!(g1, g3);
 }
 
-// book/src/ch07.md:1133
+// book/src/ch07.md:1132
 #[test]
 fn fsdp_has_the_dp_ridge_and_divides_memory() {
     let hw = Hardware::spec(TPU_V5P);
@@ -171,7 +171,7 @@ fn fsdp_has_the_dp_ridge_and_divides_memory() {
     );
 }
 
-// book/src/ch07.md:1151
+// book/src/ch07.md:1150
 #[test]
 fn llama3_70b_estimate_matches_the_published_one() {
     let hw = Hardware::spec(TPU_V5P);
@@ -181,7 +181,7 @@ fn llama3_70b_estimate_matches_the_published_one() {
     assert!((days - 17.0).abs() < 0.5, "{days}");
 }
 
-// book/src/ch07.md:1160
+// book/src/ch07.md:1159
 #[test]
 fn training_days_rejects_impossible_utilisation() {
     let hw = Hardware::spec(TPU_V5P);
@@ -195,7 +195,7 @@ fn training_days_rejects_impossible_utilisation() {
     assert!((d1 / d2 - 2.0).abs() < 1e-12);
 }
 
-// book/src/ch07.md:1325
+// book/src/ch07.md:1324
 #[test]
 fn tp_bound_is_where_clocks_meet_and_batch_free() {
     let hw = Hardware::spec(TPU_V5P);
@@ -212,7 +212,7 @@ fn tp_bound_is_where_clocks_meet_and_batch_free() {
     assert!(tp_layer_clock(& LLAMA3_70B, & hw, span, 0, 1e4).is_err());
 }
 
-// book/src/ch07.md:1759
+// book/src/ch07.md:1758
 #[test]
 fn the_fastest_mesh_brackets_the_closed_form_optimum() {
     let hw = Hardware::spec(TPU_V5P);
@@ -243,7 +243,7 @@ fn the_fastest_mesh_brackets_the_closed_form_optimum() {
     assert!(fastest_split(& []).is_none());
 }
 
-// book/src/ch07.md:1880
+// book/src/ch07.md:1879
 #[test]
 fn optimal_fsdp_degree_balances_the_two_collectives() {
     let hw = Hardware::spec(TPU_V5P);
@@ -263,7 +263,7 @@ fn optimal_fsdp_degree_balances_the_two_collectives() {
     );
 }
 
-// book/src/ch07.md:1897
+// book/src/ch07.md:1896
 #[test]
 fn mixed_floor_is_where_the_balanced_mesh_turns_compute_bound() {
     let hw = Hardware::spec(TPU_V5P);
@@ -277,7 +277,7 @@ fn mixed_floor_is_where_the_balanced_mesh_turns_compute_bound() {
     }
 }
 
-// book/src/ch07.md:1910
+// book/src/ch07.md:1909
 #[test]
 fn gpu_mix_keeps_tp_inside_the_domain() {
     let hw = Hardware::spec(H100);
@@ -315,7 +315,7 @@ fn gpu_mix_keeps_tp_inside_the_domain() {
     );
 }
 
-// book/src/ch07.md:2076
+// book/src/ch07.md:2075
 #[test]
 fn ep_regimes_match_the_closed_forms_without_shared_experts() {
     let hw = Hardware::spec(H100);
@@ -347,7 +347,7 @@ fn ep_regimes_match_the_closed_forms_without_shared_experts() {
     );
 }
 
-// book/src/ch07.md:2096
+// book/src/ch07.md:2095
 #[test]
 fn ep_checks_its_inputs() {
     let hw = Hardware::spec(H100);
@@ -362,7 +362,7 @@ fn ep_checks_its_inputs() {
     assert_eq!(ep_layer_clock(& DEEPSEEK_V3, & hw, 1, 100.0).unwrap().local_comms, 0.0);
 }
 
-// book/src/ch07.md:2564
+// book/src/ch07.md:2565
 fn tiny_blocks(
     n: usize,
     d: usize,
@@ -378,13 +378,13 @@ fn tiny_blocks(
     (w_in, w_out)
 }
 
-// book/src/ch07.md:2572
+// book/src/ch07.md:2573
 fn microbatches(m: usize, rows: usize, d: usize) -> Vec<Vec<f32>> {
     let mut rng = ch02::Rng::new(99);
     (0..m).map(|_| (0..rows * d).map(|_| rng.normal() as f32).collect()).collect()
 }
 
-// book/src/ch07.md:2577
+// book/src/ch07.md:2578
 #[test]
 fn every_split_and_schedule_computes_the_same_step() {
     let (d, f) = (8, 32);
@@ -443,7 +443,7 @@ fn every_split_and_schedule_computes_the_same_step() {
     }
 }
 
-// book/src/ch07.md:2605
+// book/src/ch07.md:2606
 #[test]
 fn pipeline_gradients_match_finite_differences() {
     let (d, f) = (4, 8);
@@ -476,7 +476,7 @@ fn pipeline_gradients_match_finite_differences() {
     );
 }
 
-// book/src/ch07.md:2624
+// book/src/ch07.md:2625
 #[test]
 fn gelu_grad_is_the_slope_of_chapter_2s_gelu() {
     for x in [-3.0f32, -1.0, -0.2, 0.0, 0.4, 1.5, 3.0] {
@@ -486,7 +486,7 @@ fn gelu_grad_is_the_slope_of_chapter_2s_gelu() {
     }
 }
 
-// book/src/ch07.md:2633
+// book/src/ch07.md:2634
 #[test]
 fn threaded_pipeline_rejects_bad_plans() {
     let (d, f) = (4, 8);
