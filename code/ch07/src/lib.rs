@@ -1268,8 +1268,7 @@ impl<'a> MlpBlock<'a> {
         (out, MlpSaved { x, pre, act })
     }
     /// Backward pass: adds this microbatch's weight gradients to `grads` and returns the
-    /// gradient with respect to the block's input. Four matmuls to the forward's two, so it
-    /// takes about twice as long.
+    /// gradient with respect to the block's input. Four matmuls to the forward's two.
     pub fn backward(
         &self,
         saved: &MlpSaved,
@@ -1315,11 +1314,11 @@ impl<'a> MlpBlock<'a> {
     }
 }
 
-// book/src/ch07.md:2300
+// book/src/ch07.md:2299
 /// A message between stages: a microbatch number and its activations or gradient.
 type Packet = (usize, Vec<f32>);
 
-// book/src/ch07.md:2303
+// book/src/ch07.md:2302
 /// The channels one stage holds: from and to its neighbours (none at the ends).
 #[derive(Default)]
 struct StageLinks {
@@ -1329,7 +1328,7 @@ struct StageLinks {
     to_prev: Option<Sender<Packet>>,
 }
 
-// book/src/ch07.md:2312
+// book/src/ch07.md:2311
 /// What one stage thread hands back.
 struct StageResult {
     events: Vec<ch06::PipelineEvent>,
@@ -1337,7 +1336,7 @@ struct StageResult {
     loss: f64,
 }
 
-// book/src/ch07.md:2319
+// book/src/ch07.md:2318
 /// One measured step of a pipeline run over threads.
 #[derive(Debug, Clone)]
 pub struct ThreadedRun {
@@ -1351,7 +1350,7 @@ pub struct ThreadedRun {
     pub grads: Vec<MlpGrads>,
 }
 
-// book/src/ch07.md:2332
+// book/src/ch07.md:2331
 impl ThreadedRun {
     /// Mean measured forward and backward time of each stage, in seconds.
     pub fn stage_times(&self) -> Vec<ch06::StageTimes> {
@@ -1383,7 +1382,7 @@ impl ThreadedRun {
     }
 }
 
-// book/src/ch07.md:2354
+// book/src/ch07.md:2353
 /// Runs the forward and backward passes of one step of `blocks` as a pipeline: stage `s` owns the
 /// next `split[s]` blocks and runs on its own thread, in the order `schedule` gives it. The loss is
 /// the mean of the squared outputs. Weight gradients accumulate over the microbatches.
@@ -1515,7 +1514,7 @@ pub fn run_threaded_pipeline(
     })
 }
 
-// book/src/ch07.md:2425
+// book/src/ch07.md:2424
 /// One stage's thread: runs its operations in order, waiting on its neighbours for inputs.
 /// A waiting stage spins rather than sleeps, as an accelerator waiting for its input keeps its
 /// device: a sleeping thread would give its core away and pay a wake-up on every hand-over, so
@@ -1621,17 +1620,17 @@ fn run_stage(
     Ok(StageResult { events, grads, loss })
 }
 
-// book/src/ch07.md:2717
+// book/src/ch07.md:2719
 use ch06::{one_f1b_order, OpKind, TrainingError};
 
-// book/src/ch07.md:2719
+// book/src/ch07.md:2721
 impl From<TrainingError> for ParallelError {
     fn from(e: TrainingError) -> Self {
         ParallelError::Pipeline(e)
     }
 }
 
-// book/src/ch07.md:2725
+// book/src/ch07.md:2727
 /// The three passes a stage runs per microbatch once the backward pass is split.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Pass {
@@ -1642,7 +1641,7 @@ pub enum Pass {
     WeightGrad,
 }
 
-// book/src/ch07.md:2735
+// book/src/ch07.md:2737
 /// What to do with weight gradients.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WeightGradPolicy {
@@ -1654,7 +1653,7 @@ pub enum WeightGradPolicy {
     FillIdle { max_deferred: usize },
 }
 
-// book/src/ch07.md:2746
+// book/src/ch07.md:2748
 /// Durations of the three passes, in arbitrary units.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SplitTimes {
@@ -1663,7 +1662,7 @@ pub struct SplitTimes {
     pub weight_grad: f64,
 }
 
-// book/src/ch07.md:2754
+// book/src/ch07.md:2756
 /// One pass as it ran.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SplitEvent {
@@ -1674,7 +1673,7 @@ pub struct SplitEvent {
     pub end: f64,
 }
 
-// book/src/ch07.md:2764
+// book/src/ch07.md:2766
 /// The simulated timeline of one step with a split backward pass.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SplitTimeline {
@@ -1682,7 +1681,7 @@ pub struct SplitTimeline {
     pub events: Vec<SplitEvent>,
 }
 
-// book/src/ch07.md:2771
+// book/src/ch07.md:2773
 impl SplitTimeline {
     pub fn makespan(&self) -> f64 {
         self.events.iter().map(|e| e.end).fold(0.0, f64::max)
@@ -1713,7 +1712,7 @@ impl SplitTimeline {
     }
 }
 
-// book/src/ch07.md:2801
+// book/src/ch07.md:2803
 /// Simulates 1F1B with a split backward pass on `stages` balanced stages.
 pub fn simulate_split_pipeline(
     stages: usize,
@@ -1869,7 +1868,7 @@ pub fn simulate_split_pipeline(
     Ok(SplitTimeline { stages, events })
 }
 
-// book/src/ch07.md:3078
+// book/src/ch07.md:3080
 /// Backward-layer clocks of pure data parallelism across scale-out domains (equation 7.14).
 /// The `chips` are spread evenly over the fewest domains that hold them.
 pub fn cross_domain_dp_clock(
@@ -1889,14 +1888,14 @@ pub fn cross_domain_dp_clock(
     Ok(LayerClock { math, comms })
 }
 
-// book/src/ch07.md:3090
+// book/src/ch07.md:3092
 /// The batch each scale-out domain needs so that the cross-domain reduction hides (7.14).
 pub fn min_tokens_per_domain(model: &Model, hw: &Hardware) -> Result<f64> {
     model.validate()?;
     Ok(hw.flops() / hw.scale_out() * model.sparsity())
 }
 
-// book/src/ch07.md:3096
+// book/src/ch07.md:3098
 /// A simple TPU recipe: the largest power-of-two TP under the TP bound on one axis, then the
 /// largest power-of-two FSDP degree whose per-shard batch clears the three-axis ridge.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -1907,12 +1906,12 @@ pub struct Recipe {
     pub pods: u64,
 }
 
-// book/src/ch07.md:3106
+// book/src/ch07.md:3108
 fn floor_pow2(x: f64) -> u64 {
     if x < 1.0 { 0 } else { 1u64 << (x.log2().floor() as u32) }
 }
 
-// book/src/ch07.md:3110
+// book/src/ch07.md:3112
 pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     hw.require(Fabric::TpuTorus, "the TPU FSDP x TP recipe")?;
     let tp = floor_pow2(tp_max(model, hw, Span::InDomain { axes: 1 })?).max(1);
@@ -1928,11 +1927,11 @@ pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     })
 }
 
-// book/src/ch07.md:3262
+// book/src/ch07.md:3264
 /// Chapter 6's TP x PP x DP layout, re-exported so that readers of this chapter can build runs.
 pub use ch06::Layout;
 
-// book/src/ch07.md:3265
+// book/src/ch07.md:3267
 /// A published training run: chip, model, how the GPUs are split, and the batch.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Run {
@@ -1947,7 +1946,7 @@ pub struct Run {
     pub batch: f64,
 }
 
-// book/src/ch07.md:3279
+// book/src/ch07.md:3281
 impl Run {
     /// Checks that the degrees multiply to the GPU count.
     pub fn validate(&self) -> Result<&Self> {
@@ -1990,7 +1989,7 @@ impl Run {
     }
 }
 
-// book/src/ch07.md:3311
+// book/src/ch07.md:3313
 /// Llama 3.1 405B's shape: 126 layers, D = 16,384, F = 53,248 [llama3].
 pub const LLAMA_31_405B: Model = Model::dense(
     "Llama 3.1 405B",
@@ -2000,7 +1999,7 @@ pub const LLAMA_31_405B: Model = Model::dense(
     Some(405e9),
 );
 
-// book/src/ch07.md:3314
+// book/src/ch07.md:3316
 /// DeepSeek-V3 on 2,048 H800s: 64-way EP over eight nodes, 16-way PP, 2-way ZeRO-1 DP, and a
 /// steady-state batch of 15,360 sequences of 4,096 tokens.
 pub const DEEPSEEK_V3_RUN: Run = Run {
@@ -2016,7 +2015,7 @@ pub const DEEPSEEK_V3_RUN: Run = Run {
     batch: 4096.0 * 15_360.0,
 };
 
-// book/src/ch07.md:3321
+// book/src/ch07.md:3323
 /// Llama 3.1 405B on 16,384 H100s: 8-way TP, 16-way PP, 128-way DP, 16M-token batch.
 pub const LLAMA_31_RUN: Run = Run {
     name: "Llama 3.1 405B",
@@ -2031,7 +2030,7 @@ pub const LLAMA_31_RUN: Run = Run {
     batch: 16e6,
 };
 
-// book/src/ch07.md:3479
+// book/src/ch07.md:3481
 /// The question-2 ledger of a dense model trained without parallelism.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepMemory {
@@ -2041,7 +2040,7 @@ pub struct StepMemory {
     pub activations: f64,
 }
 
-// book/src/ch07.md:3488
+// book/src/ch07.md:3490
 /// Memory of one unsharded training step for `params` parameters and a `batch`-token batch.
 pub fn step_memory(model: &Model, params: f64, batch: f64) -> Result<StepMemory> {
     model.validate()?;

@@ -855,7 +855,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "bytes per layer: pipeline hop {:.1} MB, TP gathers {:.1} MB ({}x)", hop_bytes /
         1e6, 4.0 * 4096.0 * 8192.0 / 1e6, 4.0 * 4096.0 * 8192.0 / hop_bytes
     );
-    // book/src/ch07.md:2507
+    // book/src/ch07.md:2509
     tangle_runtime::cell(18);
     let config = ch02::GptConfig {
         vocab_size: 256,
@@ -867,7 +867,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     };
     let tiny = ch02::TinyGpt::new(config, 7)?;
     let blocks = MlpBlock::of_model(&tiny);
-    let tokens_per_microbatch = 64;
+    let tokens_per_microbatch = 256;
     let mut rng = ch02::Rng::new(11);
     let inputs: Vec<Vec<f32>> = (0..8)
         .map(|_| {
@@ -876,13 +876,13 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
                 .collect()
         })
         .collect();
-    let best_of_nine = |
+    let best_of_two = |
         split: &[usize],
         schedule: ch06::Schedule,
         m: usize,
     | -> std::result::Result<ThreadedRun, ParallelError> {
         let mut best: Option<ThreadedRun> = None;
-        for _ in 0..9 {
+        for _ in 0..2 {
             let run = run_threaded_pipeline(&blocks, split, schedule, &inputs[..m])?;
             if best
                 .as_ref()
@@ -895,10 +895,10 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             what: "runs",
         })
     };
-    let balanced = best_of_nine(&[2, 2], ch06::Schedule::GPipe, 8)?;
+    let balanced = best_of_two(&[2, 2], ch06::Schedule::GPipe, 8)?;
     let times = balanced.stage_times();
     println!(
-        "2 stages x 2 blocks, 64-token microbatches: forward {:.1} ms, backward {:.1} ms ({:.1}x)",
+        "2 stages x 2 blocks, {tokens_per_microbatch}-token microbatches: forward {:.1} ms, backward {:.1} ms ({:.1}x)",
         1e3 * times[0].forward, 1e3 * times[0].backward, times[0].backward / times[0]
         .forward
     );
@@ -918,7 +918,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         let run = if m == 8 && schedule == ch06::Schedule::GPipe {
             balanced.clone()
         } else {
-            best_of_nine(&split, schedule, m)?
+            best_of_two(&split, schedule, m)?
         };
         let (measured, simulated) = (
             run.timeline.idle_fraction(),
@@ -932,7 +932,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     println!("every measured idle fraction within 0.05 of the simulator's: {agree}");
-    // book/src/ch07.md:2664
+    // book/src/ch07.md:2666
     tangle_runtime::cell(19);
     let unit = ch06::StageTimes::TRANSFORMER;
     let scaled = |k: f64| ch06::StageTimes {
@@ -947,7 +947,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         even.makespan(), even.idle_fraction(), uneven.makespan(), uneven.idle_fraction(),
         uneven.makespan() / even.makespan()
     );
-    let lopsided = best_of_nine(&[3, 1], ch06::Schedule::GPipe, 8)?;
+    let lopsided = best_of_two(&[3, 1], ch06::Schedule::GPipe, 8)?;
     let (measured, simulated) = (
         lopsided.timeline.idle_fraction(),
         lopsided.simulated()?.idle_fraction(),
@@ -960,7 +960,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "measured within 0.05 of the simulator: {}", (measured - simulated).abs() <= 0.05
     );
-    // book/src/ch07.md:2892
+    // book/src/ch07.md:2894
     tangle_runtime::cell(20);
     use ch06::{pipeline_bubble_fraction, simulate_pipeline, Schedule, StageTimes};
     let split = SplitTimes {
@@ -1006,7 +1006,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             .idle_fraction(), capped.max_in_flight(0))
         );
     }
-    // book/src/ch07.md:2989
+    // book/src/ch07.md:2991
     tangle_runtime::cell(21);
     tangle_runtime::figure::svg(
         "pipeline-overlap-dw",
@@ -1161,7 +1161,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:3123
+    // book/src/ch07.md:3125
     tangle_runtime::cell(22);
     let v5p = Hardware::spec(TPU_V5P);
     let chips_per_host = 4;
@@ -1196,7 +1196,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
     }
-    // book/src/ch07.md:3187
+    // book/src/ch07.md:3189
     tangle_runtime::cell(23);
     println!(
         "{:<12} {:>13} {:>20} {:>21}  {}", "node type", "GPUs per node",
@@ -1215,7 +1215,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             .link()), e9(hw.domain_egress())
         );
     }
-    // book/src/ch07.md:3229
+    // book/src/ch07.md:3231
     tangle_runtime::cell(24);
     let span = Span::AcrossDomains { axes: 1 };
     let h100 = Hardware::spec(H100);
@@ -1238,7 +1238,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "DeepSeek batch schedule: {} to {} tokens (3,072 to 15,360 sequences of 4,096)",
         3072 * 4096, 15_360 * 4096
     );
-    // book/src/ch07.md:3341
+    // book/src/ch07.md:3343
     tangle_runtime::cell(25);
     for run in [DEEPSEEK_V3_RUN, LLAMA_31_RUN] {
         run.validate()?;
@@ -1256,7 +1256,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "Llama 3.1 405B: largest TP inside an H100 node {tp:.1}, so 8-way TP hides"
     );
-    // book/src/ch07.md:3456
+    // book/src/ch07.md:3458
     tangle_runtime::cell(26);
     use ch06::{param_count, TrainingConfig};
     let llama2_13b = TrainingConfig {
@@ -1275,7 +1275,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         p.ffn as f64 / 1e9, p.attention as f64 / 1e9, p.embeddings as f64 / 1e9, p
         .total() as f64 / 1e9
     );
-    // book/src/ch07.md:3497
+    // book/src/ch07.md:3499
     tangle_runtime::cell(27);
     let total = p.total() as f64;
     let m = step_memory(&LLAMA2_13B, total, 16e6)?;
@@ -1283,7 +1283,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "states (2 + 4 + 4) * {:.2}B = {:.0} GB; activations 2LB(D + 2F) = {:.1} TB",
         total / 1e9, m.states / 1e9, m.activations / 1e12
     );
-    // book/src/ch07.md:3516
+    // book/src/ch07.md:3518
     tangle_runtime::cell(28);
     let v5p = Hardware::spec(TPU_V5P);
     let chips: u64 = 16 * 16 * 16;
@@ -1332,7 +1332,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             100.0 * mfu, total / 1e9, step * 1e3
         );
     }
-    // book/src/ch07.md:3601
+    // book/src/ch07.md:3603
     tangle_runtime::cell(29);
     for chip in [H100, B200] {
         let hw = Hardware::spec(chip);
@@ -1342,7 +1342,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             LLAMA3_70B, & hw, Span::InDomain { axes : 1 }) ?
         );
     }
-    // book/src/ch07.md:3618
+    // book/src/ch07.md:3620
     tangle_runtime::cell(30);
     let hw = Hardware::spec(H100);
     let out = Span::AcrossDomains { axes: 1 };
@@ -1351,7 +1351,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         DEEPSEEK_V3.sparsity(), min_tokens_per_chip(& DEEPSEEK_V3, & hw, out) ?,
         fsdp_max_chips(& DEEPSEEK_V3, & hw, out, 62_914_560.0) ?
     );
-    // book/src/ch07.md:3633
+    // book/src/ch07.md:3635
     tangle_runtime::cell(31);
     let v5p = Hardware::spec(TPU_V5P);
     let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
@@ -1364,7 +1364,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             .ratio()
         );
     }
-    // book/src/ch07.md:3658
+    // book/src/ch07.md:3660
     tangle_runtime::cell(32);
     let flat = Run {
         layout: Layout { tp: 8, pp: 1, dp: 2048 },
@@ -1377,7 +1377,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             have, need, if have >= need { Bound::Compute } else { Bound::Communication }
         );
     }
-    // book/src/ch07.md:3676
+    // book/src/ch07.md:3678
     tangle_runtime::cell(33);
     let unit = ch06::StageTimes::TRANSFORMER;
     let scaled = |k: f64| ch06::StageTimes {
@@ -1397,36 +1397,25 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
     }
-    // book/src/ch07.md:3704
+    // book/src/ch07.md:3708
     tangle_runtime::cell(34);
-    let mut rng = ch02::Rng::new(12);
-    let sixteen: Vec<Vec<f32>> = (0..16)
-        .map(|_| {
-            (0..tokens_per_microbatch * config.d_model)
-                .map(|_| rng.normal() as f32)
-                .collect()
-        })
-        .collect();
-    let mut best: Option<ThreadedRun> = None;
-    for _ in 0..9 {
-        let run = run_threaded_pipeline(
-            &blocks,
-            &[2, 2],
-            ch06::Schedule::GPipe,
-            &sixteen,
-        )?;
-        if best.as_ref().is_none_or(|b| run.timeline.makespan() < b.timeline.makespan())
-        {
-            best = Some(run);
-        }
+    for stages in [2usize, 8] {
+        let m = (1..)
+            .find(|&m| {
+                ch06::pipeline_bubble_fraction(stages as u64, m).is_ok_and(|b| b < 0.05)
+            })
+            .ok_or("some m works")?;
+        let idle = |schedule: ch06::Schedule, m: usize| {
+            ch06::simulate_pipeline(schedule, stages, m, ch06::StageTimes::TRANSFORMER)
+                .map(|t| t.idle_fraction())
+        };
+        println!(
+            "{stages} stages: m = {m} (GPipe {:.4}, 1F1B {:.4}); one fewer gives {:.4}",
+            idle(ch06::Schedule::GPipe, m as usize) ?, idle(ch06::Schedule::OneFOneB, m
+            as usize) ?, idle(ch06::Schedule::GPipe, m as usize - 1) ?
+        );
     }
-    let run = best.ok_or("nine runs")?;
-    println!(
-        "m = 16: idle {:.3} measured, {:.3} simulated, {:.3} closed form (1/17)", run
-        .timeline.idle_fraction(), run.simulated() ?.idle_fraction(),
-        ch06::pipeline_bubble_fraction(2, 16) ?
-    );
-    // book/src/ch07.md:3727
+    // book/src/ch07.md:3730
     tangle_runtime::cell(35);
     let v5p = Hardware::spec(TPU_V5P);
     let floor = min_tokens_per_domain(&DEEPSEEK_V3, &v5p)?;
