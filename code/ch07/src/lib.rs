@@ -1620,17 +1620,17 @@ fn run_stage(
     Ok(StageResult { events, grads, loss })
 }
 
-// book/src/ch07.md:2719
+// book/src/ch07.md:2720
 use ch06::{one_f1b_order, OpKind, TrainingError};
 
-// book/src/ch07.md:2721
+// book/src/ch07.md:2722
 impl From<TrainingError> for ParallelError {
     fn from(e: TrainingError) -> Self {
         ParallelError::Pipeline(e)
     }
 }
 
-// book/src/ch07.md:2727
+// book/src/ch07.md:2728
 /// The three passes a stage runs per microbatch once the backward pass is split.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Pass {
@@ -1641,7 +1641,7 @@ pub enum Pass {
     WeightGrad,
 }
 
-// book/src/ch07.md:2737
+// book/src/ch07.md:2738
 /// What to do with weight gradients.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WeightGradPolicy {
@@ -1653,7 +1653,7 @@ pub enum WeightGradPolicy {
     FillIdle { max_deferred: usize },
 }
 
-// book/src/ch07.md:2748
+// book/src/ch07.md:2749
 /// Durations of the three passes, in arbitrary units.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SplitTimes {
@@ -1662,7 +1662,7 @@ pub struct SplitTimes {
     pub weight_grad: f64,
 }
 
-// book/src/ch07.md:2756
+// book/src/ch07.md:2757
 /// One pass as it ran.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SplitEvent {
@@ -1673,7 +1673,7 @@ pub struct SplitEvent {
     pub end: f64,
 }
 
-// book/src/ch07.md:2766
+// book/src/ch07.md:2767
 /// The simulated timeline of one step with a split backward pass.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SplitTimeline {
@@ -1681,7 +1681,7 @@ pub struct SplitTimeline {
     pub events: Vec<SplitEvent>,
 }
 
-// book/src/ch07.md:2773
+// book/src/ch07.md:2774
 impl SplitTimeline {
     pub fn makespan(&self) -> f64 {
         self.events.iter().map(|e| e.end).fold(0.0, f64::max)
@@ -1712,7 +1712,7 @@ impl SplitTimeline {
     }
 }
 
-// book/src/ch07.md:2803
+// book/src/ch07.md:2804
 /// Simulates 1F1B with a split backward pass on `stages` balanced stages.
 pub fn simulate_split_pipeline(
     stages: usize,
@@ -1868,7 +1868,7 @@ pub fn simulate_split_pipeline(
     Ok(SplitTimeline { stages, events })
 }
 
-// book/src/ch07.md:3080
+// book/src/ch07.md:3081
 /// Backward-layer clocks of pure data parallelism across scale-out domains (equation 7.14).
 /// The `chips` are spread evenly over the fewest domains that hold them.
 pub fn cross_domain_dp_clock(
@@ -1888,14 +1888,14 @@ pub fn cross_domain_dp_clock(
     Ok(LayerClock { math, comms })
 }
 
-// book/src/ch07.md:3092
+// book/src/ch07.md:3093
 /// The batch each scale-out domain needs so that the cross-domain reduction hides (7.14).
 pub fn min_tokens_per_domain(model: &Model, hw: &Hardware) -> Result<f64> {
     model.validate()?;
     Ok(hw.flops() / hw.scale_out() * model.sparsity())
 }
 
-// book/src/ch07.md:3098
+// book/src/ch07.md:3099
 /// A simple TPU recipe: the largest power-of-two TP under the TP bound on one axis, then the
 /// largest power-of-two FSDP degree whose per-shard batch clears the three-axis ridge.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -1906,12 +1906,12 @@ pub struct Recipe {
     pub pods: u64,
 }
 
-// book/src/ch07.md:3108
+// book/src/ch07.md:3109
 fn floor_pow2(x: f64) -> u64 {
     if x < 1.0 { 0 } else { 1u64 << (x.log2().floor() as u32) }
 }
 
-// book/src/ch07.md:3112
+// book/src/ch07.md:3113
 pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     hw.require(Fabric::TpuTorus, "the TPU FSDP x TP recipe")?;
     let tp = floor_pow2(tp_max(model, hw, Span::InDomain { axes: 1 })?).max(1);
@@ -1927,11 +1927,11 @@ pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     })
 }
 
-// book/src/ch07.md:3264
+// book/src/ch07.md:3265
 /// Chapter 6's TP x PP x DP layout, re-exported so that readers of this chapter can build runs.
 pub use ch06::Layout;
 
-// book/src/ch07.md:3267
+// book/src/ch07.md:3268
 /// A published training run: chip, model, how the GPUs are split, and the batch.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Run {
@@ -1946,7 +1946,7 @@ pub struct Run {
     pub batch: f64,
 }
 
-// book/src/ch07.md:3281
+// book/src/ch07.md:3282
 impl Run {
     /// Checks that the degrees multiply to the GPU count.
     pub fn validate(&self) -> Result<&Self> {
@@ -1989,7 +1989,7 @@ impl Run {
     }
 }
 
-// book/src/ch07.md:3313
+// book/src/ch07.md:3314
 /// Llama 3.1 405B's shape: 126 layers, D = 16,384, F = 53,248 [llama3].
 pub const LLAMA_31_405B: Model = Model::dense(
     "Llama 3.1 405B",
@@ -1999,7 +1999,7 @@ pub const LLAMA_31_405B: Model = Model::dense(
     Some(405e9),
 );
 
-// book/src/ch07.md:3316
+// book/src/ch07.md:3317
 /// DeepSeek-V3 on 2,048 H800s: 64-way EP over eight nodes, 16-way PP, 2-way ZeRO-1 DP, and a
 /// steady-state batch of 15,360 sequences of 4,096 tokens.
 pub const DEEPSEEK_V3_RUN: Run = Run {
@@ -2015,7 +2015,7 @@ pub const DEEPSEEK_V3_RUN: Run = Run {
     batch: 4096.0 * 15_360.0,
 };
 
-// book/src/ch07.md:3323
+// book/src/ch07.md:3324
 /// Llama 3.1 405B on 16,384 H100s: 8-way TP, 16-way PP, 128-way DP, 16M-token batch.
 pub const LLAMA_31_RUN: Run = Run {
     name: "Llama 3.1 405B",
@@ -2030,7 +2030,7 @@ pub const LLAMA_31_RUN: Run = Run {
     batch: 16e6,
 };
 
-// book/src/ch07.md:3481
+// book/src/ch07.md:3482
 /// The question-2 ledger of a dense model trained without parallelism.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepMemory {
@@ -2040,7 +2040,7 @@ pub struct StepMemory {
     pub activations: f64,
 }
 
-// book/src/ch07.md:3490
+// book/src/ch07.md:3491
 /// Memory of one unsharded training step for `params` parameters and a `batch`-token batch.
 pub fn step_memory(model: &Model, params: f64, batch: f64) -> Result<StepMemory> {
     model.validate()?;

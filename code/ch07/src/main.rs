@@ -932,7 +932,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     println!("every measured idle fraction within 0.05 of the simulator's: {agree}");
-    // book/src/ch07.md:2666
+    // book/src/ch07.md:2667
     tangle_runtime::cell(19);
     let unit = ch06::StageTimes::TRANSFORMER;
     let scaled = |k: f64| ch06::StageTimes {
@@ -960,7 +960,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "measured within 0.05 of the simulator: {}", (measured - simulated).abs() <= 0.05
     );
-    // book/src/ch07.md:2894
+    // book/src/ch07.md:2895
     tangle_runtime::cell(20);
     use ch06::{pipeline_bubble_fraction, simulate_pipeline, Schedule, StageTimes};
     let split = SplitTimes {
@@ -1006,7 +1006,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             .idle_fraction(), capped.max_in_flight(0))
         );
     }
-    // book/src/ch07.md:2991
+    // book/src/ch07.md:2992
     tangle_runtime::cell(21);
     tangle_runtime::figure::svg(
         "pipeline-overlap-dw",
@@ -1161,7 +1161,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:3125
+    // book/src/ch07.md:3126
     tangle_runtime::cell(22);
     let v5p = Hardware::spec(TPU_V5P);
     let chips_per_host = 4;
@@ -1196,7 +1196,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
     }
-    // book/src/ch07.md:3189
+    // book/src/ch07.md:3190
     tangle_runtime::cell(23);
     println!(
         "{:<12} {:>13} {:>20} {:>21}  {}", "node type", "GPUs per node",
@@ -1215,7 +1215,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             .link()), e9(hw.domain_egress())
         );
     }
-    // book/src/ch07.md:3231
+    // book/src/ch07.md:3232
     tangle_runtime::cell(24);
     let span = Span::AcrossDomains { axes: 1 };
     let h100 = Hardware::spec(H100);
@@ -1238,7 +1238,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "DeepSeek batch schedule: {} to {} tokens (3,072 to 15,360 sequences of 4,096)",
         3072 * 4096, 15_360 * 4096
     );
-    // book/src/ch07.md:3343
+    // book/src/ch07.md:3344
     tangle_runtime::cell(25);
     for run in [DEEPSEEK_V3_RUN, LLAMA_31_RUN] {
         run.validate()?;
@@ -1256,7 +1256,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "Llama 3.1 405B: largest TP inside an H100 node {tp:.1}, so 8-way TP hides"
     );
-    // book/src/ch07.md:3458
+    // book/src/ch07.md:3459
     tangle_runtime::cell(26);
     use ch06::{param_count, TrainingConfig};
     let llama2_13b = TrainingConfig {
@@ -1275,7 +1275,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         p.ffn as f64 / 1e9, p.attention as f64 / 1e9, p.embeddings as f64 / 1e9, p
         .total() as f64 / 1e9
     );
-    // book/src/ch07.md:3499
+    // book/src/ch07.md:3500
     tangle_runtime::cell(27);
     let total = p.total() as f64;
     let m = step_memory(&LLAMA2_13B, total, 16e6)?;
@@ -1283,7 +1283,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "states (2 + 4 + 4) * {:.2}B = {:.0} GB; activations 2LB(D + 2F) = {:.1} TB",
         total / 1e9, m.states / 1e9, m.activations / 1e12
     );
-    // book/src/ch07.md:3518
+    // book/src/ch07.md:3519
     tangle_runtime::cell(28);
     let v5p = Hardware::spec(TPU_V5P);
     let chips: u64 = 16 * 16 * 16;
@@ -1332,7 +1332,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             100.0 * mfu, total / 1e9, step * 1e3
         );
     }
-    // book/src/ch07.md:3603
+    // book/src/ch07.md:3604
     tangle_runtime::cell(29);
     for chip in [H100, B200] {
         let hw = Hardware::spec(chip);
@@ -1342,7 +1342,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             LLAMA3_70B, & hw, Span::InDomain { axes : 1 }) ?
         );
     }
-    // book/src/ch07.md:3620
+    // book/src/ch07.md:3621
     tangle_runtime::cell(30);
     let hw = Hardware::spec(H100);
     let out = Span::AcrossDomains { axes: 1 };
@@ -1351,7 +1351,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         DEEPSEEK_V3.sparsity(), min_tokens_per_chip(& DEEPSEEK_V3, & hw, out) ?,
         fsdp_max_chips(& DEEPSEEK_V3, & hw, out, 62_914_560.0) ?
     );
-    // book/src/ch07.md:3635
+    // book/src/ch07.md:3636
     tangle_runtime::cell(31);
     let v5p = Hardware::spec(TPU_V5P);
     let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
@@ -1397,7 +1397,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
     }
-    // book/src/ch07.md:3708
+    // book/src/ch07.md:3707
     tangle_runtime::cell(34);
     for stages in [2usize, 8] {
         let m = (1..)
@@ -1415,7 +1415,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             as usize) ?, idle(ch06::Schedule::GPipe, m as usize - 1) ?
         );
     }
-    // book/src/ch07.md:3730
+    // book/src/ch07.md:3728
     tangle_runtime::cell(35);
     let v5p = Hardware::spec(TPU_V5P);
     let floor = min_tokens_per_domain(&DEEPSEEK_V3, &v5p)?;

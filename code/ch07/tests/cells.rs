@@ -362,7 +362,7 @@ fn ep_checks_its_inputs() {
     assert_eq!(ep_layer_clock(& DEEPSEEK_V3, & hw, 1, 100.0).unwrap().local_comms, 0.0);
 }
 
-// book/src/ch07.md:2567
+// book/src/ch07.md:2568
 fn tiny_blocks(
     n: usize,
     d: usize,
@@ -378,13 +378,13 @@ fn tiny_blocks(
     (w_in, w_out)
 }
 
-// book/src/ch07.md:2575
+// book/src/ch07.md:2576
 fn microbatches(m: usize, rows: usize, d: usize) -> Vec<Vec<f32>> {
     let mut rng = ch02::Rng::new(99);
     (0..m).map(|_| (0..rows * d).map(|_| rng.normal() as f32).collect()).collect()
 }
 
-// book/src/ch07.md:2580
+// book/src/ch07.md:2581
 #[test]
 fn every_split_and_schedule_computes_the_same_step() {
     let (d, f) = (8, 32);
@@ -443,7 +443,7 @@ fn every_split_and_schedule_computes_the_same_step() {
     }
 }
 
-// book/src/ch07.md:2608
+// book/src/ch07.md:2609
 #[test]
 fn pipeline_gradients_match_finite_differences() {
     let (d, f) = (4, 8);
@@ -476,7 +476,7 @@ fn pipeline_gradients_match_finite_differences() {
     );
 }
 
-// book/src/ch07.md:2627
+// book/src/ch07.md:2628
 #[test]
 fn gelu_grad_is_the_slope_of_chapter_2s_gelu() {
     for x in [-3.0f32, -1.0, -0.2, 0.0, 0.4, 1.5, 3.0] {
@@ -486,7 +486,7 @@ fn gelu_grad_is_the_slope_of_chapter_2s_gelu() {
     }
 }
 
-// book/src/ch07.md:2636
+// book/src/ch07.md:2637
 #[test]
 fn threaded_pipeline_rejects_bad_plans() {
     let (d, f) = (4, 8);
@@ -527,7 +527,7 @@ fn threaded_pipeline_rejects_bad_plans() {
     );
 }
 
-// book/src/ch07.md:2930
+// book/src/ch07.md:2931
 #[test]
 fn fused_split_simulator_reproduces_chapter_6_one_f1b() {
     let split = SplitTimes {
@@ -553,7 +553,7 @@ fn fused_split_simulator_reproduces_chapter_6_one_f1b() {
     }
 }
 
-// book/src/ch07.md:2941
+// book/src/ch07.md:2942
 #[test]
 fn filling_idle_slots_never_loses_and_wins_when_there_is_a_bubble() {
     let split = SplitTimes {
@@ -591,7 +591,7 @@ fn filling_idle_slots_never_loses_and_wins_when_there_is_a_bubble() {
     assert!(simulate_split_pipeline(4, 0, split, any).is_err());
 }
 
-// book/src/ch07.md:2959
+// book/src/ch07.md:2960
 #[test]
 fn split_timeline_respects_dependencies() {
     let split = SplitTimes {
@@ -638,7 +638,7 @@ fn split_timeline_respects_dependencies() {
     }
 }
 
-// book/src/ch07.md:2981
+// book/src/ch07.md:2982
 #[test]
 fn pipeline_hop_is_cheap_and_checked() {
     let hw = Hardware::spec(H100);
@@ -651,7 +651,7 @@ fn pipeline_hop_is_cheap_and_checked() {
     );
 }
 
-// book/src/ch07.md:3165
+// book/src/ch07.md:3166
 #[test]
 fn dcn_floor_is_where_cross_domain_clocks_meet() {
     let hw = Hardware::spec(TPU_V5P);
@@ -665,7 +665,7 @@ fn dcn_floor_is_where_cross_domain_clocks_meet() {
     assert!(tpu_recipe(& LLAMA3_70B, & hw, 100.0).is_err());
 }
 
-// book/src/ch07.md:3374
+// book/src/ch07.md:3375
 #[test]
 fn worked_examples_validate_and_match_the_published_numbers() {
     assert_eq!(DEEPSEEK_V3_RUN.batch, 62_914_560.0);
@@ -687,7 +687,7 @@ fn worked_examples_validate_and_match_the_published_numbers() {
     );
 }
 
-// book/src/ch07.md:3387
+// book/src/ch07.md:3388
 #[test]
 fn gpu_ridges_match_the_published_ones() {
     let span = Span::AcrossDomains { axes: 1 };
@@ -698,7 +698,7 @@ fn gpu_ridges_match_the_published_ones() {
     assert!((need / 1e6 - 40.6).abs() < 0.05, "{need}");
 }
 
-// book/src/ch07.md:3566
+// book/src/ch07.md:3567
 #[test]
 fn llama2_answers_follow_from_the_shapes() {
     let cfg = ch06::TrainingConfig {
@@ -721,7 +721,7 @@ fn llama2_answers_follow_from_the_shapes() {
     assert!(step_memory(& LLAMA2_13B, - 1.0, 16e6).is_err());
 }
 
-// book/src/ch07.md:3583
+// book/src/ch07.md:3584
 #[test]
 fn ten_bytes_per_parameter_is_chapter_6_weights_plus_moments() {
     use ch06::{Precision, StateComponent};
