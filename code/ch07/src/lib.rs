@@ -310,7 +310,7 @@ impl Hardware {
     }
 }
 
-// book/src/ch07.md:411
+// book/src/ch07.md:414
 /// The shape of a Transformer as this chapter sees it: a stack of (possibly mixture-of-experts)
 /// MLP blocks. `experts` and `active` count shared experts; `shared` says how many of them are
 /// always on, which matters only for routing traffic.
@@ -333,7 +333,7 @@ pub struct Model {
     pub representable: bool,
 }
 
-// book/src/ch07.md:433
+// book/src/ch07.md:436
 impl Model {
     /// A dense model: one expert, always active.
     pub const fn dense(
@@ -405,7 +405,7 @@ impl Model {
     }
 }
 
-// book/src/ch07.md:482
+// book/src/ch07.md:485
 /// Three significant figures with a B or T suffix, the way model cards print parameter totals.
 pub fn count3(x: f64) -> String {
     let (v, unit) = if x >= 1e12 { (x / 1e12, "T") } else { (x / 1e9, "B") };
@@ -413,7 +413,7 @@ pub fn count3(x: f64) -> String {
     format!("{v:.decimals$}{unit}")
 }
 
-// book/src/ch07.md:489
+// book/src/ch07.md:492
 /// A representable MoE row: `(D, F, L)`, `(E, k, shared)` and the published total.
 const fn moe(
     label: &'static str,
@@ -434,7 +434,7 @@ const fn moe(
     }
 }
 
-// book/src/ch07.md:494
+// book/src/ch07.md:497
 /// Llama 3 70B: 80 layers, D = 8,192, F = 28,672 (64 query and 8 key/value heads, 128,256-token
 /// vocabulary in the full configuration).
 pub const LLAMA3_70B: Model = Model::dense(
@@ -445,7 +445,7 @@ pub const LLAMA3_70B: Model = Model::dense(
     Some(70.6e9),
 );
 
-// book/src/ch07.md:497
+// book/src/ch07.md:500
 /// LLaMA-2 13B: 40 layers, D = 5,120, F = 13,824 (40 query and 40 key/value heads, 32,000 tokens).
 pub const LLAMA2_13B: Model = Model::dense(
     "LLaMA-2 13B",
@@ -455,37 +455,37 @@ pub const LLAMA2_13B: Model = Model::dense(
     Some(13.0e9),
 );
 
-// book/src/ch07.md:499
+// book/src/ch07.md:502
 /// Gemma 7B: 28 layers, D = 3,072, F = 24,576 (16 heads of width 256, 256,000 tokens).
 pub const GEMMA_7B: Model = Model::dense("Gemma 7B", 3072, 24_576, 28, Some(8.54e9));
 
-// book/src/ch07.md:502
+// book/src/ch07.md:505
 /// DeepSeek-V3: 256 routed + 1 shared expert of width 2,048, top-8 + shared, 61 layers.
 pub const DEEPSEEK_V3: Model = moe("DeepSeek-V3", (7168, 2048, 61), (257, 9, 1), 685e9);
 
-// book/src/ch07.md:504
+// book/src/ch07.md:507
 /// Kept only as a reference row: its experts run in a 3,584-wide latent space.
 pub const KIMI_K3: Model = Model {
     representable: false,
     ..moe("Kimi K3 (reference only)", (7168, 3072, 93), (898, 18, 2), 2.78e12)
 };
 
-// book/src/ch07.md:506
+// book/src/ch07.md:509
 pub const MOE_753B: Model = moe("MoE 753B", (6144, 2048, 78), (257, 9, 1), 753e9);
 
-// book/src/ch07.md:507
+// book/src/ch07.md:510
 pub const MOE_1_60T: Model = moe("MoE 1.60T", (7168, 3072, 61), (385, 7, 1), 1.60e12);
 
-// book/src/ch07.md:508
+// book/src/ch07.md:511
 pub const MOE_2_45T: Model = moe("MoE 2.45T", (8192, 2048, 92), (513, 11, 1), 2.45e12);
 
-// book/src/ch07.md:509
+// book/src/ch07.md:512
 pub const MOE_952B: Model = moe("MoE 952B", (6144, 3072, 66), (258, 8, 2), 952e9);
 
-// book/src/ch07.md:510
+// book/src/ch07.md:513
 pub const MOE_427B: Model = moe("MoE 427B", (6144, 3072, 60), (129, 5, 1), 427e9);
 
-// book/src/ch07.md:512
+// book/src/ch07.md:515
 /// Every row of the model table: dense shapes first, then the mixtures of experts.
 pub const MODELS: [Model; 10] = [
     LLAMA3_70B,
@@ -500,7 +500,7 @@ pub const MODELS: [Model; 10] = [
     MOE_427B,
 ];
 
-// book/src/ch07.md:633
+// book/src/ch07.md:636
 /// The two clocks of one layer on one chip, in seconds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LayerClock {
@@ -508,7 +508,7 @@ pub struct LayerClock {
     pub comms: f64,
 }
 
-// book/src/ch07.md:640
+// book/src/ch07.md:643
 /// Which clock sets the pace of a layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Bound {
@@ -516,7 +516,7 @@ pub enum Bound {
     Communication,
 }
 
-// book/src/ch07.md:647
+// book/src/ch07.md:650
 impl LayerClock {
     /// Overlapped compute and communication: the layer costs the slower clock (equation 7.4).
     pub fn time(&self) -> f64 {
@@ -531,7 +531,7 @@ impl LayerClock {
     }
 }
 
-// book/src/ch07.md:661
+// book/src/ch07.md:664
 /// What a scheme sends over the network each layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Traffic {
@@ -541,7 +541,7 @@ pub enum Traffic {
     Activations,
 }
 
-// book/src/ch07.md:670
+// book/src/ch07.md:673
 /// Forward FLOP time of one layer on one chip (equation 7.3), for `tokens_per_chip` tokens.
 pub fn math_time(model: &Model, hw: &Hardware, tokens_per_chip: f64) -> Result<f64> {
     model.validate()?;
@@ -549,7 +549,7 @@ pub fn math_time(model: &Model, hw: &Hardware, tokens_per_chip: f64) -> Result<f
     Ok(4.0 * tokens_per_chip * model.d as f64 * model.active_width() / hw.flops())
 }
 
-// book/src/ch07.md:677
+// book/src/ch07.md:680
 /// The primer's two clocks for one forward layer: `dp` chips share `batch` tokens, and the
 /// network carries one gather of either the layer's two weight matrices or of the activations.
 pub fn primer_clock(
@@ -573,13 +573,13 @@ pub fn primer_clock(
     })
 }
 
-// book/src/ch07.md:690
+// book/src/ch07.md:693
 /// The ridge $C/W$ (equation 7.5): tokens per chip above which weight traffic hides.
 pub fn ridge(hw: &Hardware, span: Span) -> Result<f64> {
     hw.intensity(span)
 }
 
-// book/src/ch07.md:695
+// book/src/ch07.md:698
 /// Data for a roofline-ridge figure: for each per-chip batch, the fraction of peak FLOP/s a
 /// weight-moving scheme attains, $\min(1, (B/DP) / \text{ridge})$.
 pub fn ridge_curve(
@@ -594,11 +594,11 @@ pub fn ridge_curve(
         .collect()
 }
 
-// book/src/ch07.md:887
+// book/src/ch07.md:890
 /// Bytes per parameter for bf16 weights plus two fp32 Adam moments.
 pub const ADAM_BYTES_PER_PARAM: f64 = 2.0 + 4.0 + 4.0;
 
-// book/src/ch07.md:890
+// book/src/ch07.md:893
 /// Backward-pass clocks of one layer under pure data parallelism (equation 7.6).
 pub fn dp_layer_clock(
     model: &Model,
@@ -614,20 +614,20 @@ pub fn dp_layer_clock(
     Ok(LayerClock { math, comms })
 }
 
-// book/src/ch07.md:899
+// book/src/ch07.md:902
 /// Smallest per-chip batch that keeps a weight-moving scheme compute-bound: $(C/W)(E/k)$.
 pub fn min_tokens_per_chip(model: &Model, hw: &Hardware, span: Span) -> Result<f64> {
     model.validate()?;
     Ok(ridge(hw, span)? * model.sparsity())
 }
 
-// book/src/ch07.md:905
+// book/src/ch07.md:908
 /// The largest model (parameters) that pure data parallelism can train on one chip.
 pub fn largest_replicated_model(hw: &Hardware) -> f64 {
     hw.chip.hbm / ADAM_BYTES_PER_PARAM
 }
 
-// book/src/ch07.md:910
+// book/src/ch07.md:913
 /// The exact ring factor $(n-1)/n$ that the asymptotic ridge leaves out: a ring AllReduce over
 /// $n$ participants moves $(n-1)/n$ of the buffer, so two participants need half the batch.
 pub fn ring_factor(participants: u64) -> Result<f64> {
@@ -635,7 +635,7 @@ pub fn ring_factor(participants: u64) -> Result<f64> {
     Ok((n - 1.0) / n)
 }
 
-// book/src/ch07.md:1043
+// book/src/ch07.md:1046
 /// Forward-pass clocks of one layer under FSDP (equation 7.7).
 pub fn fsdp_layer_clock(
     model: &Model,
@@ -653,7 +653,7 @@ pub fn fsdp_layer_clock(
     })
 }
 
-// book/src/ch07.md:1051
+// book/src/ch07.md:1054
 /// The most chips FSDP can spread `batch` tokens over and stay compute-bound.
 pub fn fsdp_max_chips(
     model: &Model,
@@ -665,7 +665,7 @@ pub fn fsdp_max_chips(
     Ok((positive("batch", batch)? / per_chip).floor() as u64)
 }
 
-// book/src/ch07.md:1057
+// book/src/ch07.md:1060
 /// What one chip holds under FSDP, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ChipMemory {
@@ -676,7 +676,7 @@ pub struct ChipMemory {
     pub activations: f64,
 }
 
-// book/src/ch07.md:1067
+// book/src/ch07.md:1070
 impl ChipMemory {
     pub fn total(&self) -> f64 {
         self.states + self.activations
@@ -686,7 +686,7 @@ impl ChipMemory {
     }
 }
 
-// book/src/ch07.md:1076
+// book/src/ch07.md:1079
 /// Memory per chip under FSDP over `dp` chips with a global batch of `batch` tokens.
 pub fn fsdp_memory(model: &Model, dp: u64, batch: f64) -> Result<ChipMemory> {
     model.validate()?;
@@ -700,7 +700,7 @@ pub fn fsdp_memory(model: &Model, dp: u64, batch: f64) -> Result<ChipMemory> {
     })
 }
 
-// book/src/ch07.md:1086
+// book/src/ch07.md:1089
 /// Wall-clock days to spend `total_flops` on `chips` chips at a model-FLOPs utilisation `mfu`.
 pub fn training_days(
     total_flops: f64,
@@ -719,7 +719,7 @@ pub fn training_days(
     Ok(positive("total FLOPs", total_flops)? / rate / 86_400.0)
 }
 
-// book/src/ch07.md:1263
+// book/src/ch07.md:1266
 /// Forward-pass clocks of one layer under tensor parallelism of degree `tp` (equation 7.8).
 pub fn tp_layer_clock(
     model: &Model,
@@ -739,7 +739,7 @@ pub fn tp_layer_clock(
     })
 }
 
-// book/src/ch07.md:1273
+// book/src/ch07.md:1276
 /// The largest tensor-parallel degree that stays compute-bound, $kF \cdot W / C$, as a real
 /// number; a mesh needs an integer at or below it.
 pub fn tp_max(model: &Model, hw: &Hardware, span: Span) -> Result<f64> {
@@ -747,7 +747,7 @@ pub fn tp_max(model: &Model, hw: &Hardware, span: Span) -> Result<f64> {
     Ok(model.active_width() / ridge(hw, span)?)
 }
 
-// book/src/ch07.md:1386
+// book/src/ch07.md:1389
 /// A two-axis mesh: `dp` chips of FSDP by `tp` chips of tensor parallelism, with the number of
 /// TPU mesh axes each collective runs over (ignored on a GPU).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -758,14 +758,14 @@ pub struct Mesh {
     pub tp_axes: u32,
 }
 
-// book/src/ch07.md:1396
+// book/src/ch07.md:1399
 impl Mesh {
     pub fn chips(&self) -> u64 {
         self.dp * self.tp
     }
 }
 
-// book/src/ch07.md:1402
+// book/src/ch07.md:1405
 /// The three clocks of one forward layer under FSDP + TP (equation 7.9).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MixedClock {
@@ -774,7 +774,7 @@ pub struct MixedClock {
     pub tp_comms: f64,
 }
 
-// book/src/ch07.md:1410
+// book/src/ch07.md:1413
 impl MixedClock {
     /// The two collectives overlap each other, so the slower one is the network clock.
     pub fn clock(&self) -> LayerClock {
@@ -785,7 +785,7 @@ impl MixedClock {
     }
 }
 
-// book/src/ch07.md:1417
+// book/src/ch07.md:1420
 /// Equation 7.9 on a TPU torus with a *real-valued* FSDP degree `dp` (so TP = `chips / dp`),
 /// the relaxation that equation 7.10 optimises over and the figure sweeps use.
 pub fn mixed_clock_relaxed(
@@ -818,7 +818,7 @@ pub fn mixed_clock_relaxed(
     })
 }
 
-// book/src/ch07.md:1438
+// book/src/ch07.md:1441
 /// Forward-layer clocks of a mixed FSDP + TP mesh.
 ///
 /// On a TPU torus this is equation 7.9. On a GPU, TP must divide one NVLink domain and runs at
@@ -877,7 +877,7 @@ pub fn mixed_layer_clock(
     }
 }
 
-// book/src/ch07.md:1475
+// book/src/ch07.md:1478
 /// The GPU counterpart of equation 7.10: try every TP degree that divides both the NVLink
 /// domain and the chip count, and keep the one with the fastest network clock.
 pub fn best_gpu_mesh(
@@ -908,7 +908,7 @@ pub fn best_gpu_mesh(
     })
 }
 
-// book/src/ch07.md:1491
+// book/src/ch07.md:1494
 /// The FSDP degree that balances the two collectives on a TPU mesh of `chips` chips
 /// (equation 7.10). A real number: round it to a divisor of `chips` to build a mesh.
 pub fn optimal_fsdp_degree(
@@ -927,7 +927,7 @@ pub fn optimal_fsdp_degree(
     Ok((positive("batch", batch)? * n * ratio / (model.experts * model.f) as f64).sqrt())
 }
 
-// book/src/ch07.md:1502
+// book/src/ch07.md:1505
 /// Per-chip batch above which the optimally mixed mesh is compute-bound (equation 7.11).
 pub fn mixed_min_tokens_per_chip(
     model: &Model,
@@ -943,7 +943,7 @@ pub fn mixed_min_tokens_per_chip(
     Ok(alpha * alpha / axes * model.sparsity() / model.active_width())
 }
 
-// book/src/ch07.md:1512
+// book/src/ch07.md:1515
 /// One batch size of the FSDP / TP / mixed comparison on an `N`-chip TPU cube, in seconds per
 /// forward layer. Pure FSDP and pure TP use all three mesh axes; the mix gives FSDP two axes and
 /// TP one and sits at $DP_\text{opt}$ clamped to $[1, N]$.
@@ -956,7 +956,7 @@ pub struct SweepPoint {
     pub mixed_comms: f64,
 }
 
-// book/src/ch07.md:1524
+// book/src/ch07.md:1527
 impl SweepPoint {
     /// $T_\text{math}/T_\text{comms}$ for FSDP, TP and the mix; above 1 is compute-bound.
     pub fn ratios(&self) -> [f64; 3] {
@@ -968,7 +968,7 @@ impl SweepPoint {
     }
 }
 
-// book/src/ch07.md:1531
+// book/src/ch07.md:1534
 /// Data for the batch-sweep figures (ratio view and absolute-time view).
 pub fn mixed_sweep(
     model: &Model,
@@ -1008,7 +1008,7 @@ pub fn mixed_sweep(
         .collect()
 }
 
-// book/src/ch07.md:1547
+// book/src/ch07.md:1550
 /// `count` batch sizes spaced evenly in log space from `lo` to `hi` tokens, for sweeps.
 pub fn log_space(lo: f64, hi: f64, count: usize) -> Result<Vec<f64>> {
     let (lo, hi) = (positive("lower batch", lo)?, positive("upper batch", hi)?);
@@ -1020,7 +1020,7 @@ pub fn log_space(lo: f64, hi: f64, count: usize) -> Result<Vec<f64>> {
     Ok((0..count).map(|i| lo * (step * i as f64).exp()).collect())
 }
 
-// book/src/ch07.md:1708
+// book/src/ch07.md:1711
 /// Every mesh of `chips` chips on a TPU torus, as (FSDP degree, clocks): one row per divisor `dp`
 /// of `chips`, with TP = `chips / dp` and the mesh axes of equation 7.9 held fixed. This is the
 /// static sweep whose minimum equation 7.10 finds in closed form.
@@ -1042,7 +1042,7 @@ pub fn split_sweep(
         .collect()
 }
 
-// book/src/ch07.md:1720
+// book/src/ch07.md:1723
 /// The row of a split sweep with the fastest network clock (the first one on a tie).
 pub fn fastest_split(sweep: &[(u64, MixedClock)]) -> Option<(u64, MixedClock)> {
     sweep
@@ -1053,7 +1053,7 @@ pub fn fastest_split(sweep: &[(u64, MixedClock)]) -> Option<(u64, MixedClock)> {
         })
 }
 
-// book/src/ch07.md:1989
+// book/src/ch07.md:1992
 /// The clocks of one forward MoE layer under expert parallelism (equation 7.12).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExpertClock {
@@ -1064,7 +1064,7 @@ pub struct ExpertClock {
     pub scale_out_comms: f64,
 }
 
-// book/src/ch07.md:1999
+// book/src/ch07.md:2002
 impl ExpertClock {
     pub fn clock(&self) -> LayerClock {
         LayerClock {
@@ -1074,7 +1074,7 @@ impl ExpertClock {
     }
 }
 
-// book/src/ch07.md:2005
+// book/src/ch07.md:2008
 /// Expert parallelism of degree `ep` on a switched GPU fabric, `tokens_per_gpu` tokens per GPU.
 pub fn ep_layer_clock(
     model: &Model,
@@ -1109,7 +1109,7 @@ pub fn ep_layer_clock(
     })
 }
 
-// book/src/ch07.md:2025
+// book/src/ch07.md:2028
 /// The narrowest expert (F) for which degree-`ep` expert parallelism stays compute-bound.
 /// The traffic does not depend on F and the FLOPs grow linearly with it, so it is F scaled by
 /// the current comms/math ratio.
@@ -1118,7 +1118,7 @@ pub fn ep_min_expert_width(model: &Model, hw: &Hardware, ep: u64) -> Result<f64>
     Ok(model.f as f64 / c.ratio())
 }
 
-// book/src/ch07.md:2148
+// book/src/ch07.md:2151
 /// Point-to-point bandwidth for one pipeline hop: NVLink/ICI inside a domain, the sending
 /// chip's own scale-out port between domains.
 pub fn point_to_point(hw: &Hardware, span: Span) -> f64 {
@@ -1128,7 +1128,7 @@ pub fn point_to_point(hw: &Hardware, span: Span) -> f64 {
     }
 }
 
-// book/src/ch07.md:2157
+// book/src/ch07.md:2160
 /// One stage's forward compute for a microbatch against the hop that carries its output
 /// (equation 7.13). `pp` must not exceed the layer count; uneven splits are allowed and
 /// priced at the average stage depth.
@@ -1156,16 +1156,16 @@ pub fn pp_hop_clock(
     })
 }
 
-// book/src/ch07.md:2208
+// book/src/ch07.md:2211
 use ch02::{fast_exp, gelu, matmul, Mat, MatMut, TinyGpt};
 
-// book/src/ch07.md:2209
+// book/src/ch07.md:2212
 use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 
-// book/src/ch07.md:2210
+// book/src/ch07.md:2213
 use std::time::Instant;
 
-// book/src/ch07.md:2212
+// book/src/ch07.md:2215
 /// The MLP of one TinyGPT block, the part of a layer this chapter's cost model keeps (section
 /// 7.1): `out = x + gelu(x W_in) W_out`, on rows of width `d`.
 #[derive(Debug, Clone, Copy)]
@@ -1178,7 +1178,7 @@ pub struct MlpBlock<'a> {
     pub f: usize,
 }
 
-// book/src/ch07.md:2224
+// book/src/ch07.md:2227
 /// What a block's forward pass keeps for its backward pass.
 #[derive(Debug, Clone)]
 pub struct MlpSaved {
@@ -1187,7 +1187,7 @@ pub struct MlpSaved {
     act: Vec<f32>,
 }
 
-// book/src/ch07.md:2232
+// book/src/ch07.md:2235
 /// Gradients of one block's two matrices, in the layout of the matrices.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MlpGrads {
@@ -1195,7 +1195,7 @@ pub struct MlpGrads {
     pub w_out: Vec<f32>,
 }
 
-// book/src/ch07.md:2239
+// book/src/ch07.md:2242
 /// Derivative of chapter 2's tanh-form GELU (chapter 2 keeps its own private). The tanh goes
 /// through chapter 2's `fast_exp`, as its GELU does, so that the loop vectorises.
 pub fn gelu_grad(x: f32) -> f32 {
@@ -1205,7 +1205,7 @@ pub fn gelu_grad(x: f32) -> f32 {
     0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * SCALE * (1.0 + 3.0 * CUBIC * x * x)
 }
 
-// book/src/ch07.md:2248
+// book/src/ch07.md:2251
 impl<'a> MlpBlock<'a> {
     /// The MLP matrices of every block of `model`, bottom to top, borrowed from its parameters.
     pub fn of_model(model: &'a TinyGpt) -> Vec<Self> {
@@ -1314,11 +1314,11 @@ impl<'a> MlpBlock<'a> {
     }
 }
 
-// book/src/ch07.md:2299
+// book/src/ch07.md:2302
 /// A message between stages: a microbatch number and its activations or gradient.
 type Packet = (usize, Vec<f32>);
 
-// book/src/ch07.md:2302
+// book/src/ch07.md:2305
 /// The channels one stage holds: from and to its neighbours (none at the ends).
 #[derive(Default)]
 struct StageLinks {
@@ -1328,7 +1328,7 @@ struct StageLinks {
     to_prev: Option<Sender<Packet>>,
 }
 
-// book/src/ch07.md:2311
+// book/src/ch07.md:2314
 /// What one stage thread hands back.
 struct StageResult {
     events: Vec<ch06::PipelineEvent>,
@@ -1336,7 +1336,7 @@ struct StageResult {
     loss: f64,
 }
 
-// book/src/ch07.md:2318
+// book/src/ch07.md:2321
 /// One measured step of a pipeline run over threads.
 #[derive(Debug, Clone)]
 pub struct ThreadedRun {
@@ -1350,7 +1350,7 @@ pub struct ThreadedRun {
     pub grads: Vec<MlpGrads>,
 }
 
-// book/src/ch07.md:2331
+// book/src/ch07.md:2334
 impl ThreadedRun {
     /// Mean measured forward and backward time of each stage, in seconds.
     pub fn stage_times(&self) -> Vec<ch06::StageTimes> {
@@ -1382,7 +1382,7 @@ impl ThreadedRun {
     }
 }
 
-// book/src/ch07.md:2353
+// book/src/ch07.md:2356
 /// Runs the forward and backward passes of one step of `blocks` as a pipeline: stage `s` owns the
 /// next `split[s]` blocks and runs on its own thread, in the order `schedule` gives it. The loss is
 /// the mean of the squared outputs. Weight gradients accumulate over the microbatches.
@@ -1514,7 +1514,7 @@ pub fn run_threaded_pipeline(
     })
 }
 
-// book/src/ch07.md:2424
+// book/src/ch07.md:2427
 /// One stage's thread: runs its operations in order, waiting on its neighbours for inputs.
 /// A waiting stage spins rather than sleeps, as an accelerator waiting for its input keeps its
 /// device: a sleeping thread would give its core away and pay a wake-up on every hand-over, so
@@ -1620,17 +1620,17 @@ fn run_stage(
     Ok(StageResult { events, grads, loss })
 }
 
-// book/src/ch07.md:2720
+// book/src/ch07.md:2723
 use ch06::{one_f1b_order, OpKind, TrainingError};
 
-// book/src/ch07.md:2722
+// book/src/ch07.md:2725
 impl From<TrainingError> for ParallelError {
     fn from(e: TrainingError) -> Self {
         ParallelError::Pipeline(e)
     }
 }
 
-// book/src/ch07.md:2728
+// book/src/ch07.md:2731
 /// The three passes a stage runs per microbatch once the backward pass is split.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Pass {
@@ -1641,7 +1641,7 @@ pub enum Pass {
     WeightGrad,
 }
 
-// book/src/ch07.md:2738
+// book/src/ch07.md:2741
 /// What to do with weight gradients.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WeightGradPolicy {
@@ -1653,7 +1653,7 @@ pub enum WeightGradPolicy {
     FillIdle { max_deferred: usize },
 }
 
-// book/src/ch07.md:2749
+// book/src/ch07.md:2752
 /// Durations of the three passes, in arbitrary units.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SplitTimes {
@@ -1662,7 +1662,7 @@ pub struct SplitTimes {
     pub weight_grad: f64,
 }
 
-// book/src/ch07.md:2757
+// book/src/ch07.md:2760
 /// One pass as it ran.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SplitEvent {
@@ -1673,7 +1673,7 @@ pub struct SplitEvent {
     pub end: f64,
 }
 
-// book/src/ch07.md:2767
+// book/src/ch07.md:2770
 /// The simulated timeline of one step with a split backward pass.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SplitTimeline {
@@ -1681,7 +1681,7 @@ pub struct SplitTimeline {
     pub events: Vec<SplitEvent>,
 }
 
-// book/src/ch07.md:2774
+// book/src/ch07.md:2777
 impl SplitTimeline {
     pub fn makespan(&self) -> f64 {
         self.events.iter().map(|e| e.end).fold(0.0, f64::max)
@@ -1712,7 +1712,7 @@ impl SplitTimeline {
     }
 }
 
-// book/src/ch07.md:2804
+// book/src/ch07.md:2807
 /// Simulates 1F1B with a split backward pass on `stages` balanced stages.
 pub fn simulate_split_pipeline(
     stages: usize,
@@ -1868,7 +1868,7 @@ pub fn simulate_split_pipeline(
     Ok(SplitTimeline { stages, events })
 }
 
-// book/src/ch07.md:3081
+// book/src/ch07.md:3084
 /// Backward-layer clocks of pure data parallelism across scale-out domains (equation 7.14).
 /// The `chips` are spread evenly over the fewest domains that hold them.
 pub fn cross_domain_dp_clock(
@@ -1888,14 +1888,14 @@ pub fn cross_domain_dp_clock(
     Ok(LayerClock { math, comms })
 }
 
-// book/src/ch07.md:3093
+// book/src/ch07.md:3096
 /// The batch each scale-out domain needs so that the cross-domain reduction hides (7.14).
 pub fn min_tokens_per_domain(model: &Model, hw: &Hardware) -> Result<f64> {
     model.validate()?;
     Ok(hw.flops() / hw.scale_out() * model.sparsity())
 }
 
-// book/src/ch07.md:3099
+// book/src/ch07.md:3102
 /// A simple TPU recipe: the largest power-of-two TP under the TP bound on one axis, then the
 /// largest power-of-two FSDP degree whose per-shard batch clears the three-axis ridge.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -1906,12 +1906,12 @@ pub struct Recipe {
     pub pods: u64,
 }
 
-// book/src/ch07.md:3109
+// book/src/ch07.md:3112
 fn floor_pow2(x: f64) -> u64 {
     if x < 1.0 { 0 } else { 1u64 << (x.log2().floor() as u32) }
 }
 
-// book/src/ch07.md:3113
+// book/src/ch07.md:3116
 pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     hw.require(Fabric::TpuTorus, "the TPU FSDP x TP recipe")?;
     let tp = floor_pow2(tp_max(model, hw, Span::InDomain { axes: 1 })?).max(1);
@@ -1927,11 +1927,11 @@ pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     })
 }
 
-// book/src/ch07.md:3265
+// book/src/ch07.md:3268
 /// Chapter 6's TP x PP x DP layout, re-exported so that readers of this chapter can build runs.
 pub use ch06::Layout;
 
-// book/src/ch07.md:3268
+// book/src/ch07.md:3271
 /// A published training run: chip, model, how the GPUs are split, and the batch.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Run {
@@ -1946,7 +1946,7 @@ pub struct Run {
     pub batch: f64,
 }
 
-// book/src/ch07.md:3282
+// book/src/ch07.md:3285
 impl Run {
     /// Checks that the degrees multiply to the GPU count.
     pub fn validate(&self) -> Result<&Self> {
@@ -1989,7 +1989,7 @@ impl Run {
     }
 }
 
-// book/src/ch07.md:3314
+// book/src/ch07.md:3317
 /// Llama 3.1 405B's shape: 126 layers, D = 16,384, F = 53,248 [llama3].
 pub const LLAMA_31_405B: Model = Model::dense(
     "Llama 3.1 405B",
@@ -1999,7 +1999,7 @@ pub const LLAMA_31_405B: Model = Model::dense(
     Some(405e9),
 );
 
-// book/src/ch07.md:3317
+// book/src/ch07.md:3320
 /// DeepSeek-V3 on 2,048 H800s: 64-way EP over eight nodes, 16-way PP, 2-way ZeRO-1 DP, and a
 /// steady-state batch of 15,360 sequences of 4,096 tokens.
 pub const DEEPSEEK_V3_RUN: Run = Run {
@@ -2015,7 +2015,7 @@ pub const DEEPSEEK_V3_RUN: Run = Run {
     batch: 4096.0 * 15_360.0,
 };
 
-// book/src/ch07.md:3324
+// book/src/ch07.md:3327
 /// Llama 3.1 405B on 16,384 H100s: 8-way TP, 16-way PP, 128-way DP, 16M-token batch.
 pub const LLAMA_31_RUN: Run = Run {
     name: "Llama 3.1 405B",
@@ -2030,7 +2030,7 @@ pub const LLAMA_31_RUN: Run = Run {
     batch: 16e6,
 };
 
-// book/src/ch07.md:3482
+// book/src/ch07.md:3485
 /// The question-2 ledger of a dense model trained without parallelism.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepMemory {
@@ -2040,7 +2040,7 @@ pub struct StepMemory {
     pub activations: f64,
 }
 
-// book/src/ch07.md:3491
+// book/src/ch07.md:3494
 /// Memory of one unsharded training step for `params` parameters and a `batch`-token batch.
 pub fn step_memory(model: &Model, params: f64, batch: f64) -> Result<StepMemory> {
     model.validate()?;

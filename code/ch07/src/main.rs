@@ -65,14 +65,26 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
                     ),
                 )?;
                 centres.push((x + w / 2, top + h));
-                if !symbol.is_empty() {
-                    root.draw(
-                        &Text::new(
-                            symbol,
-                            (x + w + gap / 2, top + b / 2),
-                            figure::aligned(28.0, HPos::Center, VPos::Center),
-                        ),
-                    )?;
+                match symbol {
+                    "·" => {
+                        root.draw(
+                            &Circle::new(
+                                (x + w + gap / 2, top + b / 2),
+                                3,
+                                figure::INK.filled(),
+                            ),
+                        )?
+                    }
+                    "" => {}
+                    _ => {
+                        root.draw(
+                            &Text::new(
+                                symbol,
+                                (x + w + gap / 2, top + b / 2),
+                                figure::aligned(28.0, HPos::Center, VPos::Center),
+                            ),
+                        )?
+                    }
                 }
                 x += w + gap;
             }
@@ -114,7 +126,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:523
+    // book/src/ch07.md:526
     tangle_runtime::cell(2);
     println!(
         "{:<30} {:>5} {:>5} {:>6} {:>3} {:>4} {:>3} {:>9} {:>7} {:>7} {:>7}", "model",
@@ -131,7 +143,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             count3(published), count3(m.comm_params()), count3(m.memory_params()), err
         );
     }
-    // book/src/ch07.md:707
+    // book/src/ch07.md:710
     tangle_runtime::cell(3);
     tangle_runtime::figure::svg(
         "roofline-ridge",
@@ -235,7 +247,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:767
+    // book/src/ch07.md:770
     tangle_runtime::cell(4);
     let v5p = Hardware::spec(TPU_V5P);
     let axis = Span::InDomain { axes: 1 };
@@ -249,14 +261,14 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         let a = primer_clock(&LLAMA3_70B, &v5p, axis, 1, b, Traffic::Activations)?;
         println!("{:>14} {:>16.2} {:>20.2}", b, w.ratio(), a.ratio());
     }
-    // book/src/ch07.md:860
+    // book/src/ch07.md:863
     tangle_runtime::cell(5);
     let v5e_hbm = 8.2e11;
     println!(
         "TPU v5e: C / W_HBM = {:.2e} / {:.1e} = {:.0} tokens per chip", TPU_V5E.flops,
         v5e_hbm, TPU_V5E.flops / v5e_hbm
     );
-    // book/src/ch07.md:926
+    // book/src/ch07.md:929
     tangle_runtime::cell(6);
     let v5p = Hardware::spec(TPU_V5P);
     for axes in [1, 3] {
@@ -283,7 +295,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "MoE floor on H100 across nodes: (E/k) * C/W = {} * {:.0} = {floor:.0} tokens per GPU",
         oss.sparsity(), ridge(& h100, Span::AcrossDomains { axes : 1 }) ?
     );
-    // book/src/ch07.md:1106
+    // book/src/ch07.md:1109
     tangle_runtime::cell(7);
     let v5p = Hardware::spec(TPU_V5P);
     let pod = Span::InDomain { axes: 3 };
@@ -302,7 +314,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "per chip: {:.2} GB of weights and Adam state, {:.1} GB of checkpoints, fits in 96 GB: {}",
         mem.states / 1e9, mem.activations / 1e9, mem.fits(& v5p)
     );
-    // book/src/ch07.md:1187
+    // book/src/ch07.md:1190
     tangle_runtime::cell(8);
     tangle_runtime::figure::svg(
         "tp-sharding",
@@ -357,11 +369,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             blocks(x_in, d, b, "In[B, D], gathered", false)?;
             let x_w = x_in + d + gap;
             root.draw(
-                &Text::new(
-                    "·",
-                    (x_in + d + gap / 2, top + b / 2),
-                    figure::aligned(28.0, HPos::Center, VPos::Center),
-                ),
+                &Circle::new((x_in + d + gap / 2, top + b / 2), 3, figure::INK.filled()),
             )?;
             blocks(x_w, f, d, "W_in[D, F_TP]", true)?;
             let x_t = x_w + f + gap;
@@ -399,7 +407,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:1288
+    // book/src/ch07.md:1291
     tangle_runtime::cell(9);
     let spans = [
         ("v5p 1 axis", Hardware::spec(TPU_V5P), Span::InDomain { axes: 1 }),
@@ -423,7 +431,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "F needed for 8-way TP on v5p: {:.0}", 8.0 * ridge(& Hardware::spec(TPU_V5P),
         Span::InDomain { axes : 1 }) ?
     );
-    // book/src/ch07.md:1563
+    // book/src/ch07.md:1566
     tangle_runtime::cell(10);
     let v5p = Hardware::spec(TPU_V5P);
     let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
@@ -459,7 +467,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "16x16x16 slice: FLOPs curve meets the mixed comms curve at B = {crossing:.3e}"
     );
-    // book/src/ch07.md:1605
+    // book/src/ch07.md:1608
     tangle_runtime::cell(11);
     tangle_runtime::figure::svg(
         "mixed-ratio-4x4x4",
@@ -550,7 +558,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:1649
+    // book/src/ch07.md:1652
     tangle_runtime::cell(12);
     tangle_runtime::figure::svg(
         "mixed-times-16x16x16",
@@ -647,7 +655,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:1727
+    // book/src/ch07.md:1730
     tangle_runtime::cell(13);
     let sweep = split_sweep(&wide, &v5p, 64, 48_000.0, (2, 1))?;
     let (best, _) = fastest_split(&sweep).ok_or("a sweep over 64 chips has rows")?;
@@ -670,7 +678,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "closed form (7.10): DP_opt = {:.2}", optimal_fsdp_degree(& wide, & v5p, 64,
         48_000.0, 2, 1) ?
     );
-    // book/src/ch07.md:1781
+    // book/src/ch07.md:1784
     tangle_runtime::cell(14);
     tangle_runtime::figure::svg(
         "fsdp-tp-split",
@@ -780,7 +788,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:1844
+    // book/src/ch07.md:1847
     tangle_runtime::cell(15);
     let b = 4e6;
     for chip in [H100, H800] {
@@ -806,7 +814,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         let (mesh, _) = best_gpu_mesh(&LLAMA3_70B, &hw, 1024, b)?;
         println!("{:<5} best: {}-way FSDP x {}-way TP", chip.name, mesh.dp, mesh.tp);
     }
-    // book/src/ch07.md:2043
+    // book/src/ch07.md:2046
     tangle_runtime::cell(16);
     let wide = Model {
         label: "wide-expert variant",
@@ -835,7 +843,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "G * alpha on H100 = {:.0}", f64::from(H100.domain) * h100.flops() / h100
         .domain_egress()
     );
-    // book/src/ch07.md:2178
+    // book/src/ch07.md:2181
     tangle_runtime::cell(17);
     let h100 = Hardware::spec(H100);
     let hop = pp_hop_clock(
@@ -855,7 +863,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "bytes per layer: pipeline hop {:.1} MB, TP gathers {:.1} MB ({}x)", hop_bytes /
         1e6, 4.0 * 4096.0 * 8192.0 / 1e6, 4.0 * 4096.0 * 8192.0 / hop_bytes
     );
-    // book/src/ch07.md:2509
+    // book/src/ch07.md:2512
     tangle_runtime::cell(18);
     let config = ch02::GptConfig {
         vocab_size: 256,
@@ -932,7 +940,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     println!("every measured idle fraction within 0.05 of the simulator's: {agree}");
-    // book/src/ch07.md:2667
+    // book/src/ch07.md:2670
     tangle_runtime::cell(19);
     let unit = ch06::StageTimes::TRANSFORMER;
     let scaled = |k: f64| ch06::StageTimes {
@@ -960,7 +968,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "measured within 0.05 of the simulator: {}", (measured - simulated).abs() <= 0.05
     );
-    // book/src/ch07.md:2895
+    // book/src/ch07.md:2898
     tangle_runtime::cell(20);
     use ch06::{pipeline_bubble_fraction, simulate_pipeline, Schedule, StageTimes};
     let split = SplitTimes {
@@ -1006,7 +1014,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             .idle_fraction(), capped.max_in_flight(0))
         );
     }
-    // book/src/ch07.md:2992
+    // book/src/ch07.md:2995
     tangle_runtime::cell(21);
     tangle_runtime::figure::svg(
         "pipeline-overlap-dw",
@@ -1161,7 +1169,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch07.md:3126
+    // book/src/ch07.md:3129
     tangle_runtime::cell(22);
     let v5p = Hardware::spec(TPU_V5P);
     let chips_per_host = 4;
@@ -1196,7 +1204,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
     }
-    // book/src/ch07.md:3190
+    // book/src/ch07.md:3193
     tangle_runtime::cell(23);
     println!(
         "{:<12} {:>13} {:>20} {:>21}  {}", "node type", "GPUs per node",
@@ -1215,7 +1223,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             .link()), e9(hw.domain_egress())
         );
     }
-    // book/src/ch07.md:3232
+    // book/src/ch07.md:3235
     tangle_runtime::cell(24);
     let span = Span::AcrossDomains { axes: 1 };
     let h100 = Hardware::spec(H100);
@@ -1238,7 +1246,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "DeepSeek batch schedule: {} to {} tokens (3,072 to 15,360 sequences of 4,096)",
         3072 * 4096, 15_360 * 4096
     );
-    // book/src/ch07.md:3344
+    // book/src/ch07.md:3347
     tangle_runtime::cell(25);
     for run in [DEEPSEEK_V3_RUN, LLAMA_31_RUN] {
         run.validate()?;
@@ -1256,7 +1264,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "Llama 3.1 405B: largest TP inside an H100 node {tp:.1}, so 8-way TP hides"
     );
-    // book/src/ch07.md:3459
+    // book/src/ch07.md:3462
     tangle_runtime::cell(26);
     use ch06::{param_count, TrainingConfig};
     let llama2_13b = TrainingConfig {
@@ -1275,7 +1283,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         p.ffn as f64 / 1e9, p.attention as f64 / 1e9, p.embeddings as f64 / 1e9, p
         .total() as f64 / 1e9
     );
-    // book/src/ch07.md:3500
+    // book/src/ch07.md:3503
     tangle_runtime::cell(27);
     let total = p.total() as f64;
     let m = step_memory(&LLAMA2_13B, total, 16e6)?;
@@ -1283,7 +1291,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "states (2 + 4 + 4) * {:.2}B = {:.0} GB; activations 2LB(D + 2F) = {:.1} TB",
         total / 1e9, m.states / 1e9, m.activations / 1e12
     );
-    // book/src/ch07.md:3519
+    // book/src/ch07.md:3522
     tangle_runtime::cell(28);
     let v5p = Hardware::spec(TPU_V5P);
     let chips: u64 = 16 * 16 * 16;
@@ -1332,7 +1340,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             100.0 * mfu, total / 1e9, step * 1e3
         );
     }
-    // book/src/ch07.md:3604
+    // book/src/ch07.md:3607
     tangle_runtime::cell(29);
     for chip in [H100, B200] {
         let hw = Hardware::spec(chip);
@@ -1342,7 +1350,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             LLAMA3_70B, & hw, Span::InDomain { axes : 1 }) ?
         );
     }
-    // book/src/ch07.md:3621
+    // book/src/ch07.md:3624
     tangle_runtime::cell(30);
     let hw = Hardware::spec(H100);
     let out = Span::AcrossDomains { axes: 1 };
@@ -1351,7 +1359,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         DEEPSEEK_V3.sparsity(), min_tokens_per_chip(& DEEPSEEK_V3, & hw, out) ?,
         fsdp_max_chips(& DEEPSEEK_V3, & hw, out, 62_914_560.0) ?
     );
-    // book/src/ch07.md:3636
+    // book/src/ch07.md:3639
     tangle_runtime::cell(31);
     let v5p = Hardware::spec(TPU_V5P);
     let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
@@ -1364,7 +1372,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             .ratio()
         );
     }
-    // book/src/ch07.md:3660
+    // book/src/ch07.md:3663
     tangle_runtime::cell(32);
     let flat = Run {
         layout: Layout { tp: 8, pp: 1, dp: 2048 },
@@ -1377,7 +1385,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             have, need, if have >= need { Bound::Compute } else { Bound::Communication }
         );
     }
-    // book/src/ch07.md:3678
+    // book/src/ch07.md:3681
     tangle_runtime::cell(33);
     let unit = ch06::StageTimes::TRANSFORMER;
     let scaled = |k: f64| ch06::StageTimes {
@@ -1397,7 +1405,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
     }
-    // book/src/ch07.md:3707
+    // book/src/ch07.md:3710
     tangle_runtime::cell(34);
     for stages in [2usize, 8] {
         let m = (1..)
@@ -1415,7 +1423,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             as usize) ?, idle(ch06::Schedule::GPipe, m as usize - 1) ?
         );
     }
-    // book/src/ch07.md:3728
+    // book/src/ch07.md:3731
     tangle_runtime::cell(35);
     let v5p = Hardware::spec(TPU_V5P);
     let floor = min_tokens_per_domain(&DEEPSEEK_V3, &v5p)?;

@@ -3,7 +3,7 @@
 
 use ch07::*;
 
-// book/src/ch07.md:560
+// book/src/ch07.md:563
 #[test]
 fn memory_formula_tracks_published_totals_of_representable_rows() {
     let close = [
@@ -22,7 +22,7 @@ fn memory_formula_tracks_published_totals_of_representable_rows() {
     assert!(KIMI_K3.memory_params() > 1.5 * KIMI_K3.published_params.unwrap());
 }
 
-// book/src/ch07.md:571
+// book/src/ch07.md:574
 #[test]
 fn activated_width_is_k_times_f_and_dense_is_one_expert() {
     assert_eq!(DEEPSEEK_V3.active_width(), 18_432.0);
@@ -40,7 +40,7 @@ fn activated_width_is_k_times_f_and_dense_is_one_expert() {
     assert!(matches!(bad.validate(), Err(ParallelError::Mismatch { .. })));
 }
 
-// book/src/ch07.md:585
+// book/src/ch07.md:588
 #[test]
 fn measured_mode_scales_flops_and_bandwidth() {
     let spec = Hardware::spec(H800);
@@ -52,7 +52,7 @@ fn measured_mode_scales_flops_and_bandwidth() {
     assert!(spec.collective(Span::InDomain { axes : 0 }).is_err());
 }
 
-// book/src/ch07.md:790
+// book/src/ch07.md:793
 #[test]
 fn ridge_is_where_weight_traffic_clocks_are_equal() {
     for chip in CHIPS {
@@ -70,7 +70,7 @@ fn ridge_is_where_weight_traffic_clocks_are_equal() {
     }
 }
 
-// book/src/ch07.md:805
+// book/src/ch07.md:808
 #[test]
 fn activation_traffic_ratio_ignores_the_batch() {
     let hw = Hardware::spec(H100);
@@ -84,7 +84,7 @@ fn activation_traffic_ratio_ignores_the_batch() {
     assert!(primer_clock(& LLAMA2_13B, & hw, span, 1, - 1.0, Traffic::Weights).is_err());
 }
 
-// book/src/ch07.md:816
+// book/src/ch07.md:819
 #[test]
 fn ridge_curve_saturates_at_one() {
     let hw = Hardware::spec(TPU_V5P);
@@ -95,7 +95,7 @@ fn ridge_curve_saturates_at_one() {
     assert_eq!(c[2].1, 1.0);
 }
 
-// book/src/ch07.md:953
+// book/src/ch07.md:956
 #[test]
 fn dp_ridge_is_where_backward_clocks_meet_and_scales_with_sparsity() {
     let hw = Hardware::spec(H100);
@@ -111,7 +111,7 @@ fn dp_ridge_is_where_backward_clocks_meet_and_scales_with_sparsity() {
     assert!(ring_factor(0).is_err());
 }
 
-// book/src/ch07.md:968
+// book/src/ch07.md:971
 #[test]
 fn published_numbers_for_data_parallelism() {
     let v5p = Hardware::spec(TPU_V5P);
@@ -132,7 +132,7 @@ fn published_numbers_for_data_parallelism() {
     assert_eq!(largest_replicated_model(& v5p), 9.6e9);
 }
 
-// book/src/ch07.md:979
+// book/src/ch07.md:982
 #[test]
 fn more_axes_lower_the_tpu_floor_but_not_the_gpu_one() {
     let tpu = Hardware::spec(TPU_V5P);
@@ -147,7 +147,7 @@ fn more_axes_lower_the_tpu_floor_but_not_the_gpu_one() {
     assert_eq!(g1, g3);
 }
 
-// book/src/ch07.md:1132
+// book/src/ch07.md:1135
 #[test]
 fn fsdp_has_the_dp_ridge_and_divides_memory() {
     let hw = Hardware::spec(TPU_V5P);
@@ -171,7 +171,7 @@ fn fsdp_has_the_dp_ridge_and_divides_memory() {
     );
 }
 
-// book/src/ch07.md:1150
+// book/src/ch07.md:1153
 #[test]
 fn llama3_70b_estimate_matches_the_published_one() {
     let hw = Hardware::spec(TPU_V5P);
@@ -181,7 +181,7 @@ fn llama3_70b_estimate_matches_the_published_one() {
     assert!((days - 17.0).abs() < 0.5, "{days}");
 }
 
-// book/src/ch07.md:1159
+// book/src/ch07.md:1162
 #[test]
 fn training_days_rejects_impossible_utilisation() {
     let hw = Hardware::spec(TPU_V5P);
@@ -195,7 +195,7 @@ fn training_days_rejects_impossible_utilisation() {
     assert!((d1 / d2 - 2.0).abs() < 1e-12);
 }
 
-// book/src/ch07.md:1324
+// book/src/ch07.md:1327
 #[test]
 fn tp_bound_is_where_clocks_meet_and_batch_free() {
     let hw = Hardware::spec(TPU_V5P);
@@ -212,7 +212,7 @@ fn tp_bound_is_where_clocks_meet_and_batch_free() {
     assert!(tp_layer_clock(& LLAMA3_70B, & hw, span, 0, 1e4).is_err());
 }
 
-// book/src/ch07.md:1758
+// book/src/ch07.md:1761
 #[test]
 fn the_fastest_mesh_brackets_the_closed_form_optimum() {
     let hw = Hardware::spec(TPU_V5P);
@@ -243,7 +243,7 @@ fn the_fastest_mesh_brackets_the_closed_form_optimum() {
     assert!(fastest_split(& []).is_none());
 }
 
-// book/src/ch07.md:1879
+// book/src/ch07.md:1882
 #[test]
 fn optimal_fsdp_degree_balances_the_two_collectives() {
     let hw = Hardware::spec(TPU_V5P);
@@ -263,7 +263,7 @@ fn optimal_fsdp_degree_balances_the_two_collectives() {
     );
 }
 
-// book/src/ch07.md:1896
+// book/src/ch07.md:1899
 #[test]
 fn mixed_floor_is_where_the_balanced_mesh_turns_compute_bound() {
     let hw = Hardware::spec(TPU_V5P);
@@ -277,7 +277,7 @@ fn mixed_floor_is_where_the_balanced_mesh_turns_compute_bound() {
     }
 }
 
-// book/src/ch07.md:1909
+// book/src/ch07.md:1912
 #[test]
 fn gpu_mix_keeps_tp_inside_the_domain() {
     let hw = Hardware::spec(H100);
@@ -315,7 +315,7 @@ fn gpu_mix_keeps_tp_inside_the_domain() {
     );
 }
 
-// book/src/ch07.md:2075
+// book/src/ch07.md:2078
 #[test]
 fn ep_regimes_match_the_closed_forms_without_shared_experts() {
     let hw = Hardware::spec(H100);
@@ -347,7 +347,7 @@ fn ep_regimes_match_the_closed_forms_without_shared_experts() {
     );
 }
 
-// book/src/ch07.md:2095
+// book/src/ch07.md:2098
 #[test]
 fn ep_checks_its_inputs() {
     let hw = Hardware::spec(H100);
@@ -362,7 +362,7 @@ fn ep_checks_its_inputs() {
     assert_eq!(ep_layer_clock(& DEEPSEEK_V3, & hw, 1, 100.0).unwrap().local_comms, 0.0);
 }
 
-// book/src/ch07.md:2568
+// book/src/ch07.md:2571
 fn tiny_blocks(
     n: usize,
     d: usize,
@@ -378,13 +378,13 @@ fn tiny_blocks(
     (w_in, w_out)
 }
 
-// book/src/ch07.md:2576
+// book/src/ch07.md:2579
 fn microbatches(m: usize, rows: usize, d: usize) -> Vec<Vec<f32>> {
     let mut rng = ch02::Rng::new(99);
     (0..m).map(|_| (0..rows * d).map(|_| rng.normal() as f32).collect()).collect()
 }
 
-// book/src/ch07.md:2581
+// book/src/ch07.md:2584
 #[test]
 fn every_split_and_schedule_computes_the_same_step() {
     let (d, f) = (8, 32);
@@ -443,7 +443,7 @@ fn every_split_and_schedule_computes_the_same_step() {
     }
 }
 
-// book/src/ch07.md:2609
+// book/src/ch07.md:2612
 #[test]
 fn pipeline_gradients_match_finite_differences() {
     let (d, f) = (4, 8);
@@ -476,7 +476,7 @@ fn pipeline_gradients_match_finite_differences() {
     );
 }
 
-// book/src/ch07.md:2628
+// book/src/ch07.md:2631
 #[test]
 fn gelu_grad_is_the_slope_of_chapter_2s_gelu() {
     for x in [-3.0f32, -1.0, -0.2, 0.0, 0.4, 1.5, 3.0] {
@@ -486,7 +486,7 @@ fn gelu_grad_is_the_slope_of_chapter_2s_gelu() {
     }
 }
 
-// book/src/ch07.md:2637
+// book/src/ch07.md:2640
 #[test]
 fn threaded_pipeline_rejects_bad_plans() {
     let (d, f) = (4, 8);
@@ -527,7 +527,7 @@ fn threaded_pipeline_rejects_bad_plans() {
     );
 }
 
-// book/src/ch07.md:2931
+// book/src/ch07.md:2934
 #[test]
 fn fused_split_simulator_reproduces_chapter_6_one_f1b() {
     let split = SplitTimes {
@@ -553,7 +553,7 @@ fn fused_split_simulator_reproduces_chapter_6_one_f1b() {
     }
 }
 
-// book/src/ch07.md:2942
+// book/src/ch07.md:2945
 #[test]
 fn filling_idle_slots_never_loses_and_wins_when_there_is_a_bubble() {
     let split = SplitTimes {
@@ -591,7 +591,7 @@ fn filling_idle_slots_never_loses_and_wins_when_there_is_a_bubble() {
     assert!(simulate_split_pipeline(4, 0, split, any).is_err());
 }
 
-// book/src/ch07.md:2960
+// book/src/ch07.md:2963
 #[test]
 fn split_timeline_respects_dependencies() {
     let split = SplitTimes {
@@ -638,7 +638,7 @@ fn split_timeline_respects_dependencies() {
     }
 }
 
-// book/src/ch07.md:2982
+// book/src/ch07.md:2985
 #[test]
 fn pipeline_hop_is_cheap_and_checked() {
     let hw = Hardware::spec(H100);
@@ -651,7 +651,7 @@ fn pipeline_hop_is_cheap_and_checked() {
     );
 }
 
-// book/src/ch07.md:3166
+// book/src/ch07.md:3169
 #[test]
 fn dcn_floor_is_where_cross_domain_clocks_meet() {
     let hw = Hardware::spec(TPU_V5P);
@@ -665,7 +665,7 @@ fn dcn_floor_is_where_cross_domain_clocks_meet() {
     assert!(tpu_recipe(& LLAMA3_70B, & hw, 100.0).is_err());
 }
 
-// book/src/ch07.md:3375
+// book/src/ch07.md:3378
 #[test]
 fn worked_examples_validate_and_match_the_published_numbers() {
     assert_eq!(DEEPSEEK_V3_RUN.batch, 62_914_560.0);
@@ -687,7 +687,7 @@ fn worked_examples_validate_and_match_the_published_numbers() {
     );
 }
 
-// book/src/ch07.md:3388
+// book/src/ch07.md:3391
 #[test]
 fn gpu_ridges_match_the_published_ones() {
     let span = Span::AcrossDomains { axes: 1 };
@@ -698,7 +698,7 @@ fn gpu_ridges_match_the_published_ones() {
     assert!((need / 1e6 - 40.6).abs() < 0.05, "{need}");
 }
 
-// book/src/ch07.md:3567
+// book/src/ch07.md:3570
 #[test]
 fn llama2_answers_follow_from_the_shapes() {
     let cfg = ch06::TrainingConfig {
@@ -721,7 +721,7 @@ fn llama2_answers_follow_from_the_shapes() {
     assert!(step_memory(& LLAMA2_13B, - 1.0, 16e6).is_err());
 }
 
-// book/src/ch07.md:3584
+// book/src/ch07.md:3587
 #[test]
 fn ten_bytes_per_parameter_is_chapter_6_weights_plus_moments() {
     use ch06::{Precision, StateComponent};
