@@ -4,10 +4,7 @@
 //! Chapter 6, distributed and frontier training: memory ledgers, ZeRO sharding, tensor and
 //! pipeline parallelism, and the layout planner that composes them.
 
-// book/src/ch06.md:32
-
-
-
+// book/src/ch06.md:35
 use std::fmt;
 
 /// Bytes in one gibibyte. Every memory figure in this chapter is printed in GiB, because

@@ -15,7 +15,7 @@ fn main() {
 /// The chapter's run cells, in order; `?` in a cell ends the program with its error.
 fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::cell(0);
-    // book/src/ch07.md:291
+    // book/src/ch07.md:301
     println!("{:<12} {:>7} {:>5} {:>7} {:>5} {:>8} {:>5} {:>6} {:>8} {:>8}",
         "chip", "C TF/s", "sust", "W GB/s", "achv", "out GB/s", "HBM", "domain", "C/W link", "C/W out");
     for chip in CHIPS {
@@ -28,7 +28,51 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(1);
-    // book/src/ch07.md:442
+    // book/src/ch07.md:358
+    tangle_runtime::figure::svg("mlp-layer", (760, 330), |root| {
+        use tangle_runtime::figure::{self, HPos, VPos, plotters::prelude::*};
+        // Arrays drawn to scale for Llama 3 70B's F / D = 3.5, with a batch a little larger than D.
+        let d = 56;
+        let f = (f64::from(d) * LLAMA3_70B.f as f64 / LLAMA3_70B.d as f64).round() as i32;
+        let b = 72;
+        let (top, gap) = (50, 34);
+        let (act, weight) = (figure::gray(0.9), figure::gray(0.68));
+        // (label, width, height, fill, symbol drawn after it)
+        let arrays = [
+            ("In[B, D]", d, b, act, "·"),
+            ("W_in[D, F]", f, d, weight, "="),
+            ("Tmp[B, F]", f, b, act, "·"),
+            ("W_out[F, D]", d, f, weight, "="),
+            ("Out[B, D]", d, b, act, ""),
+        ];
+        let mut x = 24;
+        let mut centres = Vec::new();
+        for (label, w, h, fill, symbol) in arrays {
+            root.draw(&Rectangle::new([(x, top), (x + w, top + h)], fill.filled()))?;
+            root.draw(&Rectangle::new([(x, top), (x + w, top + h)], figure::INK.stroke_width(1)))?;
+            root.draw(&Text::new(label, (x + w / 2, top - 8), figure::aligned(15.0, HPos::Center, VPos::Bottom)))?;
+            centres.push((x + w / 2, top + h));
+            // A matmul is a dot between its operands, drawn as a disc so that it reads at any size.
+            match symbol {
+                "·" => root.draw(&Circle::new((x + w + gap / 2, top + b / 2), 3, figure::INK.filled()))?,
+                "" => {}
+                _ => root.draw(&Text::new(symbol, (x + w + gap / 2, top + b / 2), figure::aligned(28.0, HPos::Center, VPos::Center)))?,
+            }
+            x += w + gap;
+        }
+        // The loop back: one layer's Out is the next layer's In, L times.
+        let y_loop = top + f + 26;
+        let (x_in, y_in) = centres[0];
+        let (x_out, y_out) = centres[4];
+        root.draw(&PathElement::new(vec![(x_out, y_out), (x_out, y_loop), (x_in, y_loop), (x_in, y_in + 10)], figure::INK.stroke_width(1)))?;
+        root.draw(&Polygon::new(vec![(x_in, y_in + 2), (x_in - 5, y_in + 12), (x_in + 5, y_in + 12)], figure::INK.filled()))?;
+        root.draw(&Text::new("Out feeds the next layer: L layers in all", ((x_in + x_out) / 2, y_loop + 6), figure::aligned(15.0, HPos::Center, VPos::Top)))?;
+        figure::legend(root, (24, y_loop + 32), &[(figure::Key::Swatch(act), "activations (scale with B)"), (figure::Key::Swatch(weight), "weights (2·D·F per layer)")], 15.0, true)?;
+        Ok(())
+    })?;
+
+    tangle_runtime::cell(2);
+    // book/src/ch07.md:526
     println!("{:<30} {:>5} {:>5} {:>6} {:>3} {:>4} {:>3} {:>9} {:>7} {:>7} {:>7}",
         "model", "D", "F", "k*F", "L", "E", "k", "published", "2DEFL", "P_mem", "error");
     for m in MODELS {
@@ -39,8 +83,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             count3(published), count3(m.comm_params()), count3(m.memory_params()), err);
     }
 
-    tangle_runtime::cell(2);
-    // book/src/ch07.md:626
+    tangle_runtime::cell(3);
+    // book/src/ch07.md:710
     tangle_runtime::figure::svg("roofline-ridge", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let tokens = log_space(100.0, 100_000.0, 301)?;
@@ -92,53 +136,103 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         Ok(())
     })?;
 
-    tangle_runtime::cell(3);
-    // book/src/ch07.md:685
+    tangle_runtime::cell(4);
+    // book/src/ch07.md:770
     let v5p = Hardware::spec(TPU_V5P);
     let axis = Span::InDomain { axes: 1 };
     println!("ridge C/W on one v5p axis: {:.0} tokens per chip", ridge(&v5p, axis)?);
     println!("{:>14} {:>16} {:>20}", "tokens / chip", "weights: math/comm", "activations: math/comm");
     for b in [640.0, 1275.0, 2550.0, 5100.0, 10_200.0] {
-        let w = primer_clock(&DENSE_DEFAULT_70B, &v5p, axis, 1, b, Traffic::Weights)?;
-        let a = primer_clock(&DENSE_DEFAULT_70B, &v5p, axis, 1, b, Traffic::Activations)?;
+        let w = primer_clock(&LLAMA3_70B, &v5p, axis, 1, b, Traffic::Weights)?;
+        let a = primer_clock(&LLAMA3_70B, &v5p, axis, 1, b, Traffic::Activations)?;
         println!("{:>14} {:>16.2} {:>20.2}", b, w.ratio(), a.ratio());
     }
 
-    tangle_runtime::cell(4);
-    // book/src/ch07.md:811
+    tangle_runtime::cell(5);
+    // book/src/ch07.md:863
+    // HBM bandwidth of a TPU v5e in bytes/s; the chip table prices links, not memory.
+    let v5e_hbm = 8.2e11;
+    println!("TPU v5e: C / W_HBM = {:.2e} / {:.1e} = {:.0} tokens per chip", TPU_V5E.flops, v5e_hbm, TPU_V5E.flops / v5e_hbm);
+
+    tangle_runtime::cell(6);
+    // book/src/ch07.md:929
     let v5p = Hardware::spec(TPU_V5P);
     for axes in [1, 3] {
         let span = Span::InDomain { axes };
-        let floor = min_tokens_per_chip(&DENSE_DEFAULT_70B, &v5p, span)?;
+        let floor = min_tokens_per_chip(&LLAMA3_70B, &v5p, span)?;
         println!("v5p DP over {axes} axis(es): {floor:.0} tokens per chip, {:.0} per {}-chip pod",
             floor * f64::from(TPU_V5P.domain), TPU_V5P.domain);
     }
     println!("largest model pure DP fits on one v5p: {:.1}B parameters",
         largest_replicated_model(&v5p) / 1e9);
-    let oss = Model { label: "MoE E=128, k=4", experts: 128, active: 4, ..DENSE_DEFAULT_70B };
+    let oss = Model { label: "MoE E=128, k=4", experts: 128, active: 4, ..LLAMA3_70B };
     let h100 = Hardware::spec(H100);
     let floor = min_tokens_per_chip(&oss, &h100, Span::AcrossDomains { axes: 1 })?;
     println!("MoE floor on H100 across nodes: (E/k) * C/W = {} * {:.0} = {floor:.0} tokens per GPU",
         oss.sparsity(), ridge(&h100, Span::AcrossDomains { axes: 1 })?);
 
-    tangle_runtime::cell(5);
-    // book/src/ch07.md:965
+    tangle_runtime::cell(7);
+    // book/src/ch07.md:1109
     let v5p = Hardware::spec(TPU_V5P);
     let pod = Span::InDomain { axes: 3 };
     let pods = |chips: u64| chips as f64 / f64::from(TPU_V5P.domain);
-    let n = fsdp_max_chips(&DENSE_DEFAULT_70B, &v5p, pod, 40e6)?;
+    let n = fsdp_max_chips(&LLAMA3_70B, &v5p, pod, 40e6)?;
     println!("40M-token batch: FSDP up to {n} chips ({:.2} pods)", pods(n));
-    let n = fsdp_max_chips(&DENSE_DEFAULT_70B, &v5p, pod, 16e6)?;
+    let n = fsdp_max_chips(&LLAMA3_70B, &v5p, pod, 16e6)?;
     let flops = 6.0 * 15e12 * 70e9;
     let days = training_days(flops, n, &v5p, 0.5)?;
     println!("LLaMA-3 70B: {flops:.2e} FLOPs, 16M-token batch on {n} chips ({:.2} pods), {days:.1} days at 50% MFU",
         pods(n));
-    let mem = fsdp_memory(&DENSE_DEFAULT_70B, n, 16e6)?;
+    let mem = fsdp_memory(&LLAMA3_70B, n, 16e6)?;
     println!("per chip: {:.2} GB of weights and Adam state, {:.1} GB of checkpoints, fits in 96 GB: {}",
         mem.states / 1e9, mem.activations / 1e9, mem.fits(&v5p));
 
-    tangle_runtime::cell(6);
-    // book/src/ch07.md:1080
+    tangle_runtime::cell(8);
+    // book/src/ch07.md:1190
+    tangle_runtime::figure::svg("tp-sharding", (760, 250), |root| {
+        use tangle_runtime::figure::{self, HPos, VPos, plotters::prelude::*};
+        let tp = 4;
+        let shades: Vec<RGBColor> = (0..tp).map(|i| figure::gray(0.92 - 0.12 * f64::from(i))).collect();
+        let (d, f, b) = (80, 280, 84);
+        let (top, gap) = (62, 34);
+        // Draws an array as `tp` column blocks, block i shaded as chip i; labels the blocks when wide.
+        let blocks = |x: i32, w: i32, h: i32, label: &str, name_blocks: bool| -> Result<(), Box<dyn std::error::Error>> {
+            let bw = w / tp;
+            for (i, shade) in shades.iter().enumerate() {
+                let x0 = x + bw * i as i32;
+                root.draw(&Rectangle::new([(x0, top), (x0 + bw, top + h)], shade.filled()))?;
+                root.draw(&Rectangle::new([(x0, top), (x0 + bw, top + h)], figure::INK.stroke_width(1)))?;
+                if name_blocks {
+                    root.draw(&Text::new(format!("chip {i}"), (x0 + bw / 2, top + h / 2), figure::aligned(14.0, HPos::Center, VPos::Center)))?;
+                }
+            }
+            root.draw(&Text::new(label.to_string(), (x + w / 2, top - 10), figure::aligned(15.0, HPos::Center, VPos::Bottom)))?;
+            Ok(())
+        };
+        let x_in = 30;
+        blocks(x_in, d, b, "In[B, D], gathered", false)?;
+        let x_w = x_in + d + gap;
+        root.draw(&Circle::new((x_in + d + gap / 2, top + b / 2), 3, figure::INK.filled()))?;
+        blocks(x_w, f, d, "W_in[D, F_TP]", true)?;
+        let x_t = x_w + f + gap;
+        root.draw(&Text::new("=", (x_w + f + gap / 2, top + b / 2), figure::aligned(28.0, HPos::Center, VPos::Center)))?;
+        blocks(x_t, f, b, "Tmp[B, F_TP]", true)?;
+        let notes = [
+            (x_in + d / 2, "D-slices from all chips"),
+            (x_w + f / 2, "each chip stores F/TP columns"),
+            (x_t + f / 2, "each chip computes its own columns"),
+        ];
+        for (x, note) in notes {
+            root.draw(&Text::new(note, (x, top + d.max(b) + 14), figure::aligned(14.0, HPos::Center, VPos::Top)))?;
+        }
+        root.draw(&Text::new(
+            format!("TP = {tp}: W_out[F_TP, D] is split the same way, by rows, and its partial outputs are reduce-scattered"),
+            (380, top + d.max(b) + 50), figure::aligned(14.0, HPos::Center, VPos::Top)))?;
+        Ok(())
+    })?;
+
+    tangle_runtime::cell(9);
+    // book/src/ch07.md:1291
     let spans = [
         ("v5p 1 axis", Hardware::spec(TPU_V5P), Span::InDomain { axes: 1 }),
         ("H100 NVLink", Hardware::spec(H100), Span::InDomain { axes: 1 }),
@@ -148,15 +242,15 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     print!("{:<30}", "largest TP degree");
     for (name, _, _) in spans { print!(" {name:>12}"); }
     println!();
-    for m in MODELS.iter().filter(|m| m.live) {
+    for m in MODELS.iter().filter(|m| m.representable) {
         print!("{:<30}", m.label);
         for (_, hw, span) in spans { print!(" {:>12.1}", tp_max(m, &hw, span)?); }
         println!();
     }
     println!("F needed for 8-way TP on v5p: {:.0}", 8.0 * ridge(&Hardware::spec(TPU_V5P), Span::InDomain { axes: 1 })?);
 
-    tangle_runtime::cell(7);
-    // book/src/ch07.md:1355
+    tangle_runtime::cell(10);
+    // book/src/ch07.md:1566
     let v5p = Hardware::spec(TPU_V5P);
     let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
     let dp = optimal_fsdp_degree(&wide, &v5p, 64, 48_000.0, 2, 1)?;
@@ -176,8 +270,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     let crossing = 4096.0 * floor;
     println!("16x16x16 slice: FLOPs curve meets the mixed comms curve at B = {crossing:.3e}");
 
-    tangle_runtime::cell(8);
-    // book/src/ch07.md:1396
+    tangle_runtime::cell(11);
+    // book/src/ch07.md:1608
     tangle_runtime::figure::svg("mixed-ratio-4x4x4", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let sweep = mixed_sweep(&wide, &v5p, 64, &log_space(640.0, 640_000.0, 241)?)?;
@@ -218,8 +312,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         Ok(())
     })?;
 
-    tangle_runtime::cell(9);
-    // book/src/ch07.md:1440
+    tangle_runtime::cell(12);
+    // book/src/ch07.md:1652
     tangle_runtime::figure::svg("mixed-times-16x16x16", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let chips = 4096;
@@ -267,46 +361,170 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         Ok(())
     })?;
 
-    tangle_runtime::cell(10);
-    // book/src/ch07.md:1494
+    tangle_runtime::cell(13);
+    // book/src/ch07.md:1730
+    let sweep = split_sweep(&wide, &v5p, 64, 48_000.0, (2, 1))?;
+    let (best, _) = fastest_split(&sweep).ok_or("a sweep over 64 chips has rows")?;
+    println!("N = 64, B = 48,000, F = 32,768: T_math = {:.1} us at every split", sweep[0].1.math * 1e6);
+    println!("{:>3} {:>3} {:>12} {:>10} {:>13} {:>11}", "DP", "TP", "T_FSDP (us)", "T_TP (us)", "network (us)", "math/comms");
+    for (dp, c) in &sweep {
+        println!("{:>3} {:>3} {:>12.1} {:>10.1} {:>13.1} {:>11.2}{}", dp, 64 / dp, c.fsdp_comms * 1e6, c.tp_comms * 1e6,
+            c.clock().comms * 1e6, c.clock().ratio(), if *dp == best { "  <- fastest" } else { "" });
+    }
+    println!("closed form (7.10): DP_opt = {:.2}", optimal_fsdp_degree(&wide, &v5p, 64, 48_000.0, 2, 1)?);
+
+    tangle_runtime::cell(14);
+    // book/src/ch07.md:1784
+    tangle_runtime::figure::svg("fsdp-tp-split", (720, 420), |root| {
+        use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
+        let dps = log_space(1.0, 64.0, 241)?;
+        let clocks = dps.iter().map(|&dp| mixed_clock_relaxed(&wide, &v5p, 64.0, dp, (2, 1), 48_000.0)).collect::<std::result::Result<Vec<_>, _>>()?;
+        // The x axis is log2(DP), so that its ticks fall on the meshes that exist.
+        let us = |f: fn(&MixedClock) -> f64| -> Vec<(f64, f64)> { dps.iter().zip(&clocks).map(|(&x, c)| (x.log2(), 1e6 * f(c))).collect() };
+        let dp_opt = optimal_fsdp_degree(&wide, &v5p, 64, 48_000.0, 2, 1)?;
+        let mut chart = ChartBuilder::on(root)
+            .margin(16)
+            .margin_top(44)
+            .margin_right(24)
+            .x_label_area_size(48)
+            .y_label_area_size(72)
+            .build_cartesian_2d(0.0..6.0, (20.0..20_000.0).log_scale())?;
+        chart
+            .configure_mesh()
+            .x_desc("FSDP degree DP (TP = 64 / DP), log scale")
+            .y_desc("time per layer, µs (log scale)")
+            .x_labels(7)
+            .x_label_formatter(&|v: &f64| format!("{:.0}", v.exp2()))
+            .y_label_formatter(&|v: &f64| ch06::grouped(v.round() as u64))
+            .book_style(16.0)
+            .draw()?;
+        chart.draw_series(LineSeries::new(us(|c| c.math), figure::gray(0.55).stroke_width(2)))?;
+        chart.draw_series(DashedLineSeries::new(us(|c| c.fsdp_comms), 9, 5, figure::gray(0.3).stroke_width(2)))?;
+        chart.draw_series(DottedLineSeries::new(us(|c| c.tp_comms), 0, 5, |p| Circle::new(p, 1.5, figure::gray(0.2).filled())))?;
+        chart.draw_series(LineSeries::new(us(|c| c.clock().comms), figure::INK.stroke_width(3)))?;
+        // The meshes that exist: powers of two, with the fastest one ringed.
+        for (dp, c) in &sweep {
+            let at = ((*dp as f64).log2(), 1e6 * c.clock().comms);
+            chart.draw_series([Circle::new(at, 4, figure::INK.filled())])?;
+            if *dp == best {
+                chart.draw_series([Circle::new(at, 9, figure::INK.stroke_width(2))])?;
+                let (px, py) = chart.plotting_area().map_coordinate(&at);
+                root.draw(&Text::new(format!("{best} x {}", 64 / best), (px + 12, py + 4), figure::aligned(15.0, HPos::Left, VPos::Top)))?;
+            }
+        }
+        let (x, y_top) = chart.plotting_area().map_coordinate(&(dp_opt.log2(), 20_000.0));
+        let (_, y_bottom) = chart.plotting_area().map_coordinate(&(dp_opt.log2(), 20.0));
+        root.draw(&PathElement::new(vec![(x, y_top), (x, y_bottom)], figure::gray(0.6).stroke_width(1)))?;
+        root.draw(&Text::new(format!("DP_opt = {dp_opt:.2}"), (x - 6, y_bottom - 8), figure::aligned(15.0, HPos::Right, VPos::Bottom)))?;
+        figure::legend(
+            root,
+            (80, 10),
+            &[
+                (Key::Solid(figure::INK), "network (slower of the two)"),
+                (Key::Dashed(figure::gray(0.3)), "FSDP weights"),
+                (Key::Dotted(figure::gray(0.2)), "TP activations"),
+                (Key::Solid(figure::gray(0.55)), "math"),
+            ],
+            15.0,
+            true,
+        )?;
+        Ok(())
+    })?;
+
+    tangle_runtime::cell(15);
+    // book/src/ch07.md:1847
     let b = 4e6;
     for chip in [H100, H800] {
         let hw = Hardware::spec(chip);
         for tp in [1, 2, 4, 8] {
-            let c = mixed_layer_clock(&DENSE_DEFAULT_70B, &hw, Mesh { dp: 1024 / tp, tp, dp_axes: 1, tp_axes: 1 }, b)?;
+            let c = mixed_layer_clock(&LLAMA3_70B, &hw, Mesh { dp: 1024 / tp, tp, dp_axes: 1, tp_axes: 1 }, b)?;
             println!("{:<5} TP={tp}: math {:.3} ms, FSDP {:.3} ms, TP {:.3} ms -> math/comms {:.2}", chip.name,
                 c.math * 1e3, c.fsdp_comms * 1e3, c.tp_comms * 1e3, c.clock().ratio());
         }
-        let (mesh, _) = best_gpu_mesh(&DENSE_DEFAULT_70B, &hw, 1024, b)?;
+        let (mesh, _) = best_gpu_mesh(&LLAMA3_70B, &hw, 1024, b)?;
         println!("{:<5} best: {}-way FSDP x {}-way TP", chip.name, mesh.dp, mesh.tp);
     }
 
-    tangle_runtime::cell(11);
-    // book/src/ch07.md:1676
-    let wide = Model { label: "wide-expert variant", f: 16_384, experts: 65, active: 2, ..MOE_685B };
+    tangle_runtime::cell(16);
+    // book/src/ch07.md:2046
+    let wide = Model { label: "wide-expert variant", f: 16_384, experts: 65, active: 2, ..DEEPSEEK_V3 };
     let (h100, h800) = (Hardware::spec(H100), Hardware::spec(H800));
     println!("{:>4} {:>10} {:>10} {:>10} {:>10} {:>10}", "EP", "H100 ratio", "H800 ratio", "F_min", "wide ratio", "wide F_min");
     for ep in [8, 16, 32, 64] {
         let ratio = |m: &Model, hw: &Hardware| ep_layer_clock(m, hw, ep, 1.0).map(|c| c.clock().ratio());
-        println!("{:>4} {:>10.2} {:>10.2} {:>10.0} {:>10.2} {:>10.0}", ep, ratio(&MOE_685B, &h100)?,
-            ratio(&MOE_685B, &h800)?, ep_min_expert_width(&MOE_685B, &h100, ep)?,
+        println!("{:>4} {:>10.2} {:>10.2} {:>10.0} {:>10.2} {:>10.0}", ep, ratio(&DEEPSEEK_V3, &h100)?,
+            ratio(&DEEPSEEK_V3, &h800)?, ep_min_expert_width(&DEEPSEEK_V3, &h100, ep)?,
             ratio(&wide, &h100)?, ep_min_expert_width(&wide, &h100, ep)?);
     }
     println!("G * alpha on H100 = {:.0}", f64::from(H100.domain) * h100.flops() / h100.domain_egress());
 
-    tangle_runtime::cell(12);
-    // book/src/ch07.md:1797
+    tangle_runtime::cell(17);
+    // book/src/ch07.md:2181
     let h100 = Hardware::spec(H100);
-    let hop = pp_hop_clock(&DENSE_DEFAULT_70B, &h100, Span::AcrossDomains { axes: 1 }, 16, 4096.0)?;
+    let hop = pp_hop_clock(&LLAMA3_70B, &h100, Span::AcrossDomains { axes: 1 }, 16, 4096.0)?;
     println!("4,096-token microbatch: stage forward {:.2} ms, hop {:.3} ms, hop/compute {:.3}",
         hop.math * 1e3, hop.comms * 1e3, 1.0 / hop.ratio());
-    let stage_layers = DENSE_DEFAULT_70B.layers as f64 / 16.0;
-    let hop_bytes = 2.0 * 4096.0 * DENSE_DEFAULT_70B.d as f64 / stage_layers;
+    let stage_layers = LLAMA3_70B.layers as f64 / 16.0;
+    let hop_bytes = 2.0 * 4096.0 * LLAMA3_70B.d as f64 / stage_layers;
     println!("bytes per layer: pipeline hop {:.1} MB, TP gathers {:.1} MB ({}x)", hop_bytes / 1e6, 4.0 * 4096.0 * 8192.0 / 1e6,
         4.0 * 4096.0 * 8192.0 / hop_bytes);
 
-    tangle_runtime::cell(13);
-    // book/src/ch07.md:2014
+    tangle_runtime::cell(18);
+    // book/src/ch07.md:2512
+    let config = ch02::GptConfig { vocab_size: 256, block_size: 64, d_model: 256, n_heads: 4, n_layers: 4, mlp_ratio: 4 };
+    let tiny = ch02::TinyGpt::new(config, 7)?;
+    let blocks = MlpBlock::of_model(&tiny);
+    let tokens_per_microbatch = 256;
+    let mut rng = ch02::Rng::new(11);
+    let inputs: Vec<Vec<f32>> = (0..8).map(|_| (0..tokens_per_microbatch * config.d_model).map(|_| rng.normal() as f32).collect()).collect();
+    // Two runs of one configuration; the one with the shorter step is the less disturbed.
+    let best_of_two = |split: &[usize], schedule: ch06::Schedule, m: usize| -> std::result::Result<ThreadedRun, ParallelError> {
+        let mut best: Option<ThreadedRun> = None;
+        for _ in 0..2 {
+            let run = run_threaded_pipeline(&blocks, split, schedule, &inputs[..m])?;
+            if best.as_ref().is_none_or(|b| run.timeline.makespan() < b.timeline.makespan()) {
+                best = Some(run);
+            }
+        }
+        best.ok_or(ParallelError::ZeroCount { what: "runs" })
+    };
+    let balanced = best_of_two(&[2, 2], ch06::Schedule::GPipe, 8)?;
+    let times = balanced.stage_times();
+    println!("2 stages x 2 blocks, {tokens_per_microbatch}-token microbatches: forward {:.1} ms, backward {:.1} ms ({:.1}x)",
+        1e3 * times[0].forward, 1e3 * times[0].backward, times[0].backward / times[0].forward);
+    println!("{:<6} {:>5} {:>3} {:>9} {:>10} {:>8}", "order", "split", "m", "measured", "simulated", "formula");
+    let mut agree = true;
+    let runs = [
+        (ch06::Schedule::GPipe, [2, 2], 1), (ch06::Schedule::GPipe, [2, 2], 2), (ch06::Schedule::GPipe, [2, 2], 4),
+        (ch06::Schedule::GPipe, [2, 2], 8), (ch06::Schedule::OneFOneB, [2, 2], 8),
+    ];
+    for (schedule, split, m) in runs {
+        let run = if m == 8 && schedule == ch06::Schedule::GPipe { balanced.clone() } else { best_of_two(&split, schedule, m)? };
+        let (measured, simulated) = (run.timeline.idle_fraction(), run.simulated()?.idle_fraction());
+        agree &= (measured - simulated).abs() <= 0.05;
+        println!("{:<6} {:>5} {:>3} {:>9.2} {:>10.2} {:>8.2}", schedule.label(), format!("{}+{}", split[0], split[1]), m,
+            measured, simulated, ch06::pipeline_bubble_fraction(2, m as u64)?);
+    }
+    println!("every measured idle fraction within 0.05 of the simulator's: {agree}");
+
+    tangle_runtime::cell(19);
+    // book/src/ch07.md:2670
+    let unit = ch06::StageTimes::TRANSFORMER;
+    let scaled = |k: f64| ch06::StageTimes { forward: k * unit.forward, backward: k * unit.backward };
+    let gpipe = ch06::Schedule::GPipe.orders(2, 8)?;
+    let even = ch06::simulate_orders(&gpipe, &[scaled(2.0), scaled(2.0)])?;
+    let uneven = ch06::simulate_orders(&gpipe, &[scaled(3.0), scaled(1.0)])?;
+    println!("simulated, 8 microbatches: 2+2 step {:.0} units, idle {:.2}; 3+1 step {:.0} units, idle {:.2} ({:.2}x)",
+        even.makespan(), even.idle_fraction(), uneven.makespan(), uneven.idle_fraction(), uneven.makespan() / even.makespan());
+    let lopsided = best_of_two(&[3, 1], ch06::Schedule::GPipe, 8)?;
+    let (measured, simulated) = (lopsided.timeline.idle_fraction(), lopsided.simulated()?.idle_fraction());
+    let t = lopsided.stage_times();
+    println!("threads, 3+1: stage 0 takes {:.1}x as long as stage 1; idle {measured:.2} measured, {simulated:.2} simulated from its durations",
+        (t[0].forward + t[0].backward) / (t[1].forward + t[1].backward));
+    println!("measured within 0.05 of the simulator: {}", (measured - simulated).abs() <= 0.05);
+
+    tangle_runtime::cell(20);
+    // book/src/ch07.md:2898
     use ch06::{pipeline_bubble_fraction, simulate_pipeline, Schedule, StageTimes};
     let split = SplitTimes { forward: 1.0, input_grad: 1.0, weight_grad: 1.0 };
     println!("idle fraction (peak microbatches held by stage 0)");
@@ -323,8 +541,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             cell(free.idle_fraction(), free.max_in_flight(0)), cell(capped.idle_fraction(), capped.max_in_flight(0)));
     }
 
-    tangle_runtime::cell(14);
-    // book/src/ch07.md:2111
+    tangle_runtime::cell(21);
+    // book/src/ch07.md:2995
     tangle_runtime::figure::svg("pipeline-overlap-dw", (720, 440), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let fused = ch06::simulate_pipeline(ch06::Schedule::OneFOneB, 4, 8, ch06::StageTimes { forward: 1.0, backward: 2.0 })?;
@@ -392,12 +610,15 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         Ok(())
     })?;
 
-    tangle_runtime::cell(15);
-    // book/src/ch07.md:2245
+    tangle_runtime::cell(22);
+    // book/src/ch07.md:3129
     let v5p = Hardware::spec(TPU_V5P);
-    println!("DCN floor: {:.0} tokens per pod", min_tokens_per_domain(&DENSE_DEFAULT_70B, &v5p)?);
+    let chips_per_host = 4;
+    println!("v5p pod: {} chips / {chips_per_host} per host = {} hosts; 25 GB/s per host / {chips_per_host} = {} GB/s per chip",
+        TPU_V5P.domain, TPU_V5P.domain / chips_per_host, 25.0 / f64::from(chips_per_host));
+    println!("DCN floor: {:.0} tokens per pod", min_tokens_per_domain(&LLAMA3_70B, &v5p)?);
     for batch in [1e6, 2e6] {
-        let r = tpu_recipe(&DENSE_DEFAULT_70B, &v5p, batch)?;
+        let r = tpu_recipe(&LLAMA3_70B, &v5p, batch)?;
         let per_pod = batch / r.pods as f64;
         println!("B = {:.0}M: {}-way TP x {}-way FSDP = {} chips, {} pod(s), {:.0} tokens per pod",
             batch / 1e6, r.tp, r.dp, r.tp * r.dp, r.pods, per_pod);
@@ -405,24 +626,25 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             batch / (r.tp * r.dp) as f64, per_pod / f64::from(TPU_V5P.domain));
         if r.pods > 1 {
             println!("  mixed FSDP + TP floor (2 + 1 axes): {:.1} tokens per chip",
-                mixed_min_tokens_per_chip(&DENSE_DEFAULT_70B, &v5p, 2, 1)?);
+                mixed_min_tokens_per_chip(&LLAMA3_70B, &v5p, 2, 1)?);
             let full_pods = r.pods * u64::from(TPU_V5P.domain);
-            let c = cross_domain_dp_clock(&DENSE_DEFAULT_70B, &v5p, full_pods, batch)?;
+            let c = cross_domain_dp_clock(&LLAMA3_70B, &v5p, full_pods, batch)?;
             println!("  cross-pod reduction over {full_pods} chips: math/comms = {:.1}", c.ratio());
         }
     }
 
-    tangle_runtime::cell(16);
-    // book/src/ch07.md:2304
-    println!("{:<12} {:>13} {:>20} {:>21}", "node type", "GPUs per node", "GPU egress (bytes/s)", "node egress (bytes/s)");
+    tangle_runtime::cell(23);
+    // book/src/ch07.md:3193
+    println!("{:<12} {:>13} {:>20} {:>21}  {}", "node type", "GPUs per node", "GPU egress (bytes/s)", "node egress (bytes/s)", "cross-node limit");
     for chip in [H100, B200, GB200_NVL72, GB300_NVL72] {
         let hw = Hardware::spec(chip);
         let e9 = |x: f64| format!("{:.0}e9", x / 1e9);
-        println!("{:<12} {:>13} {:>20} {:>21}", chip.name, chip.domain, e9(hw.link()), e9(hw.domain_egress()));
+        let limit = if hw.domain_egress() < hw.link() { "node NICs" } else { "GPU NVLink" };
+        println!("{:<12} {:>13} {:>20} {:>21}  {limit}", chip.name, chip.domain, e9(hw.link()), e9(hw.domain_egress()));
     }
 
-    tangle_runtime::cell(17);
-    // book/src/ch07.md:2336
+    tangle_runtime::cell(24);
+    // book/src/ch07.md:3235
     let span = Span::AcrossDomains { axes: 1 };
     let h100 = Hardware::spec(H100);
     let r = ridge(&h100, span)?;
@@ -433,8 +655,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("two domains: ring factor {} -> H100 floor {:.1}", ring_factor(2)?, r * ring_factor(2)?);
     println!("DeepSeek batch schedule: {} to {} tokens (3,072 to 15,360 sequences of 4,096)", 3072 * 4096, 15_360 * 4096);
 
-    tangle_runtime::cell(18);
-    // book/src/ch07.md:2448
+    tangle_runtime::cell(25);
+    // book/src/ch07.md:3347
     for run in [DEEPSEEK_V3_RUN, LLAMA_31_RUN] {
         run.validate()?;
         println!("{}: {} GPUs = {} x EP {}, batch {:.0} tokens, {:.0} per GPU",
@@ -446,8 +668,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     let tp = tp_max(&LLAMA_31_405B, &Hardware::spec(H100), Span::InDomain { axes: 1 })?;
     println!("Llama 3.1 405B: largest TP inside an H100 node {tp:.1}, so 8-way TP hides");
 
-    tangle_runtime::cell(19);
-    // book/src/ch07.md:2563
+    tangle_runtime::cell(26);
+    // book/src/ch07.md:3462
     use ch06::{param_count, TrainingConfig};
     let llama2_13b = TrainingConfig {
         name: "LLaMA-2 13B", d_model: 5120, n_layers: 40, n_heads: 40, n_kv_heads: 40,
@@ -457,35 +679,114 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("MLP 3LDF = {:.2}B, attention 4LD^2 = {:.2}B, embeddings 2VD = {:.2}B, total {:.2}B",
         p.ffn as f64 / 1e9, p.attention as f64 / 1e9, p.embeddings as f64 / 1e9, p.total() as f64 / 1e9);
 
-    tangle_runtime::cell(20);
-    // book/src/ch07.md:2604
+    tangle_runtime::cell(27);
+    // book/src/ch07.md:3503
     let total = p.total() as f64;
-    let m = step_memory(&DENSE_13B, total, 16e6)?;
+    let m = step_memory(&LLAMA2_13B, total, 16e6)?;
     println!("states (2 + 4 + 4) * {:.2}B = {:.0} GB; activations 2LB(D + 2F) = {:.1} TB",
         total / 1e9, m.states / 1e9, m.activations / 1e12);
 
-    tangle_runtime::cell(21);
-    // book/src/ch07.md:2623
+    tangle_runtime::cell(28);
+    // book/src/ch07.md:3522
     let v5p = Hardware::spec(TPU_V5P);
     let chips: u64 = 16 * 16 * 16;
     let batch = 3e6;
     println!("sequences per batch: {:.1} (3 * 2^20 / 32,768 = {})", batch / 32_768.0, 3 * (1 << 20) / 32_768);
     println!("slice HBM: {:.0} TB; one chip: {:.0} GB; params + Adam: {:.0} GB -> pure DP fits: {}",
         chips as f64 * TPU_V5P.hbm / 1e12, TPU_V5P.hbm / 1e9, m.states / 1e9, m.states <= TPU_V5P.hbm);
-    let m3 = step_memory(&DENSE_13B, total, batch)?;
+    let m3 = step_memory(&LLAMA2_13B, total, batch)?;
     println!("total memory at 3M tokens: {:.2} TB of activations + states = {:.2} TB, {:.2} GB per chip",
         m3.activations / 1e12, (m3.activations + m3.states) / 1e12, (m3.activations + m3.states) / chips as f64 / 1e9);
-    let fsdp_floor = min_tokens_per_chip(&DENSE_13B, &v5p, Span::InDomain { axes: 3 })?;
+    let fsdp_floor = min_tokens_per_chip(&LLAMA2_13B, &v5p, Span::InDomain { axes: 3 })?;
     println!("FSDP alone needs {:.0} * {} = {:.2}M tokens > 3M: {:?}-bound", fsdp_floor, chips, fsdp_floor * chips as f64 / 1e6,
-        fsdp_layer_clock(&DENSE_13B, &v5p, Span::InDomain { axes: 3 }, chips, batch)?.bound());
-    let mixed_floor = mixed_min_tokens_per_chip(&DENSE_13B, &v5p, 2, 1)?;
-    let dp = optimal_fsdp_degree(&DENSE_13B, &v5p, chips, batch, 2, 1)?;
+        fsdp_layer_clock(&LLAMA2_13B, &v5p, Span::InDomain { axes: 3 }, chips, batch)?.bound());
+    let mixed_floor = mixed_min_tokens_per_chip(&LLAMA2_13B, &v5p, 2, 1)?;
+    let dp = optimal_fsdp_degree(&LLAMA2_13B, &v5p, chips, batch, 2, 1)?;
     println!("mixed floor alpha^2 / 2F = {mixed_floor:.0} tokens per chip ({:.0} per chip available); DP_opt = {dp:.0}",
         batch / chips as f64);
     let mesh = Mesh { dp: 1024, tp: 4, dp_axes: 2, tp_axes: 1 };
-    let c = mixed_layer_clock(&DENSE_13B, &v5p, mesh, batch)?.clock();
-    let step = 6.0 * batch * total / (chips as f64 * v5p.flops() * 0.5);
-    println!("1024-way FSDP x 4-way TP: math/comms = {:.2} ({:?}-bound); step at 50% MFU = {:.0} ms", c.ratio(), c.bound(), step * 1e3);
+    let c = mixed_layer_clock(&LLAMA2_13B, &v5p, mesh, batch)?.clock();
+    println!("1024-way FSDP x 4-way TP: math/comms = {:.2} ({:?}-bound)", c.ratio(), c.bound());
+    for mfu in [0.4, 0.5] {
+        let step = 6.0 * batch * total / (chips as f64 * v5p.flops() * mfu);
+        println!("step time at {:.0}% MFU: 6 * 3M * {:.2}B / (4096 * 459 TFLOP/s * {mfu}) = {:.0} ms",
+            100.0 * mfu, total / 1e9, step * 1e3);
+    }
+
+    tangle_runtime::cell(29);
+    // book/src/ch07.md:3607
+    for chip in [H100, B200] {
+        let hw = Hardware::spec(chip);
+        println!("{:<5} DP floor across nodes {:>5.0} tokens per GPU; largest TP for Llama 3 70B in a node {:.1}",
+            chip.name, ridge(&hw, Span::AcrossDomains { axes: 1 })?, tp_max(&LLAMA3_70B, &hw, Span::InDomain { axes: 1 })?);
+    }
+
+    tangle_runtime::cell(30);
+    // book/src/ch07.md:3624
+    let hw = Hardware::spec(H100);
+    let out = Span::AcrossDomains { axes: 1 };
+    println!("E/k = {:.2}; floor = {:.0} tokens per GPU; a 62,914,560-token batch feeds {} GPUs",
+        DEEPSEEK_V3.sparsity(), min_tokens_per_chip(&DEEPSEEK_V3, &hw, out)?, fsdp_max_chips(&DEEPSEEK_V3, &hw, out, 62_914_560.0)?);
+
+    tangle_runtime::cell(31);
+    // book/src/ch07.md:3639
+    // The optimum grows as the square root of B, so it doubles, and so does the fastest mesh's FSDP
+    // degree. The math grows fourfold but the network clock at the balanced split only twofold, so
+    // the layer moves twice as far from the communication bound: exactly twice here, because 32
+    // sits at the same multiple of the new optimum as 16 did of the old one.
+    let v5p = Hardware::spec(TPU_V5P);
+    let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
+    for batch in [48_000.0, 192_000.0] {
+        let sweep = split_sweep(&wide, &v5p, 64, batch, (2, 1))?;
+        let (dp, clock) = fastest_split(&sweep).ok_or("a sweep over 64 chips has rows")?;
+        println!("B = {batch:>7}: DP_opt = {:.2}, fastest {dp} x {}, math/comms {:.2}",
+            optimal_fsdp_degree(&wide, &v5p, 64, batch, 2, 1)?, 64 / dp, clock.clock().ratio());
+    }
+
+    tangle_runtime::cell(32);
+    // book/src/ch07.md:3663
+    let flat = Run { layout: Layout { tp: 8, pp: 1, dp: 2048 }, ..LLAMA_31_RUN };
+    for run in [LLAMA_31_RUN, flat] {
+        let (have, need) = (run.tokens_per_gpu()?, run.outer_dp_floor()?);
+        println!("{}: {:.0} tokens per GPU, outer DP needs {:.1} -> {:?}-bound", run.layout, have, need,
+            if have >= need { Bound::Compute } else { Bound::Communication });
+    }
+
+    tangle_runtime::cell(33);
+    // book/src/ch07.md:3681
+    // Under GPipe the order makes no difference: either way the heavy stage idles for one pass
+    // through the light stage. Under 1F1B a heavy first stage never waits, because the light stage
+    // returns each gradient before the heavy one is ready for it, so the step is just the heavy
+    // stage's own work; a heavy last stage must wait for the first forward and leaves the final
+    // backward to the light stage.
+    let unit = ch06::StageTimes::TRANSFORMER;
+    let scaled = |k: f64| ch06::StageTimes { forward: k * unit.forward, backward: k * unit.backward };
+    for schedule in [ch06::Schedule::GPipe, ch06::Schedule::OneFOneB] {
+        let orders = schedule.orders(2, 8)?;
+        for (name, times) in [("3+1", [scaled(3.0), scaled(1.0)]), ("1+3", [scaled(1.0), scaled(3.0)])] {
+            let t = ch06::simulate_orders(&orders, &times)?;
+            println!("{:<5} {name}: step {:.0} units, idle {:.2}", schedule.label(), t.makespan(), t.idle_fraction());
+        }
+    }
+
+    tangle_runtime::cell(34);
+    // book/src/ch07.md:3710
+    // (PP-1)/(m+PP-1) < 1/20 exactly when m > 19 (PP-1): 20 microbatches for two stages, 134 for
+    // eight. Deep pipelines need many microbatches, hence a large batch, one more reason they sit
+    // awkwardly with data parallelism.
+    for stages in [2usize, 8] {
+        let m = (1..).find(|&m| ch06::pipeline_bubble_fraction(stages as u64, m).is_ok_and(|b| b < 0.05)).ok_or("some m works")?;
+        let idle = |schedule: ch06::Schedule, m: usize| ch06::simulate_pipeline(schedule, stages, m, ch06::StageTimes::TRANSFORMER).map(|t| t.idle_fraction());
+        println!("{stages} stages: m = {m} (GPipe {:.4}, 1F1B {:.4}); one fewer gives {:.4}", idle(ch06::Schedule::GPipe, m as usize)?,
+            idle(ch06::Schedule::OneFOneB, m as usize)?, idle(ch06::Schedule::GPipe, m as usize - 1)?);
+    }
+
+    tangle_runtime::cell(35);
+    // book/src/ch07.md:3731
+    let v5p = Hardware::spec(TPU_V5P);
+    let floor = min_tokens_per_domain(&DEEPSEEK_V3, &v5p)?;
+    println!("dense floor {:.0}, DeepSeek-V3 floor {:.0} tokens per pod; 16M over 8 pods gives {:.0} -> clears it: {}",
+        min_tokens_per_domain(&LLAMA3_70B, &v5p)?, floor, 16e6 / 8.0, 16e6 / 8.0 >= floor);
 
     Ok(())
 }

@@ -3,10 +3,10 @@
 
 use ch07::*;
 
-// book/src/ch07.md:479
+// book/src/ch07.md:563
 #[test]
-fn memory_formula_tracks_published_totals_for_live_moe_and_default() {
-    let close = [DENSE_DEFAULT_70B, MOE_685B, MOE_753B, MOE_1_60T, MOE_2_45T, MOE_952B, MOE_427B];
+fn memory_formula_tracks_published_totals_of_representable_rows() {
+    let close = [LLAMA3_70B, DEEPSEEK_V3, MOE_753B, MOE_1_60T, MOE_2_45T, MOE_952B, MOE_427B];
     for m in close {
         let rel = (m.memory_params() / m.published_params.unwrap() - 1.0).abs();
         assert!(rel < 0.05, "{}: off by {rel}", m.label);
@@ -17,15 +17,15 @@ fn memory_formula_tracks_published_totals_for_live_moe_and_default() {
 
 #[test]
 fn activated_width_is_k_times_f_and_dense_is_one_expert() {
-    assert_eq!(MOE_685B.active_width(), 18_432.0);
-    assert_eq!(MOE_685B.routed_experts(), 256);
-    assert_eq!(MOE_685B.routed_active(), 8);
-    assert_eq!(DENSE_13B.sparsity(), 1.0);
-    assert_eq!(DENSE_13B.comm_params(), 2.0 * 5120.0 * 13_824.0 * 40.0);
+    assert_eq!(DEEPSEEK_V3.active_width(), 18_432.0);
+    assert_eq!(DEEPSEEK_V3.routed_experts(), 256);
+    assert_eq!(DEEPSEEK_V3.routed_active(), 8);
+    assert_eq!(LLAMA2_13B.sparsity(), 1.0);
+    assert_eq!(LLAMA2_13B.comm_params(), 2.0 * 5120.0 * 13_824.0 * 40.0);
     for m in MODELS {
         assert!(m.validate().is_ok(), "{}", m.label);
     }
-    let bad = Model { active: 300, ..MOE_685B };
+    let bad = Model { active: 300, ..DEEPSEEK_V3 };
     assert!(matches!(bad.validate(), Err(ParallelError::Mismatch { .. })));
 }
 
@@ -41,18 +41,18 @@ fn measured_mode_scales_flops_and_bandwidth() {
     assert!(spec.collective(Span::InDomain { axes: 0 }).is_err());
 }
 
-// book/src/ch07.md:708
+// book/src/ch07.md:793
 #[test]
 fn ridge_is_where_weight_traffic_clocks_are_equal() {
     for chip in CHIPS {
         let hw = Hardware::spec(chip);
         let span = Span::AcrossDomains { axes: 1 };
         let r = ridge(&hw, span).unwrap();
-        let at = primer_clock(&DENSE_DEFAULT_70B, &hw, span, 1, r, Traffic::Weights).unwrap();
+        let at = primer_clock(&LLAMA3_70B, &hw, span, 1, r, Traffic::Weights).unwrap();
         assert!((at.ratio() - 1.0).abs() < 1e-12, "{}", chip.name);
-        let above = primer_clock(&DENSE_DEFAULT_70B, &hw, span, 1, 1.01 * r, Traffic::Weights).unwrap();
+        let above = primer_clock(&LLAMA3_70B, &hw, span, 1, 1.01 * r, Traffic::Weights).unwrap();
         assert_eq!(above.bound(), Bound::Compute);
-        let below = primer_clock(&DENSE_DEFAULT_70B, &hw, span, 1, 0.99 * r, Traffic::Weights).unwrap();
+        let below = primer_clock(&LLAMA3_70B, &hw, span, 1, 0.99 * r, Traffic::Weights).unwrap();
         assert_eq!(below.bound(), Bound::Communication);
     }
 }
@@ -61,11 +61,11 @@ fn ridge_is_where_weight_traffic_clocks_are_equal() {
 fn activation_traffic_ratio_ignores_the_batch() {
     let hw = Hardware::spec(H100);
     let span = Span::InDomain { axes: 1 };
-    let small = primer_clock(&DENSE_13B, &hw, span, 4, 1e3, Traffic::Activations).unwrap();
-    let large = primer_clock(&DENSE_13B, &hw, span, 4, 1e7, Traffic::Activations).unwrap();
+    let small = primer_clock(&LLAMA2_13B, &hw, span, 4, 1e3, Traffic::Activations).unwrap();
+    let large = primer_clock(&LLAMA2_13B, &hw, span, 4, 1e7, Traffic::Activations).unwrap();
     assert!((small.ratio() / large.ratio() - 1.0).abs() < 1e-12);
-    assert!(primer_clock(&DENSE_13B, &hw, span, 0, 1e3, Traffic::Weights).is_err());
-    assert!(primer_clock(&DENSE_13B, &hw, span, 1, -1.0, Traffic::Weights).is_err());
+    assert!(primer_clock(&LLAMA2_13B, &hw, span, 0, 1e3, Traffic::Weights).is_err());
+    assert!(primer_clock(&LLAMA2_13B, &hw, span, 1, -1.0, Traffic::Weights).is_err());
 }
 
 #[test]
@@ -77,12 +77,12 @@ fn ridge_curve_saturates_at_one() {
     assert_eq!(c[2].1, 1.0);
 }
 
-// book/src/ch07.md:838
+// book/src/ch07.md:956
 #[test]
 fn dp_ridge_is_where_backward_clocks_meet_and_scales_with_sparsity() {
     let hw = Hardware::spec(H100);
     let span = Span::AcrossDomains { axes: 1 };
-    for m in [DENSE_DEFAULT_70B, MOE_685B, MOE_427B] {
+    for m in [LLAMA3_70B, DEEPSEEK_V3, MOE_427B] {
         let per_chip = min_tokens_per_chip(&m, &hw, span).unwrap();
         let c = dp_layer_clock(&m, &hw, span, 64, 64.0 * per_chip).unwrap();
         assert!((c.ratio() - 1.0).abs() < 1e-9, "{}", m.label);
@@ -94,11 +94,11 @@ fn dp_ridge_is_where_backward_clocks_meet_and_scales_with_sparsity() {
 }
 
 #[test]
-fn source_numbers_for_data_parallelism() {
+fn published_numbers_for_data_parallelism() {
     let v5p = Hardware::spec(TPU_V5P);
     assert_eq!(ridge(&v5p, Span::InDomain { axes: 1 }).unwrap(), 2550.0);
     assert!((ridge(&v5p, Span::InDomain { axes: 3 }).unwrap() - 850.0).abs() < 1e-9);
-    let moe = Model { experts: 128, active: 4, ..DENSE_DEFAULT_70B };
+    let moe = Model { experts: 128, active: 4, ..LLAMA3_70B };
     let floor = min_tokens_per_chip(&moe, &Hardware::spec(H100), Span::AcrossDomains { axes: 1 }).unwrap();
     assert_eq!(floor, 79_200.0);
     assert_eq!(largest_replicated_model(&v5p), 9.6e9);
@@ -107,38 +107,38 @@ fn source_numbers_for_data_parallelism() {
 #[test]
 fn more_axes_lower_the_tpu_floor_but_not_the_gpu_one() {
     let tpu = Hardware::spec(TPU_V5P);
-    let one = min_tokens_per_chip(&DENSE_13B, &tpu, Span::InDomain { axes: 1 }).unwrap();
-    let three = min_tokens_per_chip(&DENSE_13B, &tpu, Span::InDomain { axes: 3 }).unwrap();
+    let one = min_tokens_per_chip(&LLAMA2_13B, &tpu, Span::InDomain { axes: 1 }).unwrap();
+    let three = min_tokens_per_chip(&LLAMA2_13B, &tpu, Span::InDomain { axes: 3 }).unwrap();
     assert!((one / three - 3.0).abs() < 1e-12);
     let gpu = Hardware::spec(H100);
-    let g1 = min_tokens_per_chip(&DENSE_13B, &gpu, Span::InDomain { axes: 1 }).unwrap();
-    let g3 = min_tokens_per_chip(&DENSE_13B, &gpu, Span::InDomain { axes: 3 }).unwrap();
+    let g1 = min_tokens_per_chip(&LLAMA2_13B, &gpu, Span::InDomain { axes: 1 }).unwrap();
+    let g3 = min_tokens_per_chip(&LLAMA2_13B, &gpu, Span::InDomain { axes: 3 }).unwrap();
     assert_eq!(g1, g3);
 }
 
-// book/src/ch07.md:991
+// book/src/ch07.md:1135
 #[test]
 fn fsdp_has_the_dp_ridge_and_divides_memory() {
     let hw = Hardware::spec(TPU_V5P);
     let span = Span::InDomain { axes: 3 };
-    let per_chip = min_tokens_per_chip(&DENSE_DEFAULT_70B, &hw, span).unwrap();
-    let at = fsdp_layer_clock(&DENSE_DEFAULT_70B, &hw, span, 512, 512.0 * per_chip).unwrap();
+    let per_chip = min_tokens_per_chip(&LLAMA3_70B, &hw, span).unwrap();
+    let at = fsdp_layer_clock(&LLAMA3_70B, &hw, span, 512, 512.0 * per_chip).unwrap();
     assert!((at.ratio() - 1.0).abs() < 1e-9);
-    let dp = dp_layer_clock(&DENSE_DEFAULT_70B, &hw, span, 512, 512.0 * per_chip).unwrap();
+    let dp = dp_layer_clock(&LLAMA3_70B, &hw, span, 512, 512.0 * per_chip).unwrap();
     assert!((dp.ratio() - at.ratio()).abs() < 1e-9);
-    let one = fsdp_memory(&DENSE_DEFAULT_70B, 1, 1e6).unwrap();
-    let many = fsdp_memory(&DENSE_DEFAULT_70B, 1000, 1e6).unwrap();
+    let one = fsdp_memory(&LLAMA3_70B, 1, 1e6).unwrap();
+    let many = fsdp_memory(&LLAMA3_70B, 1000, 1e6).unwrap();
     assert!((one.total() / many.total() - 1000.0).abs() < 1e-6);
     // The chips FSDP can feed really are compute-bound, and one more is not.
-    let n = fsdp_max_chips(&DENSE_DEFAULT_70B, &hw, span, 16e6).unwrap();
-    assert_eq!(fsdp_layer_clock(&DENSE_DEFAULT_70B, &hw, span, n, 16e6).unwrap().bound(), Bound::Compute);
-    assert_eq!(fsdp_layer_clock(&DENSE_DEFAULT_70B, &hw, span, n + 1, 16e6).unwrap().bound(), Bound::Communication);
+    let n = fsdp_max_chips(&LLAMA3_70B, &hw, span, 16e6).unwrap();
+    assert_eq!(fsdp_layer_clock(&LLAMA3_70B, &hw, span, n, 16e6).unwrap().bound(), Bound::Compute);
+    assert_eq!(fsdp_layer_clock(&LLAMA3_70B, &hw, span, n + 1, 16e6).unwrap().bound(), Bound::Communication);
 }
 
 #[test]
-fn llama3_70b_estimate_matches_the_source() {
+fn llama3_70b_estimate_matches_the_published_one() {
     let hw = Hardware::spec(TPU_V5P);
-    let n = fsdp_max_chips(&DENSE_DEFAULT_70B, &hw, Span::InDomain { axes: 3 }, 16e6).unwrap();
+    let n = fsdp_max_chips(&LLAMA3_70B, &hw, Span::InDomain { axes: 3 }, 16e6).unwrap();
     assert_eq!(n, 18_823);
     let days = training_days(6.0 * 15e12 * 70e9, n, &hw, 0.5).unwrap();
     assert!((days - 17.0).abs() < 0.5, "{days}");
@@ -154,25 +154,47 @@ fn training_days_rejects_impossible_utilisation() {
     assert!((d1 / d2 - 2.0).abs() < 1e-12);
 }
 
-// book/src/ch07.md:1116
+// book/src/ch07.md:1327
 #[test]
 fn tp_bound_is_where_clocks_meet_and_batch_free() {
     let hw = Hardware::spec(TPU_V5P);
     let span = Span::InDomain { axes: 1 };
-    let max = tp_max(&DENSE_DEFAULT_70B, &hw, span).unwrap();
+    let max = tp_max(&LLAMA3_70B, &hw, span).unwrap();
     assert!(max > 8.0 && max < 16.0);
     for batch in [1e4, 1e6] {
-        let c8 = tp_layer_clock(&DENSE_DEFAULT_70B, &hw, span, 8, batch).unwrap();
-        let c16 = tp_layer_clock(&DENSE_DEFAULT_70B, &hw, span, 16, batch).unwrap();
+        let c8 = tp_layer_clock(&LLAMA3_70B, &hw, span, 8, batch).unwrap();
+        let c16 = tp_layer_clock(&LLAMA3_70B, &hw, span, 16, batch).unwrap();
         assert_eq!(c8.bound(), Bound::Compute);
         assert_eq!(c16.bound(), Bound::Communication);
         // At the real-valued limit the two clocks agree: math/comms = tp_max / tp.
         assert!((c8.ratio() - max / 8.0).abs() < 1e-9);
     }
-    assert!(tp_layer_clock(&DENSE_DEFAULT_70B, &hw, span, 0, 1e4).is_err());
+    assert!(tp_layer_clock(&LLAMA3_70B, &hw, span, 0, 1e4).is_err());
 }
 
-// book/src/ch07.md:1529
+// book/src/ch07.md:1761
+#[test]
+fn the_fastest_mesh_brackets_the_closed_form_optimum() {
+    let hw = Hardware::spec(TPU_V5P);
+    let wide = Model::dense("wide", 8192, 32_768, 1, None);
+    for (chips, batch) in [(64, 48_000.0), (64, 192_000.0), (4096, 3e6), (512, 1e6)] {
+        let sweep = split_sweep(&wide, &hw, chips, batch, (2, 1)).unwrap();
+        assert!(sweep.iter().all(|(dp, _)| chips % dp == 0));
+        let (best, clock) = fastest_split(&sweep).unwrap();
+        let opt = optimal_fsdp_degree(&wide, &hw, chips, batch, 2, 1).unwrap();
+        // The fastest divisor is the one just below or just above the real-valued optimum.
+        let below = sweep.iter().map(|r| r.0).filter(|&dp| dp as f64 <= opt).max().unwrap_or(1);
+        let above = sweep.iter().map(|r| r.0).filter(|&dp| dp as f64 >= opt).min().unwrap_or(chips);
+        assert!(best == below || best == above, "N={chips} B={batch}: {best} vs {opt}");
+        // No integer split beats the relaxed optimum.
+        let relaxed = mixed_clock_relaxed(&wide, &hw, chips as f64, opt, (2, 1), batch).unwrap();
+        assert!(clock.clock().comms >= relaxed.clock().comms * (1.0 - 1e-12));
+    }
+    assert!(split_sweep(&wide, &Hardware::spec(H100), 64, 48_000.0, (2, 1)).is_err());
+    assert!(fastest_split(&[]).is_none());
+}
+
+// book/src/ch07.md:1882
 #[test]
 fn optimal_fsdp_degree_balances_the_two_collectives() {
     let hw = Hardware::spec(TPU_V5P);
@@ -193,7 +215,7 @@ fn optimal_fsdp_degree_balances_the_two_collectives() {
 #[test]
 fn mixed_floor_is_where_the_balanced_mesh_turns_compute_bound() {
     let hw = Hardware::spec(TPU_V5P);
-    for m in [DENSE_13B, DENSE_DEFAULT_70B, MOE_685B] {
+    for m in [LLAMA2_13B, LLAMA3_70B, DEEPSEEK_V3] {
         let floor = mixed_min_tokens_per_chip(&m, &hw, 2, 1).unwrap();
         let n = 4096.0;
         let b = floor * n;
@@ -207,8 +229,8 @@ fn mixed_floor_is_where_the_balanced_mesh_turns_compute_bound() {
 fn gpu_mix_keeps_tp_inside_the_domain() {
     let hw = Hardware::spec(H100);
     let mesh = Mesh { dp: 128, tp: 8, dp_axes: 1, tp_axes: 1 };
-    let c = mixed_layer_clock(&DENSE_DEFAULT_70B, &hw, mesh, 4e6).unwrap();
-    let wider = mixed_layer_clock(&DENSE_DEFAULT_70B, &hw, Mesh { tp: 4, dp: 256, ..mesh }, 4e6).unwrap();
+    let c = mixed_layer_clock(&LLAMA3_70B, &hw, mesh, 4e6).unwrap();
+    let wider = mixed_layer_clock(&LLAMA3_70B, &hw, Mesh { tp: 4, dp: 256, ..mesh }, 4e6).unwrap();
     // TP does not shrink the cross-domain FSDP traffic on a GPU whose NVLink outruns its NICs.
     assert!((c.fsdp_comms / wider.fsdp_comms - 1.0).abs() < 1e-12);
     // With full-node TP the FSDP clock is the scale-out ridge: ratio = (B/N) / 2475.
@@ -216,25 +238,25 @@ fn gpu_mix_keeps_tp_inside_the_domain() {
     assert!((ratio - 4e6 / 1024.0 / 2475.0).abs() < 1e-9);
     // On the H800 the slow NVLink stage dominates pure FSDP, and full-node TP removes it.
     let h800 = Hardware::spec(H800);
-    let (best, clock) = best_gpu_mesh(&DENSE_DEFAULT_70B, &h800, 1024, 4e6).unwrap();
-    let pure = mixed_layer_clock(&DENSE_DEFAULT_70B, &h800, Mesh { dp: 1024, tp: 1, ..mesh }, 4e6).unwrap();
+    let (best, clock) = best_gpu_mesh(&LLAMA3_70B, &h800, 1024, 4e6).unwrap();
+    let pure = mixed_layer_clock(&LLAMA3_70B, &h800, Mesh { dp: 1024, tp: 1, ..mesh }, 4e6).unwrap();
     assert!(best.tp > 1);
     assert!(clock.clock().comms < pure.clock().comms);
     assert_eq!(pure.clock().bound(), Bound::Communication);
     assert_eq!(clock.clock().bound(), Bound::Compute);
-    assert!(best_gpu_mesh(&DENSE_DEFAULT_70B, &Hardware::spec(TPU_V5P), 1024, 4e6).is_err());
-    assert!(mixed_layer_clock(&DENSE_DEFAULT_70B, &hw, Mesh { tp: 16, ..mesh }, 4e6).is_err());
-    assert!(mixed_layer_clock(&DENSE_DEFAULT_70B, &hw, Mesh { tp: 3, ..mesh }, 4e6).is_err());
+    assert!(best_gpu_mesh(&LLAMA3_70B, &Hardware::spec(TPU_V5P), 1024, 4e6).is_err());
+    assert!(mixed_layer_clock(&LLAMA3_70B, &hw, Mesh { tp: 16, ..mesh }, 4e6).is_err());
+    assert!(mixed_layer_clock(&LLAMA3_70B, &hw, Mesh { tp: 3, ..mesh }, 4e6).is_err());
 }
 
-// book/src/ch07.md:1708
+// book/src/ch07.md:2078
 #[test]
 fn ep_regimes_match_the_closed_forms_without_shared_experts() {
     let hw = Hardware::spec(H100);
     let g = f64::from(H100.domain);
     let alpha = hw.flops() / hw.domain_egress();
     // k_r >= EP/G: one copy per remote node, F_min = alpha (EP - G) / k.
-    let narrow = Model { label: "k=8", d: 4096, f: 2048, layers: 1, experts: 256, active: 8, shared: 0, published_params: None, live: true };
+    let narrow = Model { label: "k=8", d: 4096, f: 2048, layers: 1, experts: 256, active: 8, shared: 0, published_params: None, representable: true };
     let f16 = ep_min_expert_width(&narrow, &hw, 16).unwrap();
     let expect16 = alpha * (16.0 - g) / 8.0;
     // The local NVLink part may dominate instead; the scale-out part alone must equal the form.
@@ -251,14 +273,100 @@ fn ep_regimes_match_the_closed_forms_without_shared_experts() {
 #[test]
 fn ep_checks_its_inputs() {
     let hw = Hardware::spec(H100);
-    assert!(matches!(ep_layer_clock(&MOE_685B, &hw, 3, 100.0), Err(ParallelError::NotDividing { .. })));
-    assert!(ep_layer_clock(&MOE_685B, &Hardware::spec(TPU_V5P), 8, 100.0).is_err());
+    assert!(matches!(ep_layer_clock(&DEEPSEEK_V3, &hw, 3, 100.0), Err(ParallelError::NotDividing { .. })));
+    assert!(ep_layer_clock(&DEEPSEEK_V3, &Hardware::spec(TPU_V5P), 8, 100.0).is_err());
     // Within one node there is no scale-out traffic, and one GPU moves nothing at all.
-    assert_eq!(ep_layer_clock(&MOE_685B, &hw, 8, 100.0).unwrap().scale_out_comms, 0.0);
-    assert_eq!(ep_layer_clock(&MOE_685B, &hw, 1, 100.0).unwrap().local_comms, 0.0);
+    assert_eq!(ep_layer_clock(&DEEPSEEK_V3, &hw, 8, 100.0).unwrap().scale_out_comms, 0.0);
+    assert_eq!(ep_layer_clock(&DEEPSEEK_V3, &hw, 1, 100.0).unwrap().local_comms, 0.0);
 }
 
-// book/src/ch07.md:2050
+// book/src/ch07.md:2571
+fn tiny_blocks(n: usize, d: usize, f: usize, seed: u64) -> (Vec<Vec<f32>>, Vec<Vec<f32>>) {
+    let mut rng = ch02::Rng::new(seed);
+    let mut draw = |len: usize| (0..len).map(|_| 0.3 * rng.normal() as f32).collect::<Vec<f32>>();
+    let w_in = (0..n).map(|_| draw(d * f)).collect();
+    let w_out = (0..n).map(|_| draw(f * d)).collect();
+    (w_in, w_out)
+}
+
+fn microbatches(m: usize, rows: usize, d: usize) -> Vec<Vec<f32>> {
+    let mut rng = ch02::Rng::new(99);
+    (0..m).map(|_| (0..rows * d).map(|_| rng.normal() as f32).collect()).collect()
+}
+
+#[test]
+fn every_split_and_schedule_computes_the_same_step() {
+    let (d, f) = (8, 32);
+    let (w_in, w_out) = tiny_blocks(4, d, f, 5);
+    let blocks: Vec<MlpBlock> = w_in.iter().zip(&w_out).map(|(a, b)| MlpBlock { w_in: a, w_out: b, d, f }).collect();
+    let inputs = microbatches(5, 3, d);
+    let reference = run_threaded_pipeline(&blocks, &[4], ch06::Schedule::GPipe, &inputs).unwrap();
+    assert!(reference.loss > 0.0);
+    for split in [vec![2, 2], vec![1, 3], vec![3, 1], vec![1, 1, 1, 1]] {
+        for schedule in [ch06::Schedule::GPipe, ch06::Schedule::OneFOneB] {
+            let run = run_threaded_pipeline(&blocks, &split, schedule, &inputs).unwrap();
+            assert!((run.loss - reference.loss).abs() < 1e-9 * reference.loss, "{split:?} {schedule:?}");
+            for (g, r) in run.grads.iter().zip(&reference.grads) {
+                assert_eq!(g, r, "{split:?} {schedule:?}: each microbatch's arithmetic is the same");
+            }
+            let t = &run.timeline;
+            assert_eq!(t.events.len(), 2 * split.len() * inputs.len());
+            for mb in 0..inputs.len() {
+                for s in 1..split.len() {
+                    let at = |stage: usize, kind: ch06::OpKind| t.events.iter().find(|e| e.stage == stage && e.microbatch == mb && e.kind == kind).unwrap();
+                    assert!(at(s, ch06::OpKind::Forward).start >= at(s - 1, ch06::OpKind::Forward).end);
+                    assert!(at(s - 1, ch06::OpKind::Backward).start >= at(s, ch06::OpKind::Backward).end);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn pipeline_gradients_match_finite_differences() {
+    let (d, f) = (4, 8);
+    let (mut w_in, w_out) = tiny_blocks(2, d, f, 8);
+    let inputs = microbatches(2, 2, d);
+    let loss = |w_in: &[Vec<f32>]| {
+        let blocks: Vec<MlpBlock> = w_in.iter().zip(&w_out).map(|(a, b)| MlpBlock { w_in: a, w_out: b, d, f }).collect();
+        run_threaded_pipeline(&blocks, &[1, 1], ch06::Schedule::OneFOneB, &inputs).unwrap()
+    };
+    let analytic = loss(&w_in).grads[0].w_in[5];
+    let h = 1e-3;
+    w_in[0][5] += h;
+    let up = loss(&w_in).loss;
+    w_in[0][5] -= 2.0 * h;
+    let down = loss(&w_in).loss;
+    let numeric = (up - down) / (2.0 * f64::from(h));
+    assert!((f64::from(analytic) - numeric).abs() < 2e-3 * numeric.abs().max(1e-2), "{analytic} vs {numeric}");
+}
+
+#[test]
+fn gelu_grad_is_the_slope_of_chapter_2s_gelu() {
+    for x in [-3.0f32, -1.0, -0.2, 0.0, 0.4, 1.5, 3.0] {
+        let h = 1e-2;
+        let slope = (ch02::gelu(x + h) - ch02::gelu(x - h)) / (2.0 * h);
+        assert!((gelu_grad(x) - slope).abs() < 1e-3, "x = {x}");
+    }
+}
+
+#[test]
+fn threaded_pipeline_rejects_bad_plans() {
+    let (d, f) = (4, 8);
+    let (w_in, w_out) = tiny_blocks(2, d, f, 1);
+    let blocks: Vec<MlpBlock> = w_in.iter().zip(&w_out).map(|(a, b)| MlpBlock { w_in: a, w_out: b, d, f }).collect();
+    let inputs = microbatches(2, 2, d);
+    let gpipe = ch06::Schedule::GPipe;
+    assert!(matches!(run_threaded_pipeline(&blocks, &[1, 2], gpipe, &inputs), Err(ParallelError::Mismatch { .. })));
+    assert!(matches!(run_threaded_pipeline(&blocks, &[2, 0], gpipe, &inputs), Err(ParallelError::ZeroCount { .. })));
+    assert!(run_threaded_pipeline(&blocks, &[], gpipe, &inputs).is_err());
+    assert!(run_threaded_pipeline(&blocks, &[1, 1], gpipe, &[]).is_err());
+    assert!(matches!(run_threaded_pipeline(&blocks, &[1, 1], gpipe, &[vec![1.0; 5]]), Err(ParallelError::NotDividing { .. })));
+    let short = MlpBlock { w_in: &w_in[0][..10], ..blocks[0] };
+    assert!(matches!(run_threaded_pipeline(&[short, blocks[1]], &[1, 1], gpipe, &inputs), Err(ParallelError::Mismatch { .. })));
+}
+
+// book/src/ch07.md:2934
 #[test]
 fn fused_split_simulator_reproduces_chapter_6_one_f1b() {
     let split = SplitTimes { forward: 1.0, input_grad: 1.25, weight_grad: 0.75 };
@@ -313,27 +421,27 @@ fn split_timeline_respects_dependencies() {
 #[test]
 fn pipeline_hop_is_cheap_and_checked() {
     let hw = Hardware::spec(H100);
-    let c = pp_hop_clock(&DENSE_DEFAULT_70B, &hw, Span::AcrossDomains { axes: 1 }, 16, 4096.0).unwrap();
+    let c = pp_hop_clock(&LLAMA3_70B, &hw, Span::AcrossDomains { axes: 1 }, 16, 4096.0).unwrap();
     assert_eq!(c.bound(), Bound::Compute);
-    assert!(pp_hop_clock(&DENSE_DEFAULT_70B, &hw, Span::AcrossDomains { axes: 1 }, 81, 4096.0).is_err());
+    assert!(pp_hop_clock(&LLAMA3_70B, &hw, Span::AcrossDomains { axes: 1 }, 81, 4096.0).is_err());
 }
 
-// book/src/ch07.md:2282
+// book/src/ch07.md:3169
 #[test]
 fn dcn_floor_is_where_cross_domain_clocks_meet() {
     let hw = Hardware::spec(TPU_V5P);
-    let per_pod = min_tokens_per_domain(&DENSE_DEFAULT_70B, &hw).unwrap();
-    let c = cross_domain_dp_clock(&DENSE_DEFAULT_70B, &hw, 4 * 8960, 4.0 * per_pod).unwrap();
+    let per_pod = min_tokens_per_domain(&LLAMA3_70B, &hw).unwrap();
+    let c = cross_domain_dp_clock(&LLAMA3_70B, &hw, 4 * 8960, 4.0 * per_pod).unwrap();
     assert!((c.ratio() - 1.0).abs() < 1e-9);
     // A partial domain is not credited with a full domain's NICs.
-    let partial = cross_domain_dp_clock(&DENSE_DEFAULT_70B, &hw, 8960 + 100, 1e6).unwrap();
-    let full = cross_domain_dp_clock(&DENSE_DEFAULT_70B, &hw, 2 * 8960, 1e6).unwrap();
+    let partial = cross_domain_dp_clock(&LLAMA3_70B, &hw, 8960 + 100, 1e6).unwrap();
+    let full = cross_domain_dp_clock(&LLAMA3_70B, &hw, 2 * 8960, 1e6).unwrap();
     assert!(partial.comms > full.comms);
-    assert!(tpu_recipe(&DENSE_DEFAULT_70B, &Hardware::spec(H100), 1e6).is_err());
-    assert!(tpu_recipe(&DENSE_DEFAULT_70B, &hw, 100.0).is_err());
+    assert!(tpu_recipe(&LLAMA3_70B, &Hardware::spec(H100), 1e6).is_err());
+    assert!(tpu_recipe(&LLAMA3_70B, &hw, 100.0).is_err());
 }
 
-// book/src/ch07.md:2479
+// book/src/ch07.md:3378
 #[test]
 fn worked_examples_validate_and_match_the_published_numbers() {
     assert_eq!(DEEPSEEK_V3_RUN.batch, 62_914_560.0);
@@ -348,7 +456,7 @@ fn worked_examples_validate_and_match_the_published_numbers() {
 }
 
 #[test]
-fn gpu_ridges_match_the_source() {
+fn gpu_ridges_match_the_published_ones() {
     let span = Span::AcrossDomains { axes: 1 };
     assert_eq!(ridge(&Hardware::spec(H100), span).unwrap(), 2475.0);
     assert_eq!(ridge(&Hardware::spec(H800), span).unwrap(), 4950.0);
@@ -357,7 +465,7 @@ fn gpu_ridges_match_the_source() {
     assert!((need / 1e6 - 40.6).abs() < 0.05, "{need}");
 }
 
-// book/src/ch07.md:2663
+// book/src/ch07.md:3570
 #[test]
 fn llama2_answers_follow_from_the_shapes() {
     let cfg = ch06::TrainingConfig {
@@ -366,13 +474,13 @@ fn llama2_answers_follow_from_the_shapes() {
     };
     let p = ch06::param_count(&cfg).unwrap().total() as f64;
     assert!((p / 13.0e9 - 1.0).abs() < 0.01);
-    let m = step_memory(&DENSE_13B, p, 16e6).unwrap();
+    let m = step_memory(&LLAMA2_13B, p, 16e6).unwrap();
     assert!((m.activations - 2.0 * 40.0 * 16e6 * (5120.0 + 2.0 * 13_824.0)).abs() < 1.0);
     // Doubling the batch doubles activations and leaves the states alone.
-    let m2 = step_memory(&DENSE_13B, p, 32e6).unwrap();
+    let m2 = step_memory(&LLAMA2_13B, p, 32e6).unwrap();
     assert_eq!(m2.states, m.states);
     assert!((m2.activations / m.activations - 2.0).abs() < 1e-12);
-    assert!(step_memory(&DENSE_13B, -1.0, 16e6).is_err());
+    assert!(step_memory(&LLAMA2_13B, -1.0, 16e6).is_err());
 }
 
 #[test]
