@@ -224,6 +224,13 @@ pub struct Accepted {
 /// Writes the actual outputs of `results` into the prose, `figures/` and `snapshots/`.
 pub fn accept(project: &Project, results: &[ChapterResult]) -> anyhow::Result<Accepted> {
     anyhow::ensure!(!on_ci(), "accept writes the book and never runs with CI set");
+    // Temporary files a killed run left where we write (we hold the repository lock, so no
+    // live run owns them).
+    let figure_dirs = project.book.chapters.iter().map(|c| Path::new("figures").join(&c.name));
+    let chapter_dirs = project.book.chapters.iter().filter_map(|c| c.path.parent().map(Path::to_path_buf));
+    for dir in [PathBuf::from("snapshots")].into_iter().chain(figure_dirs).chain(chapter_dirs) {
+        fsutil::sweep_temp_files(&project.root.join(dir));
+    }
     let mut accepted = Accepted::default();
     for result in results {
         let chapter = project.book.chapter(&result.chapter).expect("results come from the book");

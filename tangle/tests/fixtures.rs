@@ -11,6 +11,10 @@
 //! - `remember PATH`           note a file's bytes and mtime
 //! - `unchanged PATH`          record whether the file still has the remembered bytes and mtime
 //! - `endings PATH`            record how many lines end in CRLF and in LF
+//! - `write PATH TEXT`        create or overwrite a file with TEXT (`\n` allowed)
+//! - `remove PATH`             remove a file or a folder
+//! - `exists PATH`             record whether a file or folder exists
+//! - `contains PATH TEXT`      record how many times a file contains TEXT
 //! - `took-under SECONDS`      record whether the last `tangle` step took less than SECONDS
 //! - `spawn tangle ARGS…`      start the tool in the background (its output is not recorded)
 //! - `wait-for PATH`           wait (up to 5 min) until PATH exists and ends with a newline
@@ -79,12 +83,15 @@ fn copy_dir(from: &Path, to: &Path) {
 
 fn filter_output(text: &str, root: &Path) -> String {
     let tid = regex::Regex::new(r"thread '([^']+)' \(\d+\)").unwrap();
+    let pid = regex::Regex::new(r"\bpid \d+").unwrap();
     text.lines()
         .filter(|l| {
             let word = l.split_whitespace().next().unwrap_or("");
             !(l.starts_with(' ') && CARGO_NOISE.contains(&word))
         })
+        .map(|l| l.replace(&workspace_root().display().to_string(), "[WORKSPACE]"))
         .map(|l| tid.replace_all(&l.replace(&root.display().to_string(), "[ROOT]"), "thread '$1' [TID]").into_owned())
+        .map(|l| pid.replace_all(&l, "pid [PID]").into_owned())
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -124,14 +131,39 @@ fn run_steps(case: &Path) -> String {
                     transcript += &format!("stderr:\n{stderr}\n");
                 }
             }
-            "cat" => transcript += &std::fs::read_to_string(root.join(rest)).unwrap_or_else(|e| format!("<{e}>\n")),
+            "cat" => {
+                let text = std::fs::read_to_string(root.join(rest)).unwrap_or_else(|e| format!("<{e}>\n"));
+                transcript += &text.replace(&workspace_root().display().to_string(), "[WORKSPACE]");
+            }
             "replace" => {
                 let (path, change) = rest.split_once(' ').expect("replace PATH OLD => NEW");
-                let (old, new) = change.split_once(" => ").expect("replace PATH OLD => NEW");
+                let (old, new) = change
+                    .split_once(" => ")
+                    .or_else(|| change.strip_suffix(" =>").map(|old| (old, "")))
+                    .expect("replace PATH OLD => NEW");
                 let (old, new) = (old.replace("\\n", "\n"), new.replace("\\n", "\n"));
                 let text = std::fs::read_to_string(root.join(path)).unwrap();
                 assert_eq!(text.matches(&old).count(), 1, "{}: `{old}` must occur once in {path}", case.display());
                 std::fs::write(root.join(path), text.replace(&old, &new)).unwrap();
+            }
+            "write" => {
+                let (path, text) = rest.split_once(' ').expect("write PATH TEXT");
+                let path = root.join(path);
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(path, text.replace("\\n", "\n")).unwrap();
+            }
+            "remove" => {
+                let path = root.join(rest);
+                match path.is_dir() {
+                    true => std::fs::remove_dir_all(path).unwrap(),
+                    false => std::fs::remove_file(path).unwrap(),
+                }
+            }
+            "exists" => transcript += &format!("exists: {}\n", root.join(rest).exists()),
+            "contains" => {
+                let (path, text) = rest.split_once(' ').expect("contains PATH TEXT");
+                let body = std::fs::read_to_string(root.join(path)).unwrap_or_default();
+                transcript += &format!("contains `{text}`: {} time(s)\n", body.matches(text).count());
             }
             "append" => {
                 let (path, text) = rest.split_once(' ').unwrap();

@@ -77,4 +77,6 @@ fn fence_for(actual: &str, ch: char, len: usize) -> String {
 }
 
 #[cfg(test)]
+mod proptests;
+#[cfg(test)]
 mod tests;

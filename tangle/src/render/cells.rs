@@ -2,7 +2,11 @@
 //! line; a test cell folds into "Tests (names)"; a run cell that draws a figure folds into
 //! "Code that draws Figure N"; a cell the author marked `fold` folds under the author's summary,
 //! its output with it. Output blocks become preformatted program output, escaped, with nothing
-//! in them that mdBook or tangle could expand: output is data.
+//! in them that mdBook or tangle could expand: output is data. Code is written as HTML too (the
+//! same `<pre><code class="language-rust">` mdBook would write, so highlighting and the copy
+//! button work), because mdBook rewrites the text of a Markdown code block: it expands
+//! `{{#include}}` and hides lines that start with `# `, and the book must show the code that
+//! was compiled.
 
 use super::figures::drawn_figure;
 use super::html::escape_html;
@@ -12,13 +16,12 @@ use crate::model::{Cell, CellKind, Presentation};
 
 /// The Markdown that replaces a cell's fence (before container re-indentation), and whether a
 /// `<details>` it opened must be closed after the cell's output block.
-pub fn cell(cell: &Cell, marker: char, marker_len: usize, page: &Page, labels: &Labels) -> (String, bool) {
+pub fn cell(cell: &Cell, page: &Page, labels: &Labels) -> (String, bool) {
     let code = match cell.kind {
         CellKind::Save | CellKind::Test => cell.code.split_once('\n').map_or("", |(_, rest)| rest),
         CellKind::Run => cell.code.as_str(),
     };
-    let fence: String = std::iter::repeat_n(marker, marker_len).collect();
-    let block = format!("{fence}rust\n{code}{fence}");
+    let block = code_html(code);
     let summary = match (&cell.presentation, cell.kind) {
         (Presentation::Open, _) => None,
         (Presentation::Folded(Some(text)), _) => Some(escape_html(text)),
@@ -48,6 +51,19 @@ pub fn cell(cell: &Cell, marker: char, marker_len: usize, page: &Page, labels: &
     }
 }
 
+/// A code block as HTML. The text sits in a `<span>`, so that mdBook's renderer, which only
+/// rewrites a `<code>` whose single child is text, leaves it as it is.
+fn code_html(code: &str) -> String {
+    let text = inert(code.trim_end_matches('\n'));
+    format!("<pre class=\"tangle-code\"><code class=\"language-rust\"><span>{text}</span></code></pre>")
+}
+
+/// Text escaped for HTML, with `{` and `$` as character references: nothing mdBook or
+/// tangle expands can be found in it.
+fn inert(text: &str) -> String {
+    escape_html(text).replace('{', "&#123;").replace('$', "&#36;")
+}
+
 /// "Tests (names of the #[test] functions)", the names found by syn.
 fn test_summary(code: &str) -> String {
     let names: Vec<String> = syn::parse_str::<syn::File>(code)
@@ -72,7 +88,7 @@ fn test_summary(code: &str) -> String {
 /// Program output: shown verbatim (without its redaction and tolerance attributes), escaped
 /// for HTML, with `{` and control characters made inert.
 pub fn output(text: &str, closes_details: bool) -> String {
-    let body = escape_html(&visible(text.trim_end_matches('\n'))).replace('{', "&#123;").replace('$', "&#36;");
+    let body = inert(&visible(text.trim_end_matches('\n')));
     let close = if closes_details { "\n</details>" } else { "" };
     format!("<pre class=\"tangle-output\"><samp>{body}</samp></pre>{close}")
 }

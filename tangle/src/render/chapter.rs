@@ -94,8 +94,7 @@ fn draw_diagrams(r: &mut Renderer) -> HashMap<String, String> {
 
 fn render_cells(r: &mut Renderer, chapter: &Chapter) {
     for cell in &chapter.cells {
-        let Some(fence) = r.page.doc.fences.iter().find(|f| f.span == cell.span) else { continue };
-        let (text, open) = cells::cell(cell, fence.marker, fence.marker_len, r.page, r.labels);
+        let (text, open) = cells::cell(cell, r.page, r.labels);
         r.replace(cell.span.clone(), &text);
         if let Some(block) = &cell.output {
             r.replace(block.span.clone(), &cells::output(&block.text, open));

@@ -113,9 +113,26 @@ pub fn render(src: &str) -> Result<String, String> {
         }
     }
     let box_w = d.names.iter().map(|s| text_width(s) + 24.0).fold(90.0, f64::max);
-    let margin = box_w / 2.0 + 10.0;
+    // How far labels reach left and right of the lifelines (lifeline 0 at x = 0): a self
+    // message's text runs right of its lifeline, a note may be wider than its span.
+    let (mut left, mut right) = (-box_w / 2.0, (n - 1) as f64 * gap + box_w / 2.0);
+    for step in &d.steps {
+        match step {
+            Step::Message { from, to, text, .. } if from == to => {
+                right = right.max(*from as f64 * gap + 40.0 + text_width(text));
+            }
+            Step::Note { first, last, text } => {
+                let (l, r) = (*first as f64 * gap, *last as f64 * gap);
+                let w = (r - l + 60.0).max(text_width(text) + 24.0);
+                left = left.min((l + r - w) / 2.0);
+                right = right.max((l + r + w) / 2.0);
+            }
+            Step::Message { .. } => {}
+        }
+    }
+    let margin = 10.0 - left;
     let x = |i: usize| margin + i as f64 * gap;
-    let width = 2.0 * margin + (n - 1) as f64 * gap;
+    let width = margin + right + 10.0;
     let box_h = 32.0;
     let row = 44.0;
     let mut y = 10.0 + box_h + 20.0;
@@ -240,6 +257,45 @@ mod tests {
         assert_eq!(svg.matches(">all-gather</text>").count(), 1);
         assert!(svg.contains("stroke-dasharray"));
         assert!(!svg.contains('\n'));
+    }
+
+    #[test]
+    fn labels_stay_inside_the_picture() {
+        // A self message on the last lifeline and a note wider than its span.
+        let svg = render(
+            "A->>B: hi\nB->>B: a rather long note to itself\nNote over A: a very long note over the first one\n",
+        )
+        .unwrap();
+        let width: f64 = svg.split("width=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+        let text_x: f64 = svg.split("<text x=\"").last().unwrap().split('"').next().unwrap().parse().unwrap();
+        assert!(svg.contains("a rather long note to itself"));
+        let self_label_x: f64 = svg
+            .split("a rather long note")
+            .next()
+            .unwrap()
+            .rsplit("x=\"")
+            .next()
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(self_label_x + text_width("a rather long note to itself") <= width, "{svg}");
+        assert!(text_x > 0.0);
+        let rect_x: f64 = svg
+            .split("fill=\"#ececec\"")
+            .next()
+            .unwrap()
+            .rsplit("<rect x=\"")
+            .next()
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(rect_x >= 0.0, "a note sticks out on the left: {svg}");
     }
 
     #[test]
