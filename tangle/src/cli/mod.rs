@@ -80,6 +80,7 @@ pub use report::{CLEAN, DRIFT, ERROR};
 
 pub fn main() -> ExitCode {
     quiet_on_closed_pipe();
+    show_mdbook_warnings();
     let cli = Cli::parse();
     let root = cli.root.clone();
     match run(cli) {
@@ -104,6 +105,26 @@ pub fn main() -> ExitCode {
             ExitCode::from(ERROR)
         }
     }
+}
+
+/// mdBook reports what it finds wrong in a book (unclosed HTML, a missing file) through
+/// `tracing`; without a subscriber those reports vanish. Warnings and errors go to stderr
+/// (`RUST_LOG=info` shows more).
+fn show_mdbook_warnings() {
+    let level = match std::env::var("RUST_LOG").ok().as_deref() {
+        Some("trace") => tracing_subscriber::filter::LevelFilter::TRACE,
+        Some("debug") => tracing_subscriber::filter::LevelFilter::DEBUG,
+        Some("info") => tracing_subscriber::filter::LevelFilter::INFO,
+        Some("error") => tracing_subscriber::filter::LevelFilter::ERROR,
+        _ => tracing_subscriber::filter::LevelFilter::WARN,
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_writer(std::io::stderr)
+        .with_ansi(Style::for_stderr() == Style::Colored)
+        .without_time()
+        .with_target(false)
+        .try_init();
 }
 
 /// `cargo tangle check | head` closes our stdout early; like other Unix tools, end quietly

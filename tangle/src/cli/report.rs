@@ -27,8 +27,13 @@ pub fn report(project: &Project, outcome: Outcome, accept: bool) -> anyhow::Resu
             for d in &diagnostics {
                 eprintln!("{}\n", d.render(&sources, style));
             }
-            let errors = diagnostics.iter().filter(|d| d.is_error()).count();
-            eprintln!("error: {errors} compile error(s); fix the cells named above");
+            let errors: Vec<_> = diagnostics.iter().filter(|d| d.is_error()).collect();
+            match errors.iter().any(|d| d.location.is_some()) {
+                true => eprintln!("error: {} compile error(s); fix the cells named above", errors.len()),
+                // Nothing points into a chapter: the build itself broke (a deleted target/
+                // folder, a full disk), not the author's code.
+                false => eprintln!("error: the build failed outside the chapters' code (see above); run the command again"),
+            }
             return Ok(ERROR);
         }
         Outcome::Ran(results) => results,
