@@ -13,7 +13,7 @@ use crate::model::Book;
 use crate::run::RunOutput;
 
 /// Bumped whenever the meaning of a cached run changes.
-const VERSION: &str = concat!("tangle-cache-1:", env!("CARGO_PKG_VERSION"));
+const VERSION: &str = concat!("tangle-cache-2:", env!("CARGO_PKG_VERSION"));
 
 #[derive(Debug, Serialize, Deserialize)]
 struct Entry {

@@ -33,6 +33,8 @@ pub struct Chapter {
     /// The file's exact text; `accept` splices into it by byte span.
     pub source: String,
     pub cells: Vec<Cell>,
+    /// Sentences' quotes of values the code publishes (`{{#value NAME shown}}`).
+    pub quotes: Vec<ValueQuote>,
     pub directives: Directives,
 }
 
@@ -59,6 +61,26 @@ pub struct Directives {
     pub data: Vec<(PathBuf, usize)>,
     /// How long the chapter binary may run before it is stopped.
     pub timeout: Option<Duration>,
+    /// Files of values recorded by a run outside the test command (a benchmark), relative to
+    /// the project root, each with the line that declares it.
+    pub values: Vec<(PathBuf, usize)>,
+}
+
+/// `{{#value NAME shown text}}` in a sentence, a caption, a table cell or a callout: a copy of
+/// a value the chapter's code publishes, kept in the Markdown so that the file reads right on
+/// its own, and kept true by `check` and `accept`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValueQuote {
+    pub name: String,
+    /// What the sentence shows now, spaces and line breaks collapsed to single spaces.
+    pub shown: String,
+    /// The bytes of the shown text (an empty range just after the name when nothing is shown
+    /// yet): what `accept` replaces.
+    pub shown_span: Range<usize>,
+    /// The whole directive.
+    pub span: Range<usize>,
+    pub line: usize,
+    pub column: usize,
 }
 
 /// What a Rust cell is for, decided by its first line.

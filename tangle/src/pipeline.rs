@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::build::{self, BuildOptions};
-use crate::compare::{self, CellVerdict, FigureDrift, Verdict};
+use crate::compare::{self, CellVerdict, FigureDrift, ValueReport, Verdict};
 use crate::diagnostic::Diagnostic;
 use crate::generate::sync::{self, Stale};
 use crate::generate::{self, Generated, Workspace};
@@ -85,6 +85,8 @@ pub struct ChapterResult {
     pub drawn: PathBuf,
     pub cached: bool,
     pub verdicts: Vec<CellVerdict>,
+    /// The prose's quotes of values against what the code published.
+    pub values: ValueReport,
     pub figures: Vec<FigureDrift>,
     /// Snapshot files that disagree with the prose.
     pub snapshots: Vec<snapshot::SnapshotDrift>,
@@ -96,7 +98,12 @@ impl ChapterResult {
     }
 
     pub fn is_clean(&self) -> bool {
-        self.run.completed() && self.drifted().next().is_none() && self.figures.is_empty() && self.snapshots.is_empty()
+        self.run.completed()
+            && self.drifted().next().is_none()
+            && self.values.drifts.is_empty()
+            && !self.values.diagnostics.iter().any(|d| d.is_error())
+            && self.figures.is_empty()
+            && self.snapshots.is_empty()
     }
 }
 
@@ -119,6 +126,9 @@ pub fn on_ci() -> bool {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CheckOptions {
     pub verbose: bool,
+    /// Rerun every chapter (no cache) and judge outputs and values exactly, redactions and
+    /// tolerances aside: how `accept --refresh` records this machine's measurements.
+    pub refresh: bool,
 }
 
 /// Syncs `code/` (or, on CI, refuses to), builds what the cache cannot answer, runs it and
@@ -188,14 +198,27 @@ pub fn check_with(project: &Project, chapters: &[String], options: CheckOptions)
                 (run, false, drawn)
             }
         };
-        let verdicts = compare::compare_chapter(chapter, &run);
+        let verdicts = compare::compare_chapter_with(chapter, &run, options.refresh);
+        let values = match compare::load_recorded(&project.root, chapter) {
+            Ok(recorded) => compare::compare_values(chapter, &run, &recorded, options.refresh),
+            Err(d) => ValueReport { drifts: Vec::new(), diagnostics: vec![d] },
+        };
         // A run that stopped early drew only some figures; the rest are not "no longer drawn".
         let figures = match run.completed() {
             true => compare::compare_figures(&project.root, &drawn, &name)?,
             false => Vec::new(),
         };
         let snapshots = snapshot::stale(&project.root, chapter);
-        results.push(ChapterResult { chapter: name, run, drawn, cached: from_cache, verdicts, figures, snapshots });
+        results.push(ChapterResult {
+            chapter: name,
+            run,
+            drawn,
+            cached: from_cache,
+            verdicts,
+            values,
+            figures,
+            snapshots,
+        });
     }
     Ok(Outcome::Ran(results))
 }
@@ -235,7 +258,7 @@ pub fn accept(project: &Project, results: &[ChapterResult]) -> anyhow::Result<Ac
     for result in results {
         let chapter = project.book.chapter(&result.chapter).expect("results come from the book");
         let path = project.root.join(&chapter.path);
-        let text = match accept::rewrite(chapter, &result.run, &result.verdicts) {
+        let text = match accept::rewrite(chapter, &result.run, &result.verdicts, &result.values.drifts) {
             Some(text) => {
                 // The chapter may have been edited while its program ran; never overwrite that.
                 fsutil::replace_if_unchanged(&path, chapter.source.as_bytes(), text.as_bytes())?;

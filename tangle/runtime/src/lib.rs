@@ -10,6 +10,9 @@
 //! started instead of running on as an orphan.
 
 pub mod figure;
+pub mod value;
+
+pub use value::{value, value_measured, value_within};
 
 use std::io::Write;
 use std::sync::Mutex;
@@ -27,6 +30,11 @@ pub const PARENT_PID_VAR: &str = "TANGLE_PARENT_PID";
 
 static CURRENT: Mutex<Option<usize>> = Mutex::new(None);
 static CHAPTER: Mutex<&'static str> = Mutex::new("");
+
+/// The run cell that is running, if any (counting from 0).
+pub(crate) fn current_cell() -> Option<usize> {
+    CURRENT.lock().ok().and_then(|c| *c)
+}
 
 /// The chapter (`"ch06"`) whose binary is running, as given to [`init`].
 pub fn chapter() -> &'static str {

@@ -7,16 +7,20 @@
 
 pub mod fmt;
 
-use crate::compare::{CellVerdict, Verdict, normalize};
+use crate::compare::{CellVerdict, ValueDrift, Verdict, normalize, replacement};
 use crate::markdown::Edits;
 use crate::model::{Cell, Chapter};
 use crate::run::RunOutput;
 
-/// The chapter's new text with every drifted cell's output block rewritten, or `None` when
-/// nothing changes (so the file is not touched and keeps its mtime).
-pub fn rewrite(chapter: &Chapter, run: &RunOutput, verdicts: &[CellVerdict]) -> Option<String> {
+/// The chapter's new text with every drifted cell's output block and every drifted value
+/// quote rewritten, or `None` when nothing changes (so the file is not touched and keeps its
+/// mtime). A quote's shown text is all that changes of its sentence.
+pub fn rewrite(chapter: &Chapter, run: &RunOutput, verdicts: &[CellVerdict], values: &[ValueDrift]) -> Option<String> {
     let nl = chapter.newline();
     let mut edits = Edits::new();
+    for drift in values {
+        edits.replace(drift.quote.shown_span.clone(), replacement(&drift.quote, &drift.actual, &chapter.source));
+    }
     for v in verdicts.iter().filter(|v| matches!(v.verdict, Verdict::Drift { .. })) {
         let Some(cell) = chapter.run_cells().nth(v.index) else { continue };
         let Some(out) = run.cells.iter().find(|c| c.index == v.index) else { continue };

@@ -221,6 +221,7 @@ fn run_of(outputs: &[String]) -> RunOutput {
     RunOutput {
         cells: outputs.iter().enumerate().map(|(index, s)| CellOutput { index, stdout: s.clone() }).collect(),
         end: RunEnd::Completed,
+        values: Vec::new(),
     }
 }
 
@@ -269,7 +270,7 @@ proptest! {
         // A clean chapter: outputs as its blocks say (a block-less cell printing nothing).
         let clean: Vec<String> = runs.iter().map(|c| c.output.as_ref().map_or(String::new(), |b| b.text.clone())).collect();
         let clean_run = run_of(&clean);
-        prop_assert_eq!(rewrite(&original, &clean_run, &compare_chapter(&original, &clean_run)), None);
+        prop_assert_eq!(rewrite(&original, &clean_run, &compare_chapter(&original, &clean_run), &[]), None);
 
         // Drifted outputs.
         let new: Vec<String> = (0..runs.len())
@@ -279,7 +280,7 @@ proptest! {
             })
             .collect();
         let run = run_of(&new);
-        let text = rewrite(&original, &run, &compare_chapter(&original, &run)).unwrap_or_else(|| md.clone());
+        let text = rewrite(&original, &run, &compare_chapter(&original, &run), &[]).unwrap_or_else(|| md.clone());
         let after = chapter(&text);
 
         // The same cells, now matching their outputs.
@@ -297,7 +298,7 @@ proptest! {
         prop_assert_eq!(outside_outputs(&after), outside_outputs(&original));
         prop_assert_eq!(text.matches("\r\n").count() == text.matches('\n').count(), crlf || !text.contains('\n'));
         // And a second accept has nothing to do.
-        prop_assert_eq!(rewrite(&after, &run, &compare_chapter(&after, &run)), None);
+        prop_assert_eq!(rewrite(&after, &run, &compare_chapter(&after, &run), &[]), None);
         prop_assert!(after.cells.iter().all(|c| c.kind != CellKind::Test));
     }
 }

@@ -12,9 +12,10 @@ fn accept(md: &str, outputs: &[&str]) -> String {
     let run = RunOutput {
         cells: outputs.iter().enumerate().map(|(index, s)| CellOutput { index, stdout: s.to_string() }).collect(),
         end: RunEnd::Completed,
+        values: Vec::new(),
     };
     let verdicts = compare_chapter(&chapter, &run);
-    let text = rewrite(&chapter, &run, &verdicts).unwrap_or_else(|| md.to_string());
+    let text = rewrite(&chapter, &run, &verdicts, &[]).unwrap_or_else(|| md.to_string());
     let again = parse_chapter("ch01", Path::new("book/src/ch01.md"), text.as_bytes().to_vec())
         .unwrap_or_else(|e| panic!("accepted text does not parse: {e}\n{text}"));
     assert_eq!(again.cells.len(), chapter.cells.len());
@@ -63,6 +64,10 @@ fn output_with_a_fence_line_gets_a_longer_fence() {
 fn nothing_changes_when_nothing_drifted() {
     let md = "- item\n\n  ```rust\n  println!(\"a\");\n  ```\n\n  ```output\n  a\n  ```\n";
     let chapter = parse_chapter("ch01", Path::new("book/src/ch01.md"), md.as_bytes().to_vec()).unwrap();
-    let run = RunOutput { cells: vec![CellOutput { index: 0, stdout: "a\n".into() }], end: RunEnd::Completed };
-    assert_eq!(rewrite(&chapter, &run, &compare_chapter(&chapter, &run)), None);
+    let run = RunOutput {
+        cells: vec![CellOutput { index: 0, stdout: "a\n".into() }],
+        end: RunEnd::Completed,
+        values: Vec::new(),
+    };
+    assert_eq!(rewrite(&chapter, &run, &compare_chapter(&chapter, &run), &[]), None);
 }

@@ -43,10 +43,14 @@ enum Command {
         #[arg(long)]
         chapter: Vec<String>,
     },
-    /// Write the actual outputs into the prose, snapshots/ and figures/.
+    /// Write the actual outputs and values into the prose, snapshots/ and figures/.
     Accept {
         #[arg(long)]
         chapter: Vec<String>,
+        /// Rerun every chapter and take this machine's measurements too: outputs and values
+        /// that may vary (redactions, tolerances) are written as they came out now.
+        #[arg(long)]
+        refresh: bool,
     },
     /// Format every cell with rustfmt, in place in the chapters.
     Fmt {
@@ -152,7 +156,8 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         // serve takes the repository lock around each of its builds itself.
         return crate::render::serve(&root, port).map(|()| CLEAN);
     }
-    let options = CheckOptions { verbose: cli.verbose };
+    let refresh = matches!(cli.command, Command::Accept { refresh: true, .. });
+    let options = CheckOptions { verbose: cli.verbose, refresh };
     // One writer at a time: a second accept, check or book waits (or, with --no-wait, stops).
     let _lock = match cli.command {
         Command::Sync { check: true } | Command::Fmt { check: true, .. } => None,
@@ -192,7 +197,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             let chapters = project.select(&chapter)?;
             report::report(&project, pipeline::check_with(&project, &chapters, options)?, false)
         }
-        Command::Accept { chapter } => {
+        Command::Accept { chapter, .. } => {
             let chapters = project.select(&chapter)?;
             report::report(&project, pipeline::check_with(&project, &chapters, options)?, true)
         }

@@ -32,15 +32,25 @@ pub fn report(project: &Project, outcome: Outcome, accept: bool) -> anyhow::Resu
                 true => eprintln!("error: {} compile error(s); fix the cells named above", errors.len()),
                 // Nothing points into a chapter: the build itself broke (a deleted target/
                 // folder, a full disk), not the author's code.
-                false => eprintln!("error: the build failed outside the chapters' code (see above); run the command again"),
+                false => {
+                    eprintln!("error: the build failed outside the chapters' code (see above); run the command again")
+                }
             }
             return Ok(ERROR);
         }
         Outcome::Ran(results) => results,
     };
     let mut code = CLEAN;
+    let sources = Sources::new(&project.root);
     for r in &results {
         let chapter = project.book.chapter(&r.chapter).expect("result of a chapter");
+        // Quotes of unknown values, values published twice, values nothing quotes.
+        for d in &r.values.diagnostics {
+            eprintln!("{}\n", d.render(&sources, Style::for_stderr()));
+            if d.is_error() {
+                code = ERROR;
+            }
+        }
         match &r.run.end {
             RunEnd::Completed => {}
             RunEnd::Failed { cell, message } => {
@@ -67,6 +77,15 @@ pub fn report(project: &Project, outcome: Outcome, accept: bool) -> anyhow::Resu
                     );
                 }
             }
+            for v in &r.values.drifts {
+                println!(
+                    "drift: {}: the quoted value `{}` is now `{}`\n{}",
+                    v.location,
+                    v.quote.name,
+                    v.actual,
+                    v.diff.render(Style::for_stdout())
+                );
+            }
             for f in &r.figures {
                 println!("drift: {f}");
             }
@@ -79,7 +98,12 @@ pub fn report(project: &Project, outcome: Outcome, accept: bool) -> anyhow::Resu
         let not_run = r.verdicts.iter().filter(|v| v.verdict == Verdict::NotRun).count();
         let same = r.verdicts.len() - drifted - not_run;
         if accept {
-            let changes = [(drifted, "output"), (r.figures.len(), "figure"), (r.snapshots.len(), "snapshot")];
+            let changes = [
+                (drifted, "output"),
+                (r.values.drifts.len(), "quoted value"),
+                (r.figures.len(), "figure"),
+                (r.snapshots.len(), "snapshot"),
+            ];
             let accepted: Vec<String> =
                 changes.iter().filter(|(n, _)| *n > 0).map(|(n, what)| format!("{n} {what}(s)")).collect();
             match accepted.is_empty() {
@@ -91,6 +115,9 @@ pub fn report(project: &Project, outcome: Outcome, accept: bool) -> anyhow::Resu
         let mut line = format!("{}: {same} cell(s) match", r.chapter);
         if drifted > 0 {
             line += &format!(", {drifted} drifted");
+        }
+        if !r.values.drifts.is_empty() {
+            line += &format!(", {} quoted value(s) drifted", r.values.drifts.len());
         }
         if !r.figures.is_empty() {
             line += &format!(", {} figure(s) drifted", r.figures.len());
@@ -105,7 +132,7 @@ pub fn report(project: &Project, outcome: Outcome, accept: bool) -> anyhow::Resu
             line += " (cached run)";
         }
         eprintln!("{line}");
-        if drifted + r.figures.len() + r.snapshots.len() > 0 && code == CLEAN && !accept {
+        if drifted + r.values.drifts.len() + r.figures.len() + r.snapshots.len() > 0 && code == CLEAN && !accept {
             code = DRIFT;
         }
     }

@@ -16,7 +16,7 @@ use regex::Regex;
 use super::directives;
 use crate::diagnostic::{Diagnostic, Diagnostics, Location};
 use crate::markdown::{Document, Fence, FenceInfo};
-use crate::model::{Cell, CellKind, Chapter, OutputBlock, OutputSpec, Presentation, Redaction};
+use crate::model::{Cell, CellKind, Chapter, OutputBlock, OutputSpec, Presentation, Redaction, ValueQuote};
 
 /// Parses one chapter file. `path` is relative to the project root and used in messages.
 pub fn parse_chapter(name: &str, path: &Path, bytes: Vec<u8>) -> Result<Chapter, Diagnostics> {
@@ -33,6 +33,7 @@ pub fn parse_chapter(name: &str, path: &Path, bytes: Vec<u8>) -> Result<Chapter,
     for fence in &doc.fences {
         reader.fence(fence);
     }
+    let quotes = reader.quotes();
     let cells = reader.cells;
     let mut diagnostics = reader.diagnostics;
     let directives = directives::read(path, &doc, &mut diagnostics);
@@ -41,6 +42,7 @@ pub fn parse_chapter(name: &str, path: &Path, bytes: Vec<u8>) -> Result<Chapter,
         path: path.to_path_buf(),
         source: source.clone(),
         cells,
+        quotes,
         directives,
     })
 }
@@ -65,6 +67,32 @@ struct Reader<'a> {
 }
 
 impl Reader<'_> {
+    /// The `{{#value NAME shown}}` quotes of the chapter's prose.
+    fn quotes(&mut self) -> Vec<ValueQuote> {
+        let mut quotes = Vec::new();
+        for d in self.doc.directives_named("value") {
+            let args = self.doc.text(d.args.clone());
+            let lead = args.len() - args.trim_start().len();
+            let name_len = args[lead..].find(char::is_whitespace).unwrap_or(args.len() - lead);
+            let name = &args[lead..lead + name_len];
+            if name.is_empty() {
+                self.error(d.span.clone(), "this value quote names no value").notes.push((
+                    crate::diagnostic::NoteKind::Help,
+                    "write `{{#value NAME shown text}}`, NAME as a cell publishes it with `tangle_runtime::value`"
+                        .into(),
+                ));
+                continue;
+            }
+            let rest = &args[lead + name_len..];
+            let shown_start = d.args.start + lead + name_len + (rest.len() - rest.trim_start().len());
+            let shown_span = shown_start..(d.args.start + args.trim_end().len()).max(shown_start);
+            let shown = self.doc.text(shown_span.clone()).split_whitespace().collect::<Vec<_>>().join(" ");
+            let (line, column) = self.doc.line_col(d.span.start);
+            quotes.push(ValueQuote { name: name.to_string(), shown, shown_span, span: d.span.clone(), line, column });
+        }
+        quotes
+    }
+
     /// An error underlining `range` of the file.
     fn error(&mut self, range: std::ops::Range<usize>, message: impl Into<String>) -> &mut Diagnostic {
         let (line, column) = self.doc.line_col(range.start);

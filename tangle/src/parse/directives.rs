@@ -6,6 +6,8 @@
 //! - `data PATH...`: files the chapter's code reads (relative to the repository root); a change
 //!   to one reruns the chapter.
 //! - `timeout SECONDS`: how long the chapter program may run (default 600 s).
+//! - `values PATH...`: files of values recorded outside the test command (a benchmark's
+//!   results), which the prose may quote like the values the chapter's cells publish.
 
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
@@ -24,8 +26,9 @@ pub fn read(path: &Path, doc: &Document, diagnostics: &mut Diagnostics) -> Direc
             // `<!-- tangle timeout 3 -->`: almost certainly meant as a directive.
             if rest.starts_with(char::is_whitespace) {
                 diagnostics.push(
-                    Diagnostic::error(at, "a tangle directive needs a colon: `<!-- tangle: WORD ... -->`")
-                        .with_help("known: `tangle: data PATH...`, `tangle: timeout SECONDS`"),
+                    Diagnostic::error(at, "a tangle directive needs a colon: `<!-- tangle: WORD ... -->`").with_help(
+                        "known: `tangle: data PATH...`, `tangle: timeout SECONDS`, `tangle: values PATH...`",
+                    ),
                 );
             }
             continue;
@@ -38,7 +41,11 @@ pub fn read(path: &Path, doc: &Document, diagnostics: &mut Diagnostics) -> Direc
                 Diagnostic::error(at, "`tangle: data` names no file")
                     .with_help("write `<!-- tangle: data book/data/FILE -->`"),
             ),
-            "data" => {
+            "values" if args.is_empty() => diagnostics.push(
+                Diagnostic::error(at, "`tangle: values` names no file")
+                    .with_help("write `<!-- tangle: values bench/results/FILE.toml -->`"),
+            ),
+            "data" | "values" => {
                 for arg in args {
                     let file = PathBuf::from(arg);
                     if !file.is_relative() || file.components().any(|c| c == Component::ParentDir) {
@@ -46,8 +53,10 @@ pub fn read(path: &Path, doc: &Document, diagnostics: &mut Diagnostics) -> Direc
                             at.clone(),
                             format!("data file `{arg}` must be a path inside the repository, relative to its root"),
                         ));
-                    } else {
+                    } else if word == "data" {
                         directives.data.push((file, comment.line));
+                    } else {
+                        directives.values.push((file, comment.line));
                     }
                 }
             }

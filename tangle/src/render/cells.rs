@@ -9,7 +9,7 @@
 //! was compiled.
 
 use super::figures::drawn_figure;
-use super::html::escape_html;
+use super::html::{escape_html, inert};
 use super::labels::{Labels, Page};
 use crate::compare::visible;
 use crate::model::{Cell, CellKind, Presentation};
@@ -56,12 +56,6 @@ pub fn cell(cell: &Cell, page: &Page, labels: &Labels) -> (String, bool) {
 fn code_html(code: &str) -> String {
     let text = inert(code.trim_end_matches('\n'));
     format!("<pre class=\"tangle-code\"><code class=\"language-rust\"><span>{text}</span></code></pre>")
-}
-
-/// Text escaped for HTML, with `{` and `$` as character references: nothing mdBook or
-/// tangle expands can be found in it.
-fn inert(text: &str) -> String {
-    escape_html(text).replace('{', "&#123;").replace('$', "&#36;")
 }
 
 /// "Tests (names of the #[test] functions)", the names found by syn.

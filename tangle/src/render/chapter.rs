@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::html::escape_html;
+use super::html::{escape_html, inert};
 use super::labels::{Labels, Page, figure_name};
 use super::{callouts, cells, diagrams, figures, math, refs};
 use crate::diagnostic::{Diagnostic, Location};
@@ -207,6 +207,18 @@ fn render_directives(
                     r.edits.replace(d.span.clone(), html);
                 }
             },
+            "value" => {
+                // The sentence shows the value as text; the name stays in the source.
+                let args = args.trim();
+                let (name, shown) = args.split_once(char::is_whitespace).unwrap_or((args, ""));
+                let shown = shown.split_whitespace().collect::<Vec<_>>().join(" ");
+                let html = format!(
+                    "<span class=\"tangle-value\" title=\"{}\">{}</span>",
+                    inert(&format!("value `{name}`, printed by this chapter's code")),
+                    inert(&shown)
+                );
+                r.edits.replace(d.span.clone(), html);
+            }
             name if MDBOOK_DIRECTIVES.contains(&name) => {}
             other => r.warn(d.span.start, format!("unknown directive `{{{{#{other}}}}}`")),
         }

@@ -6,3 +6,9 @@ pub(crate) fn escape_html(s: &str) -> String {
     pulldown_cmark_escape::escape_html(&mut out, s).expect("writing to a String cannot fail");
     out
 }
+
+/// Text escaped for HTML, with `{` and `$` as character references: nothing mdBook or tangle
+/// expands (`{{#include}}`, math) can be found in it. For program output, code and values.
+pub(crate) fn inert(text: &str) -> String {
+    escape_html(text).replace('{', "&#123;").replace('$', "&#36;")
+}

@@ -38,6 +38,23 @@ pub struct RunOutput {
     /// The cells that started, in order, with what each printed.
     pub cells: Vec<CellOutput>,
     pub end: RunEnd,
+    /// The values the cells published for the prose to quote, in the order published.
+    #[serde(default)]
+    pub values: Vec<PublishedValue>,
+}
+
+/// A value a run cell published (`tangle_runtime::value`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PublishedValue {
+    pub name: String,
+    pub text: String,
+    /// `exact`, `rtol=0.05` or `measured` (see `tangle_runtime::value::Vary`).
+    pub vary: String,
+    /// The run cell that published it (`None` outside any cell).
+    pub cell: Option<usize>,
+    /// The chapter line and column of the call that published it, when it maps to a cell.
+    #[serde(default)]
+    pub at: Option<(usize, usize)>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -74,9 +91,12 @@ impl RunOutput {
 pub fn run(root: &Path, chapter: &Chapter, krate: &ChapterCrate, figures_dir: &Path) -> anyhow::Result<RunOutput> {
     let exe = crate::build::binary(root, &chapter.name);
     let timeout = chapter.directives.timeout.unwrap_or(DEFAULT_TIMEOUT);
+    let values_file = figures_dir.join(format!("{}.values", chapter.name));
+    let _ = std::fs::remove_file(&values_file);
     let mut cmd = std::process::Command::new(&exe);
     cmd.current_dir(root)
         .env("TANGLE_FIGURES_DIR", figures_dir)
+        .env(tangle_runtime::value::FILE_ENV, &values_file)
         .env("RUST_BACKTRACE", "0")
         // The runtime's watchdog stops the program's group if this process dies (kill -9).
         .env(PARENT_PID_VAR, std::process::id().to_string());
@@ -90,7 +110,34 @@ pub fn run(root: &Path, chapter: &Chapter, krate: &ChapterCrate, figures_dir: &P
             chapter.name
         );
     }
-    Ok(interpret(captured, chapter, krate, timeout))
+    let mut output = interpret(captured, chapter, krate, timeout);
+    output.values = read_values(&values_file, krate);
+    Ok(output)
+}
+
+/// The values a run recorded, one per line (see `tangle_runtime::value`), each call located in
+/// the chapter through the line map (rustc names files relative to `code/`).
+fn read_values(file: &Path, krate: &ChapterCrate) -> Vec<PublishedValue> {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    text.lines()
+        .filter_map(|line| {
+            let mut fields = line.splitn(5, tangle_runtime::value::SEPARATOR);
+            let cell = fields.next()?.parse().ok();
+            let at = fields.next()?;
+            let name = fields.next()?.to_string();
+            let vary = fields.next()?.to_string();
+            let text = fields.next()?.to_string();
+            let at = at.rsplitn(3, ':').collect::<Vec<_>>();
+            let at = match at.as_slice() {
+                [column, line, file] => {
+                    let (line, column) = (line.parse().ok()?, column.parse().ok()?);
+                    krate.line_map.chapter_position(&Path::new(crate::generate::CODE).join(file), line, column)
+                }
+                _ => None,
+            };
+            Some(PublishedValue { name, text, vary, cell, at })
+        })
+        .collect()
 }
 
 /// What the captured run means for the chapter's cells.
@@ -157,7 +204,7 @@ fn interpret(captured: Captured, chapter: &Chapter, krate: &ChapterCrate, timeou
             RunEnd::Failed { cell, message: locate_generated_paths(&message, krate, chapter) }
         }
     };
-    RunOutput { cells, end }
+    RunOutput { cells, end, values: Vec::new() }
 }
 
 /// The failure of cell `index`, whose output `bytes` stops being UTF-8 where `e` says.
