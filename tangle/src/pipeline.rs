@@ -201,7 +201,7 @@ pub fn check_with(project: &Project, chapters: &[String], options: CheckOptions)
         let verdicts = compare::compare_chapter_with(chapter, &run, options.refresh);
         let values = match compare::load_recorded(&project.root, chapter) {
             Ok(recorded) => compare::compare_values(chapter, &run, &recorded, options.refresh),
-            Err(d) => ValueReport { drifts: Vec::new(), diagnostics: vec![d] },
+            Err(d) => ValueReport { drifts: Vec::new(), diagnostics: vec![*d] },
         };
         // A run that stopped early drew only some figures; the rest are not "no longer drawn".
         let figures = match run.completed() {

@@ -68,7 +68,7 @@ struct Published {
 
 /// Reads the values files a chapter declares. A file that cannot be read or does not hold a
 /// `[values]` table of strings is an error at its directive's line.
-pub fn load_recorded(root: &Path, chapter: &Chapter) -> Result<Vec<Recorded>, Diagnostic> {
+pub fn load_recorded(root: &Path, chapter: &Chapter) -> Result<Vec<Recorded>, Box<Diagnostic>> {
     let mut out = Vec::new();
     for (file, line) in &chapter.directives.values {
         let at = chapter.location(*line);
@@ -80,11 +80,14 @@ pub fn load_recorded(root: &Path, chapter: &Chapter) -> Result<Vec<Recorded>, Di
         })?;
         let mut values = BTreeMap::new();
         let entries = table.get("values").and_then(|v| v.as_table()).ok_or_else(|| {
-            Diagnostic::error(at.clone(), format!("the values file {} has no [values] table", file.display()))
+            Box::new(Diagnostic::error(at.clone(), format!("the values file {} has no [values] table", file.display())))
         })?;
         for (name, value) in entries {
             let Some(text) = value.as_str() else {
-                return Err(Diagnostic::error(at, format!("{}: value `{name}` is not a string", file.display())));
+                return Err(Box::new(Diagnostic::error(
+                    at,
+                    format!("{}: value `{name}` is not a string", file.display()),
+                )));
             };
             tangle_runtime::value::check(name, text)
                 .map_err(|why| Diagnostic::error(at.clone(), format!("{}: {why}", file.display())))?;
