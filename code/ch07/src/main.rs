@@ -501,11 +501,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     for (schedule, split, m) in runs {
         let run = if m == 8 && schedule == ch06::Schedule::GPipe { balanced.clone() } else { best_of_two(&split, schedule, m)? };
         let (measured, simulated) = (run.timeline.idle_fraction(), run.simulated()?.idle_fraction());
-        agree &= (measured - simulated).abs() <= 0.05;
+        agree &= (measured - simulated).abs() <= 0.08;
         println!("{:<6} {:>5} {:>3} {:>9.2} {:>10.2} {:>8.2}", schedule.label(), format!("{}+{}", split[0], split[1]), m,
             measured, simulated, ch06::pipeline_bubble_fraction(2, m as u64)?);
     }
-    println!("every measured idle fraction within 0.05 of the simulator's: {agree}");
+    println!("every measured idle fraction within 0.08 of the simulator's: {agree}");
 
     tangle_runtime::cell(19);
     // book/src/ch07.md:2670
@@ -521,7 +521,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     let t = lopsided.stage_times();
     println!("threads, 3+1: stage 0 takes {:.1}x as long as stage 1; idle {measured:.2} measured, {simulated:.2} simulated from its durations",
         (t[0].forward + t[0].backward) / (t[1].forward + t[1].backward));
-    println!("measured within 0.05 of the simulator: {}", (measured - simulated).abs() <= 0.05);
+    println!("measured within 0.08 of the simulator: {}", (measured - simulated).abs() <= 0.08);
 
     tangle_runtime::cell(20);
     // book/src/ch07.md:2898
