@@ -140,3 +140,24 @@ fn prose_shares_no_dozen_word_run_with_the_seeds() {
     }
     assert!(copies.is_empty(), "prose copied from a seed (rewrite it in our own words):\n{}", copies.join("\n"));
 }
+
+/// Every number in a sentence, caption or table cell that restates a number the code prints in
+/// the same section is a quoted value (`{{#value}}`), so that it cannot go stale; numbers that
+/// are also literals in the code are inputs and may stand as prose. The allow-list names the
+/// few exceptions, each with its reason.
+#[test]
+fn prose_quotes_computed_numbers_instead_of_typing_them() {
+    // (chapter, number as written, why it stays typed)
+    const ALLOWED: &[(&str, &str, &str)] = &[];
+    let project = Project::load(&root()).unwrap();
+    let mut found = Vec::new();
+    for chapter in &project.book.chapters {
+        for d in tangle::compare::hand_typed_numbers(chapter) {
+            let number = d.message.split('`').nth(1).unwrap_or("").to_string();
+            if !ALLOWED.iter().any(|(c, n, _)| *c == chapter.name && *n == number) {
+                found.push(d.to_string());
+            }
+        }
+    }
+    assert!(found.is_empty(), "{} hand-typed number(s):\n{}", found.len(), found.join("\n"));
+}

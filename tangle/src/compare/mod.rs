@@ -4,6 +4,7 @@
 
 mod diff;
 mod figures;
+mod numbers;
 mod values;
 
 use std::sync::LazyLock;
@@ -12,6 +13,7 @@ use regex::Regex;
 
 pub use diff::{Diff, visible};
 pub use figures::{FigureDrift, compare_figures};
+pub use numbers::hand_typed_numbers;
 pub use values::{Recorded, ValueDrift, ValueReport, compare_values, load_recorded, replacement};
 
 use crate::model::{Cell, Chapter, Location, OutputSpec};
