@@ -75,14 +75,17 @@ fn generate_chapter(
             if *name == chapter.name {
                 continue;
             }
-            let (_, col) = analyse::chapter_offset(chapter, cell, *line, *column);
-            let loc = chapter.location(cell.code_line + line - 1).with_column(col);
+            // Located only when needed: finding the column walks the chapter from its start.
+            let loc = || {
+                let (_, col) = analyse::chapter_offset(chapter, cell, *line, *column);
+                chapter.location(cell.code_line + line - 1).with_column(col)
+            };
             let entry = if chapters.contains(name.as_str()) {
-                chapter_deps.entry(name.clone()).or_insert_with(|| loc.clone());
+                chapter_deps.entry(name.clone()).or_insert_with(loc);
                 Dependency::Chapter(name.clone())
             } else if looks_like_chapter(name) {
                 diagnostics.push(
-                    Diagnostic::error(loc, format!("`{name}` names no chapter"))
+                    Diagnostic::error(loc(), format!("`{name}` names no chapter"))
                         .with_help(format!("there is no chapter whose crate is `{name}` (book/src/{name}.md)")),
                 );
                 continue;
