@@ -98,8 +98,12 @@ impl Workspace {
 /// Incremental, so that an edit recompiles only what it touched, in the edited chapter and in
 /// the chapters that import it: cargo applies it to the chapter crates and the runtime, never
 /// to crates.io dependencies, and it leaves the optimisation level alone (cargo does not even
-/// count it among the settings that make a build differ).
+/// count it among the settings that make a build differ). Dependencies carry no debug
+/// information, which only backtraces would read.
 pub const RELEASE_PROFILE: &str = "\n[profile.release]\ndebug = \"line-tables-only\"\nincremental = true\n\n\
+# Dependencies (crates.io, the runtime) without debug information: less to generate and to\n\
+# link on a first build. (Panics still name their file and line.)\n\
+[profile.release.package.\"*\"]\ndebug = false\n\n\
 # The chapters' run programs (the run cells, chNN/src/main.rs) are compiled without\n\
 # optimisation, so that an edited run cell recompiles at once; the libraries they call keep\n\
 # full optimisation. Debug assertions and overflow checks are the release profile's, so the\n\
@@ -240,10 +244,11 @@ mod tests {
         // Only the run programs leave the release profile, and only in optimisation.
         let release = parsed["profile"]["release"].as_table().unwrap();
         let overridden: Vec<&String> = release["package"].as_table().unwrap().keys().collect();
-        assert_eq!(overridden, ["ch02-run", "ch06-run"]);
+        assert_eq!(overridden, ["*", "ch02-run", "ch06-run"]);
+        assert_eq!(release["package"]["*"].as_table().unwrap().keys().collect::<Vec<_>>(), ["debug"]);
         let mut reset: Vec<&str> = RUN_PROFILE_RESET.iter().map(|(k, _)| *k).collect();
         reset.sort();
-        for (_, profile) in release["package"].as_table().unwrap() {
+        for (_, profile) in release["package"].as_table().unwrap().iter().filter(|(name, _)| *name != "*") {
             let keys: Vec<&String> = profile.as_table().unwrap().keys().collect();
             assert_eq!(keys, reset, "every setting of the run profile has its reset");
         }
