@@ -89,10 +89,29 @@ fn outputs_do_not_depend_on_the_run_programs_optimisation() {
         Outcome::Ran(results) => results,
         other => panic!("the book does not check: {other:?}"),
     };
-    let dir = tempfile::tempdir().unwrap();
-    let full = pipeline::run_fully_optimised(&project, &chapters, dir.path()).unwrap();
-    assert_eq!(checked.len(), full.len());
+    // A chapter may print a verdict on a measurement that the prose does not redact (ch07's
+    // "measured within 0.08 of the simulator: true"), which a busy machine can flip: a
+    // difference must show in each of three runs at full optimisation to count.
+    let mut problems = Vec::new();
+    for attempt in 1..=3 {
+        problems = differences_from_full_optimisation(&project, &chapters, &checked);
+        if problems.is_empty() {
+            return;
+        }
+        eprintln!("attempt {attempt}: {}", problems.join("\n"));
+    }
+    panic!("{}", problems.join("\n\n"));
+}
 
+/// Every difference between the check's runs and a build at full optimisation.
+fn differences_from_full_optimisation(
+    project: &Project,
+    chapters: &[String],
+    checked: &[pipeline::ChapterResult],
+) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let full = pipeline::run_fully_optimised(project, chapters, dir.path()).unwrap();
+    assert_eq!(checked.len(), full.len());
     let mut problems = Vec::new();
     for (c, f) in checked.iter().zip(&full) {
         assert_eq!(c.chapter, f.chapter);
@@ -100,20 +119,20 @@ fn outputs_do_not_depend_on_the_run_programs_optimisation() {
         assert_eq!(c.run.end, RunEnd::Completed, "{} in the check", c.chapter);
         let full_side = Side { chapter: &f.chapter, run: &f.run, drawn: &f.drawn };
         let check_side = Side { chapter: &c.chapter, run: &c.run, drawn: &c.drawn };
-        problems.extend(differences(&project, &full_side, &check_side));
+        problems.extend(differences(project, &full_side, &check_side));
 
         // The comparison has teeth: one character more in the first cell, or one value
         // changed, is a difference.
         let mut tampered = c.run.clone();
         tampered.cells[0].stdout.push('!');
         let side = Side { run: &tampered, ..check_side };
-        assert!(!differences(&project, &full_side, &side).is_empty(), "{}: a changed output went unseen", c.chapter);
+        assert!(!differences(project, &full_side, &side).is_empty(), "{}: a changed output went unseen", c.chapter);
         let mut tampered = c.run.clone();
         if let Some(v) = tampered.values.iter_mut().find(|v| v.vary == "exact") {
             v.text.push('0');
             let side = Side { run: &tampered, ..check_side };
-            assert!(!differences(&project, &full_side, &side).is_empty(), "{}: a changed value went unseen", c.chapter);
+            assert!(!differences(project, &full_side, &side).is_empty(), "{}: a changed value went unseen", c.chapter);
         }
     }
-    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+    problems
 }
