@@ -17,8 +17,8 @@
 //! Around them: [`pipeline`] strings the stages together (the library's entry points),
 //! [`cache`] skips build and run for chapters whose inputs did not change, [`snapshot`] mirrors
 //! every output block in `snapshots/`, [`diagnostic`] locates and renders every error with an
-//! excerpt of the chapter, and [`cli`] is the command line. No module imports one that imports
-//! it back (a test checks the graph).
+//! excerpt of the chapter, [`progress`] carries what a check reports while it works, and [`cli`]
+//! is the command line. No module imports one that imports it back (a test checks the graph).
 
 // The library's public face: the pipeline's entry points and the types they return, the
 // renderer (for `mdbook` users and `serve`), diagnostics, and the command line.
@@ -27,6 +27,7 @@ pub mod compare;
 pub mod diagnostic;
 pub mod model;
 pub mod pipeline;
+pub mod progress;
 pub mod render;
 pub mod run;
 pub mod snapshot;

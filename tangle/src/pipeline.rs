@@ -3,6 +3,8 @@
 //! return them (progress goes to stderr).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 
@@ -12,6 +14,7 @@ use crate::diagnostic::Diagnostic;
 use crate::generate::sync::{self, Stale};
 use crate::generate::{self, Generated, Workspace};
 use crate::model::Book;
+use crate::progress::{Plain, Progress};
 use crate::run::{self, RunOutput};
 use crate::{accept, cache, fsutil, parse, snapshot};
 
@@ -139,13 +142,29 @@ pub fn check(project: &Project, chapters: &[String]) -> anyhow::Result<Outcome> 
 
 /// [`check`] with options.
 pub fn check_with(project: &Project, chapters: &[String], options: CheckOptions) -> anyhow::Result<Outcome> {
+    check_showing(project, chapters, options, &Plain)
+}
+
+/// [`check_with`], reporting its progress to `progress`.
+///
+/// The chapters whose runs the cache cannot answer are built by one cargo build, then run one
+/// at a time, in order. (Running a chapter as soon as its program is built, while cargo builds
+/// the chapters after it, was measured slower on two cores: chapter 2's two training threads
+/// then share the machine with rustc; and a program that measures its own speed must not
+/// share it at all.)
+pub fn check_showing(
+    project: &Project,
+    chapters: &[String],
+    options: CheckOptions,
+    progress: &dyn Progress,
+) -> anyhow::Result<Outcome> {
     let stale = project.stale()?;
     if !stale.is_empty() {
         if on_ci() {
             return Ok(Outcome::Stale(stale));
         }
         for fixed in project.sync()? {
-            eprintln!("{:>9} {}", fixed.fix_verb(), fixed.path().display());
+            progress.line(&format!("{:>9} {}", fixed.fix_verb(), fixed.path().display()));
         }
     }
 
@@ -162,14 +181,27 @@ pub fn check_with(project: &Project, chapters: &[String], options: CheckOptions)
         }
         lookups.push((chapter.clone(), cached));
     }
+    let built = Mutex::new(Vec::new());
     if !to_build.is_empty() {
-        eprintln!(" building {}", to_build.join(", "));
-        let build_options = BuildOptions { verbose: options.verbose, locked: on_ci() };
-        let report = build::build(&project.root, &project.book, &project.generated, &to_build, build_options)?;
+        progress.line(&format!(" building {}", to_build.join(", ")));
+        progress.building(&to_build);
+        let build_options = BuildOptions { verbose: options.verbose, locked: on_ci(), full_optimisation: false };
+        let report = build::build(
+            &project.root,
+            &project.book,
+            &project.generated,
+            &to_build,
+            build_options,
+            progress,
+            &collect_into(&built),
+        );
+        progress.built();
+        let report = report?;
         if report.failed() {
             return Ok(Outcome::CompileErrors(report.diagnostics));
         }
     }
+    let built = built.into_inner().unwrap_or_else(|e| e.into_inner());
 
     // The build may have rewritten code/Cargo.lock (a new chapter enters it), so runs are
     // stored under keys taken after it: the ones taken before would never match again.
@@ -179,13 +211,23 @@ pub fn check_with(project: &Project, chapters: &[String], options: CheckOptions)
     let staging = crate::lock::run_staging(&project.root)?;
     let mut results = Vec::new();
     for (name, cached) in lookups {
-        let chapter = project.book.chapter(&name).expect("selected chapters exist");
-        let krate = project.generated.get(&name).expect("every chapter is generated");
         let (run, from_cache, drawn) = match cached {
             Some(run) => (run, true, project.kept_figures()),
             None => {
-                eprintln!("  running {name}");
-                let run = run::run(&project.root, chapter, krate, staging.path())?;
+                let chapter = project.book.chapter(&name).expect("selected chapters exist");
+                let krate = project.generated.get(&name).expect("every chapter is generated");
+                // The program cargo reported (the copy in target/tangle/release is the same file,
+                // unless another build replaced it since).
+                let exe = match built.iter().find(|(c, _)| *c == name) {
+                    Some((_, exe)) => exe.clone(),
+                    None => build::binary(&project.root, &name),
+                };
+                progress.line(&format!("  running {name}"));
+                let current = Arc::new(AtomicUsize::new(0));
+                progress.running(chapter, current.clone());
+                let run = run::run_reporting(&exe, &project.root, chapter, krate, staging.path(), current);
+                progress.ran(&name);
+                let run = run?;
                 let drawn = match run.completed() {
                     true => {
                         keep_figures(&staging.path().join(&name), &project.kept_figures().join(&name))?;
@@ -198,29 +240,85 @@ pub fn check_with(project: &Project, chapters: &[String], options: CheckOptions)
                 (run, false, drawn)
             }
         };
-        let verdicts = compare::compare_chapter_with(chapter, &run, options.refresh);
-        let values = match compare::load_recorded(&project.root, chapter) {
-            Ok(recorded) => compare::compare_values(chapter, &run, &recorded, options.refresh),
-            Err(d) => ValueReport { drifts: Vec::new(), diagnostics: vec![*d] },
-        };
-        // A run that stopped early drew only some figures; the rest are not "no longer drawn".
-        let figures = match run.completed() {
-            true => compare::compare_figures(&project.root, &drawn, &name)?,
-            false => Vec::new(),
-        };
-        let snapshots = snapshot::stale(&project.root, chapter);
-        results.push(ChapterResult {
-            chapter: name,
-            run,
-            drawn,
-            cached: from_cache,
-            verdicts,
-            values,
-            figures,
-            snapshots,
-        });
+        results.push(compare(project, &name, run, from_cache, drawn, options)?);
     }
     Ok(Outcome::Ran(results))
+}
+
+/// A build's `on_built` that collects each chapter and its program into `built`.
+fn collect_into(built: &Mutex<Vec<(String, PathBuf)>>) -> impl Fn(&str, &Path) + Sync + '_ {
+    move |chapter, exe| built.lock().unwrap_or_else(|e| e.into_inner()).push((chapter.to_string(), exe.to_path_buf()))
+}
+
+/// One chapter's run at full optimisation.
+#[derive(Debug)]
+pub struct ReferenceRun {
+    pub chapter: String,
+    pub run: RunOutput,
+    /// The folder holding what the run drew, `<dir>/chNN/*.svg`.
+    pub drawn: PathBuf,
+}
+
+/// Builds the programs of `chapters` at full optimisation (the release profile, without the
+/// run programs' own, see `generate::manifest::RUN_PROFILE`) and runs each, drawing into
+/// `figures_dir`: the reference that a check's runs must equal, timings aside. Neither the
+/// cache nor the kept figures are touched. (The reference programs are built beside the quick
+/// ones, under their own hashes, so that neither build undoes the other.)
+pub fn run_fully_optimised(
+    project: &Project,
+    chapters: &[String],
+    figures_dir: &Path,
+) -> anyhow::Result<Vec<ReferenceRun>> {
+    let options = BuildOptions { verbose: false, locked: on_ci(), full_optimisation: true };
+    let built = Mutex::new(Vec::new());
+    let report = build::build(
+        &project.root,
+        &project.book,
+        &project.generated,
+        chapters,
+        options,
+        &Plain,
+        &collect_into(&built),
+    )?;
+    if report.failed() {
+        let errors: Vec<String> = report.errors().map(|d| d.to_string()).collect();
+        anyhow::bail!("the chapters do not build at full optimisation:\n{}", errors.join("\n"));
+    }
+    let built = built.into_inner().unwrap_or_else(|e| e.into_inner());
+    let mut runs = Vec::new();
+    for name in chapters {
+        let chapter = project.book.chapter(name).expect("selected chapters exist");
+        let krate = project.generated.get(name).expect("every chapter is generated");
+        let (_, exe) =
+            built.iter().find(|(c, _)| c == name).with_context(|| format!("cargo built no program for {name}"))?;
+        let run = run::run_reporting(exe, &project.root, chapter, krate, figures_dir, Arc::new(AtomicUsize::new(0)))?;
+        runs.push(ReferenceRun { chapter: name.clone(), run, drawn: figures_dir.to_path_buf() });
+    }
+    Ok(runs)
+}
+
+/// One chapter's verdicts: its outputs, values, figures and snapshots against the prose.
+fn compare(
+    project: &Project,
+    name: &str,
+    run: RunOutput,
+    cached: bool,
+    drawn: PathBuf,
+    options: CheckOptions,
+) -> anyhow::Result<ChapterResult> {
+    let chapter = project.book.chapter(name).expect("selected chapters exist");
+    let verdicts = compare::compare_chapter_with(chapter, &run, options.refresh);
+    let values = match compare::load_recorded(&project.root, chapter) {
+        Ok(recorded) => compare::compare_values(chapter, &run, &recorded, options.refresh),
+        Err(d) => ValueReport { drifts: Vec::new(), diagnostics: vec![*d] },
+    };
+    // A run that stopped early drew only some figures; the rest are not "no longer drawn".
+    let figures = match run.completed() {
+        true => compare::compare_figures(&project.root, &drawn, name)?,
+        false => Vec::new(),
+    };
+    let snapshots = snapshot::stale(&project.root, chapter);
+    Ok(ChapterResult { chapter: name.to_string(), run, drawn, cached, verdicts, values, figures, snapshots })
 }
 
 /// Replaces `kept` by the figures a completed run drew into `drawn` (a rename within

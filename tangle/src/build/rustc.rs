@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use cargo_metadata::diagnostic::{Diagnostic as RustcDiagnostic, DiagnosticLevel, DiagnosticSpan};
 
 use crate::diagnostic::{Diagnostic, Location, NoteKind, Severity};
-use crate::generate::{CODE, Generated};
+use crate::generate::{CODE, Generated, lexically_normal};
 use crate::model::Book;
 
 pub struct Mapper<'a> {
@@ -93,13 +93,15 @@ impl Mapper<'_> {
 
     /// The file a span names, relative to the project root (rustc names files relative to the
     /// workspace it builds, `code/`).
+    /// A run program's source is named from its package (`ch06/run/../src/main.rs`): the path
+    /// comes back without the detour.
     fn generated_path(&self, span: &DiagnosticSpan) -> PathBuf {
         let file = Path::new(&span.file_name);
-        match file.strip_prefix(self.root) {
+        lexically_normal(&match file.strip_prefix(self.root) {
             Ok(rel) => rel.to_path_buf(),
             Err(_) if file.is_relative() => Path::new(CODE).join(file),
             Err(_) => file.to_path_buf(),
-        }
+        })
     }
 
     fn position(&self, span: &DiagnosticSpan) -> Option<Mapped> {

@@ -3,6 +3,7 @@
 //! build. Diagnostics go to stderr with an excerpt of the chapter; results go to stdout.
 
 mod report;
+mod status;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -195,11 +196,11 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         }
         Command::Check { chapter } => {
             let chapters = project.select(&chapter)?;
-            report::report(&project, pipeline::check_with(&project, &chapters, options)?, false)
+            report::report(&project, check(&project, &chapters, options)?, false)
         }
         Command::Accept { chapter, .. } => {
             let chapters = project.select(&chapter)?;
-            report::report(&project, pipeline::check_with(&project, &chapters, options)?, true)
+            report::report(&project, check(&project, &chapters, options)?, true)
         }
         Command::Fmt { check, chapter } => {
             let chapters = project.select(&chapter)?;
@@ -218,7 +219,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         }
         Command::Book => {
             let chapters = project.select(&[])?;
-            let code = report::report(&project, pipeline::check_with(&project, &chapters, options)?, false)?;
+            let code = report::report(&project, check(&project, &chapters, options)?, false)?;
             if code == ERROR {
                 return Ok(code);
             }
@@ -228,6 +229,11 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         }
         Command::Serve { .. } | Command::Preprocess { .. } => unreachable!("handled above"),
     }
+}
+
+/// A check with its progress on stderr (a live status line on a terminal).
+fn check(project: &Project, chapters: &[String], options: CheckOptions) -> anyhow::Result<pipeline::Outcome> {
+    status::with_status(|progress| pipeline::check_showing(project, chapters, options, progress))
 }
 
 /// The nearest ancestor of `start` with `book/book.toml`.

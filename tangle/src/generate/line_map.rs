@@ -28,6 +28,24 @@ pub struct Segment {
     pub unindented: BTreeSet<usize>,
 }
 
+/// `path` with each `dir/..` removed, as written, without looking at the file system. A run
+/// program's source is named from its package, `code/ch06/run/../src/main.rs`, in rustc's
+/// messages, panics and `Location`s.
+pub fn lexically_normal(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out: Vec<Component> = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir if matches!(out.last(), Some(Component::Normal(_))) => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out.iter().collect()
+}
+
 impl LineMap {
     /// The chapter line that generated line `line` of `file` (relative to the project root)
     /// came from; `None` for lines the generator wrote itself.
@@ -43,10 +61,30 @@ impl LineMap {
     }
 
     fn segment(&self, file: &Path, line: usize) -> Option<&Segment> {
-        self.files.get(file)?.iter().find(|s| line >= s.generated && line < s.generated + s.len)
+        let segments = match self.files.get(file) {
+            Some(segments) => segments,
+            None => self.files.get(&lexically_normal(file))?,
+        };
+        segments.iter().find(|s| line >= s.generated && line < s.generated + s.len)
     }
 
     pub fn add(&mut self, file: &Path, segment: Segment) {
         self.files.entry(file.to_path_buf()).or_default().push(segment);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_through_the_run_package_maps_like_the_file_itself() {
+        let mut map = LineMap::default();
+        let segment = Segment { generated: 3, chapter: 40, len: 2, indent: 4, prefix: 0, unindented: BTreeSet::new() };
+        map.add(Path::new("code/ch06/src/main.rs"), segment);
+        assert_eq!(map.chapter_position(Path::new("code/ch06/run/../src/main.rs"), 4, 9), Some((41, 5)));
+        assert_eq!(map.chapter_position(Path::new("code/ch06/src/main.rs"), 3, 5), Some((40, 1)));
+        assert_eq!(lexically_normal(Path::new("a/./b/../../c")), Path::new("c"));
+        assert_eq!(lexically_normal(Path::new("../a")), Path::new("../a"));
     }
 }

@@ -5,8 +5,9 @@
 //! and to external crates) but never prints them. Each cell is preceded by a
 //! `// book/src/chNN.md:LINE` comment ([`emit`]), so that a generated line maps to its chapter
 //! line by a constant offset ([`LineMap`]), as rustdoc maps doctests. The chapter crates form
-//! their own workspace, `code/Cargo.toml` ([`manifest`]), ordered so that dependencies come
-//! first ([`order`]); [`sync`] writes the files or reports the stale ones.
+//! their own workspace, `code/Cargo.toml` ([`manifest`]: each chapter a library package and a
+//! package for its run program, compiled unoptimised), ordered so that dependencies come first
+//! ([`order`]); [`sync`] writes the files or reports the stale ones.
 
 mod analyse;
 mod crates;
@@ -24,8 +25,9 @@ use crate::model::{Book, CellKind, Chapter};
 
 pub use analyse::literal_continuation_lines;
 pub use crates::{CODE, ChapterCrate, Generated, is_location_comment};
-pub use line_map::LineMap;
-pub use manifest::Workspace;
+pub use line_map::{LineMap, lexically_normal};
+use manifest::Dependency;
+pub use manifest::{RUN_PROFILE_RESET, Workspace, run_package};
 
 /// Generates every chapter's crate and the workspace around them. Collects every error of
 /// every chapter.
@@ -73,19 +75,22 @@ fn generate_chapter(
             if *name == chapter.name {
                 continue;
             }
-            let (_, col) = analyse::chapter_offset(chapter, cell, *line, *column);
-            let loc = chapter.location(cell.code_line + line - 1).with_column(col);
+            // Located only when needed: finding the column walks the chapter from its start.
+            let loc = || {
+                let (_, col) = analyse::chapter_offset(chapter, cell, *line, *column);
+                chapter.location(cell.code_line + line - 1).with_column(col)
+            };
             let entry = if chapters.contains(name.as_str()) {
-                chapter_deps.entry(name.clone()).or_insert_with(|| loc.clone());
-                format!("{name} = {{ path = \"../{name}\" }}")
+                chapter_deps.entry(name.clone()).or_insert_with(loc);
+                Dependency::Chapter(name.clone())
             } else if looks_like_chapter(name) {
                 diagnostics.push(
-                    Diagnostic::error(loc, format!("`{name}` names no chapter"))
+                    Diagnostic::error(loc(), format!("`{name}` names no chapter"))
                         .with_help(format!("there is no chapter whose crate is `{name}` (book/src/{name}.md)")),
                 );
                 continue;
             } else if let Some(key) = workspace.dependency_key(name) {
-                format!("{key}.workspace = true")
+                Dependency::Workspace(key.to_string())
             } else {
                 continue;
             };
@@ -96,7 +101,7 @@ fn generate_chapter(
     if diagnostics.has_errors() {
         return Err(diagnostics);
     }
-    deps.insert("tangle_runtime".into(), "tangle-runtime.workspace = true".into());
+    deps.insert("tangle_runtime".into(), Dependency::Workspace("tangle-runtime".into()));
     dev_deps.retain(|k, _| !deps.contains_key(k));
 
     let dir = Path::new(CODE).join(&chapter.name);
@@ -106,6 +111,7 @@ fn generate_chapter(
     files.push((lib.clone(), emit::items_file(chapter, &analysed, CellKind::Save, &lib, &mut line_map, "")));
     let main = dir.join("src/main.rs");
     files.push((main.clone(), emit::main_file(chapter, &analysed, &main, &mut line_map)));
+    files.push((dir.join("run/Cargo.toml"), manifest::run_program(chapter, &deps)));
     if chapter.cells.iter().any(|c| c.kind == CellKind::Test) {
         let tests = dir.join("tests/cells.rs");
         let prelude = format!("use {}::*;\n\n", chapter.name);

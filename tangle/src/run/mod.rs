@@ -11,6 +11,8 @@ pub mod cells;
 pub mod process;
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -90,10 +92,23 @@ impl RunOutput {
 /// Runs `chapter`'s binary from the project root, with figures going to `figures_dir`.
 pub fn run(root: &Path, chapter: &Chapter, krate: &ChapterCrate, figures_dir: &Path) -> anyhow::Result<RunOutput> {
     let exe = crate::build::binary(root, &chapter.name);
+    run_reporting(&exe, root, chapter, krate, figures_dir, Arc::new(AtomicUsize::new(0)))
+}
+
+/// [`run`] of the executable `exe`, keeping `current` at the run cell printing now plus one
+/// (0: none yet).
+pub fn run_reporting(
+    exe: &Path,
+    root: &Path,
+    chapter: &Chapter,
+    krate: &ChapterCrate,
+    figures_dir: &Path,
+    current: Arc<AtomicUsize>,
+) -> anyhow::Result<RunOutput> {
     let timeout = chapter.directives.timeout.unwrap_or(DEFAULT_TIMEOUT);
     let values_file = figures_dir.join(format!("{}.values", chapter.name));
     let _ = std::fs::remove_file(&values_file);
-    let mut cmd = std::process::Command::new(&exe);
+    let mut cmd = std::process::Command::new(exe);
     cmd.current_dir(root)
         .env("TANGLE_FIGURES_DIR", figures_dir)
         .env(tangle_runtime::value::FILE_ENV, &values_file)
@@ -101,7 +116,8 @@ pub fn run(root: &Path, chapter: &Chapter, krate: &ChapterCrate, figures_dir: &P
         // The runtime's watchdog stops the program's group if this process dies (kill -9).
         .env(PARENT_PID_VAR, std::process::id().to_string());
     let limits = Limits { timeout, cap: OUTPUT_CAP, grace: PIPE_GRACE };
-    let captured = process::run_group(cmd, limits).with_context(|| format!("cannot run {}", exe.display()))?;
+    let captured =
+        process::run_group_reporting(cmd, limits, current).with_context(|| format!("cannot run {}", exe.display()))?;
     if captured.pipes_left_open {
         eprintln!(
             "warning: {}: a process that {} started outside its process group still holds its output open; \
@@ -243,10 +259,12 @@ pub fn split_cells(stdout: &str) -> Vec<CellOutput> {
 }
 
 /// Replaces every `chNN/src/main.rs:LINE:COL` that a panic message names (rustc names files
-/// relative to the chapter workspace, `code/`) by the chapter position it came from.
+/// relative to the chapter workspace, `code/`, and the program's from its package,
+/// `chNN/run/../src/main.rs`) by the chapter position it came from.
 fn locate_generated_paths(message: &str, krate: &ChapterCrate, chapter: &Chapter) -> String {
     static RE: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
-        Regex::new(r"(?:code/)?([A-Za-z0-9_]+/(?:src|tests)/[\w/]+\.rs):(\d+)(?::(\d+))?").expect("a valid regex")
+        Regex::new(r"(?:code/)?([A-Za-z0-9_]+/(?:run/\.\./)?(?:src|tests)/[\w/]+\.rs):(\d+)(?::(\d+))?")
+            .expect("a valid regex")
     });
     RE.replace_all(message, |caps: &regex::Captures| {
         let file = Path::new(crate::generate::CODE).join(&caps[1]);

@@ -83,7 +83,13 @@ static RUNNING: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 /// Runs `cmd` (stdin closed, stdout and stderr captured) as the leader of a new process
 /// group, within `limits`. Returns once the program has ended and its group has been
 /// killed; never later than `limits.timeout + limits.grace` (plus scheduling noise).
-pub fn run_group(mut cmd: Command, limits: Limits) -> std::io::Result<Captured> {
+pub fn run_group(cmd: Command, limits: Limits) -> std::io::Result<Captured> {
+    run_group_reporting(cmd, limits, Arc::new(AtomicUsize::new(0)))
+}
+
+/// [`run_group`], keeping `current` at the cell printing now plus one (0: none yet), for a
+/// progress display.
+pub fn run_group_reporting(mut cmd: Command, limits: Limits, current: Arc<AtomicUsize>) -> std::io::Result<Captured> {
     install_signal_handlers();
     cmd.process_group(0).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let started = Instant::now();
@@ -102,7 +108,7 @@ pub fn run_group(mut cmd: Command, limits: Limits) -> std::io::Result<Captured> 
     let stdout = Arc::new(Mutex::new(Vec::new()));
     let stderr = Arc::new(Mutex::new(Vec::new()));
     // The cell printing now, plus one (0: none yet), for pinning stderr overflow to a cell.
-    let current = Arc::new(AtomicUsize::new(0));
+    current.store(0, Ordering::Relaxed);
     {
         let pipe = child.stdout.take().expect("piped");
         let (buf, current, tx) = (stdout.clone(), current.clone(), tx.clone());
