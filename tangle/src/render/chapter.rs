@@ -93,8 +93,9 @@ fn draw_diagrams(r: &mut Renderer) -> HashMap<String, String> {
 }
 
 fn render_cells(r: &mut Renderer, chapter: &Chapter) {
-    for cell in &chapter.cells {
-        let (text, open) = cells::cell(cell, r.page, r.labels);
+    let anchors = cells::anchors(&chapter.cells);
+    for (cell, anchor) in chapter.cells.iter().zip(&anchors) {
+        let (text, open) = cells::cell(cell, anchor, r.page, r.labels);
         r.replace(cell.span.clone(), &text);
         if let Some(block) = &cell.output {
             r.replace(block.span.clone(), &cells::output(&block.text, open));
