@@ -57,6 +57,15 @@
         }
     }
 
+    // On paper nothing scrolls: a box whose content is wider than the box is cut at its edge.
+    if (matchMedia("print").matches) {
+        for (const e of document.querySelectorAll("main pre, main pre > code, main samp, main .table-wrapper, main table, .tangle-equation-body, main figure")) {
+            if (shown(e) && e.scrollWidth > e.clientWidth + 1) {
+                problems.push(`printed, ${describe(e)} is cut: ${e.scrollWidth} px of content in ${e.clientWidth} px`);
+            }
+        }
+    }
+
     // Anchors of this page that name nothing on it.
     const ids = Array.from(document.querySelectorAll("[id]")).map((e) => e.id);
     const idSet = new Set(ids);

@@ -129,11 +129,17 @@ def book_pages(book_dir):
     )
 
 
-def load(dt, book_dir, name, width, height=900):
-    """Opens a page at `width` CSS pixels (a phone below 600) and waits for it to settle."""
+# A4 less the margins of the print stylesheet's @page rule (210 mm - 30 mm), in CSS pixels.
+PRINT_WIDTH = 680
+
+
+def load(dt, book_dir, name, width, height=900, media=""):
+    """Opens a page at `width` CSS pixels (a phone below 600) and waits for it to settle.
+    `media="print"` lays it out as it prints."""
     mobile = width < 600
     dt.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
             deviceScaleFactor=3 if mobile else 1, mobile=mobile)
+    dt.call("Emulation.setEmulatedMedia", media=media)
     dt.events.clear()
     dt.call("Page.navigate", url="file://" + os.path.join(os.path.abspath(book_dir), name))
     for _ in range(100):
@@ -169,19 +175,19 @@ def check(dt, book_dir):
     problems, ids, links = [], {}, []
     print(f"{'page':<18}{'width':>6}{'code %':>8}{'code px':>9}{'page px':>9}{'code blocks':>13}"
           f"{'sideways':>10}{'out sideways':>14}{'long lib open':>15}{'eqs':>5}{'min label px':>14}")
-    for name in pages:
-        for width in (1280, 390):
-            load(dt, book_dir, name, width)
-            found = dt.evaluate(script)
-            m = found["measures"]
-            print(f"{name:<18}{width:>6}{100 * m['codeShare']:>7.1f}%{m['codeHeight']:>9}{m['pageHeight']:>9}"
-                  f"{m['visibleCodeBlocks']:>6}/{m['codeBlocks']:<6}{m['scrollingCode']:>10}"
-                  f"{m['scrollingOutput']:>14}{len(m['openLongLibrary']):>15}{m['equations']:>5}"
-                  f"{str(m['smallestFigureLabelPx']):>14}")
-            problems += [f"{name} at {width} px: {p}" for p in found["problems"]]
-            problems += [f"{name} at {width} px: console error: {e}" for e in console_errors(dt)]
-            ids[name] = set(found["ids"])
-            links += [(name, href) for href in found["links"]]
+    runs = [(name, width, "") for name in pages for width in (1280, 390)] + [("print.html", PRINT_WIDTH, "print")]
+    for name, width, media in runs:
+        load(dt, book_dir, name, width, media=media)
+        found = dt.evaluate(script)
+        m = found["measures"]
+        print(f"{name + (' (print)' if media else ''):<18}{width:>6}{100 * m['codeShare']:>7.1f}%{m['codeHeight']:>9}{m['pageHeight']:>9}"
+              f"{m['visibleCodeBlocks']:>6}/{m['codeBlocks']:<6}{m['scrollingCode']:>10}"
+              f"{m['scrollingOutput']:>14}{len(m['openLongLibrary']):>15}{m['equations']:>5}"
+              f"{str(m['smallestFigureLabelPx']):>14}")
+        problems += [f"{name} at {width} px{' printed' if media else ''}: {p}" for p in found["problems"]]
+        problems += [f"{name} at {width} px: console error: {e}" for e in console_errors(dt)]
+        ids[name] = set(found["ids"])
+        links += [(name, href) for href in found["links"]]
     for page, href in sorted(set(links)):
         path, _, anchor = href.partition("#")
         target = os.path.normpath(os.path.join(os.path.dirname(page), path))
@@ -191,7 +197,7 @@ def check(dt, book_dir):
             problems.append(f"{page}: a link to {href} names no element of {target}")
     for p in problems:
         print("problem:", p)
-    print(f"{len(pages)} pages at 1280 and 390 px: {len(problems)} problem(s)")
+    print(f"{len(pages)} pages at 1280 and 390 px, print.html printed: {len(problems)} problem(s)")
     return len(problems)
 
 

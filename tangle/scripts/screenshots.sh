@@ -57,7 +57,7 @@ chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
     --remote-debugging-address=127.0.0.1 --remote-debugging-port="$port" about:blank \
     >"$profile/chromium.log" 2>&1 &
 chromium_pid=$!
-cleanup() { kill "$chromium_pid" 2>/dev/null || true; wait "$chromium_pid" 2>/dev/null || true; rm -rf "$profile"; }
+cleanup() { kill "$chromium_pid" 2>/dev/null || true; wait "$chromium_pid" 2>/dev/null || true; rm -rf "$profile" 2>/dev/null || true; }
 trap cleanup EXIT
 
 python3 "$root/tangle/scripts/screenshots.py" "$port" "$root/book/book" "$out" "${args[@]}"

@@ -15,6 +15,8 @@
 //! - blockquotes opening with `> **Note — ...**` become asides ([`callouts`]);
 //! - chapters take their number from their heading (`# 6 Distributed ...`).
 //!
+//! [`pdf`] prints the built book to PDF through headless Chromium (`cargo tangle pdf`).
+//!
 //! Nothing in the output loads a script, stylesheet or font from the network. [`serve`] serves
 //! the book while an author writes.
 
@@ -27,6 +29,7 @@ mod figures;
 mod html;
 mod labels;
 mod math;
+pub mod pdf;
 mod refs;
 pub mod serve;
 
