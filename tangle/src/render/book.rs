@@ -1,7 +1,8 @@
 //! The book as mdBook builds it: [`TanglePreprocessor`] (the preprocessor, run in-process by
 //! [`build_book`] or as `cargo tangle preprocess` under a separately installed mdBook), and
 //! the book-wide checks that need every chapter at once (chapters SUMMARY.md leaves out,
-//! figures drawn but never placed).
+//! figures drawn but never placed, figures the prose never refers to), and the links at the
+//! foot of each chapter to its Markdown and its crate.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -70,6 +71,9 @@ impl Preprocessor for TanglePreprocessor {
         let pages: Vec<Page> = inputs.iter().map(|(path, content)| Page::new(path, content)).collect();
         let labels = Labels::collect(&pages);
         let mut warnings = unlisted_chapters(&src_dir, &src_rel, &inputs);
+        warnings.extend(unreferenced_figures(&pages, &labels, &src_rel, &inputs));
+        let repository: Option<String> =
+            ctx.config.get("output.html.git-repository-url").ok().flatten().filter(|u: &String| !u.is_empty());
 
         let mut rendered = std::collections::HashMap::new();
         for ((path, content), page) in inputs.iter().zip(&pages) {
@@ -92,7 +96,11 @@ impl Preprocessor for TanglePreprocessor {
             }
             let out = chapter::render(page, chapter.as_ref(), &labels, &figures_dir, &file);
             warnings.extend(out.warnings);
-            rendered.insert(path.clone(), (out.markdown, page.number));
+            let mut markdown = out.markdown;
+            if let (Some(repository), Some(chapter)) = (&repository, &chapter) {
+                markdown.push_str(&source_links(repository, &file, &chapter.name));
+            }
+            rendered.insert(path.clone(), (markdown, page.number));
         }
         book.for_each_chapter_mut(|ch| {
             let Some(path) = &ch.path else { return };
@@ -139,6 +147,55 @@ fn unlisted_chapters(src_dir: &Path, src_rel: &Path, listed: &[(PathBuf, String)
                 Location::new(src_rel.join(rel), 1),
                 "this chapter is not listed in SUMMARY.md, so the book leaves it out",
             ));
+        }
+    }
+    out
+}
+
+/// The foot of a chapter page: links to its Markdown source and to the crate made from it.
+fn source_links(repository: &str, file: &Path, krate: &str) -> String {
+    let repository = repository.trim_end_matches('/');
+    let file = file.to_string_lossy().replace('\\', "/");
+    format!(
+        "\n\n<p class=\"tangle-source\">This chapter's source: <a href=\"{repository}/blob/main/{file}\"><code>{file}</code></a>. \
+         Its code as a crate: <a href=\"{repository}/tree/main/code/{krate}\"><code>code/{krate}</code></a> \
+         (library cells in <code>src/lib.rs</code>, run cells in <code>src/main.rs</code>).</p>\n"
+    )
+}
+
+/// Figures no sentence of the book refers to (by `{{#ref fig:...}}` or "Figure N.M"): a
+/// figure the text never points at is one the reader is left to find the reason for.
+fn unreferenced_figures(
+    pages: &[Page],
+    labels: &Labels,
+    src_rel: &Path,
+    inputs: &[(PathBuf, String)],
+) -> Vec<Diagnostic> {
+    let referenced: std::collections::HashSet<String> = pages
+        .iter()
+        .flat_map(|p| super::refs::referenced(p, labels))
+        .filter(|l| l.kind == labels::RefKind::Figure)
+        .map(|l| format!("{}#{}", l.stem, l.id))
+        .collect();
+    let mut out = Vec::new();
+    for (page, (path, _)) in pages.iter().zip(inputs) {
+        for d in page.doc.directives_named("figure") {
+            let name = labels::figure_name(page.doc.text(d.args.clone()));
+            let Some(label) = labels.figure(&page.stem, name) else { continue };
+            if referenced.contains(&format!("{}#{}", label.stem, label.id)) {
+                continue;
+            }
+            let (line, _) = page.doc.line_col(d.span.start);
+            out.push(
+                Diagnostic::warning(
+                    Location::new(src_rel.join(path), line),
+                    format!("Figure {} (`{name}`) is never referred to from the prose", label.number),
+                )
+                .with_help(format!(
+                    "say where the text discusses it: \"Figure {}\" or `{{{{#ref fig:{name}}}}}`",
+                    label.number
+                )),
+            );
         }
     }
     out
