@@ -72,6 +72,16 @@ impl Preprocessor for TanglePreprocessor {
         let labels = Labels::collect(&pages);
         let mut warnings = unlisted_chapters(&src_dir, &src_rel, &inputs);
         warnings.extend(unreferenced_figures(&pages, &labels, &src_rel, &inputs));
+        let bibliography = match super::citations::Bibliography::load(
+            &ctx.root,
+            &repo_rel(&repo_root, &ctx.root.join(super::citations::FILE)),
+        ) {
+            Ok(b) => b,
+            Err(d) => {
+                warnings.push(d);
+                None
+            }
+        };
         let repository: Option<String> =
             ctx.config.get("output.html.git-repository-url").ok().flatten().filter(|u: &String| !u.is_empty());
 
@@ -94,7 +104,7 @@ impl Preprocessor for TanglePreprocessor {
             if let Some(chapter) = &chapter {
                 warnings.extend(unplaced_figures(page, chapter, &file));
             }
-            let out = chapter::render(page, chapter.as_ref(), &labels, &figures_dir, &file);
+            let out = chapter::render(page, chapter.as_ref(), &labels, &figures_dir, &file, bibliography.as_ref());
             warnings.extend(out.warnings);
             let mut markdown = out.markdown;
             if let (Some(repository), Some(chapter)) = (&repository, &chapter) {
@@ -113,8 +123,12 @@ impl Preprocessor for TanglePreprocessor {
         });
         let sources = Sources::new(&repo_root);
         let style = Style::for_stderr();
+        let errors = warnings.iter().filter(|d| d.is_error()).count();
         for w in warnings {
             eprintln!("{}\n", w.render(&sources, style));
+        }
+        if errors > 0 {
+            return Err(anyhow::anyhow!("{errors} error(s) in the chapters (see above)"));
         }
         Ok(book)
     }
@@ -150,6 +164,13 @@ fn unlisted_chapters(src_dir: &Path, src_rel: &Path, listed: &[(PathBuf, String)
         }
     }
     out
+}
+
+/// `path` relative to the repository root when it is inside it, for messages.
+fn repo_rel(repo_root: &Path, path: &Path) -> PathBuf {
+    let root = repo_root.canonicalize().unwrap_or_else(|_| repo_root.to_path_buf());
+    let full = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    full.strip_prefix(&root).map(Path::to_path_buf).unwrap_or(full)
 }
 
 /// The foot of a chapter page: links to its Markdown source and to the crate made from it.

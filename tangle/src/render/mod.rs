@@ -12,6 +12,8 @@
 //!   ([`figures`]); `{{#ref fig:name}}` and plain "Figure 6.1" become links ([`refs`]);
 //! - diagram fences (```` ```sequence ````) are drawn as SVG ([`diagrams`]);
 //! - `$$ ... \tag{6.1} $$` and `$...$` become MathML at build time ([`math`]);
+//! - `[@key]` cites an entry of `book/references.yaml`, rendered in one style with a reference
+//!   list per chapter ([`citations`]);
 //! - blockquotes opening with `> **Note — ...**` become asides ([`callouts`]);
 //! - chapters take their number from their heading (`# 6 Distributed ...`).
 //!
@@ -24,6 +26,7 @@ mod book;
 mod callouts;
 mod cells;
 mod chapter;
+mod citations;
 mod diagrams;
 mod figures;
 mod html;
