@@ -78,7 +78,7 @@ impl Preprocessor for TanglePreprocessor {
         ) {
             Ok(b) => b,
             Err(d) => {
-                warnings.push(d);
+                warnings.push(*d);
                 None
             }
         };

@@ -44,11 +44,11 @@ pub struct Bibliography {
 impl Bibliography {
     /// Reads `book_root/references.yaml`. `Ok(None)` when the book has none; an error (located
     /// in the file) when it cannot be read.
-    pub fn load(book_root: &Path, shown_as: &Path) -> Result<Option<Bibliography>, Diagnostic> {
+    pub fn load(book_root: &Path, shown_as: &Path) -> Result<Option<Bibliography>, Box<Diagnostic>> {
         let path = book_root.join(FILE);
         let Ok(text) = std::fs::read_to_string(&path) else { return Ok(None) };
         Bibliography::parse(&text).map(Some).map_err(|(line, why)| {
-            Diagnostic::error(Location::new(shown_as, line), format!("cannot read the bibliography: {why}"))
+            Box::new(Diagnostic::error(Location::new(shown_as, line), format!("cannot read the bibliography: {why}")))
         })
     }
 
