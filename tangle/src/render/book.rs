@@ -285,7 +285,33 @@ pub fn build_book_into(root: &Path, dest: Option<&Path>) -> anyhow::Result<()> {
         .with_context(|| format!("loading the book at {}", book_root.display()))?;
     md.with_preprocessor(TanglePreprocessor::with_repo_root(root));
     md.build().context("building the HTML book")?;
+    // Prose before code in search results; a book whose chapters do not parse keeps mdBook's
+    // index (the build has reported why).
+    if let Ok(book) = crate::parse::load_book(root) {
+        let site = md.build_dir_for("html");
+        if let Err(why) = super::search::separate_code(&site, &searchable_code(&book)) {
+            eprintln!("warning: the search index keeps code and prose together: {why:#}");
+        }
+    }
     Ok(())
+}
+
+/// The text of every cell and output block, as the page shows it, by page (`ch07.html`).
+fn searchable_code(book: &crate::model::Book) -> std::collections::HashMap<String, Vec<String>> {
+    let mut out = std::collections::HashMap::new();
+    for chapter in &book.chapters {
+        let rel = chapter.path.strip_prefix("book/src").unwrap_or(&chapter.path);
+        let page = rel.with_extension("html").to_string_lossy().replace('\\', "/");
+        let mut snippets = Vec::new();
+        for cell in &chapter.cells {
+            snippets.push(super::cells::shown_code(cell).to_string());
+            if let Some(output) = &cell.output {
+                snippets.push(crate::compare::visible(&output.text));
+            }
+        }
+        out.insert(page, snippets);
+    }
+    out
 }
 
 /// The standard mdBook preprocessor protocol on stdin/stdout.

@@ -38,7 +38,7 @@ fn kind_label(kind: CellKind) -> &'static str {
 }
 
 /// The code a reader sees: without the `// @save` / `// @test` marker line.
-fn shown_code(cell: &Cell) -> &str {
+pub fn shown_code(cell: &Cell) -> &str {
     match cell.kind {
         CellKind::Save | CellKind::Test => cell.code.split_once('\n').map_or("", |(_, rest)| rest),
         CellKind::Run => cell.code.as_str(),

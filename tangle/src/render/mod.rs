@@ -17,7 +17,8 @@
 //! - blockquotes opening with `> **Note — ...**` become asides ([`callouts`]);
 //! - chapters take their number from their heading (`# 6 Distributed ...`).
 //!
-//! [`pdf`] prints the built book to PDF through headless Chromium (`cargo tangle pdf`).
+//! After mdBook, [`search`] rebuilds the search index with cell code in a field of its own, so
+//! that prose ranks first. [`pdf`] prints the built book to PDF through headless Chromium (`cargo tangle pdf`).
 //!
 //! Nothing in the output loads a script, stylesheet or font from the network. [`serve`] serves
 //! the book while an author writes.
@@ -34,6 +35,7 @@ mod labels;
 mod math;
 pub mod pdf;
 mod refs;
+mod search;
 pub mod serve;
 
 pub use book::{NAME, TanglePreprocessor, build_book, build_book_into, find_repo_root, run_as_mdbook_preprocessor};
