@@ -1,7 +1,10 @@
-"""Drives headless Chromium over the DevTools protocol (standard library only) to take
-full-page screenshots of every chapter page and one per figure and equation.
+"""Drives headless Chromium over the DevTools protocol (standard library only).
 
-usage: screenshots.py PORT BOOK_DIR OUT_DIR
+usage: screenshots.py PORT BOOK_DIR OUT_DIR [--width PX]   full-page screenshots of every page,
+                                                           one per figure and equation
+       screenshots.py PORT BOOK_DIR --check                 the reader check (reader-check.js) of
+                                                           every page at 1280 and 390 px; a table
+                                                           of measures; exit 1 on a problem
 """
 import base64
 import json
@@ -32,6 +35,7 @@ class DevTools:
             raise RuntimeError(f"websocket handshake failed: {response[:200]!r}")
         self.buffer = response.split(b"\r\n\r\n", 1)[1]
         self.next_id = 0
+        self.events = []
 
     def _recv_exact(self, n):
         while len(self.buffer) < n:
@@ -81,6 +85,8 @@ class DevTools:
                 if "error" in msg:
                     raise RuntimeError(f"{method}: {msg['error']}")
                 return msg.get("result", {})
+            if "method" in msg:
+                self.events.append(msg)
 
     def evaluate(self, expression):
         result = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
@@ -104,6 +110,7 @@ def wait_for_devtools(port):
 
 
 TILE = 1400
+CHECK_JS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reader-check.js")
 
 
 def shoot(dt, path, clip=None):
@@ -115,40 +122,117 @@ def shoot(dt, path, clip=None):
         f.write(base64.b64decode(data))
 
 
-def main():
-    port, book_dir, out_dir = sys.argv[1], sys.argv[2], sys.argv[3]
-    dt = DevTools(wait_for_devtools(port))
-    dt.call("Page.enable")
-    width = 1280
-    pages = sorted(
+def book_pages(book_dir):
+    return sorted(
         name for name in os.listdir(book_dir)
         if name.endswith(".html") and name not in ("print.html", "toc.html", "404.html")
     )
+
+
+# A4 less the margins of the print stylesheet's @page rule (210 mm - 30 mm), in CSS pixels.
+PRINT_WIDTH = 680
+
+
+def load(dt, book_dir, name, width, height=900, media=""):
+    """Opens a page at `width` CSS pixels (a phone below 600) and waits for it to settle.
+    `media="print"` lays it out as it prints."""
+    mobile = width < 600
+    dt.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
+            deviceScaleFactor=3 if mobile else 1, mobile=mobile)
+    dt.call("Emulation.setEmulatedMedia", media=media)
+    dt.events.clear()
+    dt.call("Page.navigate", url="file://" + os.path.join(os.path.abspath(book_dir), name))
+    for _ in range(100):
+        time.sleep(0.1)
+        if dt.evaluate("document.readyState") == "complete":
+            break
+    # Fonts (the math font) change box sizes when they arrive.
+    dt.evaluate("document.fonts.ready.then(() => true)")
+    time.sleep(0.3)
+
+
+def console_errors(dt):
+    """Errors the page reported since it was loaded: exceptions, console.error, failed loads."""
+    out = []
+    for e in dt.events:
+        m, p = e["method"], e.get("params", {})
+        if m == "Runtime.exceptionThrown":
+            d = p.get("exceptionDetails", {})
+            out.append(d.get("exception", {}).get("description") or d.get("text", "exception"))
+        elif m == "Runtime.consoleAPICalled" and p.get("type") == "error":
+            out.append(" ".join(str(a.get("value", a.get("description", ""))) for a in p.get("args", [])))
+        elif m == "Log.entryAdded" and p.get("entry", {}).get("level") == "error":
+            out.append(p["entry"].get("text", "") + " " + p["entry"].get("url", ""))
+    return out
+
+
+def check(dt, book_dir):
+    """The reader check: every page at desktop and phone width. Returns the number of problems."""
+    script = open(CHECK_JS).read()
+    dt.call("Runtime.enable")
+    dt.call("Log.enable")
+    pages = book_pages(book_dir) + ["print.html"]
+    problems, ids, links = [], {}, []
+    print(f"{'page':<18}{'width':>6}{'code %':>8}{'code px':>9}{'page px':>9}{'code blocks':>13}"
+          f"{'sideways':>10}{'out sideways':>14}{'long lib open':>15}{'eqs':>5}{'min label px':>14}")
+    runs = [(name, width, "") for name in pages for width in (1280, 390)] + [("print.html", PRINT_WIDTH, "print")]
+    for name, width, media in runs:
+        load(dt, book_dir, name, width, media=media)
+        found = dt.evaluate(script)
+        m = found["measures"]
+        print(f"{name + (' (print)' if media else ''):<18}{width:>6}{100 * m['codeShare']:>7.1f}%{m['codeHeight']:>9}{m['pageHeight']:>9}"
+              f"{m['visibleCodeBlocks']:>6}/{m['codeBlocks']:<6}{m['scrollingCode']:>10}"
+              f"{m['scrollingOutput']:>14}{len(m['openLongLibrary']):>15}{m['equations']:>5}"
+              f"{str(m['smallestFigureLabelPx']):>14}")
+        problems += [f"{name} at {width} px{' printed' if media else ''}: {p}" for p in found["problems"]]
+        problems += [f"{name} at {width} px: console error: {e}" for e in console_errors(dt)]
+        ids[name] = set(found["ids"])
+        links += [(name, href) for href in found["links"]]
+    for page, href in sorted(set(links)):
+        path, _, anchor = href.partition("#")
+        target = os.path.normpath(os.path.join(os.path.dirname(page), path))
+        if not os.path.isfile(os.path.join(book_dir, target)):
+            problems.append(f"{page}: a link to {href} names no file of the book")
+        elif anchor and target in ids and anchor not in ids[target]:
+            problems.append(f"{page}: a link to {href} names no element of {target}")
+    for p in problems:
+        print("problem:", p)
+    print(f"{len(pages)} pages at 1280 and 390 px, print.html printed: {len(problems)} problem(s)")
+    return len(problems)
+
+
+def main():
+    args = sys.argv[1:]
+    port, book_dir = args[0], args[1]
+    dt = DevTools(wait_for_devtools(port))
+    dt.call("Page.enable")
+    if "--check" in args:
+        sys.exit(1 if check(dt, book_dir) else 0)
+    out_dir = args[2]
+    width = int(args[args.index("--width") + 1]) if "--width" in args else 1280
+    suffix = "" if width == 1280 else f"-{width}"
     external = []
-    for name in pages:
-        stem = name[:-5]
-        dt.call("Emulation.setDeviceMetricsOverride", width=width, height=900, deviceScaleFactor=1, mobile=False)
-        dt.call("Page.navigate", url="file://" + os.path.join(os.path.abspath(book_dir), name))
-        for _ in range(100):
-            time.sleep(0.1)
-            if dt.evaluate("document.readyState") == "complete":
-                break
-        time.sleep(0.5)
+    for name in book_pages(book_dir):
+        stem = name[:-5] + suffix
+        load(dt, book_dir, name, width)
         external += [
             f"{name}: {url}" for url in dt.evaluate(
                 "Array.from(document.querySelectorAll('script[src],link[rel=stylesheet],img[src]'))"
                 ".map(e => e.src || e.href).filter(u => /^https?:/.test(u))") or []
         ]
         height = dt.evaluate("Math.ceil(document.documentElement.scrollHeight)")
-        dt.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
+        mobile = width < 600
+        dt.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
+                deviceScaleFactor=3 if mobile else 1, mobile=mobile)
         time.sleep(0.3)
         shoot(dt, os.path.join(out_dir, f"{stem}.png"))
         print(f"{stem}.png ({width}x{height})")
         # The same page in screen-sized tiles: a 50,000-pixel PNG is hard to read in a viewer.
         tiles = os.path.join(out_dir, "tiles")
         os.makedirs(tiles, exist_ok=True)
-        for k, top in enumerate(range(0, height, TILE)):
-            clip = {"x": 0, "y": top, "width": width, "height": min(TILE, height - top)}
+        tile = TILE if not mobile else 800
+        for k, top in enumerate(range(0, height, tile)):
+            clip = {"x": 0, "y": top, "width": width, "height": min(tile, height - top)}
             shoot(dt, os.path.join(tiles, f"{stem}-{k:02}.png"), clip)
         boxes = dt.evaluate(
             "Array.from(document.querySelectorAll('figure.tangle-figure[id], .tangle-equation[id]')).map(e => {"

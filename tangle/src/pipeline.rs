@@ -168,6 +168,9 @@ pub fn check_showing(
         }
     }
 
+    // Cell lines wider than the book's column (issue 13): warnings only, on stderr.
+    parse::lint::report_long_lines(&project.root, &project.book, chapters);
+
     let shared = cache::shared_inputs(&project.root);
     let mut lookups = Vec::new();
     let mut to_build = Vec::new();

@@ -63,6 +63,12 @@ enum Command {
     },
     /// Everything: sync, check (running what the cache cannot answer), then the HTML book.
     Book,
+    /// Everything `book` does, then print the book to PDF with headless Chromium.
+    Pdf {
+        /// Where to write the PDF (default: book/book/book.pdf).
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
     /// Build the book, serve it on 127.0.0.1, and rebuild when a chapter, the theme or a figure changes.
     Serve {
         #[arg(long, default_value_t = 3000)]
@@ -217,7 +223,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             }
             Ok(CLEAN)
         }
-        Command::Book => {
+        Command::Book | Command::Pdf { .. } => {
             let chapters = project.select(&[])?;
             let code = report::report(&project, check(&project, &chapters, options)?, false)?;
             if code == ERROR {
@@ -225,6 +231,11 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             }
             crate::render::build_book(&root)?;
             println!("built {}", root.join("book/book/index.html").display());
+            if let Command::Pdf { output } = &cli.command {
+                let pdf = output.clone().unwrap_or_else(|| root.join("book/book/book.pdf"));
+                crate::render::pdf::print_book(&root.join("book/book"), &pdf)?;
+                println!("printed {}", pdf.display());
+            }
             Ok(code)
         }
         Command::Serve { .. } | Command::Preprocess { .. } => unreachable!("handled above"),

@@ -11,6 +11,7 @@
 
 mod chapter;
 mod directives;
+pub(crate) mod lint;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,8 @@
 //! The book as mdBook builds it: [`TanglePreprocessor`] (the preprocessor, run in-process by
 //! [`build_book`] or as `cargo tangle preprocess` under a separately installed mdBook), and
 //! the book-wide checks that need every chapter at once (chapters SUMMARY.md leaves out,
-//! figures drawn but never placed).
+//! figures drawn but never placed, figures the prose never refers to), and the links at the
+//! foot of each chapter to its Markdown and its crate.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -70,6 +71,19 @@ impl Preprocessor for TanglePreprocessor {
         let pages: Vec<Page> = inputs.iter().map(|(path, content)| Page::new(path, content)).collect();
         let labels = Labels::collect(&pages);
         let mut warnings = unlisted_chapters(&src_dir, &src_rel, &inputs);
+        warnings.extend(unreferenced_figures(&pages, &labels, &src_rel, &inputs));
+        let bibliography = match super::citations::Bibliography::load(
+            &ctx.root,
+            &repo_rel(&repo_root, &ctx.root.join(super::citations::FILE)),
+        ) {
+            Ok(b) => b,
+            Err(d) => {
+                warnings.push(*d);
+                None
+            }
+        };
+        let repository: Option<String> =
+            ctx.config.get("output.html.git-repository-url").ok().flatten().filter(|u: &String| !u.is_empty());
 
         let mut rendered = std::collections::HashMap::new();
         for ((path, content), page) in inputs.iter().zip(&pages) {
@@ -90,9 +104,13 @@ impl Preprocessor for TanglePreprocessor {
             if let Some(chapter) = &chapter {
                 warnings.extend(unplaced_figures(page, chapter, &file));
             }
-            let out = chapter::render(page, chapter.as_ref(), &labels, &figures_dir, &file);
+            let out = chapter::render(page, chapter.as_ref(), &labels, &figures_dir, &file, bibliography.as_ref());
             warnings.extend(out.warnings);
-            rendered.insert(path.clone(), (out.markdown, page.number));
+            let mut markdown = out.markdown;
+            if let (Some(repository), Some(chapter)) = (&repository, &chapter) {
+                markdown.push_str(&source_links(repository, &file, &chapter.name));
+            }
+            rendered.insert(path.clone(), (markdown, page.number));
         }
         book.for_each_chapter_mut(|ch| {
             let Some(path) = &ch.path else { return };
@@ -105,8 +123,12 @@ impl Preprocessor for TanglePreprocessor {
         });
         let sources = Sources::new(&repo_root);
         let style = Style::for_stderr();
+        let errors = warnings.iter().filter(|d| d.is_error()).count();
         for w in warnings {
             eprintln!("{}\n", w.render(&sources, style));
+        }
+        if errors > 0 {
+            return Err(anyhow::anyhow!("{errors} error(s) in the chapters (see above)"));
         }
         Ok(book)
     }
@@ -139,6 +161,62 @@ fn unlisted_chapters(src_dir: &Path, src_rel: &Path, listed: &[(PathBuf, String)
                 Location::new(src_rel.join(rel), 1),
                 "this chapter is not listed in SUMMARY.md, so the book leaves it out",
             ));
+        }
+    }
+    out
+}
+
+/// `path` relative to the repository root when it is inside it, for messages.
+fn repo_rel(repo_root: &Path, path: &Path) -> PathBuf {
+    let root = repo_root.canonicalize().unwrap_or_else(|_| repo_root.to_path_buf());
+    let full = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    full.strip_prefix(&root).map(Path::to_path_buf).unwrap_or(full)
+}
+
+/// The foot of a chapter page: links to its Markdown source and to the crate made from it.
+fn source_links(repository: &str, file: &Path, krate: &str) -> String {
+    let repository = repository.trim_end_matches('/');
+    let file = file.to_string_lossy().replace('\\', "/");
+    format!(
+        "\n\n<p class=\"tangle-source\">This chapter's source: <a href=\"{repository}/blob/main/{file}\"><code>{file}</code></a>. \
+         Its code as a crate: <a href=\"{repository}/tree/main/code/{krate}\"><code>code/{krate}</code></a> \
+         (library cells in <code>src/lib.rs</code>, run cells in <code>src/main.rs</code>).</p>\n"
+    )
+}
+
+/// Figures no sentence of the book refers to (by `{{#ref fig:...}}` or "Figure N.M"): a
+/// figure the text never points at is one the reader is left to find the reason for.
+fn unreferenced_figures(
+    pages: &[Page],
+    labels: &Labels,
+    src_rel: &Path,
+    inputs: &[(PathBuf, String)],
+) -> Vec<Diagnostic> {
+    let referenced: std::collections::HashSet<String> = pages
+        .iter()
+        .flat_map(|p| super::refs::referenced(p, labels))
+        .filter(|l| l.kind == labels::RefKind::Figure)
+        .map(|l| format!("{}#{}", l.stem, l.id))
+        .collect();
+    let mut out = Vec::new();
+    for (page, (path, _)) in pages.iter().zip(inputs) {
+        for d in page.doc.directives_named("figure") {
+            let name = labels::figure_name(page.doc.text(d.args.clone()));
+            let Some(label) = labels.figure(&page.stem, name) else { continue };
+            if referenced.contains(&format!("{}#{}", label.stem, label.id)) {
+                continue;
+            }
+            let (line, _) = page.doc.line_col(d.span.start);
+            out.push(
+                Diagnostic::warning(
+                    Location::new(src_rel.join(path), line),
+                    format!("Figure {} (`{name}`) is never referred to from the prose", label.number),
+                )
+                .with_help(format!(
+                    "say where the text discusses it: \"Figure {}\" or `{{{{#ref fig:{name}}}}}`",
+                    label.number
+                )),
+            );
         }
     }
     out
@@ -207,7 +285,33 @@ pub fn build_book_into(root: &Path, dest: Option<&Path>) -> anyhow::Result<()> {
         .with_context(|| format!("loading the book at {}", book_root.display()))?;
     md.with_preprocessor(TanglePreprocessor::with_repo_root(root));
     md.build().context("building the HTML book")?;
+    // Prose before code in search results; a book whose chapters do not parse keeps mdBook's
+    // index (the build has reported why).
+    if let Ok(book) = crate::parse::load_book(root) {
+        let site = md.build_dir_for("html");
+        if let Err(why) = super::search::separate_code(&site, &searchable_code(&book)) {
+            eprintln!("warning: the search index keeps code and prose together: {why:#}");
+        }
+    }
     Ok(())
+}
+
+/// The text of every cell and output block, as the page shows it, by page (`ch07.html`).
+fn searchable_code(book: &crate::model::Book) -> std::collections::HashMap<String, Vec<String>> {
+    let mut out = std::collections::HashMap::new();
+    for chapter in &book.chapters {
+        let rel = chapter.path.strip_prefix("book/src").unwrap_or(&chapter.path);
+        let page = rel.with_extension("html").to_string_lossy().replace('\\', "/");
+        let mut snippets = Vec::new();
+        for cell in &chapter.cells {
+            snippets.push(super::cells::shown_code(cell).to_string());
+            if let Some(output) = &cell.output {
+                snippets.push(crate::compare::visible(&output.text));
+            }
+        }
+        out.insert(page, snippets);
+    }
+    out
 }
 
 /// The standard mdBook preprocessor protocol on stdin/stdout.

@@ -2,12 +2,14 @@
 //! chapter (through [`Edits`]) at the places the shared front end found: cells and outputs
 //! ([`cells`]), diagram fences ([`diagrams`]), math ([`math`]), `{{#figure}}` and `{{#ref}}`
 //! directives ([`figures`], [`refs`]), plain mentions of figures and equations, figure
-//! placeholders and callouts ([`callouts`]). Everything else is left byte for byte. Text put
-//! inside a list item or blockquote carries the container's prefix on every line.
+//! placeholders and callouts ([`callouts`]), `[@key]` citations and the reference list
+//! ([`citations`]). Everything else is left byte for byte. Text put inside a list item or
+//! blockquote carries the container's prefix on every line.
 
 use std::collections::HashMap;
 use std::path::Path;
 
+use super::citations::{self, Bibliography};
 use super::html::{escape_html, inert};
 use super::labels::{Labels, Page, figure_name};
 use super::{callouts, cells, diagrams, figures, math, refs};
@@ -48,9 +50,18 @@ impl Renderer<'_> {
 }
 
 /// Renders `page`. `chapter` is the same file as tangle's parse saw it (its cells), when it
-/// has any; `figures_dir` is where the committed SVGs are.
-pub fn render(page: &Page, chapter: Option<&Chapter>, labels: &Labels, figures_dir: &Path, file: &Path) -> Rendered {
+/// has any; `figures_dir` is where the committed SVGs are; `bibliography` is the book's
+/// (its `[@key]` citations that name no entry come back as errors among the warnings).
+pub fn render(
+    page: &Page,
+    chapter: Option<&Chapter>,
+    labels: &Labels,
+    figures_dir: &Path,
+    file: &Path,
+    bibliography: Option<&Bibliography>,
+) -> Rendered {
     let mut r = Renderer { page, labels, file, edits: Edits::new(), warnings: Vec::new() };
+    let references = render_citations(&mut r, bibliography);
     let diagrams = draw_diagrams(&mut r);
     match chapter {
         Some(chapter) => render_cells(&mut r, chapter),
@@ -64,7 +75,11 @@ pub fn render(page: &Page, chapter: Option<&Chapter>, labels: &Labels, figures_d
     }
     render_placeholders(&mut r);
     render_math(&mut r);
-    render_directives(&mut r, figures_dir, &diagrams, chapter);
+    let placed = render_directives(&mut r, figures_dir, &diagrams, chapter, references.as_deref());
+    if let (Some(list), false) = (&references, placed) {
+        let end = page.doc.source.len();
+        r.edits.replace(end..end, format!("\n\n## References\n\n{list}"));
+    }
     render_mentions(&mut r);
     render_callouts(&mut r);
     let Renderer { edits, warnings, .. } = r;
@@ -93,8 +108,9 @@ fn draw_diagrams(r: &mut Renderer) -> HashMap<String, String> {
 }
 
 fn render_cells(r: &mut Renderer, chapter: &Chapter) {
-    for cell in &chapter.cells {
-        let (text, open) = cells::cell(cell, r.page, r.labels);
+    let anchors = cells::anchors(&chapter.cells);
+    for (cell, anchor) in chapter.cells.iter().zip(&anchors) {
+        let (text, open) = cells::cell(cell, anchor, r.page, r.labels);
         r.replace(cell.span.clone(), &text);
         if let Some(block) = &cell.output {
             r.replace(block.span.clone(), &cells::output(&block.text, open));
@@ -163,12 +179,26 @@ fn render_math(r: &mut Renderer) {
     }
 }
 
+/// `[@key]` citations become the style's in-text citations; returns the chapter's reference
+/// list, if it cites anything.
+fn render_citations(r: &mut Renderer, bibliography: Option<&Bibliography>) -> Option<String> {
+    let cited = citations::cite(r.page, bibliography, r.file);
+    for (span, html) in cited.edits {
+        r.edits.replace(span, html);
+    }
+    r.warnings.extend(cited.errors);
+    cited.list
+}
+
+/// Expands tangle's directives; returns whether a `{{#bibliography}}` placed `references`.
 fn render_directives(
     r: &mut Renderer,
     figures_dir: &Path,
     diagrams: &HashMap<String, String>,
     chapter: Option<&Chapter>,
-) {
+    references: Option<&str>,
+) -> bool {
+    let mut placed = false;
     let directives = r.page.doc.directives.clone();
     let drawn = chapter.map(|c| figures::drawn_figure_names(&c.source)).unwrap_or_default();
     for d in directives {
@@ -219,10 +249,16 @@ fn render_directives(
                 );
                 r.edits.replace(d.span.clone(), html);
             }
+            "bibliography" => {
+                placed = true;
+                let list = references.unwrap_or("<p class=\"tangle-references-empty\">This chapter cites nothing.</p>");
+                r.replace(d.span.clone(), list);
+            }
             name if MDBOOK_DIRECTIVES.contains(&name) => {}
             other => r.warn(d.span.start, format!("unknown directive `{{{{#{other}}}}}`")),
         }
     }
+    placed
 }
 
 fn render_mentions(r: &mut Renderer) {

@@ -17,6 +17,8 @@ pub enum RefKind {
     Equation,
     /// A numbered heading (`## 6.2 Activations ...`), linked by its mdBook anchor.
     Section,
+    /// A numbered chapter (`# 6 Distributed ...`), linked as its page.
+    Chapter,
 }
 
 impl RefKind {
@@ -25,6 +27,7 @@ impl RefKind {
             RefKind::Figure => "Figure",
             RefKind::Equation => "Equation",
             RefKind::Section => "Section",
+            RefKind::Chapter => "Chapter",
         }
     }
 }
@@ -138,6 +141,9 @@ impl Labels {
             let prefix = page.number.map(|n| format!("{n}.")).unwrap_or_default();
             let label =
                 |kind, number: String, id| Label { kind, number, id, page: page.html.clone(), stem: page.stem.clone() };
+            if let Some(n) = page.number {
+                labels.insert(label(RefKind::Chapter, n.to_string(), String::new()), None);
+            }
             for (i, d) in page.doc.directives_named("figure").enumerate() {
                 let name = figure_name(page.doc.text(d.args.clone()));
                 labels.insert(label(RefKind::Figure, format!("{prefix}{}", i + 1), figure_id(name)), Some(name));
@@ -190,7 +196,13 @@ impl Labels {
 
     /// The href of `label` seen from the page `from`.
     pub fn href(label: &Label, from: &Page) -> String {
-        if label.stem == from.stem { format!("#{}", label.id) } else { format!("{}#{}", label.page, label.id) }
+        if label.id.is_empty() {
+            label.page.clone()
+        } else if label.stem == from.stem {
+            format!("#{}", label.id)
+        } else {
+            format!("{}#{}", label.page, label.id)
+        }
     }
 }
 

@@ -21,7 +21,27 @@ pub fn to_mathml(latex: &str, display: bool) -> Result<String, String> {
     // The HTML parser puts <math> in the MathML namespace by itself; dropping the URI keeps
     // the page free of any http:// string a reader's audit would have to explain.
     let html = html.replace(" xmlns=\"http://www.w3.org/1998/Math/MathML\"", "");
-    Ok(protect_from_markdown(&html))
+    Ok(protect_from_markdown(&without_tex_annotation(&html)))
+}
+
+/// KaTeX keeps the TeX source in an `<annotation>` no reader sees; mdBook's search would
+/// index it beside the formula's own text, so that every equation came up twice (issue 13).
+fn without_tex_annotation(html: &str) -> String {
+    const OPEN: &str = "<annotation encoding=\"application/x-tex\">";
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    while let Some(start) = rest.find(OPEN) {
+        out.push_str(&rest[..start]);
+        match rest[start..].find("</annotation>") {
+            Some(end) => rest = &rest[start + end + "</annotation>".len()..],
+            None => {
+                rest = &rest[start..];
+                break;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Replaces characters that Markdown would interpret (`*`, `_`, `\`, `` ` ``, `[`, `]`, `$`,
@@ -106,6 +126,12 @@ mod tests {
         let m = to_mathml(r"a_{b} * c", false).unwrap();
         let text_only: String = m.split('<').map(|p| p.split_once('>').map(|x| x.1).unwrap_or(p)).collect();
         assert!(!text_only.contains('_') && !text_only.contains('*') && !text_only.contains('\\'), "{m}");
+    }
+
+    #[test]
+    fn the_tex_source_is_not_kept_beside_the_formula() {
+        let m = to_mathml(r"\sqrt{x} + y", true).unwrap();
+        assert!(!m.contains("annotation") && !m.contains("&#92;sqrt") && m.contains("<msqrt>"), "{m}");
     }
 
     #[test]

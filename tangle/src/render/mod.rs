@@ -12,8 +12,13 @@
 //!   ([`figures`]); `{{#ref fig:name}}` and plain "Figure 6.1" become links ([`refs`]);
 //! - diagram fences (```` ```sequence ````) are drawn as SVG ([`diagrams`]);
 //! - `$$ ... \tag{6.1} $$` and `$...$` become MathML at build time ([`math`]);
+//! - `[@key]` cites an entry of `book/references.yaml`, rendered in one style with a reference
+//!   list per chapter ([`citations`]);
 //! - blockquotes opening with `> **Note — ...**` become asides ([`callouts`]);
 //! - chapters take their number from their heading (`# 6 Distributed ...`).
+//!
+//! After mdBook, [`search`] rebuilds the search index with cell code in a field of its own, so
+//! that prose ranks first. [`pdf`] prints the built book to PDF through headless Chromium (`cargo tangle pdf`).
 //!
 //! Nothing in the output loads a script, stylesheet or font from the network. [`serve`] serves
 //! the book while an author writes.
@@ -22,12 +27,15 @@ mod book;
 mod callouts;
 mod cells;
 mod chapter;
+mod citations;
 mod diagrams;
 mod figures;
 mod html;
 mod labels;
 mod math;
+pub mod pdf;
 mod refs;
+mod search;
 pub mod serve;
 
 pub use book::{NAME, TanglePreprocessor, build_book, build_book_into, find_repo_root, run_as_mdbook_preprocessor};

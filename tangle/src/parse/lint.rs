@@ -1,0 +1,88 @@
+//! Lints over parsed chapters: things that are not mistakes in the input but that a reader of
+//! the book would notice. Each returns warnings located at `book/src/chNN.md:LINE`.
+//!
+//! - [`long_lines`]: a cell line wider than [`MAX_COLUMNS`]. The book's text column holds
+//!   100 columns of code at desktop width (the width `cargo tangle fmt` formats to); a wider
+//!   line makes its block scroll sideways, and most readers never see its end.
+
+use crate::diagnostic::{Diagnostic, Location};
+use crate::model::Chapter;
+
+/// The widest cell line the book's column shows without scrolling.
+pub const MAX_COLUMNS: usize = 100;
+
+/// Width of a tab in columns, as rustfmt counts it.
+const TAB: usize = 4;
+
+/// Columns a line takes: characters, a tab counting [`TAB`].
+fn columns(line: &str) -> usize {
+    line.chars().map(|c| if c == '\t' { TAB } else { 1 }).sum()
+}
+
+/// One warning for every cell line of `chapter` wider than `max` columns.
+pub fn long_lines(chapter: &Chapter, max: usize) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for cell in &chapter.cells {
+        for (i, line) in cell.code.lines().enumerate() {
+            let width = columns(line);
+            if width <= max {
+                continue;
+            }
+            let at = Location::new(&chapter.path, cell.code_line + i).with_column(max + 1);
+            out.push(
+                Diagnostic::warning(
+                    at,
+                    format!(
+                        "this cell line is {width} columns wide; the book's column shows {max}, so it scrolls sideways"
+                    ),
+                )
+                .with_help("run `cargo tangle fmt`; a string or comment rustfmt cannot break, break by hand"),
+            );
+        }
+    }
+    out
+}
+
+/// [`long_lines`] of the `chapters` named, printed to stderr: the first few of each chapter in
+/// full, the rest counted, so that an unformatted chapter does not bury the check's results.
+pub fn report_long_lines(root: &std::path::Path, book: &crate::model::Book, chapters: &[String]) {
+    const SHOWN: usize = 3;
+    let sources = crate::diagnostic::Sources::new(root);
+    let style = crate::diagnostic::Style::for_stderr();
+    for chapter in book.chapters.iter().filter(|c| chapters.contains(&c.name)) {
+        let found = long_lines(chapter, MAX_COLUMNS);
+        for d in found.iter().take(SHOWN) {
+            eprintln!("{}\n", d.render(&sources, style));
+        }
+        if found.len() > SHOWN {
+            eprintln!(
+                "warning: {} more cell lines of {} are wider than {MAX_COLUMNS} columns (`cargo tangle fmt`)\n",
+                found.len() - SHOWN,
+                chapter.path.display()
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn lines_wider_than_the_column_are_located_in_the_chapter() {
+        let long = format!("let s = \"{}\";", "x".repeat(95));
+        let md = format!(
+            "# 2 T\n\nText.\n\n```rust\nlet a = 1;\n{long}\n```\n\n> ```rust\n> // @save\n> pub const B: u8 = 2;\n> ```\n"
+        );
+        let chapter = super::super::parse_chapter("ch02", Path::new("book/src/ch02.md"), md.into_bytes()).unwrap();
+        let found = long_lines(&chapter, MAX_COLUMNS);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let at = found[0].location.as_ref().unwrap();
+        assert_eq!((at.file.as_path(), at.line, at.column), (Path::new("book/src/ch02.md"), 7, Some(101)));
+        assert!(found[0].message.contains("106 columns"), "{}", found[0].message);
+        // Exactly the limit is fine; a tab counts four.
+        assert!(long_lines(&chapter, 106).is_empty());
+        assert_eq!(columns("\tab"), 6);
+    }
+}
