@@ -10,6 +10,7 @@
 //! started instead of running on as an orphan.
 
 pub mod figure;
+pub mod widget;
 
 use std::io::Write;
 use std::sync::Mutex;
