@@ -32,7 +32,9 @@ pub fn report(project: &Project, outcome: Outcome, accept: bool) -> anyhow::Resu
                 true => eprintln!("error: {} compile error(s); fix the cells named above", errors.len()),
                 // Nothing points into a chapter: the build itself broke (a deleted target/
                 // folder, a full disk), not the author's code.
-                false => eprintln!("error: the build failed outside the chapters' code (see above); run the command again"),
+                false => {
+                    eprintln!("error: the build failed outside the chapters' code (see above); run the command again")
+                }
             }
             return Ok(ERROR);
         }
