@@ -371,6 +371,35 @@ impl Widget {
         }
     }
 
+    /// The default combination with some inputs set by label: `[("Hardware", "H100")]`.
+    pub fn at_labels(&self, settings: &[(&str, &str)]) -> Result<At, WidgetError> {
+        let mut at = self.default_at();
+        for (input, option) in settings {
+            let slot = self
+                .inputs
+                .iter()
+                .position(|i| i.label == *input)
+                .ok_or_else(|| WidgetError::Declaration(format!("{} has no input {input:?}", self.name)))?;
+            at.0[slot] = self.inputs[slot].options.iter().position(|o| o == option).ok_or_else(|| {
+                WidgetError::Declaration(format!("input {input:?} of {} has no option {option:?}", self.name))
+            })?;
+        }
+        Ok(at)
+    }
+
+    /// The numbers and verdict words shown at `at`, by label (verdicts without their tone).
+    pub fn shown(&self, at: &At) -> Result<Vec<(String, String)>, WidgetError> {
+        Ok(self
+            .evaluate(at)?
+            .into_iter()
+            .filter_map(|o| match o.kind {
+                OutputKind::Number => Some((o.label, o.value)),
+                OutputKind::Verdict => Some((o.label, o.value[1..].to_string())),
+                _ => None,
+            })
+            .collect())
+    }
+
     /// The outputs at one combination, as the page shows them: (kind, label, value) in order.
     pub fn evaluate(&self, at: &At) -> Result<Vec<Output>, WidgetError> {
         let compute = self.check_declaration()?;
@@ -1001,6 +1030,24 @@ impl Chart {
             }
         }
         self.layers.push(s);
+    }
+
+    /// Many boxes of one fill in one layer, drawn as one path with white edges (a timeline).
+    pub fn boxes(&mut self, fill: RGBColor, boxes: &[((f64, f64), (f64, f64))]) {
+        let mut d = String::new();
+        for &(from, to) in boxes {
+            let (x0, y0) = self.px(from);
+            let (x1, y1) = self.px(to);
+            let (x, y, w, h) = (x0.min(x1), y0.min(y1), (x1 - x0).abs(), (y1 - y0).abs());
+            d.push_str(&format!("M{} {}h{}v{}h-{}z", num(x), num(y), num(w), num(h), num(w)));
+        }
+        self.layers.push(format!("<path d=\"{d}\" fill=\"{}\" stroke=\"#FFFFFF\" stroke-width=\"1\"/>", hex(fill)));
+    }
+
+    /// A layer that draws nothing, for a combination whose chart has less to show than others
+    /// (every combination must have the same number of layers).
+    pub fn blank(&mut self) {
+        self.layers.push(String::new());
     }
 
     /// A vertical line across the plot at `x`, with a label at its top.
