@@ -710,7 +710,7 @@ impl Out {
         let frame = chart.frame(&clip);
         self.items.push(Output {
             kind: OutputKind::ChartFrame,
-            label: chart.title.clone(),
+            label: format!("chart {id}"),
             chart: Some(id),
             value: frame,
         });
@@ -1034,6 +1034,10 @@ impl Chart {
 
     /// Many boxes of one fill in one layer, drawn as one path with white edges (a timeline).
     pub fn boxes(&mut self, fill: RGBColor, boxes: &[((f64, f64), (f64, f64))]) {
+        if boxes.is_empty() {
+            self.blank();
+            return;
+        }
         let mut d = String::new();
         for &(from, to) in boxes {
             let (x0, y0) = self.px(from);
