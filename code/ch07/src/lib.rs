@@ -678,19 +678,19 @@ pub fn fsdp_memory_widget() -> Widget {
         out.number("weights and Adam state", bytes_text(mem.states));
         out.number("checkpoints", bytes_text(mem.activations));
         out.number("total per chip", bytes_text(mem.total()));
-        out.number("HBM", bytes_text(hw.chip.hbm));
+        out.number("HBM", format!("{} GB", hw.chip.hbm / 1e9));
         if mem.fits(&hw) {
             out.verdict("one chip", "fits", Tone::Good);
         } else {
             out.verdict("one chip", "overflows", Tone::Bad);
         }
-        let x = Axis::log("bytes per chip, GB (log scale)", 1e-3, 1e6);
+        let x = Axis::log("bytes per chip, GB (log scale)", 0.01, 1e6);
         let mut chart = Chart::new("memory per chip against HBM", (680, 170), x, Axis::bands("", &["checkpoints", "weights + Adam"]));
         for (row, bytes) in [mem.activations, mem.states].into_iter().enumerate() {
             let y = row as f64;
-            chart.rects(&[Bar { from: (1e-3, y + 0.2), to: (bytes / 1e9, y + 0.8), fill: figure::gray(0.65), label: bytes_text(bytes) }]);
+            chart.rects(&[Bar { from: (0.01, y + 0.2), to: (bytes / 1e9, y + 0.8), fill: figure::gray(0.65), label: bytes_text(bytes) }]);
         }
-        chart.rule_x(hw.chip.hbm / 1e9, figure::INK, &format!("HBM {}", bytes_text(hw.chip.hbm)));
+        chart.rule_x(hw.chip.hbm / 1e9, figure::INK, &format!("HBM {} GB", hw.chip.hbm / 1e9));
         out.chart(chart);
         Ok(())
     })
@@ -720,7 +720,8 @@ pub fn tp_max(model: &Model, hw: &Hardware, span: Span) -> Result<f64> {
 pub fn tp_widget() -> Widget {
     let mut w = Widget::new("tp-verdict");
     let model = model_input(&mut w, &representable_models(), "Llama 3 70B");
-    let chip = hardware_input(&mut w, &CHIPS, "TPU v5p");
+    // An H100 by default: on a TPU pod the group's span makes no difference.
+    let chip = hardware_input(&mut w, &CHIPS, "H100");
     let measured = rates_input(&mut w);
     let across = w.toggle("TP group", ("inside one domain", "across domains"), false);
     let tp = w.slider("TP", powers_of_two(0, 6), "8");
@@ -737,7 +738,7 @@ pub fn tp_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:1669
+// book/src/ch07.md:1670
 /// A two-axis mesh: `dp` chips of FSDP by `tp` chips of tensor parallelism, with the number of
 /// TPU mesh axes each collective runs over (ignored on a GPU).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -910,7 +911,7 @@ pub fn log_space(lo: f64, hi: f64, count: usize) -> Result<Vec<f64>> {
     Ok((0..count).map(|i| lo * (step * i as f64).exp()).collect())
 }
 
-// book/src/ch07.md:1984
+// book/src/ch07.md:1985
 /// The dense layer of the mesh examples ($D = 8{,}192$, $F = 32{,}768$, one layer).
 pub const MESH_EXAMPLE: Model = Model::dense("D = 8,192, F = 32,768", 8192, 32_768, 1, None);
 
@@ -991,7 +992,7 @@ fn mixed_chart(model: &Model, hw: &Hardware, n: u64, times: bool, per_chip: f64)
     Ok(chart)
 }
 
-// book/src/ch07.md:2080
+// book/src/ch07.md:2081
 /// Every mesh of `chips` chips on a TPU torus, as (FSDP degree, clocks): one row per divisor `dp`
 /// of `chips`, with TP = `chips / dp` and the mesh axes of equation 7.9 held fixed. This is the
 /// static sweep whose minimum equation 7.10 finds in closed form.
@@ -1009,7 +1010,7 @@ pub fn fastest_split(sweep: &[(u64, MixedClock)]) -> Option<(u64, MixedClock)> {
     sweep.iter().copied().reduce(|best, row| if row.1.clock().comms < best.1.clock().comms { row } else { best })
 }
 
-// book/src/ch07.md:2214
+// book/src/ch07.md:2215
 /// The split sweep as a calculator: on $N$ TPU v5p chips with FSDP on two mesh axes and TP on
 /// one, every power-of-two split of the chips, the two collectives' clocks, and the fastest.
 pub fn split_widget() -> Widget {
@@ -1061,7 +1062,7 @@ pub fn split_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:2421
+// book/src/ch07.md:2422
 /// The clocks of one forward MoE layer under expert parallelism (equation 7.12).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExpertClock {
@@ -1106,7 +1107,7 @@ pub fn ep_min_expert_width(model: &Model, hw: &Hardware, ep: u64) -> Result<f64>
     Ok(model.f as f64 / c.ratio())
 }
 
-// book/src/ch07.md:2507
+// book/src/ch07.md:2508
 /// The hypothetical wide-expert model above: 16,384-wide experts, 64 routed plus one shared,
 /// one routed choice per token.
 pub const WIDE_EXPERTS: Model = Model { label: "wide-expert variant", f: 16_384, experts: 65, active: 2, ..DEEPSEEK_V3 };
@@ -1169,7 +1170,7 @@ pub fn ep_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:2651
+// book/src/ch07.md:2652
 /// Point-to-point bandwidth for one pipeline hop: NVLink/ICI inside a domain, the sending
 /// chip's own scale-out port between domains.
 pub fn point_to_point(hw: &Hardware, span: Span) -> f64 {
@@ -1196,7 +1197,7 @@ pub fn pp_hop_clock(model: &Model, hw: &Hardware, span: Span, pp: u64, microbatc
     })
 }
 
-// book/src/ch07.md:2711
+// book/src/ch07.md:2712
 use ch02::{fast_exp, gelu, matmul, Mat, MatMut, TinyGpt};
 use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::time::Instant;
@@ -1482,7 +1483,7 @@ fn run_stage(stage: usize, blocks: &[MlpBlock], order: &[ch06::PipelineOp], link
     Ok(StageResult { events, grads, loss })
 }
 
-// book/src/ch07.md:3223
+// book/src/ch07.md:3224
 use ch06::{one_f1b_order, OpKind, TrainingError};
 
 impl From<TrainingError> for ParallelError {
@@ -1652,7 +1653,7 @@ pub fn simulate_split_pipeline(stages: usize, microbatches: usize, times: SplitT
     Ok(SplitTimeline { stages, events })
 }
 
-// book/src/ch07.md:3567
+// book/src/ch07.md:3568
 /// The three schedules of this section as a calculator, drawn as a timeline: chapter 6's GPipe
 /// and 1F1B with a fused backward (twice a forward), and 1F1B with the backward split into
 /// dX and dW (one forward each) and at most $PP$ weight gradients deferred into idle slots.
@@ -1709,7 +1710,7 @@ pub fn pipeline_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:3649
+// book/src/ch07.md:3650
 /// Backward-layer clocks of pure data parallelism across scale-out domains (equation 7.14).
 /// The `chips` are spread evenly over the fewest domains that hold them.
 pub fn cross_domain_dp_clock(model: &Model, hw: &Hardware, chips: u64, batch: f64) -> Result<LayerClock> {
@@ -1750,7 +1751,7 @@ pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     Ok(Recipe { tp, dp, pods: (tp * dp).div_ceil(u64::from(hw.chip.domain)) })
 }
 
-// book/src/ch07.md:3734
+// book/src/ch07.md:3735
 /// The data-centre network as a calculator: the per-chip DCN bandwidth is an input, and the
 /// TPU recipe of this section decides how many pods a batch needs.
 pub fn dcn_widget() -> Widget {
@@ -1790,7 +1791,7 @@ pub fn dcn_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:3881
+// book/src/ch07.md:3882
 /// Chapter 6's TP x PP x DP layout, re-exported so that readers of this chapter can build runs.
 pub use ch06::Layout;
 
@@ -1856,7 +1857,7 @@ pub const LLAMA_31_RUN: Run = Run {
     layout: Layout { tp: 8, pp: 16, dp: 128 }, ep: 1, batch: 16e6,
 };
 
-// book/src/ch07.md:4098
+// book/src/ch07.md:4099
 /// The question-2 ledger of a dense model trained without parallelism.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepMemory {
@@ -1873,7 +1874,7 @@ pub fn step_memory(model: &Model, params: f64, batch: f64) -> Result<StepMemory>
     Ok(StepMemory { states: ADAM_BYTES_PER_PARAM * positive("parameters", params)?, activations: fsdp.activations })
 }
 
-// book/src/ch07.md:4183
+// book/src/ch07.md:4184
 /// The three questions with their inputs editable: the shape ($L$, $D$, $F$, with heads of width
 /// 128 and a 32,000-token vocabulary), the batch of question 2, and the batch and slice of
 /// question 3 on TPU v5p. The defaults are LLaMA-2 13B and the questions' own numbers.

@@ -266,11 +266,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("F needed for 8-way TP on v5p: {:.0}", 8.0 * ridge(&Hardware::spec(TPU_V5P), Span::InDomain { axes: 1 })?);
 
     tangle_runtime::cell(14);
-    // book/src/ch07.md:1600
+    // book/src/ch07.md:1601
     tp_widget().write()?;
 
     tangle_runtime::cell(15);
-    // book/src/ch07.md:1846
+    // book/src/ch07.md:1847
     let v5p = Hardware::spec(TPU_V5P);
     let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
     let dp = optimal_fsdp_degree(&wide, &v5p, 64, 48_000.0, 2, 1)?;
@@ -291,7 +291,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("16x16x16 slice: FLOPs curve meets the mixed comms curve at B = {crossing:.3e}");
 
     tangle_runtime::cell(16);
-    // book/src/ch07.md:1888
+    // book/src/ch07.md:1889
     tangle_runtime::figure::svg("mixed-ratio-4x4x4", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let sweep = mixed_sweep(&wide, &v5p, 64, &log_space(640.0, 640_000.0, 241)?)?;
@@ -333,7 +333,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(17);
-    // book/src/ch07.md:1932
+    // book/src/ch07.md:1933
     tangle_runtime::figure::svg("mixed-times-16x16x16", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let chips = 4096;
@@ -382,11 +382,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(18);
-    // book/src/ch07.md:2066
+    // book/src/ch07.md:2067
     mixed_widget().write()?;
 
     tangle_runtime::cell(19);
-    // book/src/ch07.md:2099
+    // book/src/ch07.md:2100
     let sweep = split_sweep(&wide, &v5p, 64, 48_000.0, (2, 1))?;
     let (best, _) = fastest_split(&sweep).ok_or("a sweep over 64 chips has rows")?;
     println!("N = 64, B = 48,000, F = 32,768: T_math = {:.1} us at every split", sweep[0].1.math * 1e6);
@@ -398,7 +398,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("closed form (7.10): DP_opt = {:.2}", optimal_fsdp_degree(&wide, &v5p, 64, 48_000.0, 2, 1)?);
 
     tangle_runtime::cell(20);
-    // book/src/ch07.md:2153
+    // book/src/ch07.md:2154
     tangle_runtime::figure::svg("fsdp-tp-split", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let dps = log_space(1.0, 64.0, 241)?;
@@ -456,11 +456,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(21);
-    // book/src/ch07.md:2267
+    // book/src/ch07.md:2268
     split_widget().write()?;
 
     tangle_runtime::cell(22);
-    // book/src/ch07.md:2276
+    // book/src/ch07.md:2277
     let b = 4e6;
     for chip in [H100, H800] {
         let hw = Hardware::spec(chip);
@@ -474,7 +474,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(23);
-    // book/src/ch07.md:2475
+    // book/src/ch07.md:2476
     let wide = Model { label: "wide-expert variant", f: 16_384, experts: 65, active: 2, ..DEEPSEEK_V3 };
     let (h100, h800) = (Hardware::spec(H100), Hardware::spec(H800));
     println!("{:>4} {:>10} {:>10} {:>10} {:>10} {:>10}", "EP", "H100 ratio", "H800 ratio", "F_min", "wide ratio", "wide F_min");
@@ -487,11 +487,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("G * alpha on H100 = {:.0}", f64::from(H100.domain) * h100.flops() / h100.domain_egress());
 
     tangle_runtime::cell(24);
-    // book/src/ch07.md:2571
+    // book/src/ch07.md:2572
     ep_widget().write()?;
 
     tangle_runtime::cell(25);
-    // book/src/ch07.md:2681
+    // book/src/ch07.md:2682
     let h100 = Hardware::spec(H100);
     let hop = pp_hop_clock(&LLAMA3_70B, &h100, Span::AcrossDomains { axes: 1 }, 16, 4096.0)?;
     println!("4,096-token microbatch: stage forward {:.2} ms, hop {:.3} ms, hop/compute {:.3}",
@@ -502,7 +502,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         4.0 * 4096.0 * 8192.0 / hop_bytes);
 
     tangle_runtime::cell(26);
-    // book/src/ch07.md:3012
+    // book/src/ch07.md:3013
     let config = ch02::GptConfig { vocab_size: 256, block_size: 64, d_model: 256, n_heads: 4, n_layers: 4, mlp_ratio: 4 };
     let tiny = ch02::TinyGpt::new(config, 7)?;
     let blocks = MlpBlock::of_model(&tiny);
@@ -540,7 +540,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("every measured idle fraction within 0.05 of the simulator's: {agree}");
 
     tangle_runtime::cell(27);
-    // book/src/ch07.md:3170
+    // book/src/ch07.md:3171
     let unit = ch06::StageTimes::TRANSFORMER;
     let scaled = |k: f64| ch06::StageTimes { forward: k * unit.forward, backward: k * unit.backward };
     let gpipe = ch06::Schedule::GPipe.orders(2, 8)?;
@@ -556,7 +556,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("measured within 0.05 of the simulator: {}", (measured - simulated).abs() <= 0.05);
 
     tangle_runtime::cell(28);
-    // book/src/ch07.md:3398
+    // book/src/ch07.md:3399
     use ch06::{pipeline_bubble_fraction, simulate_pipeline, Schedule, StageTimes};
     let split = SplitTimes { forward: 1.0, input_grad: 1.0, weight_grad: 1.0 };
     println!("idle fraction (peak microbatches held by stage 0)");
@@ -574,7 +574,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(29);
-    // book/src/ch07.md:3495
+    // book/src/ch07.md:3496
     tangle_runtime::figure::svg("pipeline-overlap-dw", (720, 440), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let fused = ch06::simulate_pipeline(ch06::Schedule::OneFOneB, 4, 8, ch06::StageTimes { forward: 1.0, backward: 2.0 })?;
@@ -643,11 +643,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(30);
-    // book/src/ch07.md:3625
+    // book/src/ch07.md:3626
     pipeline_widget().write()?;
 
     tangle_runtime::cell(31);
-    // book/src/ch07.md:3694
+    // book/src/ch07.md:3695
     let v5p = Hardware::spec(TPU_V5P);
     let chips_per_host = 4;
     println!("v5p pod: {} chips / {chips_per_host} per host = {} hosts; 25 GB/s per host / {chips_per_host} = {} GB/s per chip",
@@ -670,11 +670,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(32);
-    // book/src/ch07.md:3775
+    // book/src/ch07.md:3776
     dcn_widget().write()?;
 
     tangle_runtime::cell(33);
-    // book/src/ch07.md:3806
+    // book/src/ch07.md:3807
     println!("{:<12} {:>13} {:>20} {:>21}  {}", "node type", "GPUs per node", "GPU egress (bytes/s)", "node egress (bytes/s)", "cross-node limit");
     for chip in [H100, B200, GB200_NVL72, GB300_NVL72] {
         let hw = Hardware::spec(chip);
@@ -684,7 +684,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(34);
-    // book/src/ch07.md:3848
+    // book/src/ch07.md:3849
     let span = Span::AcrossDomains { axes: 1 };
     let h100 = Hardware::spec(H100);
     let r = ridge(&h100, span)?;
@@ -696,7 +696,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("DeepSeek batch schedule: {} to {} tokens (3,072 to 15,360 sequences of 4,096)", 3072 * 4096, 15_360 * 4096);
 
     tangle_runtime::cell(35);
-    // book/src/ch07.md:3960
+    // book/src/ch07.md:3961
     for run in [DEEPSEEK_V3_RUN, LLAMA_31_RUN] {
         run.validate()?;
         println!("{}: {} GPUs = {} x EP {}, batch {:.0} tokens, {:.0} per GPU",
@@ -709,7 +709,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("Llama 3.1 405B: largest TP inside an H100 node {tp:.1}, so 8-way TP hides");
 
     tangle_runtime::cell(36);
-    // book/src/ch07.md:4075
+    // book/src/ch07.md:4076
     use ch06::{param_count, TrainingConfig};
     let llama2_13b = TrainingConfig {
         name: "LLaMA-2 13B", d_model: 5120, n_layers: 40, n_heads: 40, n_kv_heads: 40,
@@ -720,14 +720,14 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         p.ffn as f64 / 1e9, p.attention as f64 / 1e9, p.embeddings as f64 / 1e9, p.total() as f64 / 1e9);
 
     tangle_runtime::cell(37);
-    // book/src/ch07.md:4116
+    // book/src/ch07.md:4117
     let total = p.total() as f64;
     let m = step_memory(&LLAMA2_13B, total, 16e6)?;
     println!("states (2 + 4 + 4) * {:.2}B = {:.0} GB; activations 2LB(D + 2F) = {:.1} TB",
         total / 1e9, m.states / 1e9, m.activations / 1e12);
 
     tangle_runtime::cell(38);
-    // book/src/ch07.md:4135
+    // book/src/ch07.md:4136
     let v5p = Hardware::spec(TPU_V5P);
     let chips: u64 = 16 * 16 * 16;
     let batch = 3e6;
@@ -754,11 +754,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(39);
-    // book/src/ch07.md:4233
+    // book/src/ch07.md:4234
     llama2_widget().write()?;
 
     tangle_runtime::cell(40);
-    // book/src/ch07.md:4379
+    // book/src/ch07.md:4382
     for chip in [H100, B200] {
         let hw = Hardware::spec(chip);
         println!("{:<5} DP floor across nodes {:>5.0} tokens per GPU; largest TP for Llama 3 70B in a node {:.1}",
@@ -766,14 +766,14 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(41);
-    // book/src/ch07.md:4396
+    // book/src/ch07.md:4399
     let hw = Hardware::spec(H100);
     let out = Span::AcrossDomains { axes: 1 };
     println!("E/k = {:.2}; floor = {:.0} tokens per GPU; a 62,914,560-token batch feeds {} GPUs",
         DEEPSEEK_V3.sparsity(), min_tokens_per_chip(&DEEPSEEK_V3, &hw, out)?, fsdp_max_chips(&DEEPSEEK_V3, &hw, out, 62_914_560.0)?);
 
     tangle_runtime::cell(42);
-    // book/src/ch07.md:4411
+    // book/src/ch07.md:4414
     // The optimum grows as the square root of B, so it doubles, and so does the fastest mesh's FSDP
     // degree. The math grows fourfold but the network clock at the balanced split only twofold, so
     // the layer moves twice as far from the communication bound: exactly twice here, because 32
@@ -788,7 +788,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(43);
-    // book/src/ch07.md:4435
+    // book/src/ch07.md:4438
     let flat = Run { layout: Layout { tp: 8, pp: 1, dp: 2048 }, ..LLAMA_31_RUN };
     for run in [LLAMA_31_RUN, flat] {
         let (have, need) = (run.tokens_per_gpu()?, run.outer_dp_floor()?);
@@ -797,7 +797,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(44);
-    // book/src/ch07.md:4453
+    // book/src/ch07.md:4456
     // Under GPipe the order makes no difference: either way the heavy stage idles for one pass
     // through the light stage. Under 1F1B a heavy first stage never waits, because the light stage
     // returns each gradient before the heavy one is ready for it, so the step is just the heavy
@@ -814,7 +814,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(45);
-    // book/src/ch07.md:4482
+    // book/src/ch07.md:4485
     // (PP-1)/(m+PP-1) < 1/20 exactly when m > 19 (PP-1): 20 microbatches for two stages, 134 for
     // eight. Deep pipelines need many microbatches, hence a large batch, one more reason they sit
     // awkwardly with data parallelism.
@@ -826,7 +826,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(46);
-    // book/src/ch07.md:4503
+    // book/src/ch07.md:4506
     let v5p = Hardware::spec(TPU_V5P);
     let floor = min_tokens_per_domain(&DEEPSEEK_V3, &v5p)?;
     println!("dense floor {:.0}, DeepSeek-V3 floor {:.0} tokens per pod; 16M over 8 pods gives {:.0} -> clears it: {}",
