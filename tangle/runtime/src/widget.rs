@@ -480,7 +480,9 @@ impl Widget {
             let table = &ids[k];
             // Input s is a dependency if changing it alone ever changes the value.
             let deps: Vec<usize> = (0..sizes.len())
-                .filter(|&s| (0..total).any(|n| (n / strides[s]) % sizes[s] > 0 && table[n] != table[n - strides[s]]))
+                .filter(|&s| {
+                    (0..total).any(|n| !(n / strides[s]).is_multiple_of(sizes[s]) && table[n] != table[n - strides[s]])
+                })
                 .collect();
             // The table over the dependencies only, first dependency varying slowest.
             let sub_total: usize = deps.iter().map(|&s| sizes[s]).product();
@@ -536,7 +538,7 @@ impl Widget {
         }
         static WRITTEN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
         if let Ok(mut written) = WRITTEN.lock() {
-            if written.iter().any(|n| *n == self.name) {
+            if written.contains(&self.name) {
                 return Err(WidgetError::Duplicate(self.name.clone()));
             }
             written.push(self.name.clone());
@@ -889,6 +891,9 @@ impl Anchor {
     }
 }
 
+/// Two opposite corners of a box, in data coordinates.
+pub type Corners = ((f64, f64), (f64, f64));
+
 /// One bar or box of a [`Chart::rects`] layer, in data coordinates.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Bar {
@@ -1033,7 +1038,7 @@ impl Chart {
     }
 
     /// Many boxes of one fill in one layer, drawn as one path with white edges (a timeline).
-    pub fn boxes(&mut self, fill: RGBColor, boxes: &[((f64, f64), (f64, f64))]) {
+    pub fn boxes(&mut self, fill: RGBColor, boxes: &[Corners]) {
         if boxes.is_empty() {
             self.blank();
             return;
@@ -1280,7 +1285,7 @@ impl Data {
     /// Reads a data file.
     pub fn parse(text: &str) -> Result<Data, WidgetError> {
         let bad = |why: &str| WidgetError::Data(why.to_string());
-        let v = json::parse(text).map_err(|e| WidgetError::Data(e))?;
+        let v = json::parse(text).map_err(WidgetError::Data)?;
         if v.get("format").and_then(json::Value::as_usize) != Some(FORMAT as usize) {
             return Err(bad("unknown format version"));
         }
