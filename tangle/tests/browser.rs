@@ -284,6 +284,18 @@ fn chapter_7_calculators_work_in_headless_chromium() {
             ));
         }
     }
+    // Picking H100 in the critical-batch calculator shows the 2,475-token floor of section 7.10.
+    let h100 = moves.iter().find(|m| m["widget"] == "critical-batch" && m["what"] == "Hardware = H100");
+    match (h100, data_of.get("critical-batch")) {
+        (Some(m), Some(data)) => {
+            let k = data.outputs.iter().position(|o| o.label == "critical batch per chip").expect("the output exists");
+            let shown = m["outputs"][k.to_string()][0].as_str().unwrap_or("");
+            if shown != "2,475 tokens" {
+                problems.push(format!("critical-batch with H100 shows {shown:?}, not \"2,475 tokens\""));
+            }
+        }
+        _ => problems.push("the critical-batch calculator was never moved to H100".to_string()),
+    }
     // The page's shared state: every calculator with a hardware picker followed to H100.
     for pair in report["shared"].as_array().map(Vec::as_slice).unwrap_or_default() {
         if pair[1] != "H100" && !(pair[0] == "mixed-explorer" || pair[0] == "dcn-scrub") {
