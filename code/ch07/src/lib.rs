@@ -397,7 +397,159 @@ pub fn ridge_curve(hw: &Hardware, span: Span, tokens_per_chip: &[f64]) -> Result
         .collect()
 }
 
-// book/src/ch07.md:890
+// book/src/ch07.md:793
+use tangle_runtime::figure::{self, Key};
+use tangle_runtime::widget::{Axis, Bar, Chart, Choice, Out, Tone, Widget};
+
+/// The hardware picker the calculators share: chips of the hardware table, by name. Picking a
+/// chip in one calculator picks it in every other calculator that offers it.
+pub fn hardware_input(w: &mut Widget, chips: &[Chip], default: &str) -> Choice<Chip> {
+    let choice = w.picker("Hardware", chips.iter().map(|c| (c.name, *c)), default);
+    w.share(&choice, "hardware");
+    choice
+}
+
+/// The datasheet / measured switch the calculators share (`Mode`).
+pub fn rates_input(w: &mut Widget) -> Choice<bool> {
+    let choice = w.toggle("Rates", ("datasheet", "measured"), false);
+    w.share(&choice, "rates");
+    choice
+}
+
+/// A chip seen through the rates switch.
+pub fn rated(chip: Chip, measured: bool) -> Hardware {
+    if measured { Hardware::measured(chip) } else { Hardware::spec(chip) }
+}
+
+/// The model picker the calculators share, over `models` (rows of the model table).
+pub fn model_input(w: &mut Widget, models: &[Model], default: &str) -> Choice<Model> {
+    let choice = w.picker("Model", models.iter().map(|m| (m.label, *m)), default);
+    w.share(&choice, "model");
+    choice
+}
+
+/// The rows of the model table that the $D \times F$ expert model represents.
+pub fn representable_models() -> Vec<Model> {
+    MODELS.into_iter().filter(|m| m.representable).collect()
+}
+
+/// Powers of two from $2^{lo}$ to $2^{hi}$, labelled with grouped digits, for degree sliders.
+pub fn powers_of_two(lo: u32, hi: u32) -> Vec<(String, u64)> {
+    (lo..=hi).map(|e| (ch06::grouped(1 << e), 1u64 << e)).collect()
+}
+
+/// Token counts labelled "1M", "16M", for batch sliders.
+pub fn millions(values: &[u32]) -> Vec<(String, f64)> {
+    values.iter().map(|&m| (format!("{m}M"), f64::from(m) * 1e6)).collect()
+}
+
+/// "2,475 tokens".
+pub fn tokens_text(tokens: f64) -> String {
+    format!("{} tokens", ch06::grouped(tokens.round() as u64))
+}
+
+/// Seconds with a unit that keeps three figures: "1.75 ms", "312 µs".
+pub fn duration_text(seconds: f64) -> String {
+    let (v, unit) = match seconds {
+        s if s >= 1.0 => (s, "s"),
+        s if s >= 1e-3 => (s * 1e3, "ms"),
+        s if s >= 1e-6 => (s * 1e6, "µs"),
+        s => (s * 1e9, "ns"),
+    };
+    let decimals = if v >= 100.0 { 0 } else if v >= 10.0 { 1 } else { 2 };
+    format!("{v:.decimals$} {unit}")
+}
+
+/// Bytes as the chapter prints them: "0.04 GB", "8.9 GB", "130 GB", "41.9 TB".
+pub fn bytes_text(bytes: f64) -> String {
+    let gb = bytes / 1e9;
+    let (v, unit) = if gb >= 1000.0 { (gb / 1000.0, "TB") } else { (gb, "GB") };
+    let decimals = if v < 1.0 { 2 } else if v < 100.0 { 1 } else { 0 };
+    format!("{v:.decimals$} {unit}")
+}
+
+/// A clock's verdict, as every calculator shows it.
+pub fn bound_verdict(out: &mut Out, label: &str, bound: Bound) {
+    match bound {
+        Bound::Compute => out.verdict(label, "compute-bound", Tone::Good),
+        Bound::Communication => out.verdict(label, "communication-bound", Tone::Bad),
+    }
+}
+
+// book/src/ch07.md:874
+/// The primer as a calculator: one forward layer of the Llama 3 70B shape on one chip, over one
+/// link, with either the layer's weights or its activations on the wire. The tokens per chip
+/// are the batches of the table above, so that a datasheet TPU v5p lands on its ridge.
+pub fn two_clocks_widget() -> Widget {
+    let mut w = Widget::new("two-clocks");
+    let chip = hardware_input(&mut w, &CHIPS, "TPU v5p");
+    let measured = rates_input(&mut w);
+    let traffic = w.toggle("On the wire", ("weights", "activations"), false);
+    let batches: [u64; 9] = [160, 320, 640, 1275, 2550, 5100, 10_200, 20_400, 40_800];
+    let tokens = w.slider("Tokens per chip", batches.map(|t| (ch06::grouped(t), t as f64)), "2,550");
+    w.outputs(move |at, out| {
+        let hw = rated(*chip.get(at), *measured.get(at));
+        let traffic = if *traffic.get(at) { Traffic::Activations } else { Traffic::Weights };
+        let c = primer_clock(&LLAMA3_70B, &hw, Span::InDomain { axes: 1 }, 1, *tokens.get(at), traffic)?;
+        out.number("compute clock", duration_text(c.math));
+        out.number("network clock", duration_text(c.comms));
+        out.number("math / comms", format!("{:.2}", c.ratio()));
+        bound_verdict(out, "the layer is", c.bound());
+        let x = Axis::linear("share of the layer's time (the slower clock is 1)", 0.0, 1.0);
+        let mut chart = Chart::new("the two clocks of one layer", (680, 170), x, Axis::bands("", &["network", "compute"]));
+        for (row, (t, fill)) in [(c.comms, figure::gray(0.45)), (c.math, figure::gray(0.8))].into_iter().enumerate() {
+            let y = row as f64;
+            chart.rects(&[Bar { from: (0.0, y + 0.2), to: (t / c.time(), y + 0.8), fill, label: duration_text(t) }]);
+        }
+        out.chart(chart);
+        Ok(())
+    })
+}
+
+// book/src/ch07.md:912
+/// The ridge as a calculator: the chip's FLOP/s $C$ and link bandwidth $W$ are inputs, and the
+/// operating point is the tokens per chip. The values offered are those of the hardware table.
+pub fn roofline_widget() -> Widget {
+    let mut w = Widget::new("roofline-live");
+    let tera = |v: f64| if v >= 1e15 { format!("{} PFLOP/s", v / 1e15) } else { format!("{} TFLOP/s", v / 1e12) };
+    let flops = w.slider("C", [197e12, 459e12, 990e12, 2.25e15, 2.5e15].map(|v| (tera(v), v)), "459 TFLOP/s");
+    let links = [6.25e9, 50e9, 90e9, 180e9, 200e9, 400e9, 450e9, 540e9, 900e9];
+    let link = w.slider("W", links.map(|v| (format!("{} GB/s", v / 1e9), v)), "180 GB/s");
+    let tokens = w.slider("Tokens per chip", powers_of_two(7, 16).into_iter().map(|(s, t)| (s, t as f64)), "4,096");
+    let presets = [
+        ("TPU v5p, 1 ICI axis", "459 TFLOP/s", "180 GB/s"),
+        ("TPU v5p, 3 axes", "459 TFLOP/s", "540 GB/s"),
+        ("TPU v5p over DCN", "459 TFLOP/s", "6.25 GB/s"),
+        ("H100 NVLink", "990 TFLOP/s", "450 GB/s"),
+        ("H100 node egress", "990 TFLOP/s", "400 GB/s"),
+        ("B200 NVLink", "2.25 PFLOP/s", "900 GB/s"),
+    ];
+    for (label, c, bw) in presets {
+        w.scenario(label, [flops.set(c), link.set(bw)]);
+    }
+    w.outputs(move |at, out| {
+        // A made-up chip with the chosen C and W; a GPU's link is used as is, on any one axis.
+        let chip = Chip { name: "as set", flops: *flops.get(at), link: *link.get(at), ..H100 };
+        let (hw, span) = (Hardware::spec(chip), Span::InDomain { axes: 1 });
+        let b = *tokens.get(at);
+        let r = ridge(&hw, span)?;
+        let attained = ridge_curve(&hw, span, &[b])?[0].1;
+        out.number("ridge C / W", tokens_text(r));
+        out.number("share of peak FLOP/s", format!("{:.0}%", 100.0 * attained));
+        let clock = primer_clock(&LLAMA3_70B, &hw, span, 1, b, Traffic::Weights)?;
+        bound_verdict(out, "moving weights is", clock.bound());
+        let x = Axis::log("tokens per chip (log scale)", 100.0, 100_000.0);
+        let y = Axis::linear("fraction of peak FLOP/s", 0.0, 1.15);
+        let mut chart = Chart::new("attained fraction of peak against tokens per chip", (680, 380), x, y);
+        chart.line(Key::Solid(figure::INK), &ridge_curve(&hw, span, &log_space(100.0, 100_000.0, 49)?)?);
+        chart.rule_x(r, figure::gray(0.4), &format!("C/W = {}", ch06::grouped(r.round() as u64)));
+        chart.dot((b, attained), figure::INK, "");
+        out.chart(chart);
+        Ok(())
+    })
+}
+
+// book/src/ch07.md:1060
 /// Bytes per parameter for bf16 weights plus two fp32 Adam moments.
 pub const ADAM_BYTES_PER_PARAM: f64 = 2.0 + 4.0 + 4.0;
 
@@ -428,7 +580,33 @@ pub fn ring_factor(participants: u64) -> Result<f64> {
     Ok((n - 1.0) / n)
 }
 
-// book/src/ch07.md:1046
+// book/src/ch07.md:1126
+/// Data parallelism's floor as a calculator: the critical batch per chip $(C/W)(E/k)$ for a
+/// reduction that may leave the fast domain, and the most chips a global batch can feed.
+pub fn critical_batch_widget() -> Widget {
+    let mut w = Widget::new("critical-batch");
+    let chip = hardware_input(&mut w, &CHIPS, "TPU v5p");
+    let measured = rates_input(&mut w);
+    let model = model_input(&mut w, &representable_models(), "Llama 3 70B");
+    let axes = w.slider("ICI axes (TPU)", [1u32, 2, 3].map(|a| (a.to_string(), a)), "1");
+    let batch = w.slider("Batch B", millions(&[1, 2, 4, 8, 16, 40, 64]), "16M");
+    w.outputs(move |at, out| {
+        let (hw, model) = (rated(*chip.get(at), *measured.get(at)), model.get(at));
+        let span = Span::AcrossDomains { axes: *axes.get(at) };
+        let floor = min_tokens_per_chip(model, &hw, span)?;
+        let chips = fsdp_max_chips(model, &hw, span, *batch.get(at))?;
+        out.number("C / W", tokens_text(ridge(&hw, span)?));
+        let sparsity = model.sparsity();
+        let decimals = if sparsity.fract() == 0.0 { 0 } else { 2 };
+        out.number("E / k", format!("{sparsity:.decimals$}"));
+        out.number("critical batch per chip", tokens_text(floor));
+        out.number("DP_max for this batch", ch06::grouped(chips));
+        out.number("fast domains filled", format!("{:.2}", chips as f64 / f64::from(hw.chip.domain)));
+        Ok(())
+    })
+}
+
+// book/src/ch07.md:1250
 /// Forward-pass clocks of one layer under FSDP (equation 7.7).
 pub fn fsdp_layer_clock(model: &Model, hw: &Hardware, span: Span, dp: u64, batch: f64) -> Result<LayerClock> {
     let b = positive("batch", batch)? / nonzero("DP", dp)? as f64;
@@ -481,7 +659,44 @@ pub fn training_days(total_flops: f64, chips: u64, hw: &Hardware, mfu: f64) -> R
     Ok(positive("total FLOPs", total_flops)? / rate / 86_400.0)
 }
 
-// book/src/ch07.md:1266
+// book/src/ch07.md:1339
+/// FSDP's memory per chip as a meter: the sharded weights and Adam state and this chip's
+/// checkpoints against the chip's HBM. The DP values are powers of two and the 18,823 chips
+/// of the Llama 3 70B estimate.
+pub fn fsdp_memory_widget() -> Widget {
+    let mut w = Widget::new("fsdp-memory");
+    let model = model_input(&mut w, &representable_models(), "Llama 3 70B");
+    let chip = hardware_input(&mut w, &CHIPS, "TPU v5p");
+    let mut degrees = powers_of_two(0, 14);
+    degrees.push((ch06::grouped(18_823), 18_823));
+    degrees.push((ch06::grouped(1 << 15), 1 << 15));
+    let dp = w.slider("DP", degrees, "18,823");
+    let batch = w.slider("Batch B", millions(&[1, 4, 16]), "16M");
+    w.outputs(move |at, out| {
+        let mem = fsdp_memory(model.get(at), *dp.get(at), *batch.get(at))?;
+        let hw = Hardware::spec(*chip.get(at));
+        out.number("weights and Adam state", bytes_text(mem.states));
+        out.number("checkpoints", bytes_text(mem.activations));
+        out.number("total per chip", bytes_text(mem.total()));
+        out.number("HBM", format!("{} GB", hw.chip.hbm / 1e9));
+        if mem.fits(&hw) {
+            out.verdict("one chip", "fits", Tone::Good);
+        } else {
+            out.verdict("one chip", "overflows", Tone::Bad);
+        }
+        let x = Axis::log("bytes per chip, GB (log scale)", 0.01, 1e6);
+        let mut chart = Chart::new("memory per chip against HBM", (680, 170), x, Axis::bands("", &["checkpoints", "weights + Adam"]));
+        for (row, bytes) in [mem.activations, mem.states].into_iter().enumerate() {
+            let y = row as f64;
+            chart.rects(&[Bar { from: (0.01, y + 0.2), to: (bytes / 1e9, y + 0.8), fill: figure::gray(0.65), label: bytes_text(bytes) }]);
+        }
+        chart.rule_x(hw.chip.hbm / 1e9, figure::INK, &format!("HBM {} GB", hw.chip.hbm / 1e9));
+        out.chart(chart);
+        Ok(())
+    })
+}
+
+// book/src/ch07.md:1515
 /// Forward-pass clocks of one layer under tensor parallelism of degree `tp` (equation 7.8).
 pub fn tp_layer_clock(model: &Model, hw: &Hardware, span: Span, tp: u64, batch: f64) -> Result<LayerClock> {
     let tp = nonzero("TP", tp)? as f64;
@@ -499,7 +714,31 @@ pub fn tp_max(model: &Model, hw: &Hardware, span: Span) -> Result<f64> {
     Ok(model.active_width() / ridge(hw, span)?)
 }
 
-// book/src/ch07.md:1389
+// book/src/ch07.md:1576
+/// Tensor parallelism's verdict as a calculator: the largest degree that hides, $kF/(C/W)$, and
+/// the clocks at the chosen degree. The batch cancels, so it is not an input.
+pub fn tp_widget() -> Widget {
+    let mut w = Widget::new("tp-verdict");
+    let model = model_input(&mut w, &representable_models(), "Llama 3 70B");
+    // An H100 by default: on a TPU pod the group's span makes no difference.
+    let chip = hardware_input(&mut w, &CHIPS, "H100");
+    let measured = rates_input(&mut w);
+    let across = w.toggle("TP group", ("inside one domain", "across domains"), false);
+    let tp = w.slider("TP", powers_of_two(0, 6), "8");
+    w.outputs(move |at, out| {
+        let (hw, model) = (rated(*chip.get(at), *measured.get(at)), model.get(at));
+        let span = if *across.get(at) { Span::AcrossDomains { axes: 1 } } else { Span::InDomain { axes: 1 } };
+        let clock = tp_layer_clock(model, &hw, span, *tp.get(at), 1e6)?;
+        out.number("activated width kF", ch06::grouped(model.active_width() as u64));
+        out.number("C / W", tokens_text(ridge(&hw, span)?));
+        out.number("largest TP that hides", format!("{:.1}", tp_max(model, &hw, span)?));
+        out.number("math / comms", format!("{:.2}", clock.ratio()));
+        bound_verdict(out, "at this TP", clock.bound());
+        Ok(())
+    })
+}
+
+// book/src/ch07.md:1670
 /// A two-axis mesh: `dp` chips of FSDP by `tp` chips of tensor parallelism, with the number of
 /// TPU mesh axes each collective runs over (ignored on a GPU).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -672,7 +911,88 @@ pub fn log_space(lo: f64, hi: f64, count: usize) -> Result<Vec<f64>> {
     Ok((0..count).map(|i| lo * (step * i as f64).exp()).collect())
 }
 
-// book/src/ch07.md:1711
+// book/src/ch07.md:1985
+/// The dense layer of the mesh examples ($D = 8{,}192$, $F = 32{,}768$, one layer).
+pub const MESH_EXAMPLE: Model = Model::dense("D = 8,192, F = 32,768", 8192, 32_768, 1, None);
+
+/// The models the TPU mesh calculators offer: the mesh example, the dense rows, DeepSeek-V3.
+pub fn mesh_models() -> [Model; 5] {
+    [MESH_EXAMPLE, LLAMA3_70B, LLAMA2_13B, GEMMA_7B, DEEPSEEK_V3]
+}
+
+/// Tokens per chip $B/N$ for the mesh calculators: the floors and crossings of section 7.6 and
+/// the 750 tokens per chip of the 48,000-token example on 64 chips.
+pub const MESH_TOKENS_PER_CHIP: [u64; 9] = [50, 100, 200, 400, 750, 850, 1700, 3400, 7300];
+
+/// FSDP, TP and their mix on a TPU slice, as a calculator with two views of the batch sweep:
+/// $T_\text{math}/T_\text{comms}$ (compute-bound above 1) and the times themselves.
+pub fn mixed_widget() -> Widget {
+    let mut w = Widget::new("mixed-explorer");
+    let model = model_input(&mut w, &mesh_models(), MESH_EXAMPLE.label);
+    let chip = hardware_input(&mut w, &[TPU_V5P, TPU_V5E], "TPU v5p");
+    let chips = w.slider("Chips N", [64u64, 512, 4096].map(|n| (ch06::grouped(n), n)), "64");
+    let times = w.toggle("View", ("ratio", "time per layer"), false);
+    let per_chip = w.slider("Tokens per chip B/N", MESH_TOKENS_PER_CHIP.map(|b| (ch06::grouped(b), b as f64)), "750");
+    let example = [model.set(MESH_EXAMPLE.label), chip.set("TPU v5p"), per_chip.set("750")];
+    w.scenario("4×4×4 example", example.iter().cloned().chain([chips.set("64"), times.set("ratio")]));
+    w.scenario("16×16×16, times", example.iter().cloned().chain([chips.set("4,096"), times.set("time per layer")]));
+    w.outputs(move |at, out| {
+        let (model, hw, n) = (model.get(at), Hardware::spec(*chip.get(at)), *chips.get(at));
+        let b = *per_chip.get(at) * n as f64;
+        let dp = optimal_fsdp_degree(model, &hw, n, b, 2, 1)?;
+        let mesh = 1u64 << (dp.log2().round().clamp(0.0, (n as f64).log2()) as u32);
+        let point = mixed_sweep(model, &hw, n, &[b])?[0];
+        out.number("batch B", tokens_text(b));
+        out.number("DP_opt", format!("{dp:.2}"));
+        out.number("nearest mesh", format!("{mesh} × {}", n / mesh));
+        out.number("mixed floor α²/(2F)", format!("{:.1} tokens per chip", mixed_min_tokens_per_chip(model, &hw, 2, 1)?));
+        let names = ["FSDP", "TP", "mix"];
+        for (name, r) in names.iter().zip(point.ratios()) {
+            out.number(&format!("math / comms, {name}"), format!("{r:.2}"));
+        }
+        let ok: Vec<&str> = names.iter().zip(point.ratios()).filter(|(_, r)| *r >= 1.0).map(|(s, _)| *s).collect();
+        match ok.is_empty() {
+            true => out.verdict("compute-bound", "none", Tone::Bad),
+            false => out.verdict("compute-bound", &ok.join(", "), Tone::Good),
+        }
+        out.chart(mixed_chart(model, &hw, n, *times.get(at), *per_chip.get(at))?);
+        Ok(())
+    })
+}
+
+/// The batch sweep of the mixed calculator on `n` chips, as ratios or as times per layer.
+fn mixed_chart(model: &Model, hw: &Hardware, n: u64, times: bool, per_chip: f64) -> Result<Chart> {
+    let x = Axis::log("tokens per chip B/N (log scale)", 10.0, 100_000.0);
+    let y = match times {
+        false => Axis::log("T_math / T_comms (log scale)", 0.01, 100.0),
+        true => Axis::log("time per layer, s (log scale)", 1e-6, 100.0),
+    };
+    let mut keys = vec![(Key::Dashed(figure::gray(0.3)), "pure FSDP, 3 axes"), (Key::Dotted(figure::gray(0.2)), "pure TP, 3 axes")];
+    keys.push((Key::Solid(figure::INK), "FSDP + TP at DP_opt"));
+    if times {
+        keys.push((Key::Solid(figure::gray(0.6)), "FLOPs"));
+    }
+    let title = if times { "time per layer against the batch" } else { "math / comms against the batch" };
+    let mut chart = Chart::new(title, (680, 400), x, y).legend(&keys);
+    let per_chip_grid = log_space(10.0, 100_000.0, 33)?;
+    let sweep = mixed_sweep(model, hw, n, &per_chip_grid.iter().map(|b| b * n as f64).collect::<Vec<_>>())?;
+    let curve = |f: &dyn Fn(&SweepPoint) -> f64| -> Vec<(f64, f64)> { sweep.iter().map(|p| (p.batch / n as f64, f(p))).collect() };
+    if times {
+        chart.line(Key::Dashed(figure::gray(0.3)), &curve(&|p| p.fsdp_comms));
+        chart.line(Key::Dotted(figure::gray(0.2)), &curve(&|p| p.tp_comms));
+        chart.line(Key::Solid(figure::INK), &curve(&|p| p.mixed_comms));
+        chart.line(Key::Solid(figure::gray(0.6)), &curve(&|p| p.math));
+    } else {
+        chart.line(Key::Dashed(figure::gray(0.3)), &curve(&|p| p.ratios()[0]));
+        chart.line(Key::Dotted(figure::gray(0.2)), &curve(&|p| p.ratios()[1]));
+        chart.line(Key::Solid(figure::INK), &curve(&|p| p.ratios()[2]));
+        chart.rule_y(1.0, figure::gray(0.5), "compute-bound above 1");
+    }
+    chart.rule_x(per_chip, figure::gray(0.4), "this batch");
+    Ok(chart)
+}
+
+// book/src/ch07.md:2081
 /// Every mesh of `chips` chips on a TPU torus, as (FSDP degree, clocks): one row per divisor `dp`
 /// of `chips`, with TP = `chips / dp` and the mesh axes of equation 7.9 held fixed. This is the
 /// static sweep whose minimum equation 7.10 finds in closed form.
@@ -690,7 +1010,59 @@ pub fn fastest_split(sweep: &[(u64, MixedClock)]) -> Option<(u64, MixedClock)> {
     sweep.iter().copied().reduce(|best, row| if row.1.clock().comms < best.1.clock().comms { row } else { best })
 }
 
-// book/src/ch07.md:1992
+// book/src/ch07.md:2215
+/// The split sweep as a calculator: on $N$ TPU v5p chips with FSDP on two mesh axes and TP on
+/// one, every power-of-two split of the chips, the two collectives' clocks, and the fastest.
+pub fn split_widget() -> Widget {
+    let mut w = Widget::new("split-sweep");
+    let model = model_input(&mut w, &mesh_models(), MESH_EXAMPLE.label);
+    let chips = w.slider("Chips N", [64u64, 512, 4096].map(|n| (ch06::grouped(n), n)), "64");
+    let per_chip = w.slider("Tokens per chip B/N", MESH_TOKENS_PER_CHIP.map(|b| (ch06::grouped(b), b as f64)), "750");
+    w.outputs(move |at, out| {
+        let (model, hw, n) = (model.get(at), Hardware::spec(TPU_V5P), *chips.get(at));
+        let b = *per_chip.get(at) * n as f64;
+        let sweep = split_sweep(model, &hw, n, b, (2, 1))?;
+        let (best, clock) = fastest_split(&sweep).ok_or("a sweep over at least one chip has rows")?;
+        let dp_opt = optimal_fsdp_degree(model, &hw, n, b, 2, 1)?;
+        out.number("batch B", tokens_text(b));
+        out.number("T_math", duration_text(clock.math));
+        out.number("DP_opt", format!("{dp_opt:.2}"));
+        out.number("fastest mesh", format!("{best} × {}", n / best));
+        out.number("its math / comms", format!("{:.2}", clock.clock().ratio()));
+        bound_verdict(out, "the fastest mesh is", clock.clock().bound());
+        // Powers of two only: the meshes that exist on a cube, and the ticks of the x axis.
+        let meshes: Vec<&(u64, MixedClock)> = sweep.iter().filter(|(dp, _)| dp.is_power_of_two()).collect();
+        let x = Axis::log("FSDP degree DP (TP = N / DP), log scale", 1.0, n as f64)
+            .ticks(meshes.iter().map(|(dp, _)| (*dp as f64, dp.to_string())));
+        let y = Axis::log("time per layer, µs (log scale)", 0.1, 1e7);
+        let keys = [
+            (Key::Solid(figure::INK), "network"),
+            (Key::Dashed(figure::gray(0.3)), "FSDP weights"),
+            (Key::Dotted(figure::gray(0.2)), "TP activations"),
+            (Key::Solid(figure::gray(0.6)), "math"),
+        ];
+        let mut chart = Chart::new("time per layer against the FSDP/TP split", (680, 400), x, y).legend(&keys);
+        let us = |f: &dyn Fn(&MixedClock) -> f64| -> Vec<(f64, f64)> { meshes.iter().map(|(dp, c)| (*dp as f64, 1e6 * f(c))).collect() };
+        chart.line(Key::Dashed(figure::gray(0.3)), &us(&|c| c.fsdp_comms));
+        chart.line(Key::Dotted(figure::gray(0.2)), &us(&|c| c.tp_comms));
+        chart.line(Key::Solid(figure::gray(0.6)), &us(&|c| c.math));
+        // The network clock bottoms out where the two collectives cross, at DP_opt.
+        let mut network = us(&|c| c.clock().comms);
+        if dp_opt > 1.0 && dp_opt < n as f64 {
+            let at_opt = mixed_clock_relaxed(model, &hw, n as f64, dp_opt, (2, 1), b)?;
+            network.push((dp_opt, 1e6 * at_opt.clock().comms));
+            network.sort_by(|p, q| p.0.total_cmp(&q.0));
+        }
+        chart.line(Key::Solid(figure::INK), &network);
+        chart.dots(&us(&|c| c.clock().comms), figure::INK);
+        chart.ring((best as f64, 1e6 * clock.clock().comms), figure::INK);
+        chart.rule_x(dp_opt, figure::gray(0.5), &format!("DP_opt = {dp_opt:.2}"));
+        out.chart(chart);
+        Ok(())
+    })
+}
+
+// book/src/ch07.md:2422
 /// The clocks of one forward MoE layer under expert parallelism (equation 7.12).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExpertClock {
@@ -735,7 +1107,70 @@ pub fn ep_min_expert_width(model: &Model, hw: &Hardware, ep: u64) -> Result<f64>
     Ok(model.f as f64 / c.ratio())
 }
 
-// book/src/ch07.md:2151
+// book/src/ch07.md:2508
+/// The hypothetical wide-expert model above: 16,384-wide experts, 64 routed plus one shared,
+/// one routed choice per token.
+pub const WIDE_EXPERTS: Model = Model { label: "wide-expert variant", f: 16_384, experts: 65, active: 2, ..DEEPSEEK_V3 };
+
+/// Expert parallelism's two regimes as a calculator, on the switched GPU fabric.
+pub fn ep_widget() -> Widget {
+    let mut w = Widget::new("ep-regimes");
+    let gpus = [H100, B200, GB200_NVL72, GB300_NVL72, H800];
+    let chip = hardware_input(&mut w, &gpus, "H100");
+    let measured = rates_input(&mut w);
+    let mut models: Vec<Model> = representable_models().into_iter().filter(|m| m.experts > 1).collect();
+    models.push(WIDE_EXPERTS);
+    let model = model_input(&mut w, &models, "DeepSeek-V3");
+    let ep = w.slider("EP", powers_of_two(0, 8), "8");
+    w.outputs(move |at, out| {
+        let (hw, model, ep) = (rated(*chip.get(at), *measured.get(at)), model.get(at), *ep.get(at));
+        let g = u64::from(hw.chip.domain);
+        let (kr, routed) = (model.routed_active(), model.routed_experts());
+        out.number("routed experts E_r, choices k_r", format!("{routed}, {kr}"));
+        let regime = match ep {
+            1 => "one GPU: no AllToAll".to_string(),
+            e if e <= g => "inside one domain".to_string(),
+            e if kr * g >= e => format!("k_r ≥ EP/G: one copy per remote domain ({} domains)", e.div_ceil(g)),
+            _ => "EP ≫ k_r: k_r scattered copies".to_string(),
+        };
+        out.number("regime", regime);
+        let x = Axis::log("expert-parallel degree EP (log scale)", 1.0, 256.0).ticks(powers_of_two(0, 8).into_iter().map(|(s, e)| (e as f64, s)));
+        let y = Axis::log("T_math / T_comms (log scale)", 0.01, 100.0);
+        let mut chart = Chart::new("math / comms against the expert-parallel degree", (680, 360), x, y);
+        // Every degree that divides the routed experts, as a curve; EP = 1 sends nothing.
+        let curve: Vec<(f64, f64)> = (1..=8)
+            .map(|e| 1u64 << e)
+            .filter(|e| routed.is_multiple_of(*e))
+            .map(|e| Ok((e as f64, ep_layer_clock(model, &hw, e, 1.0)?.clock().ratio())))
+            .collect::<Result<_>>()?;
+        chart.line(Key::Solid(figure::INK), &curve);
+        chart.rule_y(1.0, figure::gray(0.5), "compute-bound above 1");
+        match ep_layer_clock(model, &hw, ep, 1.0) {
+            Ok(clock) => {
+                let c = clock.clock();
+                out.number("math / comms", if ep == 1 { "no traffic".to_string() } else { format!("{:.2}", c.ratio()) });
+                let f_min = if ep == 1 { "any".to_string() } else { ch06::grouped(ep_min_expert_width(model, &hw, ep)?.round() as u64) };
+                out.number("narrowest expert that hides", f_min);
+                bound_verdict(out, "at this EP", c.bound());
+                match ep {
+                    1 => chart.blank(),
+                    _ => chart.dot((ep as f64, c.ratio()), figure::INK, ""),
+                }
+            }
+            Err(ParallelError::NotDividing { .. }) => {
+                out.number("math / comms", "—");
+                out.number("narrowest expert that hides", "—");
+                out.verdict("at this EP", &format!("EP must divide the {routed} routed experts"), Tone::Neutral);
+                chart.blank();
+            }
+            Err(e) => return Err(e.into()),
+        }
+        out.chart(chart);
+        Ok(())
+    })
+}
+
+// book/src/ch07.md:2652
 /// Point-to-point bandwidth for one pipeline hop: NVLink/ICI inside a domain, the sending
 /// chip's own scale-out port between domains.
 pub fn point_to_point(hw: &Hardware, span: Span) -> f64 {
@@ -762,7 +1197,7 @@ pub fn pp_hop_clock(model: &Model, hw: &Hardware, span: Span, pp: u64, microbatc
     })
 }
 
-// book/src/ch07.md:2211
+// book/src/ch07.md:2712
 use ch02::{fast_exp, gelu, matmul, Mat, MatMut, TinyGpt};
 use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::time::Instant;
@@ -1048,7 +1483,7 @@ fn run_stage(stage: usize, blocks: &[MlpBlock], order: &[ch06::PipelineOp], link
     Ok(StageResult { events, grads, loss })
 }
 
-// book/src/ch07.md:2723
+// book/src/ch07.md:3224
 use ch06::{one_f1b_order, OpKind, TrainingError};
 
 impl From<TrainingError> for ParallelError {
@@ -1218,7 +1653,64 @@ pub fn simulate_split_pipeline(stages: usize, microbatches: usize, times: SplitT
     Ok(SplitTimeline { stages, events })
 }
 
-// book/src/ch07.md:3084
+// book/src/ch07.md:3568
+/// The three schedules of this section as a calculator, drawn as a timeline: chapter 6's GPipe
+/// and 1F1B with a fused backward (twice a forward), and 1F1B with the backward split into
+/// dX and dW (one forward each) and at most $PP$ weight gradients deferred into idle slots.
+pub fn pipeline_widget() -> Widget {
+    let mut w = Widget::new("pipeline-schedules");
+    let names = ["GPipe", "1F1B", "1F1B, dW deferred"];
+    let schedule = w.picker("Schedule", names.map(|n| (n, n)), "1F1B");
+    let stages = w.slider("Stages PP", [2usize, 4, 8].map(|s| (s.to_string(), s)), "4");
+    let micro = w.slider("Microbatches m", [4usize, 8, 16].map(|m| (m.to_string(), m)), "8");
+    w.outputs(move |at, out| {
+        let (pp, m) = (*stages.get(at), *micro.get(at));
+        let fused = |s: ch06::Schedule| ch06::simulate_pipeline(s, pp, m, ch06::StageTimes::TRANSFORMER);
+        // (stage, start, end, pass) for every pass, and the schedule's numbers.
+        let (events, makespan, idle, held): (Vec<(usize, f64, f64, Pass)>, f64, f64, usize) = match *schedule.get(at) {
+            "GPipe" | "1F1B" => {
+                let kind = if *schedule.get(at) == "GPipe" { ch06::Schedule::GPipe } else { ch06::Schedule::OneFOneB };
+                let t = fused(kind)?;
+                let pass = |k: OpKind| if k == OpKind::Forward { Pass::Forward } else { Pass::InputGrad };
+                let events = t.events.iter().map(|e| (e.stage, e.start, e.end, pass(e.kind))).collect();
+                (events, t.makespan(), t.idle_fraction(), t.max_in_flight(0))
+            }
+            _ => {
+                let split = SplitTimes { forward: 1.0, input_grad: 1.0, weight_grad: 1.0 };
+                let t = simulate_split_pipeline(pp, m, split, WeightGradPolicy::FillIdle { max_deferred: pp })?;
+                let events = t.events.iter().map(|e| (e.stage, e.start, e.end, e.pass)).collect();
+                (events, t.makespan(), t.idle_fraction(), t.max_in_flight(0))
+            }
+        };
+        out.number("makespan", format!("{makespan:.0} time units"));
+        out.number("idle fraction", format!("{idle:.4}"));
+        out.number("formula (PP−1)/(m+PP−1)", format!("{:.4}", ch06::pipeline_bubble_fraction(pp as u64, m as u64)?));
+        out.number("peak microbatches held by stage 0", held.to_string());
+        // One time axis per PP and m, the fused schedules' length, so the three compare.
+        let end = fused(ch06::Schedule::OneFOneB)?.makespan();
+        let rows: Vec<String> = (0..pp).rev().map(|s| format!("stage {s}")).collect();
+        let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
+        let (light, mid, dark) = (figure::gray(0.85), figure::gray(0.62), figure::gray(0.32));
+        let keys = [(Key::Swatch(light), "forward"), (Key::Swatch(dark), "backward or dX"), (Key::Swatch(mid), "deferred dW")];
+        let x = Axis::linear("time units", 0.0, end);
+        let mut chart = Chart::new("the schedule's timeline", (680, 90 + 34 * pp as u32), x, Axis::bands("", &rows)).legend(&keys);
+        for (pass, fill) in [(Pass::Forward, light), (Pass::InputGrad, dark), (Pass::WeightGrad, mid)] {
+            let boxes: Vec<_> = events
+                .iter()
+                .filter(|e| e.3 == pass)
+                .map(|&(stage, start, stop, _)| {
+                    let y = (pp - 1 - stage) as f64;
+                    ((start, y + 0.14), (stop, y + 0.86))
+                })
+                .collect();
+            chart.boxes(fill, &boxes);
+        }
+        out.chart(chart);
+        Ok(())
+    })
+}
+
+// book/src/ch07.md:3650
 /// Backward-layer clocks of pure data parallelism across scale-out domains (equation 7.14).
 /// The `chips` are spread evenly over the fewest domains that hold them.
 pub fn cross_domain_dp_clock(model: &Model, hw: &Hardware, chips: u64, batch: f64) -> Result<LayerClock> {
@@ -1259,7 +1751,47 @@ pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     Ok(Recipe { tp, dp, pods: (tp * dp).div_ceil(u64::from(hw.chip.domain)) })
 }
 
-// book/src/ch07.md:3268
+// book/src/ch07.md:3735
+/// The data-centre network as a calculator: the per-chip DCN bandwidth is an input, and the
+/// TPU recipe of this section decides how many pods a batch needs.
+pub fn dcn_widget() -> Widget {
+    let mut w = Widget::new("dcn-scrub");
+    let chip = hardware_input(&mut w, &[TPU_V5P, TPU_V5E], "TPU v5p");
+    let model = model_input(&mut w, &representable_models(), "Llama 3 70B");
+    let rates = [1.5625e9, 3.125e9, 6.25e9, 12.5e9, 25e9, 50e9];
+    let dcn = w.slider("W_DCN per chip", rates.map(|r| (format!("{} GB/s", r / 1e9), r)), "6.25 GB/s");
+    let batch = w.slider("Batch B", millions(&[1, 2, 4, 8]), "2M");
+    w.outputs(move |at, out| {
+        let chip = Chip { scale_out: *dcn.get(at), ..*chip.get(at) };
+        let (hw, model, batch) = (Hardware::spec(chip), model.get(at), *batch.get(at));
+        out.number("DCN floor per pod", tokens_text(min_tokens_per_domain(model, &hw)?));
+        match tpu_recipe(model, &hw, batch) {
+            Ok(r) => {
+                out.number("recipe", format!("{}-way TP × {}-way FSDP", r.tp, ch06::grouped(r.dp)));
+                out.number("pods", r.pods.to_string());
+                out.number("tokens per pod", tokens_text(batch / r.pods as f64));
+                if r.pods > 1 {
+                    let c = cross_domain_dp_clock(model, &hw, r.pods * u64::from(chip.domain), batch)?;
+                    out.number("cross-pod math / comms", format!("{:.1}", c.ratio()));
+                    bound_verdict(out, "across pods", c.bound());
+                } else {
+                    out.number("cross-pod math / comms", "no DCN traffic");
+                    out.verdict("across pods", "one pod", Tone::Neutral);
+                }
+            }
+            Err(ParallelError::ZeroCount { .. }) => {
+                for label in ["recipe", "pods", "tokens per pod", "cross-pod math / comms"] {
+                    out.number(label, "—");
+                }
+                out.verdict("across pods", "batch too small for one FSDP shard", Tone::Bad);
+            }
+            Err(e) => return Err(e.into()),
+        }
+        Ok(())
+    })
+}
+
+// book/src/ch07.md:3882
 /// Chapter 6's TP x PP x DP layout, re-exported so that readers of this chapter can build runs.
 pub use ch06::Layout;
 
@@ -1325,7 +1857,7 @@ pub const LLAMA_31_RUN: Run = Run {
     layout: Layout { tp: 8, pp: 16, dp: 128 }, ep: 1, batch: 16e6,
 };
 
-// book/src/ch07.md:3485
+// book/src/ch07.md:4099
 /// The question-2 ledger of a dense model trained without parallelism.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepMemory {
@@ -1340,4 +1872,53 @@ pub fn step_memory(model: &Model, params: f64, batch: f64) -> Result<StepMemory>
     model.validate()?;
     let fsdp = fsdp_memory(model, 1, batch)?;
     Ok(StepMemory { states: ADAM_BYTES_PER_PARAM * positive("parameters", params)?, activations: fsdp.activations })
+}
+
+// book/src/ch07.md:4184
+/// The three questions with their inputs editable: the shape ($L$, $D$, $F$, with heads of width
+/// 128 and a 32,000-token vocabulary), the batch of question 2, and the batch and slice of
+/// question 3 on TPU v5p. The defaults are LLaMA-2 13B and the questions' own numbers.
+pub fn llama2_widget() -> Widget {
+    let mut w = Widget::new("llama2-problems");
+    let grouped = |v: u64| (ch06::grouped(v), v);
+    let layers = w.slider("L", [20u64, 32, 40, 60, 80].map(grouped), "40");
+    let d = w.slider("D", [4096u64, 5120, 6144, 8192].map(grouped), "5,120");
+    let f = w.slider("F", [11_008u64, 13_824, 16_384, 28_672].map(grouped), "13,824");
+    let batch2 = w.slider("Q2 batch", millions(&[4, 8, 16, 32]), "16M");
+    let batch3 = w.slider("Q3 batch", millions(&[1, 2, 3, 4, 6]), "3M");
+    let slice = w.picker("Q3 slice", [("8×8×8", 512u64), ("16×16×16", 4096)], "16×16×16");
+    w.outputs(move |at, out| {
+        let (l, d, f) = (*layers.get(at), *d.get(at), *f.get(at));
+        let config = ch06::TrainingConfig {
+            name: "shape as set", d_model: d, n_layers: l, n_heads: d / 128, n_kv_heads: d / 128,
+            d_ff: f, vocab_size: 32_000, seq_len: 4096,
+        };
+        let params = ch06::param_count(&config)?.total() as f64;
+        let model = Model::dense("shape as set", d, f, l, None);
+        out.number("Q1 parameters", format!("{:.2}B", params / 1e9));
+        let q2 = step_memory(&model, params, *batch2.get(at))?;
+        out.number("Q2 weights + Adam", bytes_text(q2.states));
+        out.number("Q2 activations", bytes_text(q2.activations));
+        let (v5p, chips, batch) = (Hardware::spec(TPU_V5P), *slice.get(at), *batch3.get(at));
+        let q3 = step_memory(&model, params, batch)?;
+        out.number("Q3 sequences of 32,768", format!("{:.1}", batch / 32_768.0));
+        out.number("Q3 memory per chip", format!("{:.2} GB", (q3.activations + q3.states) / chips as f64 / 1e9));
+        let pod = Span::InDomain { axes: 3 };
+        let fsdp_need = min_tokens_per_chip(&model, &v5p, pod)? * chips as f64;
+        out.number("Q3 FSDP alone needs", format!("{:.2}M tokens", fsdp_need / 1e6));
+        bound_verdict(out, "Q3 FSDP alone", fsdp_layer_clock(&model, &v5p, pod, chips, batch)?.bound());
+        out.number("Q3 mixed floor", format!("{:.0} tokens per chip", mixed_min_tokens_per_chip(&model, &v5p, 2, 1)?));
+        let dp_opt = optimal_fsdp_degree(&model, &v5p, chips, batch, 2, 1)?;
+        out.number("Q3 DP_opt", format!("{dp_opt:.0}"));
+        // The largest power of two at or below the balanced split, as the answer takes it.
+        let dp = 1u64 << (dp_opt.clamp(1.0, chips as f64).log2().floor() as u32);
+        let mesh = Mesh { dp, tp: chips / dp, dp_axes: 2, tp_axes: 1 };
+        let c = mixed_layer_clock(&model, &v5p, mesh, batch)?.clock();
+        out.number("Q3 mesh", format!("{}-way FSDP × {}-way TP", ch06::grouped(mesh.dp), mesh.tp));
+        out.number("Q3 mesh math / comms", format!("{:.2}", c.ratio()));
+        bound_verdict(out, "Q3 that mesh is", c.bound());
+        let step = 6.0 * batch * params / (chips as f64 * v5p.flops() * 0.4);
+        out.number("Q3 step at 40% MFU", duration_text(step));
+        Ok(())
+    })
 }

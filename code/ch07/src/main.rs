@@ -149,13 +149,21 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(5);
-    // book/src/ch07.md:863
+    // book/src/ch07.md:905
+    two_clocks_widget().write()?;
+
+    tangle_runtime::cell(6);
+    // book/src/ch07.md:956
+    roofline_widget().write()?;
+
+    tangle_runtime::cell(7);
+    // book/src/ch07.md:1033
     // HBM bandwidth of a TPU v5e in bytes/s; the chip table prices links, not memory.
     let v5e_hbm = 8.2e11;
     println!("TPU v5e: C / W_HBM = {:.2e} / {:.1e} = {:.0} tokens per chip", TPU_V5E.flops, v5e_hbm, TPU_V5E.flops / v5e_hbm);
 
-    tangle_runtime::cell(6);
-    // book/src/ch07.md:929
+    tangle_runtime::cell(8);
+    // book/src/ch07.md:1099
     let v5p = Hardware::spec(TPU_V5P);
     for axes in [1, 3] {
         let span = Span::InDomain { axes };
@@ -171,8 +179,12 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("MoE floor on H100 across nodes: (E/k) * C/W = {} * {:.0} = {floor:.0} tokens per GPU",
         oss.sparsity(), ridge(&h100, Span::AcrossDomains { axes: 1 })?);
 
-    tangle_runtime::cell(7);
-    // book/src/ch07.md:1109
+    tangle_runtime::cell(9);
+    // book/src/ch07.md:1153
+    critical_batch_widget().write()?;
+
+    tangle_runtime::cell(10);
+    // book/src/ch07.md:1313
     let v5p = Hardware::spec(TPU_V5P);
     let pod = Span::InDomain { axes: 3 };
     let pods = |chips: u64| chips as f64 / f64::from(TPU_V5P.domain);
@@ -187,8 +199,12 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("per chip: {:.2} GB of weights and Adam state, {:.1} GB of checkpoints, fits in 96 GB: {}",
         mem.states / 1e9, mem.activations / 1e9, mem.fits(&v5p));
 
-    tangle_runtime::cell(8);
-    // book/src/ch07.md:1190
+    tangle_runtime::cell(11);
+    // book/src/ch07.md:1377
+    fsdp_memory_widget().write()?;
+
+    tangle_runtime::cell(12);
+    // book/src/ch07.md:1439
     tangle_runtime::figure::svg("tp-sharding", (760, 250), |root| {
         use tangle_runtime::figure::{self, HPos, VPos, plotters::prelude::*};
         let tp = 4;
@@ -231,8 +247,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         Ok(())
     })?;
 
-    tangle_runtime::cell(9);
-    // book/src/ch07.md:1291
+    tangle_runtime::cell(13);
+    // book/src/ch07.md:1540
     let spans = [
         ("v5p 1 axis", Hardware::spec(TPU_V5P), Span::InDomain { axes: 1 }),
         ("H100 NVLink", Hardware::spec(H100), Span::InDomain { axes: 1 }),
@@ -249,8 +265,12 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
     println!("F needed for 8-way TP on v5p: {:.0}", 8.0 * ridge(&Hardware::spec(TPU_V5P), Span::InDomain { axes: 1 })?);
 
-    tangle_runtime::cell(10);
-    // book/src/ch07.md:1566
+    tangle_runtime::cell(14);
+    // book/src/ch07.md:1601
+    tp_widget().write()?;
+
+    tangle_runtime::cell(15);
+    // book/src/ch07.md:1847
     let v5p = Hardware::spec(TPU_V5P);
     let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
     let dp = optimal_fsdp_degree(&wide, &v5p, 64, 48_000.0, 2, 1)?;
@@ -270,8 +290,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     let crossing = 4096.0 * floor;
     println!("16x16x16 slice: FLOPs curve meets the mixed comms curve at B = {crossing:.3e}");
 
-    tangle_runtime::cell(11);
-    // book/src/ch07.md:1608
+    tangle_runtime::cell(16);
+    // book/src/ch07.md:1889
     tangle_runtime::figure::svg("mixed-ratio-4x4x4", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let sweep = mixed_sweep(&wide, &v5p, 64, &log_space(640.0, 640_000.0, 241)?)?;
@@ -312,8 +332,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         Ok(())
     })?;
 
-    tangle_runtime::cell(12);
-    // book/src/ch07.md:1652
+    tangle_runtime::cell(17);
+    // book/src/ch07.md:1933
     tangle_runtime::figure::svg("mixed-times-16x16x16", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let chips = 4096;
@@ -361,8 +381,12 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         Ok(())
     })?;
 
-    tangle_runtime::cell(13);
-    // book/src/ch07.md:1730
+    tangle_runtime::cell(18);
+    // book/src/ch07.md:2067
+    mixed_widget().write()?;
+
+    tangle_runtime::cell(19);
+    // book/src/ch07.md:2100
     let sweep = split_sweep(&wide, &v5p, 64, 48_000.0, (2, 1))?;
     let (best, _) = fastest_split(&sweep).ok_or("a sweep over 64 chips has rows")?;
     println!("N = 64, B = 48,000, F = 32,768: T_math = {:.1} us at every split", sweep[0].1.math * 1e6);
@@ -373,8 +397,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
     println!("closed form (7.10): DP_opt = {:.2}", optimal_fsdp_degree(&wide, &v5p, 64, 48_000.0, 2, 1)?);
 
-    tangle_runtime::cell(14);
-    // book/src/ch07.md:1784
+    tangle_runtime::cell(20);
+    // book/src/ch07.md:2154
     tangle_runtime::figure::svg("fsdp-tp-split", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let dps = log_space(1.0, 64.0, 241)?;
@@ -431,8 +455,12 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         Ok(())
     })?;
 
-    tangle_runtime::cell(15);
-    // book/src/ch07.md:1847
+    tangle_runtime::cell(21);
+    // book/src/ch07.md:2268
+    split_widget().write()?;
+
+    tangle_runtime::cell(22);
+    // book/src/ch07.md:2277
     let b = 4e6;
     for chip in [H100, H800] {
         let hw = Hardware::spec(chip);
@@ -445,8 +473,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         println!("{:<5} best: {}-way FSDP x {}-way TP", chip.name, mesh.dp, mesh.tp);
     }
 
-    tangle_runtime::cell(16);
-    // book/src/ch07.md:2046
+    tangle_runtime::cell(23);
+    // book/src/ch07.md:2476
     let wide = Model { label: "wide-expert variant", f: 16_384, experts: 65, active: 2, ..DEEPSEEK_V3 };
     let (h100, h800) = (Hardware::spec(H100), Hardware::spec(H800));
     println!("{:>4} {:>10} {:>10} {:>10} {:>10} {:>10}", "EP", "H100 ratio", "H800 ratio", "F_min", "wide ratio", "wide F_min");
@@ -458,8 +486,12 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
     println!("G * alpha on H100 = {:.0}", f64::from(H100.domain) * h100.flops() / h100.domain_egress());
 
-    tangle_runtime::cell(17);
-    // book/src/ch07.md:2181
+    tangle_runtime::cell(24);
+    // book/src/ch07.md:2572
+    ep_widget().write()?;
+
+    tangle_runtime::cell(25);
+    // book/src/ch07.md:2682
     let h100 = Hardware::spec(H100);
     let hop = pp_hop_clock(&LLAMA3_70B, &h100, Span::AcrossDomains { axes: 1 }, 16, 4096.0)?;
     println!("4,096-token microbatch: stage forward {:.2} ms, hop {:.3} ms, hop/compute {:.3}",
@@ -469,8 +501,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("bytes per layer: pipeline hop {:.1} MB, TP gathers {:.1} MB ({}x)", hop_bytes / 1e6, 4.0 * 4096.0 * 8192.0 / 1e6,
         4.0 * 4096.0 * 8192.0 / hop_bytes);
 
-    tangle_runtime::cell(18);
-    // book/src/ch07.md:2512
+    tangle_runtime::cell(26);
+    // book/src/ch07.md:3013
     let config = ch02::GptConfig { vocab_size: 256, block_size: 64, d_model: 256, n_heads: 4, n_layers: 4, mlp_ratio: 4 };
     let tiny = ch02::TinyGpt::new(config, 7)?;
     let blocks = MlpBlock::of_model(&tiny);
@@ -507,8 +539,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
     println!("every measured idle fraction within 0.08 of the simulator's: {agree}");
 
-    tangle_runtime::cell(19);
-    // book/src/ch07.md:2670
+    tangle_runtime::cell(27);
+    // book/src/ch07.md:3171
     let unit = ch06::StageTimes::TRANSFORMER;
     let scaled = |k: f64| ch06::StageTimes { forward: k * unit.forward, backward: k * unit.backward };
     let gpipe = ch06::Schedule::GPipe.orders(2, 8)?;
@@ -523,8 +555,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         (t[0].forward + t[0].backward) / (t[1].forward + t[1].backward));
     println!("measured within 0.08 of the simulator: {}", (measured - simulated).abs() <= 0.08);
 
-    tangle_runtime::cell(20);
-    // book/src/ch07.md:2898
+    tangle_runtime::cell(28);
+    // book/src/ch07.md:3399
     use ch06::{pipeline_bubble_fraction, simulate_pipeline, Schedule, StageTimes};
     let split = SplitTimes { forward: 1.0, input_grad: 1.0, weight_grad: 1.0 };
     println!("idle fraction (peak microbatches held by stage 0)");
@@ -541,8 +573,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             cell(free.idle_fraction(), free.max_in_flight(0)), cell(capped.idle_fraction(), capped.max_in_flight(0)));
     }
 
-    tangle_runtime::cell(21);
-    // book/src/ch07.md:2995
+    tangle_runtime::cell(29);
+    // book/src/ch07.md:3496
     tangle_runtime::figure::svg("pipeline-overlap-dw", (720, 440), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let fused = ch06::simulate_pipeline(ch06::Schedule::OneFOneB, 4, 8, ch06::StageTimes { forward: 1.0, backward: 2.0 })?;
@@ -610,8 +642,12 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         Ok(())
     })?;
 
-    tangle_runtime::cell(22);
-    // book/src/ch07.md:3129
+    tangle_runtime::cell(30);
+    // book/src/ch07.md:3626
+    pipeline_widget().write()?;
+
+    tangle_runtime::cell(31);
+    // book/src/ch07.md:3695
     let v5p = Hardware::spec(TPU_V5P);
     let chips_per_host = 4;
     println!("v5p pod: {} chips / {chips_per_host} per host = {} hosts; 25 GB/s per host / {chips_per_host} = {} GB/s per chip",
@@ -633,8 +669,12 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
 
-    tangle_runtime::cell(23);
-    // book/src/ch07.md:3193
+    tangle_runtime::cell(32);
+    // book/src/ch07.md:3776
+    dcn_widget().write()?;
+
+    tangle_runtime::cell(33);
+    // book/src/ch07.md:3807
     println!("{:<12} {:>13} {:>20} {:>21}  {}", "node type", "GPUs per node", "GPU egress (bytes/s)", "node egress (bytes/s)", "cross-node limit");
     for chip in [H100, B200, GB200_NVL72, GB300_NVL72] {
         let hw = Hardware::spec(chip);
@@ -643,8 +683,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         println!("{:<12} {:>13} {:>20} {:>21}  {limit}", chip.name, chip.domain, e9(hw.link()), e9(hw.domain_egress()));
     }
 
-    tangle_runtime::cell(24);
-    // book/src/ch07.md:3235
+    tangle_runtime::cell(34);
+    // book/src/ch07.md:3849
     let span = Span::AcrossDomains { axes: 1 };
     let h100 = Hardware::spec(H100);
     let r = ridge(&h100, span)?;
@@ -655,8 +695,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("two domains: ring factor {} -> H100 floor {:.1}", ring_factor(2)?, r * ring_factor(2)?);
     println!("DeepSeek batch schedule: {} to {} tokens (3,072 to 15,360 sequences of 4,096)", 3072 * 4096, 15_360 * 4096);
 
-    tangle_runtime::cell(25);
-    // book/src/ch07.md:3347
+    tangle_runtime::cell(35);
+    // book/src/ch07.md:3961
     for run in [DEEPSEEK_V3_RUN, LLAMA_31_RUN] {
         run.validate()?;
         println!("{}: {} GPUs = {} x EP {}, batch {:.0} tokens, {:.0} per GPU",
@@ -668,8 +708,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     let tp = tp_max(&LLAMA_31_405B, &Hardware::spec(H100), Span::InDomain { axes: 1 })?;
     println!("Llama 3.1 405B: largest TP inside an H100 node {tp:.1}, so 8-way TP hides");
 
-    tangle_runtime::cell(26);
-    // book/src/ch07.md:3462
+    tangle_runtime::cell(36);
+    // book/src/ch07.md:4076
     use ch06::{param_count, TrainingConfig};
     let llama2_13b = TrainingConfig {
         name: "LLaMA-2 13B", d_model: 5120, n_layers: 40, n_heads: 40, n_kv_heads: 40,
@@ -679,15 +719,15 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("MLP 3LDF = {:.2}B, attention 4LD^2 = {:.2}B, embeddings 2VD = {:.2}B, total {:.2}B",
         p.ffn as f64 / 1e9, p.attention as f64 / 1e9, p.embeddings as f64 / 1e9, p.total() as f64 / 1e9);
 
-    tangle_runtime::cell(27);
-    // book/src/ch07.md:3503
+    tangle_runtime::cell(37);
+    // book/src/ch07.md:4117
     let total = p.total() as f64;
     let m = step_memory(&LLAMA2_13B, total, 16e6)?;
     println!("states (2 + 4 + 4) * {:.2}B = {:.0} GB; activations 2LB(D + 2F) = {:.1} TB",
         total / 1e9, m.states / 1e9, m.activations / 1e12);
 
-    tangle_runtime::cell(28);
-    // book/src/ch07.md:3522
+    tangle_runtime::cell(38);
+    // book/src/ch07.md:4136
     let v5p = Hardware::spec(TPU_V5P);
     let chips: u64 = 16 * 16 * 16;
     let batch = 3e6;
@@ -713,23 +753,27 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             100.0 * mfu, total / 1e9, step * 1e3);
     }
 
-    tangle_runtime::cell(29);
-    // book/src/ch07.md:3607
+    tangle_runtime::cell(39);
+    // book/src/ch07.md:4234
+    llama2_widget().write()?;
+
+    tangle_runtime::cell(40);
+    // book/src/ch07.md:4382
     for chip in [H100, B200] {
         let hw = Hardware::spec(chip);
         println!("{:<5} DP floor across nodes {:>5.0} tokens per GPU; largest TP for Llama 3 70B in a node {:.1}",
             chip.name, ridge(&hw, Span::AcrossDomains { axes: 1 })?, tp_max(&LLAMA3_70B, &hw, Span::InDomain { axes: 1 })?);
     }
 
-    tangle_runtime::cell(30);
-    // book/src/ch07.md:3624
+    tangle_runtime::cell(41);
+    // book/src/ch07.md:4399
     let hw = Hardware::spec(H100);
     let out = Span::AcrossDomains { axes: 1 };
     println!("E/k = {:.2}; floor = {:.0} tokens per GPU; a 62,914,560-token batch feeds {} GPUs",
         DEEPSEEK_V3.sparsity(), min_tokens_per_chip(&DEEPSEEK_V3, &hw, out)?, fsdp_max_chips(&DEEPSEEK_V3, &hw, out, 62_914_560.0)?);
 
-    tangle_runtime::cell(31);
-    // book/src/ch07.md:3639
+    tangle_runtime::cell(42);
+    // book/src/ch07.md:4414
     // The optimum grows as the square root of B, so it doubles, and so does the fastest mesh's FSDP
     // degree. The math grows fourfold but the network clock at the balanced split only twofold, so
     // the layer moves twice as far from the communication bound: exactly twice here, because 32
@@ -743,8 +787,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             optimal_fsdp_degree(&wide, &v5p, 64, batch, 2, 1)?, 64 / dp, clock.clock().ratio());
     }
 
-    tangle_runtime::cell(32);
-    // book/src/ch07.md:3663
+    tangle_runtime::cell(43);
+    // book/src/ch07.md:4438
     let flat = Run { layout: Layout { tp: 8, pp: 1, dp: 2048 }, ..LLAMA_31_RUN };
     for run in [LLAMA_31_RUN, flat] {
         let (have, need) = (run.tokens_per_gpu()?, run.outer_dp_floor()?);
@@ -752,8 +796,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             if have >= need { Bound::Compute } else { Bound::Communication });
     }
 
-    tangle_runtime::cell(33);
-    // book/src/ch07.md:3681
+    tangle_runtime::cell(44);
+    // book/src/ch07.md:4456
     // Under GPipe the order makes no difference: either way the heavy stage idles for one pass
     // through the light stage. Under 1F1B a heavy first stage never waits, because the light stage
     // returns each gradient before the heavy one is ready for it, so the step is just the heavy
@@ -769,8 +813,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
 
-    tangle_runtime::cell(34);
-    // book/src/ch07.md:3710
+    tangle_runtime::cell(45);
+    // book/src/ch07.md:4485
     // (PP-1)/(m+PP-1) < 1/20 exactly when m > 19 (PP-1): 20 microbatches for two stages, 134 for
     // eight. Deep pipelines need many microbatches, hence a large batch, one more reason they sit
     // awkwardly with data parallelism.
@@ -781,8 +825,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             idle(ch06::Schedule::OneFOneB, m as usize)?, idle(ch06::Schedule::GPipe, m as usize - 1)?);
     }
 
-    tangle_runtime::cell(35);
-    // book/src/ch07.md:3731
+    tangle_runtime::cell(46);
+    // book/src/ch07.md:4506
     let v5p = Hardware::spec(TPU_V5P);
     let floor = min_tokens_per_domain(&DEEPSEEK_V3, &v5p)?;
     println!("dense floor {:.0}, DeepSeek-V3 floor {:.0} tokens per pod; 16M over 8 pods gives {:.0} -> clears it: {}",

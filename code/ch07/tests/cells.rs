@@ -41,7 +41,7 @@ fn measured_mode_scales_flops_and_bandwidth() {
     assert!(spec.collective(Span::InDomain { axes: 0 }).is_err());
 }
 
-// book/src/ch07.md:793
+// book/src/ch07.md:963
 #[test]
 fn ridge_is_where_weight_traffic_clocks_are_equal() {
     for chip in CHIPS {
@@ -77,7 +77,7 @@ fn ridge_curve_saturates_at_one() {
     assert_eq!(c[2].1, 1.0);
 }
 
-// book/src/ch07.md:956
+// book/src/ch07.md:1160
 #[test]
 fn dp_ridge_is_where_backward_clocks_meet_and_scales_with_sparsity() {
     let hw = Hardware::spec(H100);
@@ -116,7 +116,7 @@ fn more_axes_lower_the_tpu_floor_but_not_the_gpu_one() {
     assert_eq!(g1, g3);
 }
 
-// book/src/ch07.md:1135
+// book/src/ch07.md:1384
 #[test]
 fn fsdp_has_the_dp_ridge_and_divides_memory() {
     let hw = Hardware::spec(TPU_V5P);
@@ -154,7 +154,7 @@ fn training_days_rejects_impossible_utilisation() {
     assert!((d1 / d2 - 2.0).abs() < 1e-12);
 }
 
-// book/src/ch07.md:1327
+// book/src/ch07.md:1608
 #[test]
 fn tp_bound_is_where_clocks_meet_and_batch_free() {
     let hw = Hardware::spec(TPU_V5P);
@@ -172,7 +172,7 @@ fn tp_bound_is_where_clocks_meet_and_batch_free() {
     assert!(tp_layer_clock(&LLAMA3_70B, &hw, span, 0, 1e4).is_err());
 }
 
-// book/src/ch07.md:1761
+// book/src/ch07.md:2131
 #[test]
 fn the_fastest_mesh_brackets_the_closed_form_optimum() {
     let hw = Hardware::spec(TPU_V5P);
@@ -194,7 +194,7 @@ fn the_fastest_mesh_brackets_the_closed_form_optimum() {
     assert!(fastest_split(&[]).is_none());
 }
 
-// book/src/ch07.md:1882
+// book/src/ch07.md:2312
 #[test]
 fn optimal_fsdp_degree_balances_the_two_collectives() {
     let hw = Hardware::spec(TPU_V5P);
@@ -249,7 +249,7 @@ fn gpu_mix_keeps_tp_inside_the_domain() {
     assert!(mixed_layer_clock(&LLAMA3_70B, &hw, Mesh { tp: 3, ..mesh }, 4e6).is_err());
 }
 
-// book/src/ch07.md:2078
+// book/src/ch07.md:2579
 #[test]
 fn ep_regimes_match_the_closed_forms_without_shared_experts() {
     let hw = Hardware::spec(H100);
@@ -280,7 +280,7 @@ fn ep_checks_its_inputs() {
     assert_eq!(ep_layer_clock(&DEEPSEEK_V3, &hw, 1, 100.0).unwrap().local_comms, 0.0);
 }
 
-// book/src/ch07.md:2571
+// book/src/ch07.md:3072
 fn tiny_blocks(n: usize, d: usize, f: usize, seed: u64) -> (Vec<Vec<f32>>, Vec<Vec<f32>>) {
     let mut rng = ch02::Rng::new(seed);
     let mut draw = |len: usize| (0..len).map(|_| 0.3 * rng.normal() as f32).collect::<Vec<f32>>();
@@ -366,7 +366,7 @@ fn threaded_pipeline_rejects_bad_plans() {
     assert!(matches!(run_threaded_pipeline(&[short, blocks[1]], &[1, 1], gpipe, &inputs), Err(ParallelError::Mismatch { .. })));
 }
 
-// book/src/ch07.md:2934
+// book/src/ch07.md:3435
 #[test]
 fn fused_split_simulator_reproduces_chapter_6_one_f1b() {
     let split = SplitTimes { forward: 1.0, input_grad: 1.25, weight_grad: 0.75 };
@@ -426,7 +426,7 @@ fn pipeline_hop_is_cheap_and_checked() {
     assert!(pp_hop_clock(&LLAMA3_70B, &hw, Span::AcrossDomains { axes: 1 }, 81, 4096.0).is_err());
 }
 
-// book/src/ch07.md:3169
+// book/src/ch07.md:3783
 #[test]
 fn dcn_floor_is_where_cross_domain_clocks_meet() {
     let hw = Hardware::spec(TPU_V5P);
@@ -441,7 +441,7 @@ fn dcn_floor_is_where_cross_domain_clocks_meet() {
     assert!(tpu_recipe(&LLAMA3_70B, &hw, 100.0).is_err());
 }
 
-// book/src/ch07.md:3378
+// book/src/ch07.md:3992
 #[test]
 fn worked_examples_validate_and_match_the_published_numbers() {
     assert_eq!(DEEPSEEK_V3_RUN.batch, 62_914_560.0);
@@ -465,7 +465,7 @@ fn gpu_ridges_match_the_published_ones() {
     assert!((need / 1e6 - 40.6).abs() < 0.05, "{need}");
 }
 
-// book/src/ch07.md:3570
+// book/src/ch07.md:4241
 #[test]
 fn llama2_answers_follow_from_the_shapes() {
     let cfg = ch06::TrainingConfig {
@@ -489,4 +489,106 @@ fn ten_bytes_per_parameter_is_chapter_6_weights_plus_moments() {
     let bytes = Precision::Mixed.bytes_per_param(StateComponent::Weights)
         + Precision::Mixed.bytes_per_param(StateComponent::AdamMoments);
     assert_eq!(bytes as f64, ADAM_BYTES_PER_PARAM);
+}
+
+// book/src/ch07.md:4269
+use tangle_runtime::widget::Widget;
+
+/// Every calculator of the chapter, in order.
+fn calculators() -> Vec<Widget> {
+    vec![
+        two_clocks_widget(), roofline_widget(), critical_batch_widget(), fsdp_memory_widget(), tp_widget(),
+        mixed_widget(), split_widget(), ep_widget(), pipeline_widget(), dcn_widget(), llama2_widget(),
+    ]
+}
+
+/// A calculator's committed data file, the one the book inlines.
+fn committed(w: &Widget) -> String {
+    let path = format!("{}/../../figures/ch07/{}.widget.json", env!("CARGO_MANIFEST_DIR"), w.name());
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e} (run `cargo tangle accept --chapter ch07`)"))
+}
+
+/// What a calculator shows under `label` with some inputs moved from their defaults.
+fn shown(w: &Widget, settings: &[(&str, &str)], label: &str) -> String {
+    let at = w.at_labels(settings).unwrap();
+    let values = w.shown(&at).unwrap();
+    values.into_iter().find(|(l, _)| l == label).map(|(_, v)| v).unwrap_or_else(|| panic!("{}: no {label:?}", w.name()))
+}
+
+#[test]
+fn committed_calculator_data_equals_the_native_values() {
+    for w in calculators() {
+        let checked = w.check_data(&committed(&w), 200).unwrap_or_else(|e| panic!("{}: {e}", w.name()));
+        assert!(checked >= 200.min(w.combinations()), "{}: only {checked} combinations", w.name());
+    }
+}
+
+#[test]
+fn calculators_start_where_the_printed_outputs_are() {
+    let clocks = two_clocks_widget();
+    assert_eq!(shown(&clocks, &[], "math / comms"), "1.00");
+    assert_eq!(shown(&clocks, &[("Tokens per chip", "640")], "math / comms"), "0.25");
+    assert_eq!(shown(&clocks, &[("On the wire", "activations")], "math / comms"), "11.24");
+    assert_eq!(shown(&roofline_widget(), &[], "ridge C / W"), "2,550 tokens");
+    let dp = critical_batch_widget();
+    assert_eq!(shown(&dp, &[], "critical batch per chip"), "2,550 tokens");
+    assert_eq!(shown(&dp, &[("ICI axes (TPU)", "3")], "critical batch per chip"), "850 tokens");
+    assert_eq!(shown(&dp, &[("ICI axes (TPU)", "3")], "DP_max for this batch"), "18,823");
+    assert_eq!(shown(&dp, &[("Hardware", "H100")], "critical batch per chip"), "2,475 tokens");
+    assert_eq!(shown(&dp, &[("Hardware", "H800")], "critical batch per chip"), "4,950 tokens");
+    assert_eq!(shown(&dp, &[("Hardware", "H800"), ("Rates", "measured")], "critical batch per chip"), "4,517 tokens");
+    let moe = Model { label: "MoE E=128, k=4", experts: 128, active: 4, ..LLAMA3_70B };
+    assert_eq!(min_tokens_per_chip(&moe, &Hardware::spec(H100), Span::AcrossDomains { axes: 1 }).unwrap(), 79_200.0);
+    let mem = fsdp_memory_widget();
+    assert_eq!(shown(&mem, &[], "weights and Adam state"), "0.04 GB");
+    assert_eq!(shown(&mem, &[], "checkpoints"), "8.9 GB");
+    assert_eq!(shown(&mem, &[], "one chip"), "fits");
+    assert_eq!(shown(&mem, &[("DP", "1")], "one chip"), "overflows");
+    let tp = tp_widget();
+    assert_eq!(shown(&tp, &[], "largest TP that hides"), "13.0");
+    assert_eq!(shown(&tp, &[("TP group", "across domains")], "largest TP that hides"), "11.6");
+    assert_eq!(shown(&tp, &[("Hardware", "TPU v5p")], "largest TP that hides"), "11.2");
+    assert_eq!(shown(&tp, &[], "at this TP"), "compute-bound");
+    assert_eq!(shown(&tp, &[("TP", "16")], "at this TP"), "communication-bound");
+    assert_eq!(shown(&tp, &[("Hardware", "H100"), ("Model", "LLaMA-2 13B")], "largest TP that hides"), "6.3");
+    let mixed = mixed_widget();
+    assert_eq!(shown(&mixed, &[], "DP_opt"), "13.69");
+    assert_eq!(shown(&mixed, &[], "nearest mesh"), "16 × 4");
+    assert_eq!(shown(&mixed, &[], "mixed floor α²/(2F)"), "99.2 tokens per chip");
+    assert_eq!(shown(&mixed, &[("Tokens per chip B/N", "850")], "math / comms, FSDP"), "1.00");
+    assert_eq!(shown(&mixed, &[("Tokens per chip B/N", "100")], "compute-bound"), "mix");
+    let split = split_widget();
+    assert_eq!(shown(&split, &[], "fastest mesh"), "16 × 4");
+    assert_eq!(shown(&split, &[], "its math / comms"), "2.35");
+    assert_eq!(shown(&split, &[], "T_math"), "1.75 ms");
+    let ep = ep_widget();
+    assert_eq!(shown(&ep, &[], "math / comms"), "1.20");
+    assert_eq!(shown(&ep, &[], "narrowest expert that hides"), "1,711");
+    assert_eq!(shown(&ep, &[("Hardware", "H800"), ("EP", "16")], "math / comms"), "0.93");
+    assert_eq!(shown(&ep, &[("Model", "MoE 427B"), ("EP", "256")], "math / comms"), "—");
+    let pipe = pipeline_widget();
+    assert_eq!(shown(&pipe, &[], "idle fraction"), "0.2727");
+    assert_eq!(shown(&pipe, &[], "peak microbatches held by stage 0"), "4");
+    assert_eq!(shown(&pipe, &[("Schedule", "GPipe")], "peak microbatches held by stage 0"), "8");
+    assert_eq!(shown(&pipe, &[("Schedule", "1F1B, dW deferred")], "idle fraction"), "0.1111");
+    assert_eq!(shown(&pipe, &[("Schedule", "1F1B, dW deferred"), ("Stages PP", "8")], "idle fraction"), "0.2258");
+    let dcn = dcn_widget();
+    assert_eq!(shown(&dcn, &[], "DCN floor per pod"), "73,440 tokens");
+    assert_eq!(shown(&dcn, &[], "recipe"), "8-way TP × 2,048-way FSDP");
+    assert_eq!(shown(&dcn, &[], "tokens per pod"), "1,000,000 tokens");
+    assert_eq!(shown(&dcn, &[], "cross-pod math / comms"), "13.6");
+    assert_eq!(shown(&dcn, &[("Batch B", "1M")], "pods"), "1");
+    let q = llama2_widget();
+    let answers = [
+        ("Q1 parameters", "13.02B"), ("Q2 weights + Adam", "130 GB"), ("Q2 activations", "41.9 TB"),
+        ("Q3 sequences of 32,768", "91.6"), ("Q3 memory per chip", "1.95 GB"), ("Q3 FSDP alone needs", "3.48M tokens"),
+        ("Q3 FSDP alone", "communication-bound"), ("Q3 mixed floor", "235 tokens per chip"), ("Q3 DP_opt", "1333"),
+        ("Q3 mesh", "1,024-way FSDP × 4-way TP"), ("Q3 mesh math / comms", "1.36"), ("Q3 that mesh is", "compute-bound"),
+        ("Q3 step at 40% MFU", "312 ms"),
+    ];
+    let at = q.default_at();
+    let values = q.shown(&at).unwrap();
+    for (label, value) in answers {
+        assert!(values.iter().any(|(l, v)| l == label && v == value), "{label}: {value} not in {values:?}");
+    }
 }

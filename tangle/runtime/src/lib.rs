@@ -11,6 +11,7 @@
 
 pub mod figure;
 pub mod value;
+pub mod widget;
 
 pub use value::{value, value_measured, value_within};
 

@@ -1,10 +1,10 @@
 //! One chapter, rendered: the Markdown mdBook will see, made by replacing byte ranges of the
 //! chapter (through [`Edits`]) at the places the shared front end found: cells and outputs
-//! ([`cells`]), diagram fences ([`diagrams`]), math ([`math`]), `{{#figure}}` and `{{#ref}}`
-//! directives ([`figures`], [`refs`]), plain mentions of figures and equations, figure
-//! placeholders and callouts ([`callouts`]), `[@key]` citations and the reference list
-//! ([`citations`]). Everything else is left byte for byte. Text put inside a list item or
-//! blockquote carries the container's prefix on every line.
+//! ([`cells`]), diagram fences ([`diagrams`]), math ([`math`]), `{{#figure}}`, `{{#widget}}`
+//! and `{{#ref}}` directives ([`figures`], [`widgets`], [`refs`]), plain mentions of figures and
+//! equations, figure placeholders and callouts ([`callouts`]), `[@key]` citations and the
+//! reference list ([`citations`]). Everything else is left byte for byte. Text put inside a list
+//! item or blockquote carries the container's prefix on every line.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -12,7 +12,7 @@ use std::path::Path;
 use super::citations::{self, Bibliography};
 use super::html::{escape_html, inert};
 use super::labels::{Labels, Page, figure_name};
-use super::{callouts, cells, diagrams, figures, math, refs};
+use super::{callouts, cells, diagrams, figures, math, refs, widgets};
 use crate::diagnostic::{Diagnostic, Location};
 use crate::markdown::{Edits, InlineKind, LeafKind, reindent};
 use crate::model::Chapter;
@@ -217,18 +217,21 @@ fn render_directives(
                         }
                     },
                 };
-                // The caption stays in place, so that edits inside it (math, references) apply.
-                let caption = match args.find('|') {
-                    Some(bar) => {
-                        let start = d.args.start + bar + 1;
-                        let text = r.page.doc.text(start..d.args.end);
-                        let lead = text.len() - text.trim_start().len();
-                        start + lead..start + text.trim_end().len()
-                    }
-                    None => d.args.end..d.args.end,
-                };
+                let caption = caption_range(r, &d, args);
                 r.replace(d.span.start..caption.start, &figures::opening(&name, &number, &body));
                 r.replace(caption.end..d.span.end, figures::CLOSING);
+            }
+            "widget" => {
+                let name = figure_name(args).to_string();
+                let number = r.labels.figure(&r.page.stem, &name).map(|l| l.number.clone()).unwrap_or_default();
+                let opening =
+                    widgets::opening(figures_dir, &r.page.stem, &name, &number).unwrap_or_else(|(gap, why)| {
+                        r.warn(d.span.start, why);
+                        gap
+                    });
+                let caption = caption_range(r, &d, args);
+                r.replace(d.span.start..caption.start, &opening);
+                r.replace(caption.end..d.span.end, widgets::CLOSING);
             }
             "ref" => match refs::resolve(args, r.page, r.labels) {
                 Ok(link) => r.edits.replace(d.span.clone(), link),
@@ -259,6 +262,20 @@ fn render_directives(
         }
     }
     placed
+}
+
+/// The caption of a `{{#figure}}` or `{{#widget}}` directive: the trimmed text after `|`. It
+/// stays in place, so that edits inside it (math, references) apply.
+fn caption_range(r: &Renderer, d: &crate::markdown::Directive, args: &str) -> std::ops::Range<usize> {
+    match args.find('|') {
+        Some(bar) => {
+            let start = d.args.start + bar + 1;
+            let text = r.page.doc.text(start..d.args.end);
+            let lead = text.len() - text.trim_start().len();
+            start + lead..start + text.trim_end().len()
+        }
+        None => d.args.end..d.args.end,
+    }
 }
 
 fn render_mentions(r: &mut Renderer) {

@@ -1,5 +1,6 @@
 //! Numbers and anchors for everything a sentence may point to: figures (numbered per chapter
-//! in the order of their `{{#figure}}` directives), display equations (by `\tag{6.1}`, or
+//! in the order of their `{{#figure}}` and `{{#widget}}` directives: a live calculator is a
+//! figure whose picture the reader can change, so it shares their numbers and `fig:` references), display equations (by `\tag{6.1}`, or
 //! numbered when only `\label{eq:name}` is given) and numbered sections (`## 6.2 ...`).
 //! Collected for the whole book first, so a reference may point into another chapter.
 
@@ -128,7 +129,11 @@ pub fn equation_id(number: &str) -> String {
     format!("eq-{}", number.replace('.', "-"))
 }
 
-/// The figure name a `{{#figure NAME | caption}}` directive's arguments give.
+/// The directives that place a numbered figure: a drawn one, or a live calculator.
+pub const FIGURE_DIRECTIVES: &[&str] = &["figure", "widget"];
+
+/// The figure name a `{{#figure NAME | caption}}` (or `{{#widget NAME | caption}}`) directive's
+/// arguments give.
 pub fn figure_name(args: &str) -> &str {
     args.split('|').next().unwrap_or("").trim()
 }
@@ -144,7 +149,8 @@ impl Labels {
             if let Some(n) = page.number {
                 labels.insert(label(RefKind::Chapter, n.to_string(), String::new()), None);
             }
-            for (i, d) in page.doc.directives_named("figure").enumerate() {
+            let figures = page.doc.directives.iter().filter(|d| FIGURE_DIRECTIVES.contains(&d.name.as_str()));
+            for (i, d) in figures.enumerate() {
                 let name = figure_name(page.doc.text(d.args.clone()));
                 labels.insert(label(RefKind::Figure, format!("{prefix}{}", i + 1), figure_id(name)), Some(name));
             }
@@ -211,7 +217,7 @@ mod tests {
     use super::*;
     use std::path::Path;
 
-    const CH06: &str = "# 6 Distributed\n\n## 6.1 The `memory` ledger, first\n\n{{#figure activation-totals | Totals.}}\n\nText.\n\n{{#figure ledger | Ledger.}}\n\n$$\nA = b \\label{eq:act} \\tag{6.2}\n$$\n";
+    const CH06: &str = "# 6 Distributed\n\n## 6.1 The `memory` ledger, first\n\n{{#figure activation-totals | Totals.}}\n\nText.\n\n{{#figure ledger | Ledger.}}\n\n$$\nA = b \\label{eq:act} \\tag{6.2}\n$$\n\n{{#widget meter | Live.}}\n\n{{#figure after | After.}}\n";
 
     #[test]
     fn figures_equations_and_sections_are_numbered() {
@@ -219,6 +225,10 @@ mod tests {
         let labels = Labels::collect(&pages);
         assert_eq!(labels.figure("ch06", "activation-totals").unwrap().number, "6.1");
         assert_eq!(labels.figure("ch06", "ledger").unwrap().number, "6.2");
+        // A widget is numbered with the figures, in document order.
+        assert_eq!(labels.figure("ch06", "meter").unwrap().number, "6.3");
+        assert_eq!(labels.figure("ch06", "meter").unwrap().id, "fig-meter");
+        assert_eq!(labels.figure("ch06", "after").unwrap().number, "6.4");
         assert!(labels.figure("ch07", "ledger").is_none());
         assert_eq!(labels.get(RefKind::Equation, "ch06", "act").unwrap().id, "eq-6-2");
         assert_eq!(labels.by_number(RefKind::Section, "6.1").unwrap().id, "61-the-memory-ledger-first");

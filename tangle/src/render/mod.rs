@@ -10,6 +10,8 @@
 //!   cells and figure-drawing cells fold ([`cells`]);
 //! - `{{#figure name | caption}}` places `figures/chNN/name.svg` as a numbered figure
 //!   ([`figures`]); `{{#ref fig:name}}` and plain "Figure 6.1" become links ([`refs`]);
+//! - `{{#widget name | caption}}` places a live calculator (a form whose values a run cell
+//!   computed with `tangle_runtime::widget`) as a numbered figure ([`widgets`]);
 //! - diagram fences (```` ```sequence ````) are drawn as SVG ([`diagrams`]);
 //! - `$$ ... \tag{6.1} $$` and `$...$` become MathML at build time ([`math`]);
 //! - `[@key]` cites an entry of `book/references.yaml`, rendered in one style with a reference
@@ -37,6 +39,7 @@ pub mod pdf;
 mod refs;
 mod search;
 pub mod serve;
+mod widgets;
 
 pub use book::{NAME, TanglePreprocessor, build_book, build_book_into, find_repo_root, run_as_mdbook_preprocessor};
 pub use serve::serve;
