@@ -174,15 +174,19 @@ struct Sentence {
 
 /// Splits prose into sentences, keeping line numbers. Code fences and math are blanked out
 /// first (newlines kept, so lines still count right); blank lines, headings, list items, table
-/// rows, quotes and directives end a sentence, and so does `.`, `?` or `!` before a space,
+/// rows, the start of a quote and directives end a sentence, and so does `.`, `?` or `!` before a space,
 /// unless it closes a common abbreviation.
 fn sentences(text: &str) -> Vec<Sentence> {
     let fenced = regex::Regex::new(r"(?s)```.*?```|\$\$.*?\$\$|\$[^$\n]+\$").unwrap();
-    let blanked = fenced.replace_all(text, |c: &regex::Captures| {
+    // An escaped `\$` is a dollar sign, never the start of math.
+    let text = text.replace("\\$", " ");
+    let blanked = fenced.replace_all(&text, |c: &regex::Captures| {
         let n = c[0].matches('\n').count();
         if n == 0 { " ".to_string() } else { "\n".repeat(n) }
     });
-    let starts_block = regex::Regex::new(r"^\s*(#|\||<!--|\{\{#|>|[-*+]\s|\d+[.)]\s)").unwrap();
+    let starts_block = regex::Regex::new(r"^\s*(#|\||<!--|\{\{#|[-*+]\s|\d+[.)]\s)").unwrap();
+    // A quote's `>` markers are not text; a quote's first line starts a block.
+    let quote = regex::Regex::new(r"^\s*(>\s?)+").unwrap();
     const ABBREVIATIONS: [&str; 10] = ["e.g.", "i.e.", "al.", "cf.", "vs.", "fig.", "eq.", "no.", "approx.", "etc."];
     let mut out = Vec::new();
     let mut current = String::new();
@@ -194,9 +198,14 @@ fn sentences(text: &str) -> Vec<Sentence> {
         }
         current.clear();
     };
-    for (index, line) in blanked.lines().enumerate() {
+    let mut in_quote = false;
+    for (index, raw) in blanked.lines().enumerate() {
         let number = index + 1;
-        if line.trim().is_empty() || starts_block.is_match(line) {
+        let quoted = quote.find(raw);
+        let line = quoted.map_or(raw, |m| &raw[m.end()..]);
+        let opens_quote = quoted.is_some() && !in_quote;
+        in_quote = quoted.is_some();
+        if line.trim().is_empty() || opens_quote || starts_block.is_match(line) {
             flush(&mut current, start, &mut out);
         }
         for token in line.split_whitespace() {
@@ -343,7 +352,7 @@ fn the_paraphrase_threshold_separates_a_reworded_sentence_from_an_unrelated_one(
 
 #[test]
 fn sentences_keep_their_lines_and_skip_code_and_math() {
-    let text = "# Title\n\nFirst sentence, e.g. with an abbreviation. Second one\nruns on.\n\n```rust\nlet x = 1.0;\n```\nThird $x$ here: and more\n$$\na = b.\n$$\n- item one\n";
+    let text = "# Title\n\nFirst sentence, e.g. with an abbreviation. Second one\nruns on.\n\n```rust\nlet x = 1.0;\n```\nThird $x$ here: and more\n$$\na = b.\n$$\n- item one\n> **Note.** A quoted sentence\n> runs on.\n";
     let got: Vec<(usize, String)> = sentences(text).into_iter().map(|s| (s.line, s.text)).collect();
     assert_eq!(
         got,
@@ -353,6 +362,8 @@ fn sentences_keep_their_lines_and_skip_code_and_math() {
             (3, "Second one runs on.".to_string()),
             (9, "Third here: and more".to_string()),
             (13, "- item one".to_string()),
+            (14, "**Note.**".to_string()),
+            (14, "A quoted sentence runs on.".to_string()),
         ]
     );
 }

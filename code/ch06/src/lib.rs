@@ -4,20 +4,112 @@
 //! Chapter 6, distributed and frontier training: memory ledgers, ZeRO sharding, tensor and
 //! pipeline parallelism, and the layout planner that composes them.
 
-// book/src/ch06.md:35
+// book/src/ch06.md:46
+/// What a dense decoder-only Transformer run looks like, as far as planning is concerned.
+///
+/// The chapter needs nothing else: the widths and depth fix the parameter
+/// count, the sequence length and width fix activation memory, and how the resulting tensors
+/// are cut across devices fixes the traffic. `n_kv_heads` is here because grouped-query
+/// attention shrinks the key and value projections and with them the parameter
+/// count. Fields are public so that variants read naturally, e.g.
+/// `TrainingConfig { seq_len: 8192, ..LLAMA_7B }`; every function that consumes a config
+/// calls [`TrainingConfig::validate`] first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrainingConfig {
+    /// A label for printed tables.
+    pub name: &'static str,
+    /// Residual-stream width: the `h` of every memory formula.
+    pub d_model: u64,
+    /// Number of Transformer blocks.
+    pub n_layers: u64,
+    /// Query heads per layer: the `a` of the attention-score term.
+    pub n_heads: u64,
+    /// Key/value heads per layer; equal to `n_heads` without grouped-query attention.
+    pub n_kv_heads: u64,
+    /// Hidden width of the SwiGLU feed-forward block (three `d_model x d_ff` matrices).
+    pub d_ff: u64,
+    /// Vocabulary size; counted twice, for untied input and output embeddings.
+    pub vocab_size: u64,
+    /// Training sequence length in tokens: the `s` of every memory formula.
+    pub seq_len: u64,
+}
+
+// book/src/ch06.md:75
+/// A 7B-class dense model: multi-head attention, 32 layers of width 4096.
+pub const LLAMA_7B: TrainingConfig = TrainingConfig {
+    name: "7B-class",
+    d_model: 4096,
+    n_layers: 32,
+    n_heads: 32,
+    n_kv_heads: 32,
+    d_ff: 11008,
+    vocab_size: 32000,
+    seq_len: 4096,
+};
+
+// book/src/ch06.md:87
+/// A 70B-class dense model: grouped-query attention with 8 KV heads, 80 layers of width 8192.
+pub const LLAMA_70B: TrainingConfig = TrainingConfig {
+    name: "70B-class",
+    d_model: 8192,
+    n_layers: 80,
+    n_heads: 64,
+    n_kv_heads: 8,
+    d_ff: 28672,
+    vocab_size: 128256,
+    seq_len: 4096,
+};
+
+// book/src/ch06.md:99
+impl TrainingConfig {
+    /// Width of one attention head.
+    pub fn head_dim(&self) -> u64 {
+        self.d_model / self.n_heads
+    }
+}
+
+// book/src/ch06.md:116
+/// Parameters of a model, split by the component that owns them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParamCount {
+    /// Query, key, value and output projections of every layer.
+    pub attention: u64,
+    /// The three SwiGLU matrices of every layer.
+    pub ffn: u64,
+    /// Input embedding plus the untied LM head.
+    pub embeddings: u64,
+}
+
+// book/src/ch06.md:127
+impl ParamCount {
+    /// All trainable parameters.
+    pub fn total(&self) -> u64 {
+        self.attention + self.ffn + self.embeddings
+    }
+}
+
+// book/src/ch06.md:134
+/// Counts parameters per component from the configuration's shapes.
+///
+/// Attention owns a `d x d` matrix for queries and one for the output projection, plus a
+/// `d x (head_dim * n_kv_heads)` matrix each for keys and values. A SwiGLU block owns three
+/// `d x d_ff` matrices. Untied embeddings appear at the input and again as the LM head.
+/// Norm scales and biases are left out: at these widths they are a few parts in ten thousand.
+pub fn param_count(cfg: &TrainingConfig) -> Result<ParamCount, TrainingError> {
+    cfg.validate()?;
+    let d = cfg.d_model;
+    let kv_width = cfg.head_dim() * cfg.n_kv_heads;
+    Ok(ParamCount {
+        attention: cfg.n_layers * (2 * d * d + 2 * d * kv_width),
+        ffn: cfg.n_layers * 3 * d * cfg.d_ff,
+        embeddings: 2 * cfg.vocab_size * d,
+    })
+}
+
+// book/src/ch06.md:187
 use std::fmt;
 
-// book/src/ch06.md:37
-/// Bytes in one gibibyte. Every memory figure in this chapter is printed in GiB, because
-/// accelerator capacities (80 GiB, 141 GiB, ...) are quoted in binary units.
-pub const GIB: f64 = 1_073_741_824.0;
-
-// book/src/ch06.md:41
-/// Bytes per activation scalar. Activations travel in bf16 in every recipe this chapter
-/// prices, both when they are saved for backward and when they cross a link.
-pub const ACTIVATION_BYTES: u64 = 2;
-
-// book/src/ch06.md:45
+// book/src/ch06.md:189
 /// Everything that can be wrong with the input to this chapter's calculators.
 ///
 /// Each variant names the offending quantity, so a planning script that feeds in a bad
@@ -44,7 +136,7 @@ pub enum TrainingError {
     Deadlock { stage: usize },
 }
 
-// book/src/ch06.md:71
+// book/src/ch06.md:215
 impl fmt::Display for TrainingError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -80,16 +172,16 @@ impl fmt::Display for TrainingError {
     }
 }
 
-// book/src/ch06.md:103
+// book/src/ch06.md:247
 impl std::error::Error for TrainingError {}
 
-// book/src/ch06.md:105
+// book/src/ch06.md:249
 /// Returns `value` if it is at least one, otherwise a [`TrainingError::Zero`] naming it.
 fn at_least_one(what: &'static str, value: u64) -> Result<u64, TrainingError> {
     if value == 0 { Err(TrainingError::Zero { what }) } else { Ok(value) }
 }
 
-// book/src/ch06.md:110
+// book/src/ch06.md:254
 /// Checks that `divisor` splits `value` evenly; uneven splits mean idle or overloaded devices.
 fn divides(
     what: &'static str,
@@ -109,9 +201,9 @@ fn divides(
     }
 }
 
-// book/src/ch06.md:124
+// book/src/ch06.md:268
 /// `value` if `ok`, otherwise a [`TrainingError::OutOfRange`] naming the quantity and the range
-/// it had to fall in. The checks below are one-line uses of it.
+/// it had to fall in. Each range check of the chapter is a one-line use of it.
 fn in_range(
     what: &'static str,
     value: f64,
@@ -129,13 +221,13 @@ fn in_range(
     }
 }
 
-// book/src/ch06.md:130
+// book/src/ch06.md:274
 /// `value` if it is finite and strictly positive.
 fn positive(what: &'static str, value: f64) -> Result<f64, TrainingError> {
     in_range(what, value, value.is_finite() && value > 0.0, "a positive, finite number")
 }
 
-// book/src/ch06.md:135
+// book/src/ch06.md:279
 /// `value` if it is finite and not negative.
 fn non_negative(what: &'static str, value: f64) -> Result<f64, TrainingError> {
     in_range(
@@ -146,95 +238,7 @@ fn non_negative(what: &'static str, value: f64) -> Result<f64, TrainingError> {
     )
 }
 
-// book/src/ch06.md:140
-/// `value` if it is a share between 0 and 1 inclusive.
-fn fraction(what: &'static str, value: f64) -> Result<f64, TrainingError> {
-    in_range(what, value, (0.0..=1.0).contains(&value), "a fraction between 0 and 1")
-}
-
-// book/src/ch06.md:145
-/// `value` if it is a finite ratio of at least 1 (a PUE below 1 would mean
-/// the facility generates power instead of consuming it).
-fn ratio_at_least_one(what: &'static str, value: f64) -> Result<f64, TrainingError> {
-    in_range(
-        what,
-        value,
-        value.is_finite() && value >= 1.0,
-        "a finite ratio of at least 1",
-    )
-}
-
-// book/src/ch06.md:151
-/// `n` with thousands separators, as in `16,384`.
-pub fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
-
-// book/src/ch06.md:164
-/// What a dense decoder-only Transformer run looks like, as far as planning is concerned.
-///
-/// The chapter needs nothing else: the widths and depth fix the parameter
-/// count, the sequence length and width fix activation memory, and how the resulting tensors
-/// are cut across devices fixes the traffic. `n_kv_heads` is here because grouped-query
-/// attention shrinks the key and value projections and with them the parameter
-/// count. Fields are public so that variants read naturally, e.g.
-/// `TrainingConfig { seq_len: 8192, ..LLAMA_7B }`; every function that consumes a config
-/// calls [`TrainingConfig::validate`] first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TrainingConfig {
-    /// A label for printed tables.
-    pub name: &'static str,
-    /// Residual-stream width: the `h` of every memory formula.
-    pub d_model: u64,
-    /// Number of Transformer blocks.
-    pub n_layers: u64,
-    /// Query heads per layer: the `a` of the attention-score term.
-    pub n_heads: u64,
-    /// Key/value heads per layer; equal to `n_heads` without grouped-query attention.
-    pub n_kv_heads: u64,
-    /// Hidden width of the SwiGLU feed-forward block (three `d_model x d_ff` matrices).
-    pub d_ff: u64,
-    /// Vocabulary size; counted twice, for untied input and output embeddings.
-    pub vocab_size: u64,
-    /// Training sequence length in tokens: the `s` of every memory formula.
-    pub seq_len: u64,
-}
-
-// book/src/ch06.md:193
-/// A 7B-class dense model: multi-head attention, 32 layers of width 4096.
-pub const LLAMA_7B: TrainingConfig = TrainingConfig {
-    name: "7B-class",
-    d_model: 4096,
-    n_layers: 32,
-    n_heads: 32,
-    n_kv_heads: 32,
-    d_ff: 11008,
-    vocab_size: 32000,
-    seq_len: 4096,
-};
-
-// book/src/ch06.md:205
-/// A 70B-class dense model: grouped-query attention with 8 KV heads, 80 layers of width 8192.
-pub const LLAMA_70B: TrainingConfig = TrainingConfig {
-    name: "70B-class",
-    d_model: 8192,
-    n_layers: 80,
-    n_heads: 64,
-    n_kv_heads: 8,
-    d_ff: 28672,
-    vocab_size: 128256,
-    seq_len: 4096,
-};
-
-// book/src/ch06.md:217
+// book/src/ch06.md:284
 impl TrainingConfig {
     /// Checks that every size is positive and that the heads split the width evenly
     /// (query heads into `d_model`, KV heads into query heads), which the formulas assume.
@@ -248,51 +252,14 @@ impl TrainingConfig {
         divides("n_heads", self.n_heads, "n_kv_heads", self.n_kv_heads)?;
         Ok(self)
     }
-    /// Width of one attention head.
-    pub fn head_dim(&self) -> u64 {
-        self.d_model / self.n_heads
-    }
 }
 
-// book/src/ch06.md:245
-/// Parameters of a model, split by the component that owns them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ParamCount {
-    /// Query, key, value and output projections of every layer.
-    pub attention: u64,
-    /// The three SwiGLU matrices of every layer.
-    pub ffn: u64,
-    /// Input embedding plus the untied LM head.
-    pub embeddings: u64,
-}
+// book/src/ch06.md:319
+/// Bytes in one gibibyte. Every memory figure in this chapter is printed in GiB, because
+/// accelerator capacities (80 GiB, 141 GiB, ...) are quoted in binary units.
+pub const GIB: f64 = 1_073_741_824.0;
 
-// book/src/ch06.md:256
-impl ParamCount {
-    /// All trainable parameters.
-    pub fn total(&self) -> u64 {
-        self.attention + self.ffn + self.embeddings
-    }
-}
-
-// book/src/ch06.md:263
-/// Counts parameters per component from the configuration's shapes.
-///
-/// Attention owns a `d x d` matrix for queries and one for the output projection, plus a
-/// `d x (head_dim * n_kv_heads)` matrix each for keys and values. A SwiGLU block owns three
-/// `d x d_ff` matrices. Untied embeddings appear at the input and again as the LM head.
-/// Norm scales and biases are left out: at these widths they are a few parts in ten thousand.
-pub fn param_count(cfg: &TrainingConfig) -> Result<ParamCount, TrainingError> {
-    cfg.validate()?;
-    let d = cfg.d_model;
-    let kv_width = cfg.head_dim() * cfg.n_kv_heads;
-    Ok(ParamCount {
-        attention: cfg.n_layers * (2 * d * d + 2 * d * kv_width),
-        ffn: cfg.n_layers * 3 * d * cfg.d_ff,
-        embeddings: 2 * cfg.vocab_size * d,
-    })
-}
-
-// book/src/ch06.md:327
+// book/src/ch06.md:323
 /// The four tenants of persistent training state, one per row of equation 6.1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StateComponent {
@@ -306,7 +273,7 @@ pub enum StateComponent {
     AdamMoments,
 }
 
-// book/src/ch06.md:340
+// book/src/ch06.md:336
 impl StateComponent {
     /// All components, in the order the ledger prints them.
     pub const ALL: [StateComponent; 4] = [
@@ -326,7 +293,7 @@ impl StateComponent {
     }
 }
 
-// book/src/ch06.md:356
+// book/src/ch06.md:352
 /// How many bytes per parameter each state component costs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Precision {
@@ -336,7 +303,7 @@ pub enum Precision {
     Mixed,
 }
 
-// book/src/ch06.md:365
+// book/src/ch06.md:361
 impl Precision {
     /// Both recipes, for tables.
     pub const ALL: [Precision; 2] = [Self::Fp32, Self::Mixed];
@@ -360,7 +327,7 @@ impl Precision {
     }
 }
 
-// book/src/ch06.md:390
+// book/src/ch06.md:386
 /// How much of the training state a data-parallel group shards instead of replicating.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ZeroStage {
@@ -374,7 +341,7 @@ pub enum ZeroStage {
     Stage3,
 }
 
-// book/src/ch06.md:403
+// book/src/ch06.md:399
 impl ZeroStage {
     /// All four stages, least to most sharded.
     pub const ALL: [ZeroStage; 4] = [
@@ -408,7 +375,7 @@ impl ZeroStage {
     }
 }
 
-// book/src/ch06.md:434
+// book/src/ch06.md:430
 /// Bytes of persistent training state one device holds, per component.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StateLedger {
@@ -418,7 +385,7 @@ pub struct StateLedger {
     pub adam_moments: f64,
 }
 
-// book/src/ch06.md:443
+// book/src/ch06.md:439
 impl StateLedger {
     /// Bytes held for one component.
     pub fn get(&self, component: StateComponent) -> f64 {
@@ -435,7 +402,7 @@ impl StateLedger {
     }
 }
 
-// book/src/ch06.md:460
+// book/src/ch06.md:456
 /// Prices the persistent training state that a single device must hold.
 ///
 /// Each component costs `params` times its bytes per parameter under `precision`; the
@@ -463,7 +430,12 @@ pub fn state_ledger(
     })
 }
 
-// book/src/ch06.md:556
+// book/src/ch06.md:576
+/// Bytes per activation scalar. Activations travel in bf16 in every recipe this chapter
+/// prices, both when they are saved for backward and when they cross a link.
+pub const ACTIVATION_BYTES: u64 = 2;
+
+// book/src/ch06.md:580
 /// What the forward pass keeps for backward, per Transformer layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ActivationPolicy {
@@ -477,7 +449,7 @@ pub enum ActivationPolicy {
     FullRecompute,
 }
 
-// book/src/ch06.md:569
+// book/src/ch06.md:593
 impl ActivationPolicy {
     /// The three policies, most to least memory.
     pub const ALL: [ActivationPolicy; 3] = [
@@ -495,7 +467,7 @@ impl ActivationPolicy {
     }
 }
 
-// book/src/ch06.md:584
+// book/src/ch06.md:608
 /// Bytes that autograd keeps per layer under `policy` (equation 6.2), with bf16 activations.
 ///
 /// `microbatch` is the `b` of the formula: sequences per device in one forward pass.
@@ -517,13 +489,13 @@ pub fn activation_bytes_per_layer(
     )
 }
 
-// book/src/ch06.md:646
+// book/src/ch06.md:727
 use std::alloc::{GlobalAlloc, System};
 
-// book/src/ch06.md:647
+// book/src/ch06.md:728
 use std::cell::Cell;
 
-// book/src/ch06.md:649
+// book/src/ch06.md:730
 thread_local! {
     #[doc = " Heap bytes allocated minus bytes freed by this thread. A `const`"] #[doc =
     " thread-local with no destructor never allocates itself, so the allocator"] #[doc =
@@ -531,7 +503,7 @@ thread_local! {
     isize > = const { Cell::new(0) };
 }
 
-// book/src/ch06.md:656
+// book/src/ch06.md:737
 /// The system allocator, plus per-thread bookkeeping of live heap bytes.
 ///
 /// Counting per thread rather than globally keeps the measurement exact even
@@ -539,7 +511,7 @@ thread_local! {
 /// forward pass we measure runs entirely on the calling thread.
 pub struct CountingAllocator;
 
-// book/src/ch06.md:663
+// book/src/ch06.md:744
 impl CountingAllocator {
     fn record(delta: isize) {
         let _ = THREAD_HEAP_BYTES.try_with(|bytes| bytes.set(bytes.get() + delta));
@@ -550,7 +522,7 @@ impl CountingAllocator {
     }
 }
 
-// book/src/ch06.md:677
+// book/src/ch06.md:758
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
         let ptr = unsafe { System.alloc(layout) };
@@ -584,12 +556,12 @@ unsafe impl GlobalAlloc for CountingAllocator {
     }
 }
 
-// book/src/ch06.md:708
+// book/src/ch06.md:789
 /// Every heap allocation of this chapter's programs goes through the counter.
 #[global_allocator]
 static HEAP: CountingAllocator = CountingAllocator;
 
-// book/src/ch06.md:712
+// book/src/ch06.md:793
 /// Bytes a forward pass of `model` on `batch` leaves alive for the backward pass
 /// under `memory`, measured as live heap after the forward pass minus live heap
 /// before it. The backward pass then runs on the result, so what we counted is
@@ -612,7 +584,60 @@ pub fn measure_saved_bytes(
     Ok(saved.max(0) as usize)
 }
 
-// book/src/ch06.md:1049
+// book/src/ch06.md:822
+/// `n` with thousands separators, as in `16,384`.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+// book/src/ch06.md:1133
+/// Runs `relu(x @ w_up) @ w_down` split column-then-row over `shards` simulated devices.
+///
+/// Device `k` owns columns `k*w..(k+1)*w` of `w_up` and the same rows of `w_down`
+/// (`w = d_ff / shards`). It computes its slice of the hidden features from the full input
+/// with no communication, applies the ReLU locally, and multiplies by its rows of `w_down`,
+/// producing a partial sum of the output. Adding the partials is the single all-reduce a
+/// Megatron-style block performs per matmul pair; in exact arithmetic the result equals the
+/// unsharded product, in floating point it differs by round-off only.
+pub fn tensor_parallel_ffn(
+    x: &Matrix,
+    w_up: &Matrix,
+    w_down: &Matrix,
+    shards: usize,
+) -> Result<Matrix, TrainingError> {
+    let d_ff = w_up.cols();
+    if w_down.rows() != d_ff {
+        return Err(TrainingError::ShapeMismatch {
+            what: "w_up columns vs w_down rows",
+            left: w_up.shape(),
+            right: w_down.shape(),
+        });
+    }
+    divides("d_ff", d_ff as u64, "shards", shards as u64)?;
+    let width = d_ff / shards;
+    let mut total: Option<Matrix> = None;
+    for k in 0..shards {
+        let hidden = x.matmul(&w_up.column_block(k * width, width))?.relu();
+        let partial = hidden.matmul(&w_down.row_block(k * width, width))?;
+        total = Some(
+            match total {
+                None => partial,
+                Some(sum) => sum.add(&partial)?,
+            },
+        );
+    }
+    Ok(total.expect("at least one shard"))
+}
+
+// book/src/ch06.md:1177
 /// SplitMix64: a tiny, fast, well-mixed 64-bit generator. It is not cryptographic, but
 /// its stream is fixed by the seed on every platform, which is what a reproducible book needs.
 #[derive(Debug, Clone)]
@@ -620,7 +645,7 @@ pub struct SplitMix64 {
     state: u64,
 }
 
-// book/src/ch06.md:1056
+// book/src/ch06.md:1184
 impl SplitMix64 {
     /// A generator whose whole stream is determined by `seed`.
     pub fn new(seed: u64) -> Self {
@@ -646,7 +671,7 @@ impl SplitMix64 {
     }
 }
 
-// book/src/ch06.md:1084
+// book/src/ch06.md:1212
 /// A dense row-major matrix of `f32`, just big enough for the tensor-parallel check.
 ///
 /// `f32` on purpose: it is the precision whose round-off the sharded sum exposes.
@@ -657,7 +682,7 @@ pub struct Matrix {
     data: Vec<f32>,
 }
 
-// book/src/ch06.md:1094
+// book/src/ch06.md:1222
 impl Matrix {
     /// A matrix whose entry `(r, c)` is `f(r, c)`.
     pub fn from_fn(
@@ -772,46 +797,7 @@ impl Matrix {
     }
 }
 
-// book/src/ch06.md:1200
-/// Runs `relu(x @ w_up) @ w_down` split column-then-row over `shards` simulated devices.
-///
-/// Device `k` owns columns `k*w..(k+1)*w` of `w_up` and the same rows of `w_down`
-/// (`w = d_ff / shards`). It computes its slice of the hidden features from the full input
-/// with no communication, applies the ReLU locally, and multiplies by its rows of `w_down`,
-/// producing a partial sum of the output. Adding the partials is the single all-reduce a
-/// Megatron-style block performs per matmul pair; in exact arithmetic the result equals the
-/// unsharded product, in floating point it differs by round-off only.
-pub fn tensor_parallel_ffn(
-    x: &Matrix,
-    w_up: &Matrix,
-    w_down: &Matrix,
-    shards: usize,
-) -> Result<Matrix, TrainingError> {
-    let d_ff = w_up.cols();
-    if w_down.rows() != d_ff {
-        return Err(TrainingError::ShapeMismatch {
-            what: "w_up columns vs w_down rows",
-            left: w_up.shape(),
-            right: w_down.shape(),
-        });
-    }
-    divides("d_ff", d_ff as u64, "shards", shards as u64)?;
-    let width = d_ff / shards;
-    let mut total: Option<Matrix> = None;
-    for k in 0..shards {
-        let hidden = x.matmul(&w_up.column_block(k * width, width))?.relu();
-        let partial = hidden.matmul(&w_down.row_block(k * width, width))?;
-        total = Some(
-            match total {
-                None => partial,
-                Some(sum) => sum.add(&partial)?,
-            },
-        );
-    }
-    Ok(total.expect("at least one shard"))
-}
-
-// book/src/ch06.md:1273
+// book/src/ch06.md:1359
 /// Per-device tensor-parallel traffic of one layer, forward plus backward, per microbatch.
 ///
 /// For every microbatch a Megatron-style layer all-reduces its `s x b x h` activation four
@@ -832,7 +818,7 @@ pub fn tp_comm_bytes_per_layer(
     Ok(4.0 * ring_factor * payload)
 }
 
-// book/src/ch06.md:1338
+// book/src/ch06.md:1424
 /// The two kinds of work a pipeline stage does for a microbatch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OpKind {
@@ -840,7 +826,7 @@ pub enum OpKind {
     Backward,
 }
 
-// book/src/ch06.md:1345
+// book/src/ch06.md:1431
 /// One unit of pipeline work: a forward or backward pass of one microbatch on one stage.
 /// Microbatches are numbered from 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -849,7 +835,7 @@ pub struct PipelineOp {
     pub microbatch: usize,
 }
 
-// book/src/ch06.md:1353
+// book/src/ch06.md:1439
 impl PipelineOp {
     /// The forward pass of microbatch `microbatch`.
     pub fn forward(microbatch: usize) -> Self {
@@ -867,7 +853,7 @@ impl PipelineOp {
     }
 }
 
-// book/src/ch06.md:1365
+// book/src/ch06.md:1451
 /// A pipeline schedule: the rule that orders each stage's work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Schedule {
@@ -879,7 +865,7 @@ pub enum Schedule {
     OneFOneB,
 }
 
-// book/src/ch06.md:1376
+// book/src/ch06.md:1462
 impl Schedule {
     /// The schedule's name in tables.
     pub fn label(self) -> &'static str {
@@ -910,7 +896,7 @@ impl Schedule {
     }
 }
 
-// book/src/ch06.md:1408
+// book/src/ch06.md:1494
 /// Rejects empty pipelines and stage indices past the end.
 fn check_stage(
     stage: usize,
@@ -929,7 +915,7 @@ fn check_stage(
     Ok(())
 }
 
-// book/src/ch06.md:1418
+// book/src/ch06.md:1504
 /// GPipe's work order for one stage: all forwards, then all backwards, in microbatch order.
 pub fn gpipe_order(
     stage: usize,
@@ -941,7 +927,7 @@ pub fn gpipe_order(
     Ok(forwards.chain((0..microbatches).map(PipelineOp::backward)).collect())
 }
 
-// book/src/ch06.md:1429
+// book/src/ch06.md:1515
 /// The 1F1B work order for one stage.
 ///
 /// Stage `k` first runs `min(m, S - k)` forwards — earlier stages warm up longer, so that
@@ -968,7 +954,7 @@ pub fn one_f1b_order(
     Ok(ops)
 }
 
-// book/src/ch06.md:1466
+// book/src/ch06.md:1552
 /// How long one microbatch's forward and backward take on a stage, in arbitrary time units.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StageTimes {
@@ -976,7 +962,7 @@ pub struct StageTimes {
     pub backward: f64,
 }
 
-// book/src/ch06.md:1473
+// book/src/ch06.md:1559
 impl StageTimes {
     /// The usual Transformer ratio: backward costs about twice forward.
     pub const TRANSFORMER: StageTimes = StageTimes {
@@ -992,7 +978,7 @@ impl StageTimes {
     }
 }
 
-// book/src/ch06.md:1486
+// book/src/ch06.md:1572
 /// One operation as it actually ran: which stage, which microbatch, which pass, and when.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PipelineEvent {
@@ -1003,7 +989,7 @@ pub struct PipelineEvent {
     pub end: f64,
 }
 
-// book/src/ch06.md:1496
+// book/src/ch06.md:1582
 impl PipelineEvent {
     /// How long the operation ran.
     pub fn duration(&self) -> f64 {
@@ -1011,7 +997,7 @@ impl PipelineEvent {
     }
 }
 
-// book/src/ch06.md:1503
+// book/src/ch06.md:1589
 /// The simulated timeline of one optimizer step of a pipeline.
 ///
 /// Events are listed in the order the simulator scheduled them; within one stage that is
@@ -1024,7 +1010,7 @@ pub struct PipelineTimeline {
     pub events: Vec<PipelineEvent>,
 }
 
-// book/src/ch06.md:1515
+// book/src/ch06.md:1601
 impl PipelineTimeline {
     /// The time at which the last operation finishes.
     pub fn makespan(&self) -> f64 {
@@ -1061,7 +1047,7 @@ impl PipelineTimeline {
     }
 }
 
-// book/src/ch06.md:1555
+// book/src/ch06.md:1641
 /// Checks that every stage's order runs each microbatch's forward and backward exactly once,
 /// and returns the number of microbatches.
 fn check_orders(orders: &[Vec<PipelineOp>]) -> Result<usize, TrainingError> {
@@ -1096,7 +1082,7 @@ fn check_orders(orders: &[Vec<PipelineOp>]) -> Result<usize, TrainingError> {
     Ok(microbatches)
 }
 
-// book/src/ch06.md:1587
+// book/src/ch06.md:1673
 /// Simulates a pipeline from explicit per-stage work orders and per-stage costs.
 ///
 /// Each stage executes its order strictly in sequence. An operation starts at the later of
@@ -1175,7 +1161,7 @@ pub fn simulate_orders(
     })
 }
 
-// book/src/ch06.md:1653
+// book/src/ch06.md:1739
 /// Simulates `schedule` on `stages` balanced stages with `microbatches` microbatches.
 pub fn simulate_pipeline(
     schedule: Schedule,
@@ -1187,7 +1173,7 @@ pub fn simulate_pipeline(
     simulate_orders(&orders, &vec![times; stages])
 }
 
-// book/src/ch06.md:1664
+// book/src/ch06.md:1750
 /// The closed-form fill-and-drain bubble of equation 6.3 for balanced stages.
 pub fn pipeline_bubble_fraction(
     stages: u64,
@@ -1198,7 +1184,7 @@ pub fn pipeline_bubble_fraction(
     Ok((s - 1.0) / (m + s - 1.0))
 }
 
-// book/src/ch06.md:1894
+// book/src/ch06.md:1984
 /// A tensor x pipeline x data parallel layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Layout {
@@ -1210,7 +1196,7 @@ pub struct Layout {
     pub dp: u64,
 }
 
-// book/src/ch06.md:1905
+// book/src/ch06.md:1995
 impl Layout {
     /// Devices the layout occupies.
     pub fn devices(&self) -> u64 {
@@ -1218,14 +1204,14 @@ impl Layout {
     }
 }
 
-// book/src/ch06.md:1912
+// book/src/ch06.md:2002
 impl fmt::Display for Layout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.pad(&format!("tp={} pp={} dp={}", self.tp, self.pp, self.dp))
     }
 }
 
-// book/src/ch06.md:1919
+// book/src/ch06.md:2009
 /// The knobs of a plan that are not the layout itself.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PlanOptions {
@@ -1238,7 +1224,7 @@ pub struct PlanOptions {
     pub device_gib: f64,
 }
 
-// book/src/ch06.md:1931
+// book/src/ch06.md:2021
 impl Default for PlanOptions {
     /// A 128-sequence batch, ZeRO-1, and 80 GiB devices.
     fn default() -> Self {
@@ -1250,7 +1236,7 @@ impl Default for PlanOptions {
     }
 }
 
-// book/src/ch06.md:1938
+// book/src/ch06.md:2028
 /// One layout, priced: memory per device, pipeline bubble, and traffic per axis.
 ///
 /// Memory is in GiB per device; traffic is GiB per device per optimizer step.
@@ -1268,7 +1254,7 @@ pub struct PlanEval {
     pub pp_comm_gib: f64,
 }
 
-// book/src/ch06.md:1955
+// book/src/ch06.md:2045
 /// Checks that `layout` can run `cfg` with `global_batch`: every degree positive, the
 /// pipeline splitting the layers evenly, and the replicas splitting the batch evenly.
 pub fn check_layout(
@@ -1281,7 +1267,7 @@ pub fn check_layout(
     divides("global_batch", at_least_one("global_batch", global_batch)?, "dp", layout.dp)
 }
 
-// book/src/ch06.md:1967
+// book/src/ch06.md:2057
 /// Prices one tensor/pipeline/data-parallel layout for a training run.
 ///
 /// The weights are split `tp * pp` ways and ZeRO shards what remains over the `dp` replicas.
@@ -1336,15 +1322,15 @@ pub fn evaluate_plan(
     })
 }
 
-// book/src/ch06.md:2024
+// book/src/ch06.md:2114
 /// Tensor-parallel degrees `plan_table` tries: powers of two up to a node's 8 devices.
 pub const TP_DEGREES: [u64; 4] = [1, 2, 4, 8];
 
-// book/src/ch06.md:2027
+// book/src/ch06.md:2117
 /// Pipeline-parallel degrees `plan_table` tries.
 pub const PP_DEGREES: [u64; 4] = [1, 2, 4, 8];
 
-// book/src/ch06.md:2030
+// book/src/ch06.md:2120
 /// The priced legal layouts of one cluster, in enumeration order (tensor degree outer,
 /// pipeline degree inner), so that the eye can follow how each axis trades memory against
 /// bubble and traffic.
@@ -1353,7 +1339,7 @@ pub struct PlanTable {
     pub rows: Vec<PlanEval>,
 }
 
-// book/src/ch06.md:2038
+// book/src/ch06.md:2128
 impl fmt::Display for PlanTable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
@@ -1372,7 +1358,7 @@ impl fmt::Display for PlanTable {
     }
 }
 
-// book/src/ch06.md:2060
+// book/src/ch06.md:2150
 /// Prices every legal `(tp, pp, dp)` layout of `devices` devices.
 ///
 /// Tensor and pipeline degrees come from [`TP_DEGREES`] and [`PP_DEGREES`]; the data degree
@@ -1406,7 +1392,7 @@ pub fn plan_table(
     Ok(PlanTable { rows })
 }
 
-// book/src/ch06.md:2277
+// book/src/ch06.md:2321
 /// The share of routed tokens that leave their device when routing is balanced over an
 /// expert-parallel group of `ep_degree` devices: all but the `1 / ep_degree` that stay home.
 pub fn balanced_off_device_fraction(ep_degree: u64) -> Result<f64, TrainingError> {
@@ -1414,7 +1400,7 @@ pub fn balanced_off_device_fraction(ep_degree: u64) -> Result<f64, TrainingError
     Ok((ep - 1.0) / ep)
 }
 
-// book/src/ch06.md:2284
+// book/src/ch06.md:2328
 /// Bytes one MoE layer's dispatch-plus-combine all-to-all puts on the fabric per step.
 ///
 /// Every routed token sends its hidden vector to each of its `top_k` experts and receives the
@@ -1434,7 +1420,13 @@ pub fn expert_dispatch_bytes(
     Ok(round_trip * off_device_fraction)
 }
 
-// book/src/ch06.md:2370
+// book/src/ch06.md:2347
+/// `value` if it is a share between 0 and 1 inclusive.
+fn fraction(what: &'static str, value: f64) -> Result<f64, TrainingError> {
+    in_range(what, value, (0.0..=1.0).contains(&value), "a fraction between 0 and 1")
+}
+
+// book/src/ch06.md:2424
 /// Model FLOPs utilization, equation 6.4.
 ///
 /// `flops_per_token` must be the model's *nominal* cost per trained token
@@ -1459,7 +1451,7 @@ pub fn model_flops_utilization(
     Ok(tokens_per_s * flops_per_token / (devices * peak))
 }
 
-// book/src/ch06.md:2435
+// book/src/ch06.md:2485
 /// This machine's matmul rate in FLOP/s: every core multiplies its own pair of
 /// random `n x n` `f32` matrices with Chapter 2's single-threaded `matmul`, all
 /// cores at once, `repeats` times after two warm-up products. That is how the
@@ -1514,7 +1506,132 @@ pub fn measured_matmul_flops(n: usize, repeats: usize) -> Result<f64, TrainingEr
     Ok(cores as f64 * 2.0 * (n as f64).powi(3) / slowest)
 }
 
-// book/src/ch06.md:2577
+// book/src/ch06.md:2617
+/// Re-exported because the checkpoint API below speaks in durations, so that
+/// `use ch06::*` is all a caller needs.
+pub use std::time::Duration;
+
+// book/src/ch06.md:2621
+/// What a checkpoint policy is up against: the three durations of equation 6.5.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FaultModel {
+    /// Training time stalled by one synchronous checkpoint save (C_s).
+    pub save: Duration,
+    /// Time to notice a failure, reschedule the job and reload state (R).
+    pub restart: Duration,
+    /// Mean time between job-interrupting failures of the whole job (M).
+    pub mtbf: Duration,
+}
+
+// book/src/ch06.md:2632
+impl FaultModel {
+    /// The three durations in seconds, after rejecting the zeros that make
+    /// equation 6.5 meaningless (a free save has no optimal interval, a zero
+    /// MTBF means the job never runs).
+    fn seconds(&self) -> Result<(f64, f64, f64), TrainingError> {
+        let save = positive("checkpoint save time (s)", self.save.as_secs_f64())?;
+        let mtbf = positive("mean time between failures (s)", self.mtbf.as_secs_f64())?;
+        Ok((save, self.restart.as_secs_f64(), mtbf))
+    }
+}
+
+// book/src/ch06.md:2643
+/// The fraction of wall-clock time a checkpoint policy wastes, equation 6.5:
+/// `C_s / I` for saving, `I / 2M` for recomputing lost steps, `R / M` for restarts.
+///
+/// The model assumes intervals much shorter than the MTBF and failures that
+/// arrive independently; correlated failures (a whole rack) and preemption
+/// warnings both break it.
+pub fn checkpoint_waste(
+    faults: &FaultModel,
+    interval: Duration,
+) -> Result<f64, TrainingError> {
+    let (save, restart, mtbf) = faults.seconds()?;
+    let interval = positive("checkpoint interval (s)", interval.as_secs_f64())?;
+    Ok(save / interval + interval / (2.0 * mtbf) + restart / mtbf)
+}
+
+// book/src/ch06.md:2655
+/// Young's optimal checkpoint interval, equation 6.6: `sqrt(2 C_s M)`, the
+/// minimum of [`checkpoint_waste`]. The restart cost does not move the optimum,
+/// it only raises the floor.
+pub fn young_interval(faults: &FaultModel) -> Result<Duration, TrainingError> {
+    let (save, _, mtbf) = faults.seconds()?;
+    Ok(Duration::from_secs_f64((2.0 * save * mtbf).sqrt()))
+}
+
+// book/src/ch06.md:2673
+/// A published count of job-interrupting failures on one fleet over one window.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FailureRecord {
+    /// Length of the observation window.
+    pub window: Duration,
+    /// Devices in the fleet during the window.
+    pub devices: u64,
+    /// Failures that interrupted the job during the window.
+    pub failures: u64,
+}
+
+// book/src/ch06.md:2684
+/// Llama 3 405B pretraining: 419 unexpected interruptions in 54 days on 16,384
+/// GPUs (Grattafiori et al., 2024). Planned interruptions are left out: they
+/// come with a warning and a clean checkpoint.
+pub const LLAMA3_405B_FAILURES: FailureRecord = FailureRecord {
+    window: Duration::from_secs(54 * 86_400),
+    devices: 16_384,
+    failures: 419,
+};
+
+// book/src/ch06.md:2690
+impl FailureRecord {
+    /// Mean time between failures of a single device: device-time observed
+    /// divided by failures observed. Zero failures give no estimate at all,
+    /// not an infinite one.
+    pub fn per_device_mtbf(&self) -> Result<Duration, TrainingError> {
+        let devices = at_least_one("devices", self.devices)? as f64;
+        let failures = at_least_one("failures", self.failures)? as f64;
+        let seconds = self.window.as_secs_f64() * devices / failures;
+        Duration::try_from_secs_f64(seconds)
+            .map_err(|_| TrainingError::OutOfRange {
+                what: "per-device MTBF (s)",
+                value: seconds,
+                expected: "a duration that fits in std::time::Duration",
+            })
+    }
+}
+
+// book/src/ch06.md:2706
+/// The MTBF of a job spread over `devices` devices that fail independently:
+/// the per-device MTBF divided by the device count.
+pub fn cluster_mtbf(
+    per_device: Duration,
+    devices: u64,
+) -> Result<Duration, TrainingError> {
+    let devices = at_least_one("devices", devices)? as f64;
+    positive("per-device MTBF (s)", per_device.as_secs_f64())?;
+    Ok(per_device.div_f64(devices))
+}
+
+// book/src/ch06.md:2714
+/// Bytes a restartable checkpoint must hold: the whole training state of the
+/// ledger except the gradients, which the next backward pass recreates.
+pub fn checkpoint_payload(ledger: &StateLedger) -> f64 {
+    ledger.total() - ledger.gradients
+}
+
+// book/src/ch06.md:2720
+/// Training stalled while a synchronous save writes `payload_bytes` at
+/// `write_bytes_per_s`.
+pub fn save_stall(
+    payload_bytes: f64,
+    write_bytes_per_s: f64,
+) -> Result<Duration, TrainingError> {
+    let payload = non_negative("checkpoint payload (bytes)", payload_bytes)?;
+    let bandwidth = positive("checkpoint write bandwidth (bytes/s)", write_bytes_per_s)?;
+    Ok(Duration::from_secs_f64(payload / bandwidth))
+}
+
+// book/src/ch06.md:2977
 /// The three legs of a warmup-stable-decay schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WsdPhase {
@@ -1526,7 +1643,7 @@ pub enum WsdPhase {
     Decay,
 }
 
-// book/src/ch06.md:2588
+// book/src/ch06.md:2988
 /// A warmup-stable-decay learning-rate schedule over a fixed number of steps.
 ///
 /// Fields are private so that every value went through [`WsdSchedule::new`]:
@@ -1538,7 +1655,7 @@ pub struct WsdSchedule {
     decay_steps: u64,
 }
 
-// book/src/ch06.md:2599
+// book/src/ch06.md:2999
 impl WsdSchedule {
     /// Builds a schedule whose warmup and decay legs take the given fractions
     /// of `total_steps`, rounded to whole steps (ties to even) and at least
@@ -1609,139 +1726,14 @@ impl WsdSchedule {
     }
 }
 
-// book/src/ch06.md:2660
+// book/src/ch06.md:3060
 /// The learning-rate multiplier of the schedule this section uses throughout:
 /// 5 % of the steps warm up, 15 % decay, the rest hold the peak rate.
 pub fn wsd_multiplier(step: u64, total_steps: u64) -> Result<f64, TrainingError> {
     WsdSchedule::new(total_steps, 0.05, 0.15)?.multiplier(step)
 }
 
-// book/src/ch06.md:2838
-/// Re-exported because the checkpoint API below speaks in durations, so that
-/// `use ch06::*` is all a caller needs.
-pub use std::time::Duration;
-
-// book/src/ch06.md:2842
-/// What a checkpoint policy is up against: the three durations of equation 6.5.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct FaultModel {
-    /// Training time stalled by one synchronous checkpoint save (C_s).
-    pub save: Duration,
-    /// Time to notice a failure, reschedule the job and reload state (R).
-    pub restart: Duration,
-    /// Mean time between job-interrupting failures of the whole job (M).
-    pub mtbf: Duration,
-}
-
-// book/src/ch06.md:2853
-impl FaultModel {
-    /// The three durations in seconds, after rejecting the zeros that make
-    /// equation 6.5 meaningless (a free save has no optimal interval, a zero
-    /// MTBF means the job never runs).
-    fn seconds(&self) -> Result<(f64, f64, f64), TrainingError> {
-        let save = positive("checkpoint save time (s)", self.save.as_secs_f64())?;
-        let mtbf = positive("mean time between failures (s)", self.mtbf.as_secs_f64())?;
-        Ok((save, self.restart.as_secs_f64(), mtbf))
-    }
-}
-
-// book/src/ch06.md:2864
-/// The fraction of wall-clock time a checkpoint policy wastes, equation 6.5:
-/// `C_s / I` for saving, `I / 2M` for recomputing lost steps, `R / M` for restarts.
-///
-/// The model assumes intervals much shorter than the MTBF and failures that
-/// arrive independently; correlated failures (a whole rack) and preemption
-/// warnings both break it.
-pub fn checkpoint_waste(
-    faults: &FaultModel,
-    interval: Duration,
-) -> Result<f64, TrainingError> {
-    let (save, restart, mtbf) = faults.seconds()?;
-    let interval = positive("checkpoint interval (s)", interval.as_secs_f64())?;
-    Ok(save / interval + interval / (2.0 * mtbf) + restart / mtbf)
-}
-
-// book/src/ch06.md:2876
-/// Young's optimal checkpoint interval, equation 6.6: `sqrt(2 C_s M)`, the
-/// minimum of [`checkpoint_waste`]. The restart cost does not move the optimum,
-/// it only raises the floor.
-pub fn young_interval(faults: &FaultModel) -> Result<Duration, TrainingError> {
-    let (save, _, mtbf) = faults.seconds()?;
-    Ok(Duration::from_secs_f64((2.0 * save * mtbf).sqrt()))
-}
-
-// book/src/ch06.md:2894
-/// A published count of job-interrupting failures on one fleet over one window.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct FailureRecord {
-    /// Length of the observation window.
-    pub window: Duration,
-    /// Devices in the fleet during the window.
-    pub devices: u64,
-    /// Failures that interrupted the job during the window.
-    pub failures: u64,
-}
-
-// book/src/ch06.md:2905
-/// Llama 3 405B pretraining: 419 unexpected interruptions in 54 days on 16,384
-/// GPUs (Grattafiori et al., 2024). Planned interruptions are left out: they
-/// come with a warning and a clean checkpoint.
-pub const LLAMA3_405B_FAILURES: FailureRecord = FailureRecord {
-    window: Duration::from_secs(54 * 86_400),
-    devices: 16_384,
-    failures: 419,
-};
-
-// book/src/ch06.md:2911
-impl FailureRecord {
-    /// Mean time between failures of a single device: device-time observed
-    /// divided by failures observed. Zero failures give no estimate at all,
-    /// not an infinite one.
-    pub fn per_device_mtbf(&self) -> Result<Duration, TrainingError> {
-        let devices = at_least_one("devices", self.devices)? as f64;
-        let failures = at_least_one("failures", self.failures)? as f64;
-        let seconds = self.window.as_secs_f64() * devices / failures;
-        Duration::try_from_secs_f64(seconds)
-            .map_err(|_| TrainingError::OutOfRange {
-                what: "per-device MTBF (s)",
-                value: seconds,
-                expected: "a duration that fits in std::time::Duration",
-            })
-    }
-}
-
-// book/src/ch06.md:2927
-/// The MTBF of a job spread over `devices` devices that fail independently:
-/// the per-device MTBF divided by the device count.
-pub fn cluster_mtbf(
-    per_device: Duration,
-    devices: u64,
-) -> Result<Duration, TrainingError> {
-    let devices = at_least_one("devices", devices)? as f64;
-    positive("per-device MTBF (s)", per_device.as_secs_f64())?;
-    Ok(per_device.div_f64(devices))
-}
-
-// book/src/ch06.md:2935
-/// Bytes a restartable checkpoint must hold: the whole training state of the
-/// ledger except the gradients, which the next backward pass recreates.
-pub fn checkpoint_payload(ledger: &StateLedger) -> f64 {
-    ledger.total() - ledger.gradients
-}
-
-// book/src/ch06.md:2941
-/// Training stalled while a synchronous save writes `payload_bytes` at
-/// `write_bytes_per_s`.
-pub fn save_stall(
-    payload_bytes: f64,
-    write_bytes_per_s: f64,
-) -> Result<Duration, TrainingError> {
-    let payload = non_negative("checkpoint payload (bytes)", payload_bytes)?;
-    let bandwidth = positive("checkpoint write bandwidth (bytes/s)", write_bytes_per_s)?;
-    Ok(Duration::from_secs_f64(payload / bandwidth))
-}
-
-// book/src/ch06.md:3172
+// book/src/ch06.md:3227
 /// The compute budget of one pretraining run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TrainingRun {
@@ -1755,7 +1747,7 @@ pub struct TrainingRun {
     pub devices: u64,
 }
 
-// book/src/ch06.md:3185
+// book/src/ch06.md:3240
 /// Three runs sized after published ones (Llama 2 7B, Llama 3 70B and
 /// Llama 3 405B): their parameters, tokens, and fleets of a plausible size.
 /// Parameter counts are the published sizes, not `param_count` of our configs.
@@ -1780,7 +1772,7 @@ pub const NAMED_RUNS: [TrainingRun; 3] = [
     },
 ];
 
-// book/src/ch06.md:3194
+// book/src/ch06.md:3249
 /// Planning constants for one class of device and the facility around it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FleetAssumptions {
@@ -1796,7 +1788,7 @@ pub struct FleetAssumptions {
     pub pue: f64,
 }
 
-// book/src/ch06.md:3209
+// book/src/ch06.md:3264
 /// Illustrative H100-class constants (dense BF16 peak, 40 % utilization,
 /// $2.50/hour, 1.4 kW, PUE 1.2). See the dated landscape note for provenance;
 /// the formulas outlive these numbers.
@@ -1808,7 +1800,7 @@ pub const H100_CLASS_2026: FleetAssumptions = FleetAssumptions {
     pue: 1.2,
 };
 
-// book/src/ch06.md:3220
+// book/src/ch06.md:3275
 /// What a run costs in compute, time, money and electricity.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunEconomics {
@@ -1828,7 +1820,7 @@ pub struct RunEconomics {
     pub usd_per_million_tokens: f64,
 }
 
-// book/src/ch06.md:3239
+// book/src/ch06.md:3294
 /// Converts a run's budget into device-hours, days, dollars and megawatts
 /// with the dense estimate `C = 6 N D` and equation 6.7.
 pub fn run_economics(
@@ -1860,11 +1852,23 @@ pub fn run_economics(
     })
 }
 
-// book/src/ch06.md:3425
+// book/src/ch06.md:3326
+/// `value` if it is a finite ratio of at least 1 (a PUE below 1 would mean
+/// the facility generates power instead of consuming it).
+fn ratio_at_least_one(what: &'static str, value: f64) -> Result<f64, TrainingError> {
+    in_range(
+        what,
+        value,
+        value.is_finite() && value >= 1.0,
+        "a finite ratio of at least 1",
+    )
+}
+
+// book/src/ch06.md:3487
 /// Hours in an average year (365.25 days).
 pub const HOURS_PER_YEAR: f64 = 8_766.0;
 
-// book/src/ch06.md:3428
+// book/src/ch06.md:3490
 /// The capital recovery factor, equation 6.8: the constant annual payment per
 /// dollar of capital that repays principal plus a return `rate` over `years`.
 ///
@@ -1880,7 +1884,7 @@ pub fn capital_recovery_factor(rate: f64, years: u32) -> Result<f64, TrainingErr
     Ok(rate * (growth_minus_one + 1.0) / growth_minus_one)
 }
 
-// book/src/ch06.md:3443
+// book/src/ch06.md:3505
 /// Buying devices instead of renting them.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Ownership {
@@ -1898,7 +1902,7 @@ pub struct Ownership {
     pub usd_per_kwh: f64,
 }
 
-// book/src/ch06.md:3460
+// book/src/ch06.md:3522
 impl Ownership {
     /// Capital cost of one device per year: CRF times the purchase price.
     pub fn annualized_capital(&self) -> Result<f64, TrainingError> {

@@ -11,7 +11,7 @@ fn main() {
 }
 /// The chapter's run cells, in order; `?` in a cell ends the program with its error.
 fn cells() -> Result<(), Box<dyn std::error::Error>> {
-    // book/src/ch06.md:284
+    // book/src/ch06.md:155
     tangle_runtime::cell(0);
     let billions = |n: u64| format!("{:.2}B", n as f64 / 1e9);
     println!(
@@ -25,7 +25,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             billions(counts.ffn), billions(counts.embeddings), billions(counts.total())
         );
     }
-    // book/src/ch06.md:492
+    // book/src/ch06.md:488
     tangle_runtime::cell(1);
     let p_7b = param_count(&LLAMA_7B)?.total() as f64;
     print!("{:6}", "GiB");
@@ -41,7 +41,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         }
         println!("{:>8.1}", ledger.total() / GIB);
     }
-    // book/src/ch06.md:608
+    // book/src/ch06.md:632
     tangle_runtime::cell(2);
     for policy in ActivationPolicy::ALL {
         let per_layer = activation_bytes_per_layer(&LLAMA_7B, 1, policy)?;
@@ -51,58 +51,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             per_layer as f64 / GIB, total as f64 / GIB, LLAMA_7B.n_layers
         );
     }
-    // book/src/ch06.md:739
+    // book/src/ch06.md:661
     tangle_runtime::cell(3);
-    let tiny = ch02::TinyGpt::new(ch02::MEASUREMENT_CONFIG, 6)?;
-    println!(
-        "TinyGPT for the measurement: {} parameters", grouped(tiny.num_parameters() as
-        u64)
-    );
-    // book/src/ch06.md:751
-    tangle_runtime::cell(4);
-    let tiny_batch = {
-        let cfg = tiny.config();
-        let (sequences, len) = (4, cfg.block_size);
-        let mut rng = ch02::Rng::new(6);
-        let tokens: Vec<u32> = (0..sequences * len)
-            .map(|_| rng.below(cfg.vocab_size) as u32)
-            .collect();
-        let targets = tokens
-            .chunks(len)
-            .flat_map(|row| row[1..].iter().chain(&row[..1]).copied())
-            .collect();
-        ch02::Batch::new(sequences, len, tokens, targets)?
-    };
-    let saved_plain = measure_saved_bytes(&tiny, &tiny_batch, ch02::Memory::KeepAll)?;
-    let saved_checkpointed = measure_saved_bytes(
-        &tiny,
-        &tiny_batch,
-        ch02::Memory::CheckpointBlocks,
-    )?;
-    let less = 100.0 * (1.0 - saved_checkpointed as f64 / saved_plain as f64);
-    println!("saved tensors, plain       : {:>12} bytes", grouped(saved_plain as u64));
-    println!(
-        "saved tensors, checkpointed: {:>12} bytes  ({less:.1}% less)",
-        grouped(saved_checkpointed as u64)
-    );
-    // book/src/ch06.md:806
-    tangle_runtime::cell(5);
-    {
-        let cfg = tiny.config();
-        let per_block = (saved_plain - saved_checkpointed) / cfg.n_layers;
-        let (s, b, h, a) = (tiny_batch.seq, tiny_batch.batch, cfg.d_model, cfg.n_heads);
-        let formula = 2 * (34 * s * b * h + 5 * a * s * s * b);
-        println!(
-            "kept per block, measured                 : {:>10} bytes", grouped(per_block
-            as u64)
-        );
-        println!(
-            "kept per block, equation 6.2 at 4 B/value: {:>10} bytes", grouped(formula as
-            u64)
-        );
-    };
-    // book/src/ch06.md:844
-    tangle_runtime::cell(6);
     tangle_runtime::figure::svg(
         "activation-policies",
         (720, 400),
@@ -211,7 +161,57 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:909
+    // book/src/ch06.md:837
+    tangle_runtime::cell(4);
+    let tiny = ch02::TinyGpt::new(ch02::MEASUREMENT_CONFIG, 6)?;
+    println!(
+        "TinyGPT for the measurement: {} parameters", grouped(tiny.num_parameters() as
+        u64)
+    );
+    // book/src/ch06.md:850
+    tangle_runtime::cell(5);
+    let tiny_batch = {
+        let cfg = tiny.config();
+        let (sequences, len) = (4, cfg.block_size);
+        let mut rng = ch02::Rng::new(6);
+        let tokens: Vec<u32> = (0..sequences * len)
+            .map(|_| rng.below(cfg.vocab_size) as u32)
+            .collect();
+        let targets = tokens
+            .chunks(len)
+            .flat_map(|row| row[1..].iter().chain(&row[..1]).copied())
+            .collect();
+        ch02::Batch::new(sequences, len, tokens, targets)?
+    };
+    let saved_plain = measure_saved_bytes(&tiny, &tiny_batch, ch02::Memory::KeepAll)?;
+    let saved_checkpointed = measure_saved_bytes(
+        &tiny,
+        &tiny_batch,
+        ch02::Memory::CheckpointBlocks,
+    )?;
+    let less = 100.0 * (1.0 - saved_checkpointed as f64 / saved_plain as f64);
+    println!("saved tensors, plain       : {:>12} bytes", grouped(saved_plain as u64));
+    println!(
+        "saved tensors, checkpointed: {:>12} bytes  ({less:.1}% less)",
+        grouped(saved_checkpointed as u64)
+    );
+    // book/src/ch06.md:905
+    tangle_runtime::cell(6);
+    {
+        let cfg = tiny.config();
+        let per_block = (saved_plain - saved_checkpointed) / cfg.n_layers;
+        let (s, b, h, a) = (tiny_batch.seq, tiny_batch.batch, cfg.d_model, cfg.n_heads);
+        let formula = 2 * (34 * s * b * h + 5 * a * s * s * b);
+        println!(
+            "kept per block, measured                 : {:>10} bytes", grouped(per_block
+            as u64)
+        );
+        println!(
+            "kept per block, equation 6.2 at 4 B/value: {:>10} bytes", grouped(formula as
+            u64)
+        );
+    };
+    // book/src/ch06.md:956
     tangle_runtime::cell(7);
     for stage in ZeroStage::ALL {
         let total = state_ledger(p_7b, Precision::Mixed, stage, 8)?.total();
@@ -220,7 +220,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             total / GIB
         );
     }
-    // book/src/ch06.md:943
+    // book/src/ch06.md:991
     tangle_runtime::cell(8);
     tangle_runtime::figure::svg(
         "zero-stages",
@@ -334,7 +334,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:1243
+    // book/src/ch06.md:1329
     tangle_runtime::cell(9);
     let mut rng = SplitMix64::new(0);
     let x = Matrix::random_normal(4, 256, 1.0, &mut rng);
@@ -349,14 +349,14 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             "{shards}-way tensor parallel vs single device: max |difference| = {gap:.2e} ({verdict})"
         );
     }
-    // book/src/ch06.md:1297
+    // book/src/ch06.md:1383
     tangle_runtime::cell(10);
     let per_layer = tp_comm_bytes_per_layer(&LLAMA_7B, 1, 8)?;
     println!(
         "tp=8 on the 7B: {:.3} GiB/layer/microbatch, {:.1} GiB per microbatch across {} layers",
         per_layer / GIB, per_layer * LLAMA_7B.n_layers as f64 / GIB, LLAMA_7B.n_layers
     );
-    // book/src/ch06.md:1676
+    // book/src/ch06.md:1761
     tangle_runtime::cell(11);
     for (stages, microbatches) in [(4, 8), (8, 32), (8, 8)] {
         let timeline = simulate_pipeline(
@@ -371,7 +371,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             timeline.idle_fraction()
         );
     }
-    // book/src/ch06.md:1703
+    // book/src/ch06.md:1791
     tangle_runtime::cell(12);
     tangle_runtime::figure::svg(
         "pipeline-gantt",
@@ -462,7 +462,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:2093
+    // book/src/ch06.md:2184
     tangle_runtime::cell(13);
     let plans_7b = plan_table(
         &LLAMA_7B,
@@ -473,11 +473,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         },
     )?;
     print!("{plans_7b}");
-    // book/src/ch06.md:2120
+    // book/src/ch06.md:2210
     tangle_runtime::cell(14);
     let plans_70b = plan_table(&LLAMA_70B, 64, &PlanOptions::default())?;
     print!("{plans_70b}");
-    // book/src/ch06.md:2308
+    // book/src/ch06.md:2357
     tangle_runtime::cell(15);
     let payload = expert_dispatch_bytes(
         8 * 8192,
@@ -489,123 +489,30 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "MoE dispatch+combine, 8 sequences of 8K tokens, top-8: {:.1} GiB per layer per step",
         payload / GIB
     );
-    // book/src/ch06.md:2481
+    // book/src/ch06.md:2531
     tangle_runtime::cell(16);
     let roofline = measured_matmul_flops(1024, 8)?;
     println!("measured matmul roofline on this CPU: {:.0} GFLOP/s", roofline / 1e9);
-    // book/src/ch06.md:2495
+    // book/src/ch06.md:2545
     tangle_runtime::cell(17);
-    {
-        let cfg = tiny.config();
-        let tokens_per_s = ch02::benchmark_training(10)?;
-        let forward = ch02::flops_per_token(cfg, cfg.block_size)?.total as f64;
-        let train_flops_per_token = 3.0 * forward;
-        let mfu = model_flops_utilization(
-            tokens_per_s,
-            train_flops_per_token,
-            1,
-            roofline,
-        )?;
-        let achieved = tokens_per_s * train_flops_per_token / 1e9;
-        println!(
-            "tokens/s {:>8}   achieved {achieved:6.1} GFLOP/s", grouped(tokens_per_s
-            .round() as u64)
-        );
-        println!("toy MFU against the measured roofline: {:.1}%", 100.0 * mfu);
-    };
-    // book/src/ch06.md:2671
-    tangle_runtime::cell(18);
-    let wsd = WsdSchedule::new(1_000, 0.05, 0.15)?;
-    println!("step  phase    multiplier");
-    for step in [0, 24, 500, 900, 999] {
-        let phase = wsd.phase(step)?;
-        let value = wsd.multiplier(step)?;
-        println!("{step:4}  {:<7}  {value:.2}", format!("{phase:?}"));
-    }
-    // book/src/ch06.md:2690
-    tangle_runtime::cell(19);
-    tangle_runtime::figure::svg(
-        "wsd-vs-cosine",
-        (720, 380),
-        |root| {
-            use tangle_runtime::figure::{self, BookStyle, Key, plotters::prelude::*};
-            let total_steps = 1_000_u64;
-            let warmup_steps = 50.0;
-            let cosine = |step: u64| {
-                let s = step as f64;
-                if s < warmup_steps {
-                    (s + 1.0) / warmup_steps
-                } else {
-                    0.5
-                        * (1.0
-                            + (std::f64::consts::PI * (s - warmup_steps)
-                                / (total_steps as f64 - warmup_steps))
-                                .cos())
-                }
-            };
-            let mut trunk = Vec::new();
-            for step in 0..total_steps {
-                trunk.push((step as f64, wsd_multiplier(step, total_steps)?));
-            }
-            let (branch_at, branch_len) = (600.0, 40.0);
-            let branch: Vec<(f64, f64)> = (0..=40)
-                .map(|k| (branch_at + k as f64, 1.0 - k as f64 / branch_len))
-                .collect();
-            let mut chart = ChartBuilder::on(root)
-                .margin(16)
-                .x_label_area_size(48)
-                .y_label_area_size(64)
-                .build_cartesian_2d(0.0..1000.0, 0.0..1.1)?;
-            chart
-                .configure_mesh()
-                .x_desc("step")
-                .x_label_formatter(&|v| format!("{v:.0}"))
-                .y_label_formatter(&|v| format!("{v:.1}"))
-                .y_desc("learning-rate multiplier")
-                .book_style(16.0)
-                .draw()?;
-            chart
-                .draw_series(
-                    LineSeries::new(trunk.iter().copied(), figure::INK.stroke_width(2)),
-                )?;
-            let cosine_points: Vec<(f64, f64)> = (0..total_steps)
-                .map(|s| (s as f64, cosine(s)))
-                .collect();
-            chart
-                .draw_series(
-                    DottedLineSeries::new(
-                        cosine_points,
-                        0,
-                        5,
-                        |c| Circle::new(c, 1.3, figure::gray(0.35).filled()),
-                    ),
-                )?;
-            chart
-                .draw_series(
-                    DashedLineSeries::new(
-                        branch,
-                        8,
-                        5,
-                        figure::gray(0.3).stroke_width(2),
-                    ),
-                )?;
-            let (lx, ly) = chart.plotting_area().map_coordinate(&(30.0, 0.36));
-            figure::legend(
-                root,
-                (lx, ly),
-                &[
-                    (Key::Solid(figure::INK), "WSD trunk and final decay"),
-                    (Key::Dotted(figure::gray(0.35)), "cosine (commits to the budget)"),
-                    (Key::Dashed(figure::gray(0.3)), "decay branched at step 600"),
-                ],
-                15.0,
-                false,
-            )?;
-            Ok(())
-        },
+    let toy = tiny.config();
+    let toy_tokens_per_s = ch02::benchmark_training(10)?;
+    let toy_forward = ch02::flops_per_token(toy, toy.block_size)?.total as f64;
+    let toy_flops_per_token = 3.0 * toy_forward;
+    let toy_mfu = model_flops_utilization(
+        toy_tokens_per_s,
+        toy_flops_per_token,
+        1,
+        roofline,
     )?;
-    // book/src/ch06.md:2953
-    tangle_runtime::cell(20);
+    let achieved = toy_tokens_per_s * toy_flops_per_token / 1e9;
+    println!(
+        "tokens/s {:>8}   achieved {achieved:6.1} GFLOP/s", grouped(toy_tokens_per_s
+        .round() as u64)
+    );
+    println!("toy MFU against the measured roofline: {:.1}%", 100.0 * toy_mfu);
+    // book/src/ch06.md:2732
+    tangle_runtime::cell(18);
     let mixed = state_ledger(p_7b, Precision::Mixed, ZeroStage::Replicated, 1)?;
     let payload = checkpoint_payload(&mixed);
     let save = save_stall(payload, 3.0 * GIB)?;
@@ -615,8 +522,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "checkpoint payload {:.0} GiB -> save stall {:.0} s; per-device MTBF {device_years:.1} device-years",
         payload / GIB, save.as_secs_f64(),
     );
-    // book/src/ch06.md:2975
-    tangle_runtime::cell(21);
+    // book/src/ch06.md:2754
+    tangle_runtime::cell(19);
     for devices in [1_024_u64, 16_384] {
         let faults = FaultModel {
             save,
@@ -631,8 +538,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             60.0, 100.0 * waste,
         );
     }
-    // book/src/ch06.md:3003
-    tangle_runtime::cell(22);
+    // book/src/ch06.md:2784
+    tangle_runtime::cell(20);
     tangle_runtime::figure::svg(
         "checkpoint-waste",
         (720, 400),
@@ -728,7 +635,98 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:3275
+    // book/src/ch06.md:3071
+    tangle_runtime::cell(21);
+    let wsd = WsdSchedule::new(1_000, 0.05, 0.15)?;
+    println!("step  phase    multiplier");
+    for step in [0, 24, 500, 900, 999] {
+        let phase = wsd.phase(step)?;
+        let value = wsd.multiplier(step)?;
+        println!("{step:4}  {:<7}  {value:.2}", format!("{phase:?}"));
+    }
+    // book/src/ch06.md:3092
+    tangle_runtime::cell(22);
+    tangle_runtime::figure::svg(
+        "wsd-vs-cosine",
+        (720, 380),
+        |root| {
+            use tangle_runtime::figure::{self, BookStyle, Key, plotters::prelude::*};
+            let total_steps = 1_000_u64;
+            let warmup_steps = 50.0;
+            let cosine = |step: u64| {
+                let s = step as f64;
+                if s < warmup_steps {
+                    (s + 1.0) / warmup_steps
+                } else {
+                    0.5
+                        * (1.0
+                            + (std::f64::consts::PI * (s - warmup_steps)
+                                / (total_steps as f64 - warmup_steps))
+                                .cos())
+                }
+            };
+            let mut trunk = Vec::new();
+            for step in 0..total_steps {
+                trunk.push((step as f64, wsd_multiplier(step, total_steps)?));
+            }
+            let (branch_at, branch_len) = (600.0, 40.0);
+            let branch: Vec<(f64, f64)> = (0..=40)
+                .map(|k| (branch_at + k as f64, 1.0 - k as f64 / branch_len))
+                .collect();
+            let mut chart = ChartBuilder::on(root)
+                .margin(16)
+                .x_label_area_size(48)
+                .y_label_area_size(64)
+                .build_cartesian_2d(0.0..1000.0, 0.0..1.1)?;
+            chart
+                .configure_mesh()
+                .x_desc("step")
+                .x_label_formatter(&|v| format!("{v:.0}"))
+                .y_label_formatter(&|v| format!("{v:.1}"))
+                .y_desc("learning-rate multiplier")
+                .book_style(16.0)
+                .draw()?;
+            chart
+                .draw_series(
+                    LineSeries::new(trunk.iter().copied(), figure::INK.stroke_width(2)),
+                )?;
+            let cosine_points: Vec<(f64, f64)> = (0..total_steps)
+                .map(|s| (s as f64, cosine(s)))
+                .collect();
+            chart
+                .draw_series(
+                    DottedLineSeries::new(
+                        cosine_points,
+                        0,
+                        5,
+                        |c| Circle::new(c, 1.3, figure::gray(0.35).filled()),
+                    ),
+                )?;
+            chart
+                .draw_series(
+                    DashedLineSeries::new(
+                        branch,
+                        8,
+                        5,
+                        figure::gray(0.3).stroke_width(2),
+                    ),
+                )?;
+            let (lx, ly) = chart.plotting_area().map_coordinate(&(30.0, 0.36));
+            figure::legend(
+                root,
+                (lx, ly),
+                &[
+                    (Key::Solid(figure::INK), "WSD trunk and final decay"),
+                    (Key::Dotted(figure::gray(0.35)), "cosine (commits to the budget)"),
+                    (Key::Dashed(figure::gray(0.3)), "decay branched at step 600"),
+                ],
+                15.0,
+                false,
+            )?;
+            Ok(())
+        },
+    )?;
+    // book/src/ch06.md:3336
     tangle_runtime::cell(23);
     println!(
         "{:<22} {:>8} {:>13} {:>6} {:>7} {:>6} {:>10}", "run", "FLOPs", "device-hrs",
@@ -749,7 +747,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "405B estimate vs the 30.84M H100-hours reported: {:.1}% lower", 100.0 * gap
     );
-    // book/src/ch06.md:3318
+    // book/src/ch06.md:3380
     tangle_runtime::cell(24);
     tangle_runtime::figure::svg(
         "run-economics",
@@ -860,7 +858,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         },
     )?;
-    // book/src/ch06.md:3507
+    // book/src/ch06.md:3569
     tangle_runtime::cell(25);
     let owned = Ownership {
         capital_per_device: 45_000.0,
@@ -893,6 +891,232 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             )
         }
         None => println!("owning never beats ${rental:.2}/hour rental"),
+    };
+    // book/src/ch06.md:3744
+    tangle_runtime::cell(26);
+    let optimizers = [("Adam", 8.0), ("8-bit Adam", 2.5), ("Muon", 4.0)];
+    println!("ZeRO-1 state of the 7B model per device, GiB");
+    print!("{:>6}", "shards");
+    for (name, _) in optimizers {
+        print!("{name:>16}");
+    }
+    println!();
+    for shards in [1, 2, 8, 64] {
+        let adam = state_ledger(p_7b, Precision::Mixed, ZeroStage::Stage1, shards)?;
+        print!("{shards:>6}");
+        for (_, moment_bytes) in optimizers {
+            let total = adam.total() - adam.adam_moments * (1.0 - moment_bytes / 8.0);
+            let verdict = if total <= 80.0 * GIB { "fits" } else { "NO" };
+            print!("{:>11.1} {verdict:>4}", total / GIB);
+        }
+        println!();
+    }
+    // book/src/ch06.md:3785
+    tangle_runtime::cell(27);
+    {
+        let fused_total = |seq_len: u64| -> Result<f64, TrainingError> {
+            let cfg = TrainingConfig {
+                seq_len,
+                ..LLAMA_7B
+            };
+            let per_layer = activation_bytes_per_layer(
+                &cfg,
+                1,
+                ActivationPolicy::FusedAttention,
+            )?;
+            Ok((per_layer * cfg.n_layers) as f64)
+        };
+        let (mut fits, mut overflows) = (1_u64, 1_u64 << 20);
+        while overflows - fits > 1 {
+            let mid = (fits + overflows) / 2;
+            if fused_total(mid)? > 80.0 * GIB { overflows = mid } else { fits = mid }
+        }
+        println!(
+            "fused-attention activations exceed 80 GiB from seq_len {} on ({:.2} GiB)",
+            grouped(overflows), fused_total(overflows) ? / GIB
+        );
+        let run = run_economics(&NAMED_RUNS[0], &H100_CLASS_2026)?;
+        println!(
+            "recomputing on the 7B-on-2T run: +{:.1}k device-hours, +${:.0}k on top of ${:.0}k",
+            run.device_hours / 3.0 / 1e3, run.cost_usd / 3.0 / 1e3, run.cost_usd / 1e3
+        );
+    };
+    // book/src/ch06.md:3829
+    tangle_runtime::cell(28);
+    {
+        let zero3 = PlanOptions {
+            zero_stage: ZeroStage::Stage3,
+            ..Default::default()
+        };
+        let table = plan_table(&LLAMA_70B, 64, &zero3)?;
+        println!("(a) verdicts that flip under ZeRO-3:");
+        for (before, after) in plans_70b.rows.iter().zip(&table.rows) {
+            if before.fits != after.fits {
+                println!(
+                    "    {:15} {:6.1} -> {:5.1} GiB", before.layout, before.total_gib,
+                    after.total_gib
+                );
+            }
+        }
+        let bigger = PlanOptions {
+            global_batch: 256,
+            ..Default::default()
+        };
+        let table = plan_table(&LLAMA_70B, 64, &bigger)?;
+        println!("(b) fitting layouts with pp >= 4, global batch 128 -> 256:");
+        for (before, after) in plans_70b.rows.iter().zip(&table.rows) {
+            if after.fits && after.layout.pp >= 4 {
+                println!(
+                    "    {:15} bubble {:4.1}% -> {:4.1}%, memory {:4.1} -> {:4.1} GiB, TP-comm {:5.1} -> {:5.1} GiB",
+                    after.layout, 100.0 * before.bubble, 100.0 * after.bubble, before
+                    .total_gib, after.total_gib, before.tp_comm_gib, after.tp_comm_gib
+                );
+            }
+        }
+        let long = TrainingConfig {
+            seq_len: 131_072,
+            ..LLAMA_70B
+        };
+        let table = plan_table(&long, 64, &PlanOptions::default())?;
+        let fitting: Vec<String> = table
+            .rows
+            .iter()
+            .filter(|r| r.fits)
+            .map(|r| r.layout.to_string())
+            .collect();
+        println!(
+            "(c) seq_len 131,072, no context parallelism: {} of {} fit: {}", fitting
+            .len(), table.rows.len(), fitting.join(", ")
+        );
+        for cp in [2_u64, 4] {
+            let shard = TrainingConfig {
+                seq_len: long.seq_len / cp,
+                ..long
+            };
+            let mut fit = 0;
+            for row in &table.rows {
+                fit
+                    += usize::from(
+                        evaluate_plan(&shard, row.layout, &PlanOptions::default())?.fits,
+                    );
+            }
+            println!(
+                "    context-parallel degree {cp} ({} devices): {fit} of {} fit", 64 *
+                cp, table.rows.len()
+            );
+        }
+    };
+    // book/src/ch06.md:3905
+    tangle_runtime::cell(29);
+    {
+        let (stages, microbatches) = (8, 32);
+        let orders = Schedule::OneFOneB.orders(stages, microbatches)?;
+        let bubble = pipeline_bubble_fraction(stages as u64, microbatches as u64)?;
+        let idle_with = |slow_stage: usize, slowdown: f64| -> Result<f64, TrainingError> {
+            let mut times = vec![StageTimes::TRANSFORMER; stages];
+            let t = StageTimes::TRANSFORMER;
+            times[slow_stage] = StageTimes {
+                forward: slowdown * t.forward,
+                backward: slowdown * t.backward,
+            };
+            Ok(simulate_orders(&orders, &times)?.idle_fraction())
+        };
+        println!("S=8 m=32, equation 6.3: {:.1}% idle", 100.0 * bubble);
+        for slow_stage in [0, 3, 7] {
+            println!(
+                "  stage {slow_stage} 1.3x slower: {:.1}% idle", 100.0 *
+                idle_with(slow_stage, 1.3) ?
+            );
+        }
+        let threshold = (100..=400)
+            .map(|percent| f64::from(percent) / 100.0)
+            .find(|&slowdown| {
+                idle_with(3, slowdown).is_ok_and(|idle| idle - bubble > bubble)
+            });
+        match threshold {
+            Some(slowdown) => {
+                println!("the straggler outweighs the bubble from {slowdown:.2}x on")
+            }
+            None => println!("the straggler never outweighs the bubble up to 4x"),
+        }
+    };
+    // book/src/ch06.md:3944
+    tangle_runtime::cell(30);
+    for n in [256, 512, 1024, 2048] {
+        let peak = measured_matmul_flops(n, 4)?;
+        let mfu = model_flops_utilization(
+            toy_tokens_per_s,
+            toy_flops_per_token,
+            1,
+            peak,
+        )?;
+        println!(
+            "n = {n:4}: roofline {:.0} GFLOP/s, toy MFU {:.1}%", peak / 1e9, 100.0 * mfu
+        );
+    }
+    // book/src/ch06.md:3969
+    tangle_runtime::cell(31);
+    {
+        let faults = FaultModel {
+            save,
+            restart: Duration::from_secs(300),
+            mtbf: cluster_mtbf(device_mtbf, 16_384)?,
+        };
+        let mtbf = faults.mtbf.as_secs_f64();
+        for p in [0.0, 0.5, 0.9] {
+            let unwarned = FaultModel {
+                mtbf: faults.mtbf.div_f64(1.0 - p),
+                ..faults
+            };
+            let interval = young_interval(&unwarned)?;
+            let warned = p * (faults.save.as_secs_f64() + faults.restart.as_secs_f64())
+                / mtbf;
+            let waste = checkpoint_waste(&unwarned, interval)? + warned;
+            println!(
+                "p = {p:.1}: checkpoint every {:3.0} min, waste {:.1}%", interval
+                .as_secs_f64() / 60.0, 100.0 * waste
+            );
+        }
+        let p_hourly = 1.0 - 2.0 * faults.save.as_secs_f64() * mtbf / 3_600f64.powi(2);
+        println!("the optimal interval reaches an hour at p = {p_hourly:.2}");
+    };
+    // book/src/ch06.md:4004
+    tangle_runtime::cell(32);
+    {
+        let rental = H100_CLASS_2026.usd_per_device_hour;
+        let cases = [
+            ("as priced in Section 6.9", owned),
+            (
+                "energy at twice the price",
+                Ownership {
+                    usd_per_kwh: 2.0 * owned.usd_per_kwh,
+                    ..owned
+                },
+            ),
+            (
+                "a three-year life",
+                Ownership {
+                    life_years: 3,
+                    ..owned
+                },
+            ),
+        ];
+        for (label, case) in cases {
+            match case.break_even_utilization(rental)? {
+                Some(u) => {
+                    println!(
+                        "{label:26} buying wins above {:.0}% utilization", 100.0 * u
+                    )
+                }
+                None => println!("{label:26} buying never wins"),
+            }
+        }
+        let run = run_economics(&NAMED_RUNS[0], &H100_CLASS_2026)?;
+        let fleet_year = 1_024.0 * HOURS_PER_YEAR;
+        println!(
+            "the 7B-on-2T run fills {:.1}% of the fleet's year ({:.1} days)", 100.0 * run
+            .device_hours / fleet_year, run.wall_days
+        );
     };
     Ok(())
 }

@@ -3,7 +3,31 @@
 
 use ch06::*;
 
-// book/src/ch06.md:777
+// book/src/ch06.md:528
+#[test]
+fn mixed_precision_state_is_sixteen_bytes_per_parameter() {
+    let ledger = state_ledger(1000.0, Precision::Mixed, ZeroStage::Replicated, 1)
+        .unwrap();
+    assert_eq!(ledger.total(), 16_000.0);
+}
+
+// book/src/ch06.md:534
+#[test]
+fn param_count_follows_grouped_query_attention() {
+    let gqa = param_count(&LLAMA_70B).unwrap();
+    let mha_config = TrainingConfig {
+        n_kv_heads: LLAMA_70B.n_heads,
+        ..LLAMA_70B
+    };
+    let mha = param_count(&mha_config).unwrap();
+    let d = LLAMA_70B.d_model;
+    assert_eq!(mha.attention, LLAMA_70B.n_layers * 4 * d * d);
+    assert!(gqa.attention < mha.attention);
+    assert_eq!(gqa.ffn, mha.ffn);
+    assert_eq!(gqa.embeddings, mha.embeddings);
+}
+
+// book/src/ch06.md:876
 #[test]
 fn the_counting_allocator_sees_the_tape_and_checkpointing_shrinks_it() {
     let config = ch02::GptConfig {
@@ -29,7 +53,41 @@ fn the_counting_allocator_sees_the_tape_and_checkpointing_shrinks_it() {
     assert!(measured[1] < measured[0] / 2, "checkpointing kept {measured:?}");
 }
 
-// book/src/ch06.md:1755
+// book/src/ch06.md:1074
+#[test]
+fn zero3_over_n_devices_holds_one_nth_of_the_state() {
+    let p = param_count(&LLAMA_70B).unwrap().total() as f64;
+    for precision in Precision::ALL {
+        let whole = state_ledger(p, precision, ZeroStage::Replicated, 1)
+            .unwrap()
+            .total();
+        for n in [1, 2, 3, 8, 64, 1000] {
+            let sharded = state_ledger(p, precision, ZeroStage::Stage3, n)
+                .unwrap()
+                .total();
+            assert!((sharded * n as f64 - whole).abs() <= 1e-9 * whole);
+        }
+    }
+}
+
+// book/src/ch06.md:1086
+#[test]
+fn each_zero_stage_holds_no_more_than_the_previous_one() {
+    let p = param_count(&LLAMA_7B).unwrap().total() as f64;
+    for precision in Precision::ALL {
+        let totals: Vec<f64> = ZeroStage::ALL
+            .iter()
+            .map(|&stage| state_ledger(p, precision, stage, 8).unwrap().total())
+            .collect();
+        assert!(totals.windows(2).all(| w | w[1] <= w[0]), "{totals:?}");
+        for stage in ZeroStage::ALL {
+            let alone = state_ledger(p, precision, stage, 1).unwrap().total();
+            assert_eq!(alone, totals[0]);
+        }
+    }
+}
+
+// book/src/ch06.md:1845
 #[test]
 fn simulated_idle_fraction_matches_closed_form_bubble() {
     for schedule in [Schedule::OneFOneB, Schedule::GPipe] {
@@ -64,7 +122,7 @@ fn simulated_idle_fraction_matches_closed_form_bubble() {
     }
 }
 
-// book/src/ch06.md:1778
+// book/src/ch06.md:1868
 #[test]
 fn timeline_respects_dependencies_and_runs_every_op_once() {
     let timeline = simulate_pipeline(Schedule::OneFOneB, 4, 6, StageTimes::TRANSFORMER)
@@ -100,7 +158,7 @@ fn timeline_respects_dependencies_and_runs_every_op_once() {
     }
 }
 
-// book/src/ch06.md:1811
+// book/src/ch06.md:1901
 #[test]
 fn one_f1b_bounds_activation_memory_and_gpipe_does_not() {
     let (stages, microbatches) = (4, 10);
@@ -115,7 +173,7 @@ fn one_f1b_bounds_activation_memory_and_gpipe_does_not() {
     }
 }
 
-// book/src/ch06.md:1824
+// book/src/ch06.md:1914
 #[test]
 fn pipeline_rejects_impossible_input() {
     assert!(
@@ -158,7 +216,7 @@ fn pipeline_rejects_impossible_input() {
     );
 }
 
-// book/src/ch06.md:1857
+// book/src/ch06.md:1947
 #[test]
 fn tensor_parallel_ffn_matches_unsharded_product() {
     let mut rng = SplitMix64::new(42);
@@ -181,7 +239,7 @@ fn tensor_parallel_ffn_matches_unsharded_product() {
     );
 }
 
-// book/src/ch06.md:2163
+// book/src/ch06.md:2253
 #[test]
 fn plan_table_lists_exactly_the_legal_layouts() {
     let clusters = [(LLAMA_7B, 8, 64), (LLAMA_70B, 64, 128), (LLAMA_70B, 48, 24)];
@@ -212,65 +270,7 @@ fn plan_table_lists_exactly_the_legal_layouts() {
     }
 }
 
-// book/src/ch06.md:2190
-#[test]
-fn zero3_over_n_devices_holds_one_nth_of_the_state() {
-    let p = param_count(&LLAMA_70B).unwrap().total() as f64;
-    for precision in Precision::ALL {
-        let whole = state_ledger(p, precision, ZeroStage::Replicated, 1)
-            .unwrap()
-            .total();
-        for n in [1, 2, 3, 8, 64, 1000] {
-            let sharded = state_ledger(p, precision, ZeroStage::Stage3, n)
-                .unwrap()
-                .total();
-            assert!((sharded * n as f64 - whole).abs() <= 1e-9 * whole);
-        }
-    }
-}
-
-// book/src/ch06.md:2202
-#[test]
-fn each_zero_stage_holds_no_more_than_the_previous_one() {
-    let p = param_count(&LLAMA_7B).unwrap().total() as f64;
-    for precision in Precision::ALL {
-        let totals: Vec<f64> = ZeroStage::ALL
-            .iter()
-            .map(|&stage| state_ledger(p, precision, stage, 8).unwrap().total())
-            .collect();
-        assert!(totals.windows(2).all(| w | w[1] <= w[0]), "{totals:?}");
-        for stage in ZeroStage::ALL {
-            let alone = state_ledger(p, precision, stage, 1).unwrap().total();
-            assert_eq!(alone, totals[0]);
-        }
-    }
-}
-
-// book/src/ch06.md:2219
-#[test]
-fn mixed_precision_state_is_sixteen_bytes_per_parameter() {
-    let ledger = state_ledger(1000.0, Precision::Mixed, ZeroStage::Replicated, 1)
-        .unwrap();
-    assert_eq!(ledger.total(), 16_000.0);
-}
-
-// book/src/ch06.md:2225
-#[test]
-fn param_count_follows_grouped_query_attention() {
-    let gqa = param_count(&LLAMA_70B).unwrap();
-    let mha_config = TrainingConfig {
-        n_kv_heads: LLAMA_70B.n_heads,
-        ..LLAMA_70B
-    };
-    let mha = param_count(&mha_config).unwrap();
-    let d = LLAMA_70B.d_model;
-    assert_eq!(mha.attention, LLAMA_70B.n_layers * 4 * d * d);
-    assert!(gqa.attention < mha.attention);
-    assert_eq!(gqa.ffn, mha.ffn);
-    assert_eq!(gqa.embeddings, mha.embeddings);
-}
-
-// book/src/ch06.md:2238
+// book/src/ch06.md:2280
 #[test]
 fn calculators_reject_impossible_input() {
     let no_heads = TrainingConfig {
@@ -318,7 +318,7 @@ fn calculators_reject_impossible_input() {
     assert_eq!(message, "n_layers = 32 is not divisible by pp = 3");
 }
 
-// book/src/ch06.md:2397
+// book/src/ch06.md:2451
 #[test]
 fn mfu_grows_with_throughput_and_shrinks_with_fleet_size() {
     let flops_per_token = 6.0 * 7e9;
@@ -331,7 +331,7 @@ fn mfu_grows_with_throughput_and_shrinks_with_fleet_size() {
     assert!((hfu / base - 4.0 / 3.0).abs() < 1e-12);
 }
 
-// book/src/ch06.md:2411
+// book/src/ch06.md:2465
 #[test]
 fn mfu_rejects_inputs_no_run_can_have() {
     assert!(model_flops_utilization(1_000.0, 4.2e10, 0, 989e12).is_err());
@@ -341,7 +341,88 @@ fn mfu_rejects_inputs_no_run_can_have() {
     assert!(model_flops_utilization(1_000.0, 4.2e10, 8, f64::INFINITY).is_err());
 }
 
-// book/src/ch06.md:2749
+// book/src/ch06.md:2848
+fn example_faults() -> FaultModel {
+    FaultModel {
+        save: Duration::from_secs(30),
+        restart: Duration::from_secs(300),
+        mtbf: Duration::from_secs(3 * 3_600),
+    }
+}
+
+// book/src/ch06.md:2856
+#[test]
+fn young_interval_minimises_the_waste_numerically() {
+    let faults = example_faults();
+    let young = young_interval(&faults).unwrap().as_secs_f64();
+    let (best, best_waste) = (1..=10_800 * 4)
+        .map(|quarter_seconds| f64::from(quarter_seconds) / 4.0)
+        .map(|s| (s, checkpoint_waste(&faults, Duration::from_secs_f64(s)).unwrap()))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap();
+    assert!((best - young).abs() <= 0.5, "grid minimum {best} s, Young {young} s");
+    let at_young = checkpoint_waste(&faults, Duration::from_secs_f64(young)).unwrap();
+    assert!(at_young <= best_waste + 1e-12);
+    let half = checkpoint_waste(&faults, Duration::from_secs_f64(young / 2.0)).unwrap();
+    let double = checkpoint_waste(&faults, Duration::from_secs_f64(young * 2.0))
+        .unwrap();
+    assert!(half > at_young && double > at_young);
+}
+
+// book/src/ch06.md:2875
+#[test]
+fn restart_cost_raises_the_floor_but_not_the_optimum() {
+    let quick = example_faults();
+    let slow = FaultModel {
+        restart: Duration::from_secs(1_800),
+        ..quick
+    };
+    assert_eq!(young_interval(& quick).unwrap(), young_interval(& slow).unwrap());
+    let interval = young_interval(&quick).unwrap();
+    assert!(
+        checkpoint_waste(& slow, interval).unwrap() > checkpoint_waste(& quick, interval)
+        .unwrap()
+    );
+}
+
+// book/src/ch06.md:2886
+#[test]
+fn larger_fleets_fail_proportionally_more_often() {
+    let per_device = LLAMA3_405B_FAILURES.per_device_mtbf().unwrap();
+    let small = cluster_mtbf(per_device, 1_024).unwrap();
+    let large = cluster_mtbf(per_device, 16_384).unwrap();
+    let ratio = small.as_secs_f64() / large.as_secs_f64();
+    assert!((ratio - 16.0).abs() < 1e-6, "{ratio}");
+    let own = cluster_mtbf(per_device, LLAMA3_405B_FAILURES.devices)
+        .unwrap()
+        .as_secs_f64();
+    let expected = LLAMA3_405B_FAILURES.window.as_secs_f64() / 419.0;
+    assert!((own - expected).abs() < 1e-3);
+}
+
+// book/src/ch06.md:2899
+#[test]
+fn impossible_fault_inputs_are_errors() {
+    let faults = example_faults();
+    assert!(checkpoint_waste(& faults, Duration::ZERO).is_err());
+    assert!(
+        checkpoint_waste(& FaultModel { mtbf : Duration::ZERO, ..faults },
+        Duration::from_secs(60)).is_err()
+    );
+    assert!(young_interval(& FaultModel { save : Duration::ZERO, ..faults }).is_err());
+    assert!(cluster_mtbf(Duration::from_secs(3_600), 0).is_err());
+    assert!(
+        FailureRecord { failures : 0, ..LLAMA3_405B_FAILURES } .per_device_mtbf()
+        .is_err()
+    );
+    assert!(
+        FailureRecord { devices : 0, ..LLAMA3_405B_FAILURES } .per_device_mtbf().is_err()
+    );
+    assert!(save_stall(1e9, 0.0).is_err());
+    assert!(save_stall(- 1.0, 1e9).is_err());
+}
+
+// book/src/ch06.md:3151
 #[test]
 fn wsd_legs_meet_without_jumps() {
     let wsd = WsdSchedule::new(1_000, 0.05, 0.15).unwrap();
@@ -365,7 +446,7 @@ fn wsd_legs_meet_without_jumps() {
     assert!(values.iter().all(| v | (0.0..= 1.0).contains(v)));
 }
 
-// book/src/ch06.md:2771
+// book/src/ch06.md:3173
 #[test]
 fn wsd_rejects_what_cannot_be_scheduled() {
     assert!(WsdSchedule::new(0, 0.05, 0.15).is_err());
@@ -378,7 +459,7 @@ fn wsd_rejects_what_cannot_be_scheduled() {
     assert!(wsd_multiplier(1_000, 1_000).is_err());
 }
 
-// book/src/ch06.md:2784
+// book/src/ch06.md:3186
 #[test]
 fn the_shorthand_is_the_section_schedule() {
     let wsd = WsdSchedule::new(1_000, 0.05, 0.15).unwrap();
@@ -387,88 +468,7 @@ fn the_shorthand_is_the_section_schedule() {
     }
 }
 
-// book/src/ch06.md:3067
-fn example_faults() -> FaultModel {
-    FaultModel {
-        save: Duration::from_secs(30),
-        restart: Duration::from_secs(300),
-        mtbf: Duration::from_secs(3 * 3_600),
-    }
-}
-
-// book/src/ch06.md:3075
-#[test]
-fn young_interval_minimises_the_waste_numerically() {
-    let faults = example_faults();
-    let young = young_interval(&faults).unwrap().as_secs_f64();
-    let (best, best_waste) = (1..=10_800 * 4)
-        .map(|quarter_seconds| f64::from(quarter_seconds) / 4.0)
-        .map(|s| (s, checkpoint_waste(&faults, Duration::from_secs_f64(s)).unwrap()))
-        .min_by(|a, b| a.1.total_cmp(&b.1))
-        .unwrap();
-    assert!((best - young).abs() <= 0.5, "grid minimum {best} s, Young {young} s");
-    let at_young = checkpoint_waste(&faults, Duration::from_secs_f64(young)).unwrap();
-    assert!(at_young <= best_waste + 1e-12);
-    let half = checkpoint_waste(&faults, Duration::from_secs_f64(young / 2.0)).unwrap();
-    let double = checkpoint_waste(&faults, Duration::from_secs_f64(young * 2.0))
-        .unwrap();
-    assert!(half > at_young && double > at_young);
-}
-
-// book/src/ch06.md:3094
-#[test]
-fn restart_cost_raises_the_floor_but_not_the_optimum() {
-    let quick = example_faults();
-    let slow = FaultModel {
-        restart: Duration::from_secs(1_800),
-        ..quick
-    };
-    assert_eq!(young_interval(& quick).unwrap(), young_interval(& slow).unwrap());
-    let interval = young_interval(&quick).unwrap();
-    assert!(
-        checkpoint_waste(& slow, interval).unwrap() > checkpoint_waste(& quick, interval)
-        .unwrap()
-    );
-}
-
-// book/src/ch06.md:3105
-#[test]
-fn larger_fleets_fail_proportionally_more_often() {
-    let per_device = LLAMA3_405B_FAILURES.per_device_mtbf().unwrap();
-    let small = cluster_mtbf(per_device, 1_024).unwrap();
-    let large = cluster_mtbf(per_device, 16_384).unwrap();
-    let ratio = small.as_secs_f64() / large.as_secs_f64();
-    assert!((ratio - 16.0).abs() < 1e-6, "{ratio}");
-    let own = cluster_mtbf(per_device, LLAMA3_405B_FAILURES.devices)
-        .unwrap()
-        .as_secs_f64();
-    let expected = LLAMA3_405B_FAILURES.window.as_secs_f64() / 419.0;
-    assert!((own - expected).abs() < 1e-3);
-}
-
-// book/src/ch06.md:3118
-#[test]
-fn impossible_fault_inputs_are_errors() {
-    let faults = example_faults();
-    assert!(checkpoint_waste(& faults, Duration::ZERO).is_err());
-    assert!(
-        checkpoint_waste(& FaultModel { mtbf : Duration::ZERO, ..faults },
-        Duration::from_secs(60)).is_err()
-    );
-    assert!(young_interval(& FaultModel { save : Duration::ZERO, ..faults }).is_err());
-    assert!(cluster_mtbf(Duration::from_secs(3_600), 0).is_err());
-    assert!(
-        FailureRecord { failures : 0, ..LLAMA3_405B_FAILURES } .per_device_mtbf()
-        .is_err()
-    );
-    assert!(
-        FailureRecord { devices : 0, ..LLAMA3_405B_FAILURES } .per_device_mtbf().is_err()
-    );
-    assert!(save_stall(1e9, 0.0).is_err());
-    assert!(save_stall(- 1.0, 1e9).is_err());
-}
-
-// book/src/ch06.md:3375
+// book/src/ch06.md:3437
 #[test]
 fn device_hours_do_not_depend_on_the_fleet() {
     let run = NAMED_RUNS[1];
@@ -491,7 +491,7 @@ fn device_hours_do_not_depend_on_the_fleet() {
     assert!((one.device_hours / faster.device_hours - 1.25).abs() < 1e-12);
 }
 
-// book/src/ch06.md:3393
+// book/src/ch06.md:3455
 #[test]
 fn impossible_runs_and_fleets_are_errors() {
     let run = NAMED_RUNS[0];
@@ -511,7 +511,7 @@ fn impossible_runs_and_fleets_are_errors() {
     );
 }
 
-// book/src/ch06.md:3560
+// book/src/ch06.md:3622
 #[test]
 fn crf_has_the_right_limits() {
     assert_eq!(capital_recovery_factor(0.0, 4).unwrap(), 0.25);
@@ -534,7 +534,7 @@ fn crf_has_the_right_limits() {
     assert!((present_value - 1.0).abs() < 1e-12);
 }
 
-// book/src/ch06.md:3580
+// book/src/ch06.md:3642
 #[test]
 fn owning_breaks_even_where_the_hourly_costs_cross() {
     let owned = Ownership {
@@ -552,7 +552,7 @@ fn owning_breaks_even_where_the_hourly_costs_cross() {
     assert_eq!(owned.break_even_utilization(1.0).unwrap(), None);
 }
 
-// book/src/ch06.md:3599
+// book/src/ch06.md:3661
 #[test]
 fn impossible_ownership_inputs_are_errors() {
     assert!(capital_recovery_factor(- 0.05, 4).is_err());
