@@ -1054,7 +1054,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             "n = {n:4}: roofline {:.0} GFLOP/s, toy MFU {:.1}%", peak / 1e9, 100.0 * mfu
         );
     }
-    // book/src/ch06.md:3970
+    // book/src/ch06.md:3972
     tangle_runtime::cell(31);
     {
         let faults = FaultModel {
@@ -1080,7 +1080,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         let p_hourly = 1.0 - 2.0 * faults.save.as_secs_f64() * mtbf / 3_600f64.powi(2);
         println!("the optimal interval reaches an hour at p = {p_hourly:.2}");
     };
-    // book/src/ch06.md:4005
+    // book/src/ch06.md:4007
     tangle_runtime::cell(32);
     {
         let rental = H100_CLASS_2026.usd_per_device_hour;
