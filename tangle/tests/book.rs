@@ -161,3 +161,253 @@ fn prose_quotes_computed_numbers_instead_of_typing_them() {
     }
     assert!(found.is_empty(), "{} hand-typed number(s):\n{}", found.len(), found.join("\n"));
 }
+
+/// How close a chapter sentence may come to a seed sentence: the word-level sequence ratio
+/// `2·M / (|a| + |b|)` (difflib's `ratio`, with `M` the words of a longest common subsequence)
+/// of two lower-cased word sequences. At this value or above, a sentence is a paraphrase that
+/// kept the seed's words in the seed's order, even when no twelve of them are consecutive.
+const PARAPHRASE: f64 = 0.75;
+/// Sentences shorter than this are too short to be judged (the same length as the run test).
+const SENTENCE_WORDS: usize = 12;
+
+/// Lower-cased words: runs of letters and digits, as the dozen-word test splits them.
+fn words_of(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
+}
+
+/// The exact word-level ratio `2·M / (|a| + |b|)`, `M` from a shortest edit script (an LCS).
+fn sequence_ratio<T: Eq + std::hash::Hash>(a: &[T], b: &[T]) -> f64 {
+    if a.is_empty() && b.is_empty() {
+        return 1.0;
+    }
+    let matched: usize = similar::capture_diff_slices(similar::Algorithm::RawMyers, a, b)
+        .iter()
+        .map(|op| if let similar::DiffOp::Equal { len, .. } = *op { len } else { 0 })
+        .sum();
+    2.0 * matched as f64 / (a.len() + b.len()) as f64
+}
+
+/// A cheap upper bound on [`sequence_ratio`]: a common subsequence cannot hold more words than
+/// the two sentences share as multisets. Both inputs are sorted word ids.
+fn overlap_bound(a_sorted: &[u32], b_sorted: &[u32]) -> f64 {
+    let (mut i, mut j, mut shared) = (0, 0, 0usize);
+    while i < a_sorted.len() && j < b_sorted.len() {
+        match a_sorted[i].cmp(&b_sorted[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                shared += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    2.0 * shared as f64 / (a_sorted.len() + b_sorted.len()).max(1) as f64
+}
+
+/// Whether two texts are too close: the threshold logic the book test applies to each pair.
+fn is_paraphrase(a: &str, b: &str) -> bool {
+    sequence_ratio(&words_of(a), &words_of(b)) >= PARAPHRASE
+}
+
+/// One sentence of prose and the 1-based line it starts on.
+struct Sentence {
+    line: usize,
+    text: String,
+}
+
+/// Splits prose into sentences, keeping line numbers. Code fences and math are blanked out
+/// first (newlines kept, so lines still count right); blank lines, headings, list items, table
+/// rows, the start of a quote and directives end a sentence, and so does `.`, `?` or `!` before a space,
+/// unless it closes a common abbreviation.
+fn sentences(text: &str) -> Vec<Sentence> {
+    let fenced = regex::Regex::new(r"(?s)```.*?```|\$\$.*?\$\$|\$[^$\n]+\$").unwrap();
+    // An escaped `\$` is a dollar sign, never the start of math.
+    let text = text.replace("\\$", " ");
+    let blanked = fenced.replace_all(&text, |c: &regex::Captures| {
+        let n = c[0].matches('\n').count();
+        if n == 0 { " ".to_string() } else { "\n".repeat(n) }
+    });
+    let starts_block = regex::Regex::new(r"^\s*(#|\||<!--|\{\{#|[-*+]\s|\d+[.)]\s)").unwrap();
+    // A quote's `>` markers are not text; a quote's first line starts a block.
+    let quote = regex::Regex::new(r"^\s*(>\s?)+").unwrap();
+    const ABBREVIATIONS: [&str; 10] = ["e.g.", "i.e.", "al.", "cf.", "vs.", "fig.", "eq.", "no.", "approx.", "etc."];
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut start = 0;
+    let flush = |current: &mut String, start: usize, out: &mut Vec<Sentence>| {
+        let text = current.trim();
+        if !text.is_empty() {
+            out.push(Sentence { line: start, text: text.to_string() });
+        }
+        current.clear();
+    };
+    let mut in_quote = false;
+    for (index, raw) in blanked.lines().enumerate() {
+        let number = index + 1;
+        let quoted = quote.find(raw);
+        let line = quoted.map_or(raw, |m| &raw[m.end()..]);
+        let opens_quote = quoted.is_some() && !in_quote;
+        in_quote = quoted.is_some();
+        if line.trim().is_empty() || opens_quote || starts_block.is_match(line) {
+            flush(&mut current, start, &mut out);
+        }
+        for token in line.split_whitespace() {
+            if current.is_empty() {
+                start = number;
+            } else {
+                current.push(' ');
+            }
+            current.push_str(token);
+            let end = token.trim_end_matches(['"', '\'', ')', ']', '*', '_', '”', '’']);
+            if end.ends_with(['.', '?', '!']) && !ABBREVIATIONS.iter().any(|a| end.to_lowercase().ends_with(a)) {
+                flush(&mut current, start, &mut out);
+            }
+        }
+        if line.trim_start().starts_with(['#', '|']) {
+            flush(&mut current, start, &mut out);
+        }
+    }
+    flush(&mut current, start, &mut out);
+    out
+}
+
+/// Sentences of the seeds that a chapter sentence must stay away from.
+struct SeedSentence {
+    words: Vec<u32>,
+    sorted: Vec<u32>,
+    text: String,
+}
+
+/// No sentence of twelve words or more may be a close paraphrase of a seed sentence: a
+/// word-level ratio of [`PARAPHRASE`] or more fails, listing every such pair. A multiset bound
+/// skips almost every pair before the exact ratio is computed.
+#[test]
+fn prose_paraphrases_no_seed_sentence() {
+    let seeds_dir = root().join("../shared/seeds");
+    let Ok(entries) = std::fs::read_dir(&seeds_dir) else {
+        eprintln!("skipped: no seeds at {}", seeds_dir.display());
+        return;
+    };
+    let mut ids: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+    let mut intern = |words: Vec<String>| -> Vec<u32> {
+        words
+            .into_iter()
+            .map(|w| {
+                let next = ids.len() as u32;
+                *ids.entry(w).or_insert(next)
+            })
+            .collect()
+    };
+    let mut seeds = Vec::new();
+    for entry in entries.flatten() {
+        if entry.file_name() == "README.md" {
+            continue;
+        }
+        for s in sentences(&std::fs::read_to_string(entry.path()).unwrap_or_default()) {
+            let words = intern(words_of(&s.text));
+            if words.is_empty() {
+                continue;
+            }
+            let mut sorted = words.clone();
+            sorted.sort_unstable();
+            seeds.push(SeedSentence { words, sorted, text: s.text });
+        }
+    }
+    assert!(!seeds.is_empty(), "the seeds at {} hold no text", seeds_dir.display());
+
+    let mut close = Vec::new();
+    for chapter in Project::load(&root()).unwrap().book.chapters {
+        let prose = chapter.source.split("\n## References").next().unwrap_or("");
+        for s in sentences(prose) {
+            let words = intern(words_of(&s.text));
+            if words.len() < SENTENCE_WORDS {
+                continue;
+            }
+            let mut sorted = words.clone();
+            sorted.sort_unstable();
+            let mut worst: Option<(f64, &SeedSentence)> = None;
+            for seed in &seeds {
+                let (a, b) = (words.len(), seed.words.len());
+                // Even a full match of the shorter one: 2·min / (a + b) < 3/4.
+                if 8 * a.min(b) < 3 * (a + b) {
+                    continue;
+                }
+                if overlap_bound(&sorted, &seed.sorted) < PARAPHRASE {
+                    continue;
+                }
+                let ratio = sequence_ratio(&words, &seed.words);
+                if ratio >= PARAPHRASE && worst.is_none_or(|(r, _)| ratio > r) {
+                    worst = Some((ratio, seed));
+                }
+            }
+            if let Some((ratio, seed)) = worst {
+                close.push(format!(
+                    "{}:{}: {ratio:.2}: {}\n    seed: {}",
+                    chapter.path.display(),
+                    s.line,
+                    s.text,
+                    seed.text
+                ));
+            }
+        }
+    }
+    assert!(
+        close.is_empty(),
+        "{} sentences paraphrase a seed sentence (ratio >= {PARAPHRASE}; say it in the book's own words):\n{}",
+        close.len(),
+        close.join("\n")
+    );
+}
+
+#[test]
+fn the_paraphrase_threshold_separates_a_reworded_sentence_from_an_unrelated_one() {
+    let seed = "Both totals land on the published sizes from shapes alone, which is our license to trust the rest of the ledger.";
+    let paraphrase = "Both totals land on the published sizes from the shapes alone, which lets us trust the rest of the ledger.";
+    let unrelated = "A pipeline of four stages idles for three of every eleven microbatch slots before the first gradient arrives.";
+    let reordered = "The rest of the ledger can be trusted because the shapes alone reproduce both published totals.";
+    assert!(sequence_ratio(&words_of(seed), &words_of(paraphrase)) >= PARAPHRASE);
+    assert!(is_paraphrase(seed, paraphrase));
+    assert!(!is_paraphrase(seed, unrelated));
+    assert!(!is_paraphrase(seed, reordered), "same facts, own order and words: not a paraphrase");
+    // The bound never undercuts the exact ratio, so skipping on it loses nothing.
+    let mut table = std::collections::HashMap::new();
+    let mut ids = |t: &str| -> Vec<u32> {
+        let mut v: Vec<u32> = words_of(t)
+            .into_iter()
+            .map(|w| {
+                let next = table.len() as u32;
+                *table.entry(w).or_insert(next)
+            })
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    let seed_ids = ids(seed);
+    for other in [paraphrase, unrelated, reordered] {
+        let bound = overlap_bound(&seed_ids, &ids(other));
+        assert!(bound >= sequence_ratio(&words_of(seed), &words_of(other)));
+    }
+    assert!(overlap_bound(&seed_ids, &ids(reordered)) > sequence_ratio(&words_of(seed), &words_of(reordered)));
+    // Identical texts score 1, disjoint ones 0.
+    assert_eq!(sequence_ratio(&words_of(seed), &words_of(seed)), 1.0);
+    assert_eq!(sequence_ratio(&["a", "b"], &["c", "d"]), 0.0);
+}
+
+#[test]
+fn sentences_keep_their_lines_and_skip_code_and_math() {
+    let text = "# Title\n\nFirst sentence, e.g. with an abbreviation. Second one\nruns on.\n\n```rust\nlet x = 1.0;\n```\nThird $x$ here: and more\n$$\na = b.\n$$\n- item one\n> **Note.** A quoted sentence\n> runs on.\n";
+    let got: Vec<(usize, String)> = sentences(text).into_iter().map(|s| (s.line, s.text)).collect();
+    assert_eq!(
+        got,
+        vec![
+            (1, "# Title".to_string()),
+            (3, "First sentence, e.g. with an abbreviation.".to_string()),
+            (3, "Second one runs on.".to_string()),
+            (9, "Third here: and more".to_string()),
+            (13, "- item one".to_string()),
+            (14, "**Note.**".to_string()),
+            (14, "A quoted sentence runs on.".to_string()),
+        ]
+    );
+}
