@@ -266,11 +266,14 @@ impl Rng {
 /// degree-7 polynomial (Cephes' coefficients), and build `2^n` directly in the
 /// exponent bits. Unlike `f32::exp`, which calls into libm one value at a time,
 /// this compiles to SIMD when it sits in a loop. Relative error is about 2e-7.
+/// Below about -87.7, where `e^x` is smaller than the smallest normal `f32`, the
+/// exponent bits come out as zero and so does the result: `fast_exp(-inf)` is
+/// exactly `0.0`, which lets attention mask a score by setting it to minus infinity.
 #[inline(always)]
 pub fn fast_exp(x: f32) -> f32 {
     const LOG2E: f32 = std::f32::consts::LOG2_E;
     const SHIFTER: f32 = 12_582_912.0;
-    let x = x.clamp(-87.0, 88.0);
+    let x = x.clamp(-88.0, 88.0);
     let shifted = x * LOG2E + SHIFTER;
     let n = shifted - SHIFTER;
     let r = x - n * 0.693_359_4 - n * -2.121_944_4e-4;
@@ -286,36 +289,37 @@ pub fn fast_exp(x: f32) -> f32 {
     e_r * two_n
 }
 
-// book/src/ch02.md:355
+// book/src/ch02.md:358
 /// `tanh` through [`fast_exp`]: `tanh u = 1 - 2 / (e^{2u} + 1)`.
 #[inline(always)]
 fn fast_tanh(u: f32) -> f32 {
     1.0 - 2.0 / (fast_exp(2.0 * u) + 1.0)
 }
 
-// book/src/ch02.md:361
+// book/src/ch02.md:364
 const GELU_SCALE: f32 = 0.797_884_6;
 
-// book/src/ch02.md:362
+// book/src/ch02.md:365
 const GELU_CUBIC: f32 = 0.044_715;
 
-// book/src/ch02.md:364
+// book/src/ch02.md:367
 /// GELU in GPT-2's tanh form.
 #[inline(always)]
 pub fn gelu(x: f32) -> f32 {
     0.5 * x * (1.0 + fast_tanh(GELU_SCALE * (x + GELU_CUBIC * x * x * x)))
 }
 
-// book/src/ch02.md:370
-/// Derivative of [`gelu`].
+// book/src/ch02.md:373
+/// [`gelu`] and its derivative at `x`, sharing one `tanh`. The forward pass keeps
+/// the derivative, the only thing the backward pass needs from the pre-activation.
 #[inline(always)]
-fn gelu_grad(x: f32) -> f32 {
+fn gelu_and_slope(x: f32) -> (f32, f32) {
     let t = fast_tanh(GELU_SCALE * (x + GELU_CUBIC * x * x * x));
     let du = GELU_SCALE * (1.0 + 3.0 * GELU_CUBIC * x * x);
-    0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du
+    (0.5 * x * (1.0 + t), 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du)
 }
 
-// book/src/ch02.md:378
+// book/src/ch02.md:382
 /// `y += a * x`. Bias and embedding gradients and the optimizer's sum over workers are
 /// made of it; the compiler turns it into SIMD multiplies and adds.
 #[inline(always)]
@@ -325,88 +329,126 @@ fn axpy(y: &mut [f32], a: f32, x: &[f32]) {
     }
 }
 
-// book/src/ch02.md:387
+// book/src/ch02.md:391
 /// Lane-wise reductions. A plain `iter().sum()` adds one value at a time, in
 /// order, because float addition is not associative and the compiler must keep
 /// the order. Summing into eight independent lanes and adding the lanes at the
 /// end is a different (equally accurate) order that maps onto SIMD registers.
 const LANES: usize = 8;
 
-// book/src/ch02.md:393
+// book/src/ch02.md:397
+/// Folds `term` of the elements of `K` equal-length slices, read in step, in
+/// [`LANES`] lanes: lane `l` takes positions `l, l + LANES, ...`, the lanes are
+/// then folded together, and the positions after the last full chunk one by one.
+/// The slices are cut into fixed-size arrays (`as_chunks`), so the loop body has
+/// no bounds checks and the compiler can keep each lane in one slot of a vector
+/// register. `term` should be a few arithmetic operations: anything heavier (an
+/// exponential) is better written into a buffer by a plain loop first.
 #[inline(always)]
-fn reduce_lanes(
-    n: usize,
-    mut term: impl FnMut(usize) -> f32,
-    mut combine: impl FnMut(f32, f32) -> f32,
+fn fold_lanes<const K: usize>(
+    xs: [&[f32]; K],
     init: f32,
+    term: impl Fn([f32; K]) -> f32,
+    combine: impl Fn(f32, f32) -> f32,
 ) -> f32 {
+    let n = xs[0].len();
+    assert!(xs.iter().all(| x | x.len() == n), "slices of different lengths");
+    let chunks: [&[[f32; LANES]]; K] = xs.map(|x| x.as_chunks::<LANES>().0);
     let mut acc = [init; LANES];
-    let full = n / LANES * LANES;
-    for base in (0..full).step_by(LANES) {
+    for c in 0..n / LANES {
         for (lane, a) in acc.iter_mut().enumerate() {
-            *a = combine(*a, term(base + lane));
+            *a = combine(*a, term(std::array::from_fn(|k| chunks[k][c][lane])));
         }
     }
-    let mut total = acc.into_iter().fold(init, &mut combine);
-    for i in full..n {
-        total = combine(total, term(i));
-    }
-    total
+    let total = acc.into_iter().fold(init, &combine);
+    (n / LANES * LANES..n)
+        .fold(total, |t, i| combine(t, term(std::array::from_fn(|k| xs[k][i]))))
 }
 
-// book/src/ch02.md:409
+// book/src/ch02.md:424
 #[inline(always)]
 fn sum_of(x: &[f32]) -> f32 {
-    reduce_lanes(x.len(), |i| x[i], |a, b| a + b, 0.0)
+    fold_lanes([x], 0.0, |[v]| v, |a, b| a + b)
 }
 
-// book/src/ch02.md:414
+// book/src/ch02.md:429
 #[inline(always)]
 fn dot_of(x: &[f32], y: &[f32]) -> f32 {
-    assert_eq!(x.len(), y.len());
-    reduce_lanes(x.len(), |i| x[i] * y[i], |a, b| a + b, 0.0)
+    fold_lanes([x, y], 0.0, |[a, b]| a * b, |a, b| a + b)
 }
 
-// book/src/ch02.md:420
+// book/src/ch02.md:434
+/// The largest element. `a > b` instead of `f32::max`, whose rule for NaN costs
+/// extra instructions in every lane; scores and logits are never NaN.
 #[inline(always)]
 fn max_of(x: &[f32]) -> f32 {
-    reduce_lanes(x.len(), |i| x[i], f32::max, f32::NEG_INFINITY)
+    fold_lanes([x], f32::NEG_INFINITY, |[v]| v, |a, b| if a > b { a } else { b })
 }
 
-// book/src/ch02.md:425
+// book/src/ch02.md:441
 /// Which compilation of the elementwise and attention kernels runs. The source is
-/// written once; `Avx2` compiles the same code with AVX2 and FMA enabled. It is
-/// picked at run time, so the binary still runs on any x86-64 (or non-x86) CPU.
+/// written once; `Avx2` and `Avx512` compile the same code with wider vector
+/// instructions enabled. The variant is picked at run time, so the binary still
+/// runs on any x86-64 (or non-x86) CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kernels {
     /// Whatever the compilation target guarantees (SSE2 on x86-64).
     Portable,
     /// AVX2 + FMA, 8 floats per instruction.
     Avx2,
+    /// AVX-512F, 16 floats per instruction.
+    Avx512,
 }
 
-// book/src/ch02.md:436
+// book/src/ch02.md:455
 impl Kernels {
+    /// Every variant, narrowest first.
+    pub const ALL: [Kernels; 3] = [Kernels::Portable, Kernels::Avx2, Kernels::Avx512];
     /// The fastest variant this CPU supports.
     pub fn detect() -> Self {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-                return Kernels::Avx2;
-            }
-        }
-        Kernels::Portable
+        *Self::ALL.iter().rev().find(|k| k.supported()).unwrap_or(&Kernels::Portable)
     }
     /// Whether this CPU can run the variant.
     pub fn supported(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        let (avx2, avx512) = (
+            is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"),
+            is_x86_feature_detected!("avx512f"),
+        );
+        #[cfg(not(target_arch = "x86_64"))]
+        let (avx2, avx512) = (false, false);
         match self {
             Kernels::Portable => true,
-            Kernels::Avx2 => Kernels::detect() == Kernels::Avx2,
+            Kernels::Avx2 => avx2,
+            Kernels::Avx512 => avx2 && avx512,
         }
     }
 }
 
-// book/src/ch02.md:467
+// book/src/ch02.md:481
+/// `dispatch_kernels! { fn name(args) -> R = body }` defines `fn name(kernels, args) -> R`,
+/// which runs `body(args)` compiled for `kernels`. Each variant is a wrapper function
+/// with `#[target_feature]`; `body`, and everything it calls, must be
+/// `#[inline(always)]`, so that its code is generated again inside each wrapper,
+/// with that wrapper's instructions.
+macro_rules! dispatch_kernels {
+    (
+        $(#[$doc:meta])* fn $name:ident ($($arg:ident : $ty:ty),* $(,)?) $(-> $ret:ty)? =
+        $body:ident
+    ) => {
+        $(#[$doc])* fn $name (kernels : Kernels, $($arg : $ty),*) $(-> $ret)? {
+        #[cfg(target_arch = "x86_64")] #[target_feature(enable = "avx2,fma")] fn
+        avx2($($arg : $ty),*) $(-> $ret)? { $body ($($arg),*) } #[cfg(target_arch =
+        "x86_64")] #[target_feature(enable = "avx512f,avx2,fma")] fn avx512($($arg :
+        $ty),*) $(-> $ret)? { $body ($($arg),*) } match kernels { Kernels::Portable =>
+        $body ($($arg),*), #[cfg(target_arch = "x86_64")] Kernels::Avx2 => unsafe {
+        avx2($($arg),*) }, #[cfg(target_arch = "x86_64")] Kernels::Avx512 => unsafe {
+        avx512($($arg),*) }, #[cfg(not(target_arch = "x86_64"))] Kernels::Avx2 |
+        Kernels::Avx512 => unreachable!("x86 SIMD is never detected off x86-64"), } }
+    };
+}
+
+// book/src/ch02.md:525
 /// A read-only matrix inside a buffer: element `(r, c)` is
 /// `data[r * row_stride + c * col_stride]`. Strides let one buffer be read as a
 /// transpose, or as one head's columns of a wider matrix, without copying.
@@ -419,7 +461,7 @@ pub struct Mat<'a> {
     col_stride: usize,
 }
 
-// book/src/ch02.md:479
+// book/src/ch02.md:537
 impl<'a> Mat<'a> {
     /// A dense row-major `rows x cols` matrix.
     pub fn new(data: &'a [f32], rows: usize, cols: usize) -> Self {
@@ -463,7 +505,7 @@ impl<'a> Mat<'a> {
     }
 }
 
-// book/src/ch02.md:498
+// book/src/ch02.md:556
 /// A writable row-major matrix inside a buffer, rows `row_stride` apart.
 pub struct MatMut<'a> {
     data: &'a mut [f32],
@@ -472,7 +514,7 @@ pub struct MatMut<'a> {
     row_stride: usize,
 }
 
-// book/src/ch02.md:506
+// book/src/ch02.md:564
 impl<'a> MatMut<'a> {
     pub fn new(data: &'a mut [f32], rows: usize, cols: usize) -> Self {
         assert_eq!(data.len(), rows * cols, "matrix buffer does not match its shape");
@@ -502,7 +544,7 @@ impl<'a> MatMut<'a> {
     }
 }
 
-// book/src/ch02.md:518
+// book/src/ch02.md:576
 /// `out = scale * a b`, or `out += scale * a b` when `accumulate`.
 ///
 /// Panics if the shapes do not fit together. Every call in this chapter passes
@@ -539,7 +581,7 @@ pub fn matmul(out: MatMut, a: Mat, b: Mat, scale: f32, accumulate: bool) {
     }
 }
 
-// book/src/ch02.md:556
+// book/src/ch02.md:614
 /// Sets every row of `out` (`rows x bias.len()`) to `bias`, optionally plus `residual`.
 /// The matmul that follows accumulates onto it, so `x W + b (+ residual)` costs no
 /// separate pass over the output for the bias or the skip connection.
@@ -565,7 +607,7 @@ fn fill_rows(out: &mut [f32], bias: &[f32], residual: Option<&[f32]>) {
     }
 }
 
-// book/src/ch02.md:578
+// book/src/ch02.md:636
 /// A linear layer `out = x W + b (+ residual)`, `W` stored `d_in x d_out`.
 #[inline(always)]
 fn linear(out: &mut [f32], x: &[f32], w: &[f32], b: &[f32], residual: Option<&[f32]>) {
@@ -581,7 +623,7 @@ fn linear(out: &mut [f32], x: &[f32], w: &[f32], b: &[f32], residual: Option<&[f
     );
 }
 
-// book/src/ch02.md:587
+// book/src/ch02.md:645
 /// Backward of [`linear`]: accumulates `dW += x^T dy` and `db += sum_rows dy`,
 /// and writes `dx = dy W^T`.
 #[inline(always)]
@@ -614,10 +656,10 @@ fn linear_backward(
     );
 }
 
-// book/src/ch02.md:609
+// book/src/ch02.md:667
 const LN_EPS: f32 = 1e-5;
 
-// book/src/ch02.md:611
+// book/src/ch02.md:669
 /// What a LayerNorm keeps for its backward pass: its output, and per row the
 /// mean and reciprocal standard deviation (the normalised input is recomputed).
 #[derive(Clone, Debug, Default)]
@@ -627,7 +669,7 @@ struct NormTape {
     rstd: Vec<f32>,
 }
 
-// book/src/ch02.md:620
+// book/src/ch02.md:678
 impl NormTape {
     fn new(rows: usize, width: usize) -> Self {
         NormTape {
@@ -641,29 +683,27 @@ impl NormTape {
     }
 }
 
-// book/src/ch02.md:630
+// book/src/ch02.md:688
 #[inline(always)]
 fn layernorm(x: &[f32], w: &[f32], b: &[f32], tape: &mut NormTape) {
     let width = w.len();
     let rows = x.chunks_exact(width).zip(tape.out.chunks_exact_mut(width));
     for (r, (xr, out)) in rows.enumerate() {
         let mean = sum_of(xr) / width as f32;
-        let var = reduce_lanes(
-            width,
-            |i| (xr[i] - mean) * (xr[i] - mean),
-            |a, b| a + b,
-            0.0,
-        ) / width as f32;
+        for (o, xv) in out.iter_mut().zip(xr) {
+            *o = xv - mean;
+        }
+        let var = dot_of(out, out) / width as f32;
         let rstd = 1.0 / (var + LN_EPS).sqrt();
-        for (((o, xv), wv), bv) in out.iter_mut().zip(xr).zip(w).zip(b) {
-            *o = (xv - mean) * rstd * wv + bv;
+        for ((o, wv), bv) in out.iter_mut().zip(w).zip(b) {
+            *o = *o * rstd * wv + bv;
         }
         tape.mean[r] = mean;
         tape.rstd[r] = rstd;
     }
 }
 
-// book/src/ch02.md:646
+// book/src/ch02.md:708
 /// Adds the LayerNorm's input gradient to `dx` and its parameter gradients to `dw`, `db`.
 #[inline(always)]
 fn layernorm_backward(
@@ -683,11 +723,11 @@ fn layernorm_backward(
     for (r, ((dxr, dor), xr)) in rows.enumerate() {
         let (mean, rstd) = (tape.mean[r], tape.rstd[r]);
         let sum_dn = dot_of(dor, w);
-        let sum_dn_xhat = reduce_lanes(
-            width,
-            |i| dor[i] * w[i] * (xr[i] - mean) * rstd,
-            |a, b| a + b,
+        let sum_dn_xhat = fold_lanes(
+            [dor, w, xr],
             0.0,
+            |[d, w, x]| d * w * (x - mean) * rstd,
+            |a, b| a + b,
         );
         let (mean_dn, mean_dn_xhat) = (
             sum_dn / width as f32,
@@ -702,7 +742,7 @@ fn layernorm_backward(
     }
 }
 
-// book/src/ch02.md:682
+// book/src/ch02.md:744
 /// Sizes that the attention kernels need together.
 #[derive(Clone, Copy, Debug)]
 struct AttnShape {
@@ -712,13 +752,13 @@ struct AttnShape {
     n_heads: usize,
 }
 
-// book/src/ch02.md:691
+// book/src/ch02.md:753
 /// Queries are processed in blocks of this many rows. A block's queries can only
 /// see keys up to the block's last row, so the matmuls skip everything to the
 /// right of it: at 128 tokens that is 10/16 of the full square's work.
 const QUERY_BLOCK: usize = 32;
 
-// book/src/ch02.md:696
+// book/src/ch02.md:758
 impl AttnShape {
     fn head_dim(&self) -> usize {
         self.d_model / self.n_heads
@@ -732,7 +772,7 @@ impl AttnShape {
     }
 }
 
-// book/src/ch02.md:708
+// book/src/ch02.md:770
 /// One head's `q`, `k` or `v` rows for query rows `rows`: a strided view of `qkv`,
 /// whose rows are `[q | k | v]` with the heads side by side within each third.
 fn head_rows(
@@ -746,7 +786,7 @@ fn head_rows(
     Mat::strided(&qkv[rows.0 * 3 * d + part * d + h * hd..], rows.1 - rows.0, hd, 3 * d)
 }
 
-// book/src/ch02.md:715
+// book/src/ch02.md:777
 fn head_rows_mut(
     dqkv: &mut [f32],
     part: usize,
@@ -763,16 +803,16 @@ fn head_rows_mut(
     )
 }
 
-// book/src/ch02.md:720
+// book/src/ch02.md:782
 const Q: usize = 0;
 
-// book/src/ch02.md:721
+// book/src/ch02.md:783
 const K: usize = 1;
 
-// book/src/ch02.md:722
+// book/src/ch02.md:784
 const V: usize = 2;
 
-// book/src/ch02.md:724
+// book/src/ch02.md:786
 /// Causal self-attention with materialised probabilities `att`, laid out
 /// `batch x head x query x key` (zeros above the diagonal). Writes each head's
 /// output into its columns of `y` (`batch*seq x d_model`).
@@ -796,9 +836,7 @@ fn attention_forward(qkv: &[f32], att: &mut [f32], y: &mut [f32], s: AttnShape) 
                 let k = head_rows(qkv_b, K, h, (0, end), s);
                 matmul(scores, q, k.t(), scale, false);
                 for i in start..end {
-                    let (visible, masked) = att_bh[i * t..][..t].split_at_mut(i + 1);
-                    softmax_in_place(visible);
-                    masked.fill(0.0);
+                    causal_softmax_in_place(&mut att_bh[i * t..][..end], i + 1);
                 }
                 let p = Mat::strided(&att_bh[start * t..], end - start, end, t);
                 let v = head_rows(qkv_b, V, h, (0, end), s);
@@ -814,7 +852,7 @@ fn attention_forward(qkv: &[f32], att: &mut [f32], y: &mut [f32], s: AttnShape) 
     }
 }
 
-// book/src/ch02.md:757
+// book/src/ch02.md:817
 /// Backward of [`attention_forward`]: writes the gradient of `qkv` into `dqkv`.
 /// `ds` is a `seq x seq` scratch matrix for one head's score gradients.
 #[inline(always)]
@@ -855,9 +893,11 @@ fn attention_backward(
                     false,
                 );
                 for i in start..end {
-                    let (visible, masked) = ds[i * t..][..end].split_at_mut(i + 1);
-                    softmax_backward_in_place(visible, &att_bh[i * t..][..i + 1], scale);
-                    masked.fill(0.0);
+                    softmax_backward_in_place(
+                        &mut ds[i * t..][..end],
+                        &att_bh[i * t..][..end],
+                        scale,
+                    );
                 }
                 let ds_blk = Mat::strided(&ds[start * t..], rows, end, t);
                 let k = head_rows(qkv_b, K, h, (0, end), s);
@@ -881,7 +921,7 @@ fn attention_backward(
     }
 }
 
-// book/src/ch02.md:795
+// book/src/ch02.md:854
 /// `x <- softmax(x)`.
 #[inline(always)]
 fn softmax_in_place(x: &mut [f32]) {
@@ -891,7 +931,18 @@ fn softmax_in_place(x: &mut [f32]) {
     x.iter_mut().for_each(|v| *v *= inv);
 }
 
-// book/src/ch02.md:804
+// book/src/ch02.md:863
+/// Softmax of one query's scores against a block's keys, of which only the first
+/// `visible` may be seen. The others are set to minus infinity, whose `fast_exp` is
+/// exactly zero, so every pass runs over the whole row in full vectors (no ragged
+/// end of `visible` elements) and the masked probabilities come out as exact zeros.
+#[inline(always)]
+fn causal_softmax_in_place(row: &mut [f32], visible: usize) {
+    row[visible..].fill(f32::NEG_INFINITY);
+    softmax_in_place(row);
+}
+
+// book/src/ch02.md:873
 /// Turns `dp`, the gradient of softmax output `p`, into the gradient of its
 /// input times `scale`: `dS = scale * p * (dp - <p, dp>)`.
 #[inline(always)]
@@ -902,9 +953,13 @@ fn softmax_backward_in_place(dp: &mut [f32], p: &[f32], scale: f32) {
     }
 }
 
-// book/src/ch02.md:820
+// book/src/ch02.md:889
 /// Mean cross-entropy of `logits` (`rows x vocab`) against `targets`. When `dlogits`
 /// is given it receives `(softmax - one_hot) * grad_scale`, the gradient of the loss.
+///
+/// Each row's exponentials are written out by a plain loop and summed afterwards:
+/// an exponential inside a lane-wise sum is too much for the compiler to vectorise.
+/// They go straight into the gradient row when there is one, else into a scratch row.
 #[inline(always)]
 fn cross_entropy(
     logits: &[f32],
@@ -912,26 +967,34 @@ fn cross_entropy(
     dlogits: Option<(&mut [f32], f32)>,
 ) -> f32 {
     let vocab = logits.len() / targets.len();
+    let (mut grad_rows, grad_scale) = match dlogits {
+        Some((d, scale)) => (Some(d.chunks_exact_mut(vocab)), scale),
+        None => (None, 0.0),
+    };
+    let mut scratch = vec![0.0; if grad_rows.is_none() { vocab } else { 0 }];
     let mut total = 0.0f64;
-    let mut dl = dlogits;
-    for (r, row) in logits.chunks_exact(vocab).enumerate() {
-        let target = targets[r] as usize;
+    for (row, &target) in logits.chunks_exact(vocab).zip(targets) {
+        let target = target as usize;
+        let exps = match grad_rows.as_mut() {
+            Some(rows) => rows.next().expect("dlogits has one row per target"),
+            None => scratch.as_mut_slice(),
+        };
         let max = max_of(row);
-        let sum = reduce_lanes(vocab, |i| fast_exp(row[i] - max), |a, b| a + b, 0.0);
+        for (e, &v) in exps.iter_mut().zip(row) {
+            *e = fast_exp(v - max);
+        }
+        let sum = sum_of(exps);
         total += (sum.ln() + max - row[target]) as f64;
-        if let Some((d, grad_scale)) = dl.as_mut() {
-            let d_row = &mut d[r * vocab..][..vocab];
+        if grad_rows.is_some() {
             let inv = 1.0 / sum;
-            for (g, &v) in d_row.iter_mut().zip(row) {
-                *g = fast_exp(v - max) * inv * *grad_scale;
-            }
-            d_row[target] -= *grad_scale;
+            exps.iter_mut().for_each(|g| *g = *g * inv * grad_scale);
+            exps[target] -= grad_scale;
         }
     }
     (total / targets.len() as f64) as f32
 }
 
-// book/src/ch02.md:855
+// book/src/ch02.md:936
 /// A batch of `batch` sequences of `seq` token ids, with the next token as target.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Batch {
@@ -941,7 +1004,7 @@ pub struct Batch {
     pub targets: Vec<u32>,
 }
 
-// book/src/ch02.md:864
+// book/src/ch02.md:945
 impl Batch {
     pub fn new(
         batch: usize,
@@ -981,7 +1044,7 @@ impl Batch {
     }
 }
 
-// book/src/ch02.md:891
+// book/src/ch02.md:972
 /// How much of the forward pass is kept for the backward pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Memory {
@@ -992,7 +1055,7 @@ pub enum Memory {
     CheckpointBlocks,
 }
 
-// book/src/ch02.md:901
+// book/src/ch02.md:982
 /// The intermediates of one block that its backward pass reads.
 #[derive(Clone, Debug)]
 struct BlockTape {
@@ -1005,11 +1068,13 @@ struct BlockTape {
     /// Residual stream between attention and MLP.
     mid: Vec<f32>,
     ln2: NormTape,
-    fc_pre: Vec<f32>,
+    /// GELU's derivative at the MLP's pre-activations: all that the backward pass
+    /// needs of them, so the pre-activations themselves are not kept.
+    gelu_slope: Vec<f32>,
     fc_act: Vec<f32>,
 }
 
-// book/src/ch02.md:917
+// book/src/ch02.md:1000
 impl BlockTape {
     fn new(c: &GptConfig, batch: usize, seq: usize) -> Self {
         let n = batch * seq;
@@ -1020,18 +1085,18 @@ impl BlockTape {
             atty: vec![0.0; n * c.d_model],
             mid: vec![0.0; n * c.d_model],
             ln2: NormTape::new(n, c.d_model),
-            fc_pre: vec![0.0; n * c.d_ff()],
+            gelu_slope: vec![0.0; n * c.d_ff()],
             fc_act: vec![0.0; n * c.d_ff()],
         }
     }
     fn bytes(&self) -> usize {
         let floats = self.qkv.len() + self.att.len() + self.atty.len() + self.mid.len();
         self.ln1.bytes() + self.ln2.bytes()
-            + 4 * (floats + self.fc_pre.len() + self.fc_act.len())
+            + 4 * (floats + self.gelu_slope.len() + self.fc_act.len())
     }
 }
 
-// book/src/ch02.md:938
+// book/src/ch02.md:1021
 /// Everything a forward pass leaves behind for its backward pass.
 #[derive(Clone, Debug)]
 pub struct Tape {
@@ -1046,7 +1111,7 @@ pub struct Tape {
     loss: f32,
 }
 
-// book/src/ch02.md:952
+// book/src/ch02.md:1035
 impl Tape {
     fn new(c: &GptConfig, batch: &Batch, memory: Memory) -> Self {
         let (b, t) = (batch.batch, batch.seq);
@@ -1082,7 +1147,7 @@ impl Tape {
     }
 }
 
-// book/src/ch02.md:988
+// book/src/ch02.md:1071
 /// A decoder-only Transformer: token and position embeddings, `n_layers` pre-LayerNorm
 /// blocks (causal self-attention, then a GELU MLP, each around a residual
 /// connection), a final LayerNorm and an untied linear head to the vocabulary.
@@ -1094,7 +1159,7 @@ pub struct TinyGpt {
     kernels: Kernels,
 }
 
-// book/src/ch02.md:999
+// book/src/ch02.md:1082
 impl TinyGpt {
     /// GPT-2's initialisation: weights `N(0, 0.02)`, the two projections that write
     /// into the residual stream scaled down by `sqrt(2 n_layers)` so the stream's
@@ -1214,35 +1279,22 @@ impl TinyGpt {
             grads.flat.len(), self.params.len(),
             "gradients belong to another model shape"
         );
-        match self.kernels {
-            Kernels::Portable => backward_impl(self, tape, grads),
-            #[cfg(target_arch = "x86_64")]
-            Kernels::Avx2 => unsafe { backward_avx2(self, tape, grads) }
-            #[cfg(not(target_arch = "x86_64"))]
-            Kernels::Avx2 => unreachable!("AVX2 is never detected off x86-64"),
-        }
+        backward_with(self.kernels, self, tape, grads);
     }
     fn run_forward(&self, tape: &mut Tape) {
-        match self.kernels {
-            Kernels::Portable => forward_impl(self, tape),
-            #[cfg(target_arch = "x86_64")]
-            Kernels::Avx2 => unsafe { forward_avx2(self, tape) }
-            #[cfg(not(target_arch = "x86_64"))]
-            Kernels::Avx2 => unreachable!("AVX2 is never detected off x86-64"),
-        }
+        forward_with(self.kernels, self, tape);
     }
 }
 
-// book/src/ch02.md:1133
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn forward_avx2(model: &TinyGpt, tape: &mut Tape) {
-    forward_impl(model, tape)
+// book/src/ch02.md:1202
+dispatch_kernels! {
+    #[doc = " The forward pass, compiled for each kernel variant."] fn forward_with(model
+    : & TinyGpt, tape : & mut Tape) = forward_impl
 }
 
-// book/src/ch02.md:1139
-/// The forward pass proper. `#[inline(always)]` all the way down lets the AVX2
-/// wrapper above compile the whole pass with wider vectors.
+// book/src/ch02.md:1207
+/// The forward pass proper. `#[inline(always)]` all the way down lets the SIMD
+/// wrappers of `forward_with` compile the whole pass with wider vectors.
 #[inline(always)]
 fn forward_impl(model: &TinyGpt, tape: &mut Tape) {
     let c = &model.config;
@@ -1295,7 +1347,7 @@ fn forward_impl(model: &TinyGpt, tape: &mut Tape) {
     tape.loss = cross_entropy(&tape.logits, &tape.batch.targets, None);
 }
 
-// book/src/ch02.md:1174
+// book/src/ch02.md:1242
 /// One pre-LayerNorm block: `mid = x + attn(ln1(x))`, `out = mid + mlp(ln2(mid))`.
 #[inline(always)]
 fn block_forward(
@@ -1310,14 +1362,14 @@ fn block_forward(
     attention_forward(&bt.qkv, &mut bt.att, &mut bt.atty, s);
     linear(&mut bt.mid, &bt.atty, p.proj_w, p.proj_b, Some(x));
     layernorm(&bt.mid, p.ln2_w, p.ln2_b, &mut bt.ln2);
-    linear(&mut bt.fc_pre, &bt.ln2.out, p.fc_w, p.fc_b, None);
-    for (a, &z) in bt.fc_act.iter_mut().zip(&bt.fc_pre) {
-        *a = gelu(z);
+    linear(&mut bt.fc_act, &bt.ln2.out, p.fc_w, p.fc_b, None);
+    for (a, slope) in bt.fc_act.iter_mut().zip(&mut bt.gelu_slope) {
+        (*a, *slope) = gelu_and_slope(*a);
     }
     linear(out, &bt.fc_act, p.fc2_w, p.fc2_b, Some(&bt.mid));
 }
 
-// book/src/ch02.md:1196
+// book/src/ch02.md:1266
 /// Parameter gradients in the flat layout of [`TinyGpt::flat_params`], plus the
 /// activation-gradient buffers the backward pass reuses from step to step.
 #[derive(Clone, Debug)]
@@ -1326,7 +1378,7 @@ pub struct Gradients {
     work: Option<BackwardWork>,
 }
 
-// book/src/ch02.md:1204
+// book/src/ch02.md:1274
 impl Gradients {
     pub fn new(model: &TinyGpt) -> Self {
         Gradients {
@@ -1339,7 +1391,7 @@ impl Gradients {
     }
 }
 
-// book/src/ch02.md:1214
+// book/src/ch02.md:1284
 /// Gradient buffers for activations, sized for one batch shape.
 #[derive(Clone, Debug)]
 struct BackwardWork {
@@ -1356,7 +1408,7 @@ struct BackwardWork {
     recompute: Option<BlockTape>,
 }
 
-// book/src/ch02.md:1230
+// book/src/ch02.md:1300
 impl BackwardWork {
     fn new(c: &GptConfig, batch: usize, seq: usize) -> Self {
         let n = batch * seq;
@@ -1374,14 +1426,14 @@ impl BackwardWork {
     }
 }
 
-// book/src/ch02.md:1247
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn backward_avx2(model: &TinyGpt, tape: &Tape, grads: &mut Gradients) {
-    backward_impl(model, tape, grads)
+// book/src/ch02.md:1317
+dispatch_kernels! {
+    #[doc = " The backward pass, compiled for each kernel variant."] fn
+    backward_with(model : & TinyGpt, tape : & Tape, grads : & mut Gradients) =
+    backward_impl
 }
 
-// book/src/ch02.md:1253
+// book/src/ch02.md:1322
 #[inline(always)]
 fn backward_impl(model: &TinyGpt, tape: &Tape, grads: &mut Gradients) {
     let c = &model.config;
@@ -1446,7 +1498,7 @@ fn backward_impl(model: &TinyGpt, tape: &Tape, grads: &mut Gradients) {
     grads.work = Some(work);
 }
 
-// book/src/ch02.md:1303
+// book/src/ch02.md:1372
 /// Backward of [`block_forward`]. On entry `work.dresid` is the gradient of the
 /// block's output; on return it is the gradient of the block's input.
 #[inline(always)]
@@ -1459,8 +1511,8 @@ fn block_backward(
     s: AttnShape,
 ) {
     linear_backward(&mut work.dfc, g.fc2_w, g.fc2_b, &work.dresid, &bt.fc_act, p.fc2_w);
-    for (dz, &z) in work.dfc.iter_mut().zip(&bt.fc_pre) {
-        *dz *= gelu_grad(z);
+    for (dz, &slope) in work.dfc.iter_mut().zip(&bt.gelu_slope) {
+        *dz *= slope;
     }
     linear_backward(&mut work.dnorm, g.fc_w, g.fc_b, &work.dfc, &bt.ln2.out, p.fc_w);
     layernorm_backward(
@@ -1493,7 +1545,7 @@ fn block_backward(
     );
 }
 
-// book/src/ch02.md:1336
+// book/src/ch02.md:1405
 /// AdamW (Loshchilov and Hutter): Adam's per-parameter step sizes, with weight
 /// decay applied to the weights directly instead of through the gradient.
 #[derive(Clone, Debug)]
@@ -1506,66 +1558,154 @@ pub struct AdamW {
     m: Vec<f32>,
     v: Vec<f32>,
     t: i32,
+    kernels: Kernels,
 }
 
-// book/src/ch02.md:1350
+// book/src/ch02.md:1420
+/// The numbers one update applies to every parameter alike.
+#[derive(Clone, Copy, Debug)]
+struct AdamStep {
+    lr: f32,
+    beta1: f32,
+    beta2: f32,
+    eps: f32,
+    weight_decay: f32,
+    /// `1 - beta^t`, which undoes the moments' bias towards their zero start.
+    bias1: f32,
+    bias2: f32,
+}
+
+// book/src/ch02.md:1433
 impl AdamW {
     /// PyTorch's defaults apart from the learning rate.
     pub fn new(num_params: usize, lr: f32) -> Self {
+        let (m, v) = (vec![0.0; num_params], vec![0.0; num_params]);
         AdamW {
             lr,
             beta1: 0.9,
             beta2: 0.999,
             eps: 1e-8,
             weight_decay: 0.01,
-            m: vec![0.0; num_params],
-            v: vec![0.0; num_params],
+            m,
+            v,
             t: 0,
+            kernels: Kernels::detect(),
         }
+    }
+    /// Chooses the kernel variant of the update; fails if this CPU cannot run it.
+    pub fn set_kernels(&mut self, kernels: Kernels) -> Result<(), GptError> {
+        if !kernels.supported() {
+            return Err(GptError::UnsupportedKernels(kernels));
+        }
+        self.kernels = kernels;
+        Ok(())
     }
     /// One update. The gradient is the weighted sum of `parts`: data-parallel
     /// workers each hand in the gradient of their own share of the batch, weighted
     /// by that share, and the sum happens here, in the same pass as the update.
     pub fn step(&mut self, params: &mut [f32], parts: &[(&[f32], f32)]) {
+        self.step_parallel(params, parts, 1);
+    }
+    /// [`AdamW::step`] with the parameters cut into `threads` contiguous ranges,
+    /// updated at the same time. Every parameter's update depends on that
+    /// parameter alone, so the result is the same for any number of threads.
+    pub fn step_parallel(
+        &mut self,
+        params: &mut [f32],
+        parts: &[(&[f32], f32)],
+        threads: usize,
+    ) {
         assert!(
             parts.iter().all(| (g, _) | g.len() == params.len()),
             "gradient and parameter sizes differ"
         );
         self.t += 1;
-        let (b1, b2) = (self.beta1, self.beta2);
-        let bias1 = 1.0 - b1.powi(self.t);
-        let bias2 = 1.0 - b2.powi(self.t);
-        const CHUNK: usize = 1024;
-        let mut grad = [0.0f32; CHUNK];
-        for start in (0..params.len()).step_by(CHUNK) {
-            let end = (start + CHUNK).min(params.len());
-            let g = &mut grad[..end - start];
-            g.fill(0.0);
-            for (part, weight) in parts {
-                axpy(g, *weight, &part[start..end]);
+        let step = AdamStep {
+            lr: self.lr,
+            beta1: self.beta1,
+            beta2: self.beta2,
+            eps: self.eps,
+            weight_decay: self.weight_decay,
+            bias1: 1.0 - self.beta1.powi(self.t),
+            bias2: 1.0 - self.beta2.powi(self.t),
+        };
+        let kernels = self.kernels;
+        let range = params.len().div_ceil(threads.max(1)).max(1);
+        let ranges = params
+            .chunks_mut(range)
+            .zip(self.m.chunks_mut(range))
+            .zip(self.v.chunks_mut(range));
+        let mut updates = ranges
+            .enumerate()
+            .map(|(i, ((p, m), v))| {
+                let start = i * range;
+                let parts: Vec<(&[f32], f32)> = parts
+                    .iter()
+                    .map(|&(g, w)| (&g[start..start + p.len()], w))
+                    .collect();
+                move || adamw_update_with(kernels, step, p, m, v, &parts)
+            });
+        std::thread::scope(|scope| {
+            let first = updates.next();
+            updates
+                .for_each(|update| {
+                    scope.spawn(update);
+                });
+            if let Some(mut update) = first {
+                update();
             }
-            let chunk = params[start..end]
-                .iter_mut()
-                .zip(&mut self.m[start..end])
-                .zip(&mut self.v[start..end]);
-            for (((p, m), v), &g) in chunk.zip(g.iter()) {
-                *m = b1 * *m + (1.0 - b1) * g;
-                *v = b2 * *v + (1.0 - b2) * g * g;
-                let update = (*m / bias1) / ((*v / bias2).sqrt() + self.eps);
-                *p -= self.lr * (update + self.weight_decay * *p);
-            }
+        });
+    }
+}
+
+// book/src/ch02.md:1492
+dispatch_kernels! {
+    #[doc = " [`adamw_update`], compiled for each kernel variant."] fn
+    adamw_update_with(step : AdamStep, params : & mut [f32], m : & mut [f32], v : & mut
+    [f32], parts : & [(& [f32], f32)]) = adamw_update
+}
+
+// book/src/ch02.md:1497
+/// Updates `params` and their moments `m`, `v` with the gradient `sum w * g` over `parts`.
+#[inline(always)]
+fn adamw_update(
+    step: AdamStep,
+    params: &mut [f32],
+    m: &mut [f32],
+    v: &mut [f32],
+    parts: &[(&[f32], f32)],
+) {
+    let AdamStep { lr, beta1: b1, beta2: b2, eps, weight_decay, bias1, bias2 } = step;
+    const CHUNK: usize = 1024;
+    let mut grad = [0.0f32; CHUNK];
+    for start in (0..params.len()).step_by(CHUNK) {
+        let end = (start + CHUNK).min(params.len());
+        let g = &mut grad[..end - start];
+        g.fill(0.0);
+        for (part, weight) in parts {
+            axpy(g, *weight, &part[start..end]);
+        }
+        let chunk = params[start..end]
+            .iter_mut()
+            .zip(&mut m[start..end])
+            .zip(&mut v[start..end]);
+        for (((p, m), v), &g) in chunk.zip(g.iter()) {
+            *m = b1 * *m + (1.0 - b1) * g;
+            *v = b2 * *v + (1.0 - b2) * g * g;
+            let update = (*m / bias1) / ((*v / bias2).sqrt() + eps);
+            *p -= lr * (update + weight_decay * *p);
         }
     }
 }
 
-// book/src/ch02.md:1399
+// book/src/ch02.md:1534
 /// One data-parallel worker: its own tape and gradients, reused every step.
 struct Worker {
     tape: Option<Tape>,
     grads: Gradients,
 }
 
-// book/src/ch02.md:1405
+// book/src/ch02.md:1540
 /// Trains a [`TinyGpt`] with one worker thread per core. Each worker runs forward
 /// and backward on its slice of the batch, single-threaded and start to finish,
 /// and the optimizer sums their gradients. That is data parallelism, the first
@@ -1577,7 +1717,7 @@ pub struct Trainer {
     workers: Vec<Worker>,
 }
 
-// book/src/ch02.md:1416
+// book/src/ch02.md:1551
 impl Trainer {
     /// `threads` workers (at least one).
     pub fn new(model: TinyGpt, lr: f32, threads: usize, memory: Memory) -> Self {
@@ -1606,32 +1746,25 @@ impl Trainer {
         let model = &self.model;
         let memory = self.memory;
         let results: Vec<Result<f32, GptError>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = self
+            let mut shares_of_batch = self
                 .workers[..shares]
                 .iter_mut()
                 .enumerate()
                 .map(|(w, worker)| {
-                    let rows = w * batch.batch / shares..(w + 1) * batch.batch / shares;
-                    let part = batch.rows(rows);
-                    scope
-                        .spawn(move || -> Result<f32, GptError> {
-                            let tape = match worker.tape.as_mut() {
-                                Some(tape) => {
-                                    model.forward_into(&part, tape)?;
-                                    tape
-                                }
-                                None => worker.tape.insert(model.forward(&part, memory)?),
-                            };
-                            worker.grads.zero();
-                            model.backward(tape, &mut worker.grads);
-                            Ok(tape.loss())
-                        })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("worker thread panicked"))
-                .collect()
+                    let part = batch
+                        .rows(w * batch.batch / shares..(w + 1) * batch.batch / shares);
+                    move || worker.forward_backward(model, &part, memory)
+                });
+            let mut first = shares_of_batch
+                .next()
+                .expect("a batch has at least one sequence");
+            let others: Vec<_> = shares_of_batch.map(|work| scope.spawn(work)).collect();
+            let mut results = vec![first()];
+            results
+                .extend(
+                    others.into_iter().map(|h| h.join().expect("worker thread panicked")),
+                );
+            results
         });
         let mut loss = 0.0;
         let mut parts = Vec::with_capacity(shares);
@@ -1641,19 +1774,43 @@ impl Trainer {
             loss += weight * result?;
             parts.push((worker.grads.flat.as_slice(), weight));
         }
-        self.optimizer.step(self.model.flat_params_mut(), &parts);
+        self.optimizer
+            .step_parallel(self.model.flat_params_mut(), &parts, self.workers.len());
         Ok(loss)
     }
 }
 
-// book/src/ch02.md:1479
+// book/src/ch02.md:1594
+impl Worker {
+    /// Forward and backward on this worker's share of the batch, into its own
+    /// tape and gradients; returns the share's loss.
+    fn forward_backward(
+        &mut self,
+        model: &TinyGpt,
+        part: &Batch,
+        memory: Memory,
+    ) -> Result<f32, GptError> {
+        let tape = match self.tape.as_mut() {
+            Some(tape) => {
+                model.forward_into(part, tape)?;
+                tape
+            }
+            None => self.tape.insert(model.forward(part, memory)?),
+        };
+        self.grads.zero();
+        model.backward(tape, &mut self.grads);
+        Ok(tape.loss())
+    }
+}
+
+// book/src/ch02.md:1620
 /// A byte-level corpus: every byte is a token, so `vocab_size` is 256.
 #[derive(Clone, Debug)]
 pub struct Corpus {
     tokens: Vec<u32>,
 }
 
-// book/src/ch02.md:1485
+// book/src/ch02.md:1626
 impl Corpus {
     pub fn from_bytes(bytes: &[u8]) -> Self {
         Corpus {
@@ -1690,7 +1847,7 @@ impl Corpus {
     }
 }
 
-// book/src/ch02.md:1566
+// book/src/ch02.md:1707
 /// Forward-pass FLOPs per token, by component (a multiply-add counts as two).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FlopsPerToken {
@@ -1709,7 +1866,7 @@ pub struct FlopsPerToken {
     pub total: u64,
 }
 
-// book/src/ch02.md:1584
+// book/src/ch02.md:1725
 /// Matmul FLOPs of one token's forward pass at context length `seq_len`. Norms,
 /// softmax and GELU are left out (a few per cent at this size); attention is
 /// counted over the full context, the usual convention for materialised scores.
@@ -1751,7 +1908,7 @@ pub fn flops_per_token(
     })
 }
 
-// book/src/ch02.md:1652
+// book/src/ch02.md:1793
 /// The configuration Chapter 6 measures and the benchmark against PyTorch uses.
 pub const MEASUREMENT_CONFIG: GptConfig = GptConfig {
     vocab_size: 256,
@@ -1762,7 +1919,7 @@ pub const MEASUREMENT_CONFIG: GptConfig = GptConfig {
     mlp_ratio: 4,
 };
 
-// book/src/ch02.md:1656
+// book/src/ch02.md:1797
 /// Training throughput in tokens per second: `steps` AdamW steps on random
 /// `8 x 128` batches of [`MEASUREMENT_CONFIG`], using every core, after three
 /// warm-up steps.
