@@ -261,7 +261,7 @@ impl Rng {
     }
 }
 
-// book/src/ch02.md:330
+// book/src/ch02.md:325
 /// `e^x` from arithmetic alone: split `x = n ln 2 + r`, approximate `e^r` with a
 /// degree-7 polynomial (Cephes' coefficients), and build `2^n` directly in the
 /// exponent bits. Unlike `f32::exp`, which calls into libm one value at a time,
@@ -289,27 +289,27 @@ pub fn fast_exp(x: f32) -> f32 {
     e_r * two_n
 }
 
-// book/src/ch02.md:358
+// book/src/ch02.md:353
 /// `tanh` through [`fast_exp`]: `tanh u = 1 - 2 / (e^{2u} + 1)`.
 #[inline(always)]
 fn fast_tanh(u: f32) -> f32 {
     1.0 - 2.0 / (fast_exp(2.0 * u) + 1.0)
 }
 
-// book/src/ch02.md:364
+// book/src/ch02.md:359
 const GELU_SCALE: f32 = 0.797_884_6;
 
-// book/src/ch02.md:365
+// book/src/ch02.md:360
 const GELU_CUBIC: f32 = 0.044_715;
 
-// book/src/ch02.md:367
+// book/src/ch02.md:362
 /// GELU in GPT-2's tanh form.
 #[inline(always)]
 pub fn gelu(x: f32) -> f32 {
     0.5 * x * (1.0 + fast_tanh(GELU_SCALE * (x + GELU_CUBIC * x * x * x)))
 }
 
-// book/src/ch02.md:373
+// book/src/ch02.md:368
 /// [`gelu`] and its derivative at `x`, sharing one `tanh`. The forward pass keeps
 /// the derivative, the only thing the backward pass needs from the pre-activation.
 #[inline(always)]
@@ -319,7 +319,7 @@ fn gelu_and_slope(x: f32) -> (f32, f32) {
     (0.5 * x * (1.0 + t), 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du)
 }
 
-// book/src/ch02.md:382
+// book/src/ch02.md:377
 /// `y += a * x`. Bias and embedding gradients and the optimizer's sum over workers are
 /// made of it; the compiler turns it into SIMD multiplies and adds.
 #[inline(always)]
@@ -329,14 +329,14 @@ fn axpy(y: &mut [f32], a: f32, x: &[f32]) {
     }
 }
 
-// book/src/ch02.md:391
+// book/src/ch02.md:405
 /// Lane-wise reductions. A plain `iter().sum()` adds one value at a time, in
 /// order, because float addition is not associative and the compiler must keep
 /// the order. Summing into eight independent lanes and adding the lanes at the
 /// end is a different (equally accurate) order that maps onto SIMD registers.
 const LANES: usize = 8;
 
-// book/src/ch02.md:397
+// book/src/ch02.md:411
 /// Folds `term` of the elements of `K` equal-length slices, read in step, in
 /// [`LANES`] lanes: lane `l` takes positions `l, l + LANES, ...`, the lanes are
 /// then folded together, and the positions after the last full chunk one by one.
@@ -365,19 +365,19 @@ fn fold_lanes<const K: usize>(
         .fold(total, |t, i| combine(t, term(std::array::from_fn(|k| xs[k][i]))))
 }
 
-// book/src/ch02.md:424
+// book/src/ch02.md:438
 #[inline(always)]
 fn sum_of(x: &[f32]) -> f32 {
     fold_lanes([x], 0.0, |[v]| v, |a, b| a + b)
 }
 
-// book/src/ch02.md:429
+// book/src/ch02.md:443
 #[inline(always)]
 fn dot_of(x: &[f32], y: &[f32]) -> f32 {
     fold_lanes([x, y], 0.0, |[a, b]| a * b, |a, b| a + b)
 }
 
-// book/src/ch02.md:434
+// book/src/ch02.md:448
 /// The largest element. `a > b` instead of `f32::max`, whose rule for NaN costs
 /// extra instructions in every lane; scores and logits are never NaN.
 #[inline(always)]
@@ -385,7 +385,7 @@ fn max_of(x: &[f32]) -> f32 {
     fold_lanes([x], f32::NEG_INFINITY, |[v]| v, |a, b| if a > b { a } else { b })
 }
 
-// book/src/ch02.md:441
+// book/src/ch02.md:468
 /// Which compilation of the elementwise and attention kernels runs. The source is
 /// written once; `Avx2` and `Avx512` compile the same code with wider vector
 /// instructions enabled. The variant is picked at run time, so the binary still
@@ -400,7 +400,7 @@ pub enum Kernels {
     Avx512,
 }
 
-// book/src/ch02.md:455
+// book/src/ch02.md:482
 impl Kernels {
     /// Every variant, narrowest first.
     pub const ALL: [Kernels; 3] = [Kernels::Portable, Kernels::Avx2, Kernels::Avx512];
@@ -425,7 +425,7 @@ impl Kernels {
     }
 }
 
-// book/src/ch02.md:481
+// book/src/ch02.md:508
 /// `dispatch_kernels! { fn name(args) -> R = body }` defines `fn name(kernels, args) -> R`,
 /// which runs `body(args)` compiled for `kernels`. Each variant is a wrapper function
 /// with `#[target_feature]`; `body`, and everything it calls, must be
@@ -448,7 +448,7 @@ macro_rules! dispatch_kernels {
     };
 }
 
-// book/src/ch02.md:525
+// book/src/ch02.md:552
 /// A read-only matrix inside a buffer: element `(r, c)` is
 /// `data[r * row_stride + c * col_stride]`. Strides let one buffer be read as a
 /// transpose, or as one head's columns of a wider matrix, without copying.
@@ -461,7 +461,7 @@ pub struct Mat<'a> {
     col_stride: usize,
 }
 
-// book/src/ch02.md:537
+// book/src/ch02.md:564
 impl<'a> Mat<'a> {
     /// A dense row-major `rows x cols` matrix.
     pub fn new(data: &'a [f32], rows: usize, cols: usize) -> Self {
@@ -505,7 +505,7 @@ impl<'a> Mat<'a> {
     }
 }
 
-// book/src/ch02.md:556
+// book/src/ch02.md:583
 /// A writable row-major matrix inside a buffer, rows `row_stride` apart.
 pub struct MatMut<'a> {
     data: &'a mut [f32],
@@ -514,7 +514,7 @@ pub struct MatMut<'a> {
     row_stride: usize,
 }
 
-// book/src/ch02.md:564
+// book/src/ch02.md:591
 impl<'a> MatMut<'a> {
     pub fn new(data: &'a mut [f32], rows: usize, cols: usize) -> Self {
         assert_eq!(data.len(), rows * cols, "matrix buffer does not match its shape");
@@ -544,7 +544,7 @@ impl<'a> MatMut<'a> {
     }
 }
 
-// book/src/ch02.md:576
+// book/src/ch02.md:603
 /// `out = scale * a b`, or `out += scale * a b` when `accumulate`.
 ///
 /// Panics if the shapes do not fit together. Every call in this chapter passes
@@ -581,7 +581,7 @@ pub fn matmul(out: MatMut, a: Mat, b: Mat, scale: f32, accumulate: bool) {
     }
 }
 
-// book/src/ch02.md:614
+// book/src/ch02.md:641
 /// Sets every row of `out` (`rows x bias.len()`) to `bias`, optionally plus `residual`.
 /// The matmul that follows accumulates onto it, so `x W + b (+ residual)` costs no
 /// separate pass over the output for the bias or the skip connection.
@@ -607,7 +607,7 @@ fn fill_rows(out: &mut [f32], bias: &[f32], residual: Option<&[f32]>) {
     }
 }
 
-// book/src/ch02.md:636
+// book/src/ch02.md:663
 /// A linear layer `out = x W + b (+ residual)`, `W` stored `d_in x d_out`.
 #[inline(always)]
 fn linear(out: &mut [f32], x: &[f32], w: &[f32], b: &[f32], residual: Option<&[f32]>) {
@@ -623,7 +623,7 @@ fn linear(out: &mut [f32], x: &[f32], w: &[f32], b: &[f32], residual: Option<&[f
     );
 }
 
-// book/src/ch02.md:645
+// book/src/ch02.md:672
 /// Backward of [`linear`]: accumulates `dW += x^T dy` and `db += sum_rows dy`,
 /// and writes `dx = dy W^T`.
 #[inline(always)]
@@ -656,10 +656,10 @@ fn linear_backward(
     );
 }
 
-// book/src/ch02.md:667
+// book/src/ch02.md:694
 const LN_EPS: f32 = 1e-5;
 
-// book/src/ch02.md:669
+// book/src/ch02.md:696
 /// What a LayerNorm keeps for its backward pass: its output, and per row the
 /// mean and reciprocal standard deviation (the normalised input is recomputed).
 #[derive(Clone, Debug, Default)]
@@ -669,7 +669,7 @@ struct NormTape {
     rstd: Vec<f32>,
 }
 
-// book/src/ch02.md:678
+// book/src/ch02.md:705
 impl NormTape {
     fn new(rows: usize, width: usize) -> Self {
         NormTape {
@@ -683,7 +683,7 @@ impl NormTape {
     }
 }
 
-// book/src/ch02.md:688
+// book/src/ch02.md:715
 #[inline(always)]
 fn layernorm(x: &[f32], w: &[f32], b: &[f32], tape: &mut NormTape) {
     let width = w.len();
@@ -703,7 +703,7 @@ fn layernorm(x: &[f32], w: &[f32], b: &[f32], tape: &mut NormTape) {
     }
 }
 
-// book/src/ch02.md:708
+// book/src/ch02.md:735
 /// Adds the LayerNorm's input gradient to `dx` and its parameter gradients to `dw`, `db`.
 #[inline(always)]
 fn layernorm_backward(
@@ -742,7 +742,7 @@ fn layernorm_backward(
     }
 }
 
-// book/src/ch02.md:744
+// book/src/ch02.md:779
 /// Sizes that the attention kernels need together.
 #[derive(Clone, Copy, Debug)]
 struct AttnShape {
@@ -752,13 +752,13 @@ struct AttnShape {
     n_heads: usize,
 }
 
-// book/src/ch02.md:753
+// book/src/ch02.md:788
 /// Queries are processed in blocks of this many rows. A block's queries can only
 /// see keys up to the block's last row, so the matmuls skip everything to the
 /// right of it: at 128 tokens that is 10/16 of the full square's work.
 const QUERY_BLOCK: usize = 32;
 
-// book/src/ch02.md:758
+// book/src/ch02.md:793
 impl AttnShape {
     fn head_dim(&self) -> usize {
         self.d_model / self.n_heads
@@ -772,7 +772,7 @@ impl AttnShape {
     }
 }
 
-// book/src/ch02.md:770
+// book/src/ch02.md:805
 /// One head's `q`, `k` or `v` rows for query rows `rows`: a strided view of `qkv`,
 /// whose rows are `[q | k | v]` with the heads side by side within each third.
 fn head_rows(
@@ -786,7 +786,7 @@ fn head_rows(
     Mat::strided(&qkv[rows.0 * 3 * d + part * d + h * hd..], rows.1 - rows.0, hd, 3 * d)
 }
 
-// book/src/ch02.md:777
+// book/src/ch02.md:812
 fn head_rows_mut(
     dqkv: &mut [f32],
     part: usize,
@@ -803,16 +803,16 @@ fn head_rows_mut(
     )
 }
 
-// book/src/ch02.md:782
+// book/src/ch02.md:817
 const Q: usize = 0;
 
-// book/src/ch02.md:783
+// book/src/ch02.md:818
 const K: usize = 1;
 
-// book/src/ch02.md:784
+// book/src/ch02.md:819
 const V: usize = 2;
 
-// book/src/ch02.md:786
+// book/src/ch02.md:821
 /// Causal self-attention with materialised probabilities `att`, laid out
 /// `batch x head x query x key` (zeros above the diagonal). Writes each head's
 /// output into its columns of `y` (`batch*seq x d_model`).
@@ -852,7 +852,7 @@ fn attention_forward(qkv: &[f32], att: &mut [f32], y: &mut [f32], s: AttnShape) 
     }
 }
 
-// book/src/ch02.md:817
+// book/src/ch02.md:852
 /// Backward of [`attention_forward`]: writes the gradient of `qkv` into `dqkv`.
 /// `ds` is a `seq x seq` scratch matrix for one head's score gradients.
 #[inline(always)]
@@ -921,7 +921,7 @@ fn attention_backward(
     }
 }
 
-// book/src/ch02.md:854
+// book/src/ch02.md:889
 /// `x <- softmax(x)`.
 #[inline(always)]
 fn softmax_in_place(x: &mut [f32]) {
@@ -931,7 +931,7 @@ fn softmax_in_place(x: &mut [f32]) {
     x.iter_mut().for_each(|v| *v *= inv);
 }
 
-// book/src/ch02.md:863
+// book/src/ch02.md:898
 /// Softmax of one query's scores against a block's keys, of which only the first
 /// `visible` may be seen. The others are set to minus infinity, whose `fast_exp` is
 /// exactly zero, so every pass runs over the whole row in full vectors (no ragged
@@ -942,7 +942,7 @@ fn causal_softmax_in_place(row: &mut [f32], visible: usize) {
     softmax_in_place(row);
 }
 
-// book/src/ch02.md:873
+// book/src/ch02.md:908
 /// Turns `dp`, the gradient of softmax output `p`, into the gradient of its
 /// input times `scale`: `dS = scale * p * (dp - <p, dp>)`.
 #[inline(always)]
@@ -953,7 +953,7 @@ fn softmax_backward_in_place(dp: &mut [f32], p: &[f32], scale: f32) {
     }
 }
 
-// book/src/ch02.md:889
+// book/src/ch02.md:924
 /// Mean cross-entropy of `logits` (`rows x vocab`) against `targets`. When `dlogits`
 /// is given it receives `(softmax - one_hot) * grad_scale`, the gradient of the loss.
 ///
@@ -994,7 +994,7 @@ fn cross_entropy(
     (total / targets.len() as f64) as f32
 }
 
-// book/src/ch02.md:936
+// book/src/ch02.md:971
 /// A batch of `batch` sequences of `seq` token ids, with the next token as target.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Batch {
@@ -1004,7 +1004,7 @@ pub struct Batch {
     pub targets: Vec<u32>,
 }
 
-// book/src/ch02.md:945
+// book/src/ch02.md:980
 impl Batch {
     pub fn new(
         batch: usize,
@@ -1044,7 +1044,7 @@ impl Batch {
     }
 }
 
-// book/src/ch02.md:972
+// book/src/ch02.md:1007
 /// How much of the forward pass is kept for the backward pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Memory {
@@ -1055,7 +1055,7 @@ pub enum Memory {
     CheckpointBlocks,
 }
 
-// book/src/ch02.md:982
+// book/src/ch02.md:1017
 /// The intermediates of one block that its backward pass reads.
 #[derive(Clone, Debug)]
 struct BlockTape {
@@ -1074,7 +1074,7 @@ struct BlockTape {
     fc_act: Vec<f32>,
 }
 
-// book/src/ch02.md:1000
+// book/src/ch02.md:1035
 impl BlockTape {
     fn new(c: &GptConfig, batch: usize, seq: usize) -> Self {
         let n = batch * seq;
@@ -1096,7 +1096,7 @@ impl BlockTape {
     }
 }
 
-// book/src/ch02.md:1021
+// book/src/ch02.md:1056
 /// Everything a forward pass leaves behind for its backward pass.
 #[derive(Clone, Debug)]
 pub struct Tape {
@@ -1111,7 +1111,7 @@ pub struct Tape {
     loss: f32,
 }
 
-// book/src/ch02.md:1035
+// book/src/ch02.md:1070
 impl Tape {
     fn new(c: &GptConfig, batch: &Batch, memory: Memory) -> Self {
         let (b, t) = (batch.batch, batch.seq);
@@ -1147,7 +1147,7 @@ impl Tape {
     }
 }
 
-// book/src/ch02.md:1071
+// book/src/ch02.md:1106
 /// A decoder-only Transformer: token and position embeddings, `n_layers` pre-LayerNorm
 /// blocks (causal self-attention, then a GELU MLP, each around a residual
 /// connection), a final LayerNorm and an untied linear head to the vocabulary.
@@ -1159,7 +1159,7 @@ pub struct TinyGpt {
     kernels: Kernels,
 }
 
-// book/src/ch02.md:1082
+// book/src/ch02.md:1117
 impl TinyGpt {
     /// GPT-2's initialisation: weights `N(0, 0.02)`, the two projections that write
     /// into the residual stream scaled down by `sqrt(2 n_layers)` so the stream's
@@ -1286,13 +1286,13 @@ impl TinyGpt {
     }
 }
 
-// book/src/ch02.md:1202
+// book/src/ch02.md:1244
 dispatch_kernels! {
     #[doc = " The forward pass, compiled for each kernel variant."] fn forward_with(model
     : & TinyGpt, tape : & mut Tape) = forward_impl
 }
 
-// book/src/ch02.md:1207
+// book/src/ch02.md:1249
 /// The forward pass proper. `#[inline(always)]` all the way down lets the SIMD
 /// wrappers of `forward_with` compile the whole pass with wider vectors.
 #[inline(always)]
@@ -1347,7 +1347,7 @@ fn forward_impl(model: &TinyGpt, tape: &mut Tape) {
     tape.loss = cross_entropy(&tape.logits, &tape.batch.targets, None);
 }
 
-// book/src/ch02.md:1242
+// book/src/ch02.md:1284
 /// One pre-LayerNorm block: `mid = x + attn(ln1(x))`, `out = mid + mlp(ln2(mid))`.
 #[inline(always)]
 fn block_forward(
@@ -1369,7 +1369,7 @@ fn block_forward(
     linear(out, &bt.fc_act, p.fc2_w, p.fc2_b, Some(&bt.mid));
 }
 
-// book/src/ch02.md:1266
+// book/src/ch02.md:1308
 /// Parameter gradients in the flat layout of [`TinyGpt::flat_params`], plus the
 /// activation-gradient buffers the backward pass reuses from step to step.
 #[derive(Clone, Debug)]
@@ -1378,7 +1378,7 @@ pub struct Gradients {
     work: Option<BackwardWork>,
 }
 
-// book/src/ch02.md:1274
+// book/src/ch02.md:1316
 impl Gradients {
     pub fn new(model: &TinyGpt) -> Self {
         Gradients {
@@ -1391,7 +1391,7 @@ impl Gradients {
     }
 }
 
-// book/src/ch02.md:1284
+// book/src/ch02.md:1326
 /// Gradient buffers for activations, sized for one batch shape.
 #[derive(Clone, Debug)]
 struct BackwardWork {
@@ -1408,7 +1408,7 @@ struct BackwardWork {
     recompute: Option<BlockTape>,
 }
 
-// book/src/ch02.md:1300
+// book/src/ch02.md:1342
 impl BackwardWork {
     fn new(c: &GptConfig, batch: usize, seq: usize) -> Self {
         let n = batch * seq;
@@ -1426,14 +1426,14 @@ impl BackwardWork {
     }
 }
 
-// book/src/ch02.md:1317
+// book/src/ch02.md:1359
 dispatch_kernels! {
     #[doc = " The backward pass, compiled for each kernel variant."] fn
     backward_with(model : & TinyGpt, tape : & Tape, grads : & mut Gradients) =
     backward_impl
 }
 
-// book/src/ch02.md:1322
+// book/src/ch02.md:1364
 #[inline(always)]
 fn backward_impl(model: &TinyGpt, tape: &Tape, grads: &mut Gradients) {
     let c = &model.config;
@@ -1498,7 +1498,7 @@ fn backward_impl(model: &TinyGpt, tape: &Tape, grads: &mut Gradients) {
     grads.work = Some(work);
 }
 
-// book/src/ch02.md:1372
+// book/src/ch02.md:1414
 /// Backward of [`block_forward`]. On entry `work.dresid` is the gradient of the
 /// block's output; on return it is the gradient of the block's input.
 #[inline(always)]
@@ -1545,7 +1545,7 @@ fn block_backward(
     );
 }
 
-// book/src/ch02.md:1405
+// book/src/ch02.md:1451
 /// AdamW (Loshchilov and Hutter): Adam's per-parameter step sizes, with weight
 /// decay applied to the weights directly instead of through the gradient.
 #[derive(Clone, Debug)]
@@ -1561,7 +1561,7 @@ pub struct AdamW {
     kernels: Kernels,
 }
 
-// book/src/ch02.md:1420
+// book/src/ch02.md:1466
 /// The numbers one update applies to every parameter alike.
 #[derive(Clone, Copy, Debug)]
 struct AdamStep {
@@ -1575,7 +1575,7 @@ struct AdamStep {
     bias2: f32,
 }
 
-// book/src/ch02.md:1433
+// book/src/ch02.md:1479
 impl AdamW {
     /// PyTorch's defaults apart from the learning rate.
     pub fn new(num_params: usize, lr: f32) -> Self {
@@ -1658,14 +1658,14 @@ impl AdamW {
     }
 }
 
-// book/src/ch02.md:1492
+// book/src/ch02.md:1538
 dispatch_kernels! {
     #[doc = " [`adamw_update`], compiled for each kernel variant."] fn
     adamw_update_with(step : AdamStep, params : & mut [f32], m : & mut [f32], v : & mut
     [f32], parts : & [(& [f32], f32)]) = adamw_update
 }
 
-// book/src/ch02.md:1497
+// book/src/ch02.md:1543
 /// Updates `params` and their moments `m`, `v` with the gradient `sum w * g` over `parts`.
 #[inline(always)]
 fn adamw_update(
@@ -1698,14 +1698,14 @@ fn adamw_update(
     }
 }
 
-// book/src/ch02.md:1534
+// book/src/ch02.md:1584
 /// One data-parallel worker: its own tape and gradients, reused every step.
 struct Worker {
     tape: Option<Tape>,
     grads: Gradients,
 }
 
-// book/src/ch02.md:1540
+// book/src/ch02.md:1590
 /// Trains a [`TinyGpt`] with one worker thread per core. Each worker runs forward
 /// and backward on its slice of the batch, single-threaded and start to finish,
 /// and the optimizer sums their gradients. That is data parallelism, the first
@@ -1717,7 +1717,7 @@ pub struct Trainer {
     workers: Vec<Worker>,
 }
 
-// book/src/ch02.md:1551
+// book/src/ch02.md:1601
 impl Trainer {
     /// `threads` workers (at least one).
     pub fn new(model: TinyGpt, lr: f32, threads: usize, memory: Memory) -> Self {
@@ -1780,7 +1780,7 @@ impl Trainer {
     }
 }
 
-// book/src/ch02.md:1594
+// book/src/ch02.md:1644
 impl Worker {
     /// Forward and backward on this worker's share of the batch, into its own
     /// tape and gradients; returns the share's loss.
@@ -1803,14 +1803,14 @@ impl Worker {
     }
 }
 
-// book/src/ch02.md:1620
+// book/src/ch02.md:1670
 /// A byte-level corpus: every byte is a token, so `vocab_size` is 256.
 #[derive(Clone, Debug)]
 pub struct Corpus {
     tokens: Vec<u32>,
 }
 
-// book/src/ch02.md:1626
+// book/src/ch02.md:1676
 impl Corpus {
     pub fn from_bytes(bytes: &[u8]) -> Self {
         Corpus {
@@ -1847,7 +1847,7 @@ impl Corpus {
     }
 }
 
-// book/src/ch02.md:1707
+// book/src/ch02.md:1758
 /// Forward-pass FLOPs per token, by component (a multiply-add counts as two).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FlopsPerToken {
@@ -1866,7 +1866,7 @@ pub struct FlopsPerToken {
     pub total: u64,
 }
 
-// book/src/ch02.md:1725
+// book/src/ch02.md:1776
 /// Matmul FLOPs of one token's forward pass at context length `seq_len`. Norms,
 /// softmax and GELU are left out (a few per cent at this size); attention is
 /// counted over the full context, the usual convention for materialised scores.
@@ -1908,7 +1908,7 @@ pub fn flops_per_token(
     })
 }
 
-// book/src/ch02.md:1793
+// book/src/ch02.md:1844
 /// The configuration Chapter 6 measures and the benchmark against PyTorch uses.
 pub const MEASUREMENT_CONFIG: GptConfig = GptConfig {
     vocab_size: 256,
@@ -1919,7 +1919,7 @@ pub const MEASUREMENT_CONFIG: GptConfig = GptConfig {
     mlp_ratio: 4,
 };
 
-// book/src/ch02.md:1797
+// book/src/ch02.md:1848
 /// Training throughput in tokens per second: `steps` AdamW steps on random
 /// `8 x 128` batches of [`MEASUREMENT_CONFIG`], using every core, after three
 /// warm-up steps.

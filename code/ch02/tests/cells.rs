@@ -3,7 +3,7 @@
 
 use ch02::*;
 
-// book/src/ch02.md:1861
+// book/src/ch02.md:1912
 fn tiny_config() -> GptConfig {
     GptConfig {
         vocab_size: 11,
@@ -15,7 +15,7 @@ fn tiny_config() -> GptConfig {
     }
 }
 
-// book/src/ch02.md:1865
+// book/src/ch02.md:1916
 fn tiny_batch(config: &GptConfig, seed: u64) -> Batch {
     let mut rng = Rng::new(seed);
     let (b, t) = (2, 7);
@@ -24,7 +24,7 @@ fn tiny_batch(config: &GptConfig, seed: u64) -> Batch {
     Batch::new(b, t, tokens, targets).unwrap()
 }
 
-// book/src/ch02.md:1873
+// book/src/ch02.md:1924
 fn gradients(model: &TinyGpt, batch: &Batch, memory: Memory) -> Vec<f32> {
     let tape = model.forward(batch, memory).unwrap();
     let mut grads = Gradients::new(model);
@@ -32,12 +32,12 @@ fn gradients(model: &TinyGpt, batch: &Batch, memory: Memory) -> Vec<f32> {
     grads.flat
 }
 
-// book/src/ch02.md:1880
+// book/src/ch02.md:1931
 fn kernel_variants() -> Vec<Kernels> {
     Kernels::ALL.into_iter().filter(|k| k.supported()).collect()
 }
 
-// book/src/ch02.md:1884
+// book/src/ch02.md:1935
 #[test]
 fn gradients_match_finite_differences() {
     let config = tiny_config();
@@ -76,7 +76,7 @@ fn gradients_match_finite_differences() {
     }
 }
 
-// book/src/ch02.md:1924
+// book/src/ch02.md:1975
 #[test]
 fn checkpointed_gradients_equal_plain_ones() {
     let config = tiny_config();
@@ -94,7 +94,7 @@ fn checkpointed_gradients_equal_plain_ones() {
     }
 }
 
-// book/src/ch02.md:1942
+// book/src/ch02.md:1993
 #[test]
 fn portable_kernels_match_simd_kernels() {
     let config = GptConfig {
@@ -123,7 +123,7 @@ fn portable_kernels_match_simd_kernels() {
     }
 }
 
-// book/src/ch02.md:1971
+// book/src/ch02.md:2022
 #[test]
 fn data_parallel_step_equals_single_worker_step() {
     let config = tiny_config();
@@ -143,7 +143,36 @@ fn data_parallel_step_equals_single_worker_step() {
     }
 }
 
-// book/src/ch02.md:1992
+// book/src/ch02.md:2043
+#[test]
+fn adamw_update_is_the_same_for_any_split_and_build() {
+    let n = 10_001;
+    let mut rng = Rng::new(4);
+    let mut random = || (0..n).map(|_| rng.normal() as f32).collect::<Vec<f32>>();
+    let (start, g0, g1) = (random(), random(), random());
+    let run = |kernels: Kernels, threads: usize| {
+        let mut params = start.clone();
+        let mut optimizer = AdamW::new(n, 1e-2);
+        optimizer.set_kernels(kernels).unwrap();
+        for _ in 0..3 {
+            optimizer.step_parallel(&mut params, &[(&g0, 0.25), (&g1, 0.75)], threads);
+        }
+        params
+    };
+    let reference = run(Kernels::Portable, 1);
+    assert!(
+        reference.iter().zip(& start).all(| (a, b) | a != b), "every parameter moves"
+    );
+    for kernels in kernel_variants() {
+        for threads in [1, 2, 3, 7] {
+            assert!(
+                run(kernels, threads) == reference, "{kernels:?} with {threads} threads"
+            );
+        }
+    }
+}
+
+// book/src/ch02.md:2068
 #[test]
 fn training_lowers_the_loss() {
     let config = GptConfig {
@@ -170,7 +199,7 @@ fn training_lowers_the_loss() {
     assert!(last < 0.5 * first, "loss went from {first} to {last}");
 }
 
-// book/src/ch02.md:2011
+// book/src/ch02.md:2087
 #[test]
 fn parameter_count_of_the_measurement_config() {
     let model = TinyGpt::new(MEASUREMENT_CONFIG, 0).unwrap();
@@ -178,7 +207,7 @@ fn parameter_count_of_the_measurement_config() {
     assert_eq!(parameter_count(& MEASUREMENT_CONFIG), model.flat_params().len());
 }
 
-// book/src/ch02.md:2020
+// book/src/ch02.md:2096
 #[test]
 fn flops_breakdown_adds_up_and_matches_the_weights() {
     let c = MEASUREMENT_CONFIG;
@@ -204,7 +233,7 @@ fn flops_breakdown_adds_up_and_matches_the_weights() {
     assert_eq!(2 * half.attention_scores, f.attention_scores);
 }
 
-// book/src/ch02.md:2036
+// book/src/ch02.md:2112
 #[test]
 fn fast_exp_is_accurate() {
     let mut x = -80.0f32;
@@ -219,7 +248,7 @@ fn fast_exp_is_accurate() {
     assert_eq!(fast_exp(f32::NEG_INFINITY), 0.0);
 }
 
-// book/src/ch02.md:2049
+// book/src/ch02.md:2125
 #[test]
 fn with_commas_groups_thousands() {
     for n in [0u64, 7, 999, 1_000, 875_264, 1_900_544, u64::MAX] {
@@ -232,7 +261,7 @@ fn with_commas_groups_thousands() {
     }
 }
 
-// book/src/ch02.md:2059
+// book/src/ch02.md:2135
 #[test]
 fn bad_shapes_and_inputs_are_errors() {
     let mut config = tiny_config();
