@@ -385,11 +385,12 @@ fn max_of(x: &[f32]) -> f32 {
     fold_lanes([x], f32::NEG_INFINITY, |[v]| v, |a, b| if a > b { a } else { b })
 }
 
-// book/src/ch02.md:468
-/// Which compilation of the elementwise and attention kernels runs. The source is
-/// written once; `Avx2` and `Avx512` compile the same code with wider vector
-/// instructions enabled. The variant is picked at run time, so the binary still
-/// runs on any x86-64 (or non-x86) CPU.
+// book/src/ch02.md:471
+/// Which compilation of our own loops runs: the forward and backward passes and the
+/// optimizer, everything but the matrix products, whose library picks its kernels by
+/// itself. The source is written once; `Avx2` and `Avx512` compile the same code
+/// with wider vector instructions enabled. The variant is picked at run time, so
+/// the binary still runs on any x86-64 (or non-x86) CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kernels {
     /// Whatever the compilation target guarantees (SSE2 on x86-64).
@@ -400,7 +401,7 @@ pub enum Kernels {
     Avx512,
 }
 
-// book/src/ch02.md:482
+// book/src/ch02.md:486
 impl Kernels {
     /// Every variant, narrowest first.
     pub const ALL: [Kernels; 3] = [Kernels::Portable, Kernels::Avx2, Kernels::Avx512];
@@ -425,7 +426,7 @@ impl Kernels {
     }
 }
 
-// book/src/ch02.md:508
+// book/src/ch02.md:512
 /// `dispatch_kernels! { fn name(args) -> R = body }` defines `fn name(kernels, args) -> R`,
 /// which runs `body(args)` compiled for `kernels`. Each variant is a wrapper function
 /// with `#[target_feature]`; `body`, and everything it calls, must be
@@ -448,7 +449,7 @@ macro_rules! dispatch_kernels {
     };
 }
 
-// book/src/ch02.md:552
+// book/src/ch02.md:556
 /// A read-only matrix inside a buffer: element `(r, c)` is
 /// `data[r * row_stride + c * col_stride]`. Strides let one buffer be read as a
 /// transpose, or as one head's columns of a wider matrix, without copying.
@@ -461,7 +462,7 @@ pub struct Mat<'a> {
     col_stride: usize,
 }
 
-// book/src/ch02.md:564
+// book/src/ch02.md:568
 impl<'a> Mat<'a> {
     /// A dense row-major `rows x cols` matrix.
     pub fn new(data: &'a [f32], rows: usize, cols: usize) -> Self {
@@ -505,7 +506,7 @@ impl<'a> Mat<'a> {
     }
 }
 
-// book/src/ch02.md:583
+// book/src/ch02.md:587
 /// A writable row-major matrix inside a buffer, rows `row_stride` apart.
 pub struct MatMut<'a> {
     data: &'a mut [f32],
@@ -514,7 +515,7 @@ pub struct MatMut<'a> {
     row_stride: usize,
 }
 
-// book/src/ch02.md:591
+// book/src/ch02.md:595
 impl<'a> MatMut<'a> {
     pub fn new(data: &'a mut [f32], rows: usize, cols: usize) -> Self {
         assert_eq!(data.len(), rows * cols, "matrix buffer does not match its shape");
@@ -544,7 +545,7 @@ impl<'a> MatMut<'a> {
     }
 }
 
-// book/src/ch02.md:603
+// book/src/ch02.md:607
 /// `out = scale * a b`, or `out += scale * a b` when `accumulate`.
 ///
 /// Panics if the shapes do not fit together. Every call in this chapter passes
@@ -581,7 +582,7 @@ pub fn matmul(out: MatMut, a: Mat, b: Mat, scale: f32, accumulate: bool) {
     }
 }
 
-// book/src/ch02.md:641
+// book/src/ch02.md:645
 /// Sets every row of `out` (`rows x bias.len()`) to `bias`, optionally plus `residual`.
 /// The matmul that follows accumulates onto it, so `x W + b (+ residual)` costs no
 /// separate pass over the output for the bias or the skip connection.
@@ -607,7 +608,7 @@ fn fill_rows(out: &mut [f32], bias: &[f32], residual: Option<&[f32]>) {
     }
 }
 
-// book/src/ch02.md:663
+// book/src/ch02.md:667
 /// A linear layer `out = x W + b (+ residual)`, `W` stored `d_in x d_out`.
 #[inline(always)]
 fn linear(out: &mut [f32], x: &[f32], w: &[f32], b: &[f32], residual: Option<&[f32]>) {
@@ -623,7 +624,7 @@ fn linear(out: &mut [f32], x: &[f32], w: &[f32], b: &[f32], residual: Option<&[f
     );
 }
 
-// book/src/ch02.md:672
+// book/src/ch02.md:676
 /// Backward of [`linear`]: accumulates `dW += x^T dy` and `db += sum_rows dy`,
 /// and writes `dx = dy W^T`.
 #[inline(always)]
@@ -656,10 +657,10 @@ fn linear_backward(
     );
 }
 
-// book/src/ch02.md:694
+// book/src/ch02.md:698
 const LN_EPS: f32 = 1e-5;
 
-// book/src/ch02.md:696
+// book/src/ch02.md:700
 /// What a LayerNorm keeps for its backward pass: its output, and per row the
 /// mean and reciprocal standard deviation (the normalised input is recomputed).
 #[derive(Clone, Debug, Default)]
@@ -669,7 +670,7 @@ struct NormTape {
     rstd: Vec<f32>,
 }
 
-// book/src/ch02.md:705
+// book/src/ch02.md:709
 impl NormTape {
     fn new(rows: usize, width: usize) -> Self {
         NormTape {
@@ -683,7 +684,7 @@ impl NormTape {
     }
 }
 
-// book/src/ch02.md:715
+// book/src/ch02.md:719
 #[inline(always)]
 fn layernorm(x: &[f32], w: &[f32], b: &[f32], tape: &mut NormTape) {
     let width = w.len();
@@ -703,7 +704,7 @@ fn layernorm(x: &[f32], w: &[f32], b: &[f32], tape: &mut NormTape) {
     }
 }
 
-// book/src/ch02.md:735
+// book/src/ch02.md:739
 /// Adds the LayerNorm's input gradient to `dx` and its parameter gradients to `dw`, `db`.
 #[inline(always)]
 fn layernorm_backward(
@@ -742,7 +743,7 @@ fn layernorm_backward(
     }
 }
 
-// book/src/ch02.md:779
+// book/src/ch02.md:783
 /// Sizes that the attention kernels need together.
 #[derive(Clone, Copy, Debug)]
 struct AttnShape {
@@ -752,13 +753,13 @@ struct AttnShape {
     n_heads: usize,
 }
 
-// book/src/ch02.md:788
+// book/src/ch02.md:792
 /// Queries are processed in blocks of this many rows. A block's queries can only
 /// see keys up to the block's last row, so the matmuls skip everything to the
 /// right of it: at 128 tokens that is 10/16 of the full square's work.
 const QUERY_BLOCK: usize = 32;
 
-// book/src/ch02.md:793
+// book/src/ch02.md:797
 impl AttnShape {
     fn head_dim(&self) -> usize {
         self.d_model / self.n_heads
@@ -772,7 +773,7 @@ impl AttnShape {
     }
 }
 
-// book/src/ch02.md:805
+// book/src/ch02.md:809
 /// One head's `q`, `k` or `v` rows for query rows `rows`: a strided view of `qkv`,
 /// whose rows are `[q | k | v]` with the heads side by side within each third.
 fn head_rows(
@@ -786,7 +787,7 @@ fn head_rows(
     Mat::strided(&qkv[rows.0 * 3 * d + part * d + h * hd..], rows.1 - rows.0, hd, 3 * d)
 }
 
-// book/src/ch02.md:812
+// book/src/ch02.md:816
 fn head_rows_mut(
     dqkv: &mut [f32],
     part: usize,
@@ -803,19 +804,20 @@ fn head_rows_mut(
     )
 }
 
-// book/src/ch02.md:817
+// book/src/ch02.md:821
 const Q: usize = 0;
 
-// book/src/ch02.md:818
+// book/src/ch02.md:822
 const K: usize = 1;
 
-// book/src/ch02.md:819
+// book/src/ch02.md:823
 const V: usize = 2;
 
-// book/src/ch02.md:821
+// book/src/ch02.md:825
 /// Causal self-attention with materialised probabilities `att`, laid out
 /// `batch x head x query x key` (zeros above the diagonal). Writes each head's
-/// output into its columns of `y` (`batch*seq x d_model`).
+/// output into its columns of `y` (`batch*seq x d_model`). Entries to the right of
+/// a query block are never written: they keep the zeros `att` was created with.
 #[inline(always)]
 fn attention_forward(qkv: &[f32], att: &mut [f32], y: &mut [f32], s: AttnShape) {
     let (t, d, hd) = (s.seq, s.d_model, s.head_dim());
@@ -852,7 +854,7 @@ fn attention_forward(qkv: &[f32], att: &mut [f32], y: &mut [f32], s: AttnShape) 
     }
 }
 
-// book/src/ch02.md:852
+// book/src/ch02.md:857
 /// Backward of [`attention_forward`]: writes the gradient of `qkv` into `dqkv`.
 /// `ds` is a `seq x seq` scratch matrix for one head's score gradients.
 #[inline(always)]
@@ -921,7 +923,7 @@ fn attention_backward(
     }
 }
 
-// book/src/ch02.md:889
+// book/src/ch02.md:894
 /// `x <- softmax(x)`.
 #[inline(always)]
 fn softmax_in_place(x: &mut [f32]) {
@@ -931,7 +933,7 @@ fn softmax_in_place(x: &mut [f32]) {
     x.iter_mut().for_each(|v| *v *= inv);
 }
 
-// book/src/ch02.md:898
+// book/src/ch02.md:903
 /// Softmax of one query's scores against a block's keys, of which only the first
 /// `visible` may be seen. The others are set to minus infinity, whose `fast_exp` is
 /// exactly zero, so every pass runs over the whole row in full vectors (no ragged
@@ -942,7 +944,7 @@ fn causal_softmax_in_place(row: &mut [f32], visible: usize) {
     softmax_in_place(row);
 }
 
-// book/src/ch02.md:908
+// book/src/ch02.md:913
 /// Turns `dp`, the gradient of softmax output `p`, into the gradient of its
 /// input times `scale`: `dS = scale * p * (dp - <p, dp>)`.
 #[inline(always)]
@@ -953,7 +955,7 @@ fn softmax_backward_in_place(dp: &mut [f32], p: &[f32], scale: f32) {
     }
 }
 
-// book/src/ch02.md:924
+// book/src/ch02.md:929
 /// Mean cross-entropy of `logits` (`rows x vocab`) against `targets`. When `dlogits`
 /// is given it receives `(softmax - one_hot) * grad_scale`, the gradient of the loss.
 ///
@@ -994,7 +996,7 @@ fn cross_entropy(
     (total / targets.len() as f64) as f32
 }
 
-// book/src/ch02.md:971
+// book/src/ch02.md:976
 /// A batch of `batch` sequences of `seq` token ids, with the next token as target.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Batch {
@@ -1004,7 +1006,7 @@ pub struct Batch {
     pub targets: Vec<u32>,
 }
 
-// book/src/ch02.md:980
+// book/src/ch02.md:985
 impl Batch {
     pub fn new(
         batch: usize,
@@ -1044,7 +1046,7 @@ impl Batch {
     }
 }
 
-// book/src/ch02.md:1007
+// book/src/ch02.md:1012
 /// How much of the forward pass is kept for the backward pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Memory {
@@ -1055,7 +1057,7 @@ pub enum Memory {
     CheckpointBlocks,
 }
 
-// book/src/ch02.md:1017
+// book/src/ch02.md:1022
 /// The intermediates of one block that its backward pass reads.
 #[derive(Clone, Debug)]
 struct BlockTape {
@@ -1074,7 +1076,7 @@ struct BlockTape {
     fc_act: Vec<f32>,
 }
 
-// book/src/ch02.md:1035
+// book/src/ch02.md:1040
 impl BlockTape {
     fn new(c: &GptConfig, batch: usize, seq: usize) -> Self {
         let n = batch * seq;
@@ -1096,7 +1098,7 @@ impl BlockTape {
     }
 }
 
-// book/src/ch02.md:1056
+// book/src/ch02.md:1061
 /// Everything a forward pass leaves behind for its backward pass.
 #[derive(Clone, Debug)]
 pub struct Tape {
@@ -1111,7 +1113,7 @@ pub struct Tape {
     loss: f32,
 }
 
-// book/src/ch02.md:1070
+// book/src/ch02.md:1075
 impl Tape {
     fn new(c: &GptConfig, batch: &Batch, memory: Memory) -> Self {
         let (b, t) = (batch.batch, batch.seq);
@@ -1147,7 +1149,7 @@ impl Tape {
     }
 }
 
-// book/src/ch02.md:1106
+// book/src/ch02.md:1111
 /// A decoder-only Transformer: token and position embeddings, `n_layers` pre-LayerNorm
 /// blocks (causal self-attention, then a GELU MLP, each around a residual
 /// connection), a final LayerNorm and an untied linear head to the vocabulary.
@@ -1159,7 +1161,7 @@ pub struct TinyGpt {
     kernels: Kernels,
 }
 
-// book/src/ch02.md:1117
+// book/src/ch02.md:1122
 impl TinyGpt {
     /// GPT-2's initialisation: weights `N(0, 0.02)`, the two projections that write
     /// into the residual stream scaled down by `sqrt(2 n_layers)` so the stream's
@@ -1286,13 +1288,13 @@ impl TinyGpt {
     }
 }
 
-// book/src/ch02.md:1244
+// book/src/ch02.md:1249
 dispatch_kernels! {
     #[doc = " The forward pass, compiled for each kernel variant."] fn forward_with(model
     : & TinyGpt, tape : & mut Tape) = forward_impl
 }
 
-// book/src/ch02.md:1249
+// book/src/ch02.md:1254
 /// The forward pass proper. `#[inline(always)]` all the way down lets the SIMD
 /// wrappers of `forward_with` compile the whole pass with wider vectors.
 #[inline(always)]
@@ -1347,7 +1349,7 @@ fn forward_impl(model: &TinyGpt, tape: &mut Tape) {
     tape.loss = cross_entropy(&tape.logits, &tape.batch.targets, None);
 }
 
-// book/src/ch02.md:1284
+// book/src/ch02.md:1289
 /// One pre-LayerNorm block: `mid = x + attn(ln1(x))`, `out = mid + mlp(ln2(mid))`.
 #[inline(always)]
 fn block_forward(
@@ -1369,7 +1371,7 @@ fn block_forward(
     linear(out, &bt.fc_act, p.fc2_w, p.fc2_b, Some(&bt.mid));
 }
 
-// book/src/ch02.md:1308
+// book/src/ch02.md:1313
 /// Parameter gradients in the flat layout of [`TinyGpt::flat_params`], plus the
 /// activation-gradient buffers the backward pass reuses from step to step.
 #[derive(Clone, Debug)]
@@ -1378,7 +1380,7 @@ pub struct Gradients {
     work: Option<BackwardWork>,
 }
 
-// book/src/ch02.md:1316
+// book/src/ch02.md:1321
 impl Gradients {
     pub fn new(model: &TinyGpt) -> Self {
         Gradients {
@@ -1391,7 +1393,7 @@ impl Gradients {
     }
 }
 
-// book/src/ch02.md:1326
+// book/src/ch02.md:1331
 /// Gradient buffers for activations, sized for one batch shape.
 #[derive(Clone, Debug)]
 struct BackwardWork {
@@ -1408,7 +1410,7 @@ struct BackwardWork {
     recompute: Option<BlockTape>,
 }
 
-// book/src/ch02.md:1342
+// book/src/ch02.md:1347
 impl BackwardWork {
     fn new(c: &GptConfig, batch: usize, seq: usize) -> Self {
         let n = batch * seq;
@@ -1426,14 +1428,14 @@ impl BackwardWork {
     }
 }
 
-// book/src/ch02.md:1359
+// book/src/ch02.md:1364
 dispatch_kernels! {
     #[doc = " The backward pass, compiled for each kernel variant."] fn
     backward_with(model : & TinyGpt, tape : & Tape, grads : & mut Gradients) =
     backward_impl
 }
 
-// book/src/ch02.md:1364
+// book/src/ch02.md:1369
 #[inline(always)]
 fn backward_impl(model: &TinyGpt, tape: &Tape, grads: &mut Gradients) {
     let c = &model.config;
@@ -1498,7 +1500,7 @@ fn backward_impl(model: &TinyGpt, tape: &Tape, grads: &mut Gradients) {
     grads.work = Some(work);
 }
 
-// book/src/ch02.md:1414
+// book/src/ch02.md:1419
 /// Backward of [`block_forward`]. On entry `work.dresid` is the gradient of the
 /// block's output; on return it is the gradient of the block's input.
 #[inline(always)]
@@ -1545,7 +1547,7 @@ fn block_backward(
     );
 }
 
-// book/src/ch02.md:1451
+// book/src/ch02.md:1456
 /// AdamW (Loshchilov and Hutter): Adam's per-parameter step sizes, with weight
 /// decay applied to the weights directly instead of through the gradient.
 #[derive(Clone, Debug)]
@@ -1561,7 +1563,7 @@ pub struct AdamW {
     kernels: Kernels,
 }
 
-// book/src/ch02.md:1466
+// book/src/ch02.md:1471
 /// The numbers one update applies to every parameter alike.
 #[derive(Clone, Copy, Debug)]
 struct AdamStep {
@@ -1575,7 +1577,7 @@ struct AdamStep {
     bias2: f32,
 }
 
-// book/src/ch02.md:1479
+// book/src/ch02.md:1484
 impl AdamW {
     /// PyTorch's defaults apart from the learning rate.
     pub fn new(num_params: usize, lr: f32) -> Self {
@@ -1658,14 +1660,14 @@ impl AdamW {
     }
 }
 
-// book/src/ch02.md:1538
+// book/src/ch02.md:1543
 dispatch_kernels! {
     #[doc = " [`adamw_update`], compiled for each kernel variant."] fn
     adamw_update_with(step : AdamStep, params : & mut [f32], m : & mut [f32], v : & mut
     [f32], parts : & [(& [f32], f32)]) = adamw_update
 }
 
-// book/src/ch02.md:1543
+// book/src/ch02.md:1548
 /// Updates `params` and their moments `m`, `v` with the gradient `sum w * g` over `parts`.
 #[inline(always)]
 fn adamw_update(
@@ -1698,14 +1700,14 @@ fn adamw_update(
     }
 }
 
-// book/src/ch02.md:1584
+// book/src/ch02.md:1589
 /// One data-parallel worker: its own tape and gradients, reused every step.
 struct Worker {
     tape: Option<Tape>,
     grads: Gradients,
 }
 
-// book/src/ch02.md:1590
+// book/src/ch02.md:1595
 /// Trains a [`TinyGpt`] with one worker thread per core. Each worker runs forward
 /// and backward on its slice of the batch, single-threaded and start to finish,
 /// and the optimizer sums their gradients. That is data parallelism, the first
@@ -1717,7 +1719,7 @@ pub struct Trainer {
     workers: Vec<Worker>,
 }
 
-// book/src/ch02.md:1601
+// book/src/ch02.md:1606
 impl Trainer {
     /// `threads` workers (at least one).
     pub fn new(model: TinyGpt, lr: f32, threads: usize, memory: Memory) -> Self {
@@ -1780,7 +1782,7 @@ impl Trainer {
     }
 }
 
-// book/src/ch02.md:1644
+// book/src/ch02.md:1649
 impl Worker {
     /// Forward and backward on this worker's share of the batch, into its own
     /// tape and gradients; returns the share's loss.
@@ -1803,14 +1805,14 @@ impl Worker {
     }
 }
 
-// book/src/ch02.md:1670
+// book/src/ch02.md:1675
 /// A byte-level corpus: every byte is a token, so `vocab_size` is 256.
 #[derive(Clone, Debug)]
 pub struct Corpus {
     tokens: Vec<u32>,
 }
 
-// book/src/ch02.md:1676
+// book/src/ch02.md:1681
 impl Corpus {
     pub fn from_bytes(bytes: &[u8]) -> Self {
         Corpus {
@@ -1847,7 +1849,7 @@ impl Corpus {
     }
 }
 
-// book/src/ch02.md:1758
+// book/src/ch02.md:1763
 /// Forward-pass FLOPs per token, by component (a multiply-add counts as two).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FlopsPerToken {
@@ -1866,7 +1868,7 @@ pub struct FlopsPerToken {
     pub total: u64,
 }
 
-// book/src/ch02.md:1776
+// book/src/ch02.md:1781
 /// Matmul FLOPs of one token's forward pass at context length `seq_len`. Norms,
 /// softmax and GELU are left out (a few per cent at this size); attention is
 /// counted over the full context, the usual convention for materialised scores.
@@ -1908,7 +1910,7 @@ pub fn flops_per_token(
     })
 }
 
-// book/src/ch02.md:1844
+// book/src/ch02.md:1849
 /// The configuration Chapter 6 measures and the benchmark against PyTorch uses.
 pub const MEASUREMENT_CONFIG: GptConfig = GptConfig {
     vocab_size: 256,
@@ -1919,7 +1921,7 @@ pub const MEASUREMENT_CONFIG: GptConfig = GptConfig {
     mlp_ratio: 4,
 };
 
-// book/src/ch02.md:1848
+// book/src/ch02.md:1853
 /// Training throughput in tokens per second: `steps` AdamW steps on random
 /// `8 x 128` batches of [`MEASUREMENT_CONFIG`], using every core, after three
 /// warm-up steps.

@@ -21,7 +21,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "parameters in total:  {:>9}", with_commas(parameter_count(& config) as u64)
     );
-    // book/src/ch02.md:1709
+    // book/src/ch02.md:1714
     tangle_runtime::cell(1);
     let text = std::fs::read("book/data/tiny-tales.txt")?;
     let corpus = Corpus::from_bytes(&text);
@@ -42,7 +42,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "mean loss over steps 1-20: {:.3}, over steps 181-200: {:.3}", mean(& losses[1
         ..21]), mean(& losses[181..201])
     );
-    // book/src/ch02.md:1804
+    // book/src/ch02.md:1809
     tangle_runtime::cell(2);
     let flops = flops_per_token(&MEASUREMENT_CONFIG, MEASUREMENT_CONFIG.block_size)?;
     let rows = [
