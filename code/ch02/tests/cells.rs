@@ -3,7 +3,7 @@
 
 use ch02::*;
 
-// book/src/ch02.md:1917
+// book/src/ch02.md:1928
 fn tiny_config() -> GptConfig {
     GptConfig {
         vocab_size: 11,
@@ -15,7 +15,7 @@ fn tiny_config() -> GptConfig {
     }
 }
 
-// book/src/ch02.md:1921
+// book/src/ch02.md:1932
 fn tiny_batch(config: &GptConfig, seed: u64) -> Batch {
     let mut rng = Rng::new(seed);
     let (b, t) = (2, 7);
@@ -24,7 +24,7 @@ fn tiny_batch(config: &GptConfig, seed: u64) -> Batch {
     Batch::new(b, t, tokens, targets).unwrap()
 }
 
-// book/src/ch02.md:1929
+// book/src/ch02.md:1940
 fn gradients(model: &TinyGpt, batch: &Batch, memory: Memory) -> Vec<f32> {
     let tape = model.forward(batch, memory).unwrap();
     let mut grads = Gradients::new(model);
@@ -32,12 +32,12 @@ fn gradients(model: &TinyGpt, batch: &Batch, memory: Memory) -> Vec<f32> {
     grads.flat
 }
 
-// book/src/ch02.md:1936
+// book/src/ch02.md:1947
 fn kernel_variants() -> Vec<Kernels> {
     Kernels::ALL.into_iter().filter(|k| k.supported()).collect()
 }
 
-// book/src/ch02.md:1940
+// book/src/ch02.md:1951
 #[test]
 fn gradients_match_finite_differences() {
     let config = tiny_config();
@@ -76,7 +76,7 @@ fn gradients_match_finite_differences() {
     }
 }
 
-// book/src/ch02.md:1981
+// book/src/ch02.md:1992
 #[test]
 fn checkpointed_gradients_equal_plain_ones() {
     let config = tiny_config();
@@ -94,7 +94,7 @@ fn checkpointed_gradients_equal_plain_ones() {
     }
 }
 
-// book/src/ch02.md:1999
+// book/src/ch02.md:2010
 #[test]
 fn portable_kernels_match_simd_kernels() {
     let config = GptConfig {
@@ -123,7 +123,7 @@ fn portable_kernels_match_simd_kernels() {
     }
 }
 
-// book/src/ch02.md:2029
+// book/src/ch02.md:2040
 #[test]
 fn data_parallel_step_equals_single_worker_step() {
     let config = tiny_config();
@@ -143,7 +143,7 @@ fn data_parallel_step_equals_single_worker_step() {
     }
 }
 
-// book/src/ch02.md:2050
+// book/src/ch02.md:2061
 #[test]
 fn adamw_update_is_the_same_for_any_split_and_build() {
     let n = 10_001;
@@ -172,7 +172,7 @@ fn adamw_update_is_the_same_for_any_split_and_build() {
     }
 }
 
-// book/src/ch02.md:2075
+// book/src/ch02.md:2086
 #[test]
 fn training_lowers_the_loss() {
     let config = GptConfig {
@@ -199,7 +199,7 @@ fn training_lowers_the_loss() {
     assert!(last < 0.5 * first, "loss went from {first} to {last}");
 }
 
-// book/src/ch02.md:2094
+// book/src/ch02.md:2105
 #[test]
 fn parameter_count_of_the_measurement_config() {
     let model = TinyGpt::new(MEASUREMENT_CONFIG, 0).unwrap();
@@ -207,7 +207,7 @@ fn parameter_count_of_the_measurement_config() {
     assert_eq!(parameter_count(& MEASUREMENT_CONFIG), model.flat_params().len());
 }
 
-// book/src/ch02.md:2103
+// book/src/ch02.md:2114
 #[test]
 fn flops_breakdown_adds_up_and_matches_the_weights() {
     let c = MEASUREMENT_CONFIG;
@@ -233,7 +233,7 @@ fn flops_breakdown_adds_up_and_matches_the_weights() {
     assert_eq!(2 * half.attention_scores, f.attention_scores);
 }
 
-// book/src/ch02.md:2119
+// book/src/ch02.md:2130
 #[test]
 fn fast_exp_is_accurate() {
     let mut x = -80.0f32;
@@ -248,7 +248,7 @@ fn fast_exp_is_accurate() {
     assert_eq!(fast_exp(f32::NEG_INFINITY), 0.0);
 }
 
-// book/src/ch02.md:2132
+// book/src/ch02.md:2143
 #[test]
 fn with_commas_groups_thousands() {
     for n in [0u64, 7, 999, 1_000, 875_264, 1_900_544, u64::MAX] {
@@ -261,7 +261,7 @@ fn with_commas_groups_thousands() {
     }
 }
 
-// book/src/ch02.md:2142
+// book/src/ch02.md:2153
 #[test]
 fn bad_shapes_and_inputs_are_errors() {
     let mut config = tiny_config();
