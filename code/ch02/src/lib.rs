@@ -4,7 +4,6 @@
 // book/src/ch02.md:28
 use std::fmt;
 
-// book/src/ch02.md:30
 /// The shape of a TinyGPT. Every size in the model follows from these six numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GptConfig {
@@ -22,7 +21,6 @@ pub struct GptConfig {
     pub mlp_ratio: usize,
 }
 
-// book/src/ch02.md:47
 /// Everything that can be wrong with a model's shape or its input.
 #[derive(Clone, Debug, PartialEq)]
 pub enum GptError {
@@ -42,7 +40,6 @@ pub enum GptError {
     UnsupportedKernels(Kernels),
 }
 
-// book/src/ch02.md:66
 impl fmt::Display for GptError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -67,10 +64,8 @@ impl fmt::Display for GptError {
     }
 }
 
-// book/src/ch02.md:90
 impl std::error::Error for GptError {}
 
-// book/src/ch02.md:92
 impl GptConfig {
     /// Checks that every size is positive and the heads split `d_model` evenly.
     pub fn validate(&self) -> Result<(), GptError> {
@@ -88,17 +83,16 @@ impl GptConfig {
             }
         }
         if !self.d_model.is_multiple_of(self.n_heads) {
-            return Err(GptError::HeadsDoNotDivide {
-                d_model: self.d_model,
-                n_heads: self.n_heads,
-            });
+            return Err(GptError::HeadsDoNotDivide { d_model: self.d_model, n_heads: self.n_heads });
         }
         Ok(())
     }
+
     /// Width of one attention head.
     pub fn head_dim(&self) -> usize {
         self.d_model / self.n_heads
     }
+
     /// Hidden width of the MLP.
     pub fn d_ff(&self) -> usize {
         self.mlp_ratio * self.d_model
@@ -128,7 +122,6 @@ pub struct BlockParams<T> {
     pub fc2_b: T,
 }
 
-// book/src/ch02.md:163
 /// All tensors of a TinyGPT, in storage order.
 #[derive(Debug)]
 pub struct ModelParams<T> {
@@ -143,13 +136,11 @@ pub struct ModelParams<T> {
     pub head_w: T,
 }
 
-// book/src/ch02.md:177
 /// Something a flat buffer can be cut into, front to back.
 trait Carve: Sized {
     fn take(&mut self, n: usize) -> Self;
 }
 
-// book/src/ch02.md:182
 impl Carve for &[f32] {
     fn take(&mut self, n: usize) -> Self {
         let (head, tail) = self.split_at(n);
@@ -158,7 +149,6 @@ impl Carve for &[f32] {
     }
 }
 
-// book/src/ch02.md:190
 impl Carve for &mut [f32] {
     fn take(&mut self, n: usize) -> Self {
         let (head, tail) = std::mem::take(self).split_at_mut(n);
@@ -167,7 +157,6 @@ impl Carve for &mut [f32] {
     }
 }
 
-// book/src/ch02.md:198
 /// Cuts one flat buffer into named tensors. Parameters, gradients and optimizer
 /// moments all share this layout, so AdamW can treat them as plain vectors, while
 /// the model code reads `block.qkv_w` instead of index arithmetic.
@@ -194,26 +183,16 @@ fn carve<S: Carve>(config: &GptConfig, mut flat: S) -> ModelParams<S> {
     let lnf_w = flat.take(d);
     let lnf_b = flat.take(d);
     let head_w = flat.take(d * config.vocab_size);
-    ModelParams {
-        wte,
-        wpe,
-        blocks,
-        lnf_w,
-        lnf_b,
-        head_w,
-    }
+    ModelParams { wte, wpe, blocks, lnf_w, lnf_b, head_w }
 }
 
-// book/src/ch02.md:227
 /// Number of trainable parameters of a model with this shape.
 pub fn parameter_count(config: &GptConfig) -> usize {
     let (d, ff, v) = (config.d_model, config.d_ff(), config.vocab_size);
-    let per_block = 2 * d + (d * 3 * d + 3 * d) + (d * d + d) + 2 * d + (d * ff + ff)
-        + (ff * d + d);
+    let per_block = 2 * d + (d * 3 * d + 3 * d) + (d * d + d) + 2 * d + (d * ff + ff) + (ff * d + d);
     v * d + config.block_size * d + config.n_layers * per_block + 2 * d + d * v
 }
 
-// book/src/ch02.md:234
 /// `1234567` as `"1,234,567"`, for printing counts.
 pub fn with_commas(n: u64) -> String {
     let digits = n.to_string();
@@ -233,11 +212,11 @@ pub fn with_commas(n: u64) -> String {
 #[derive(Clone, Debug)]
 pub struct Rng(u64);
 
-// book/src/ch02.md:283
 impl Rng {
     pub fn new(seed: u64) -> Self {
         Rng(seed)
     }
+
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
@@ -245,14 +224,17 @@ impl Rng {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
+
     /// Uniform in `[0, 1)`.
     pub fn uniform(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
+
     /// Uniform integer in `0..n`.
     pub fn below(&mut self, n: usize) -> usize {
         (self.uniform() * n as f64) as usize
     }
+
     /// Standard normal sample (Box-Muller).
     pub fn normal(&mut self) -> f64 {
         let u1 = 1.0 - self.uniform();
@@ -272,6 +254,7 @@ impl Rng {
 #[inline(always)]
 pub fn fast_exp(x: f32) -> f32 {
     const LOG2E: f32 = std::f32::consts::LOG2_E;
+    // Adding 1.5 * 2^23 rounds to an integer and leaves it in the low mantissa bits.
     const SHIFTER: f32 = 12_582_912.0;
     let x = x.clamp(-88.0, 88.0);
     let shifted = x * LOG2E + SHIFTER;
@@ -289,27 +272,21 @@ pub fn fast_exp(x: f32) -> f32 {
     e_r * two_n
 }
 
-// book/src/ch02.md:353
 /// `tanh` through [`fast_exp`]: `tanh u = 1 - 2 / (e^{2u} + 1)`.
 #[inline(always)]
 fn fast_tanh(u: f32) -> f32 {
     1.0 - 2.0 / (fast_exp(2.0 * u) + 1.0)
 }
 
-// book/src/ch02.md:359
-const GELU_SCALE: f32 = 0.797_884_6;
-
-// book/src/ch02.md:360
+const GELU_SCALE: f32 = 0.797_884_6; // sqrt(2 / pi)
 const GELU_CUBIC: f32 = 0.044_715;
 
-// book/src/ch02.md:362
 /// GELU in GPT-2's tanh form.
 #[inline(always)]
 pub fn gelu(x: f32) -> f32 {
     0.5 * x * (1.0 + fast_tanh(GELU_SCALE * (x + GELU_CUBIC * x * x * x)))
 }
 
-// book/src/ch02.md:368
 /// [`gelu`] and its derivative at `x`, sharing one `tanh`. The forward pass keeps
 /// the derivative, the only thing the backward pass needs from the pre-activation.
 #[inline(always)]
@@ -319,7 +296,6 @@ fn gelu_and_slope(x: f32) -> (f32, f32) {
     (0.5 * x * (1.0 + t), 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du)
 }
 
-// book/src/ch02.md:377
 /// `y += a * x`. Bias and embedding gradients and the optimizer's sum over workers are
 /// made of it; the compiler turns it into SIMD multiplies and adds.
 #[inline(always)]
@@ -336,7 +312,6 @@ fn axpy(y: &mut [f32], a: f32, x: &[f32]) {
 /// end is a different (equally accurate) order that maps onto SIMD registers.
 const LANES: usize = 8;
 
-// book/src/ch02.md:411
 /// Folds `term` of the elements of `K` equal-length slices, read in step, in
 /// [`LANES`] lanes: lane `l` takes positions `l, l + LANES, ...`, the lanes are
 /// then folded together, and the positions after the last full chunk one by one.
@@ -352,7 +327,7 @@ fn fold_lanes<const K: usize>(
     combine: impl Fn(f32, f32) -> f32,
 ) -> f32 {
     let n = xs[0].len();
-    assert!(xs.iter().all(| x | x.len() == n), "slices of different lengths");
+    assert!(xs.iter().all(|x| x.len() == n), "slices of different lengths");
     let chunks: [&[[f32; LANES]]; K] = xs.map(|x| x.as_chunks::<LANES>().0);
     let mut acc = [init; LANES];
     for c in 0..n / LANES {
@@ -361,23 +336,19 @@ fn fold_lanes<const K: usize>(
         }
     }
     let total = acc.into_iter().fold(init, &combine);
-    (n / LANES * LANES..n)
-        .fold(total, |t, i| combine(t, term(std::array::from_fn(|k| xs[k][i]))))
+    (n / LANES * LANES..n).fold(total, |t, i| combine(t, term(std::array::from_fn(|k| xs[k][i]))))
 }
 
-// book/src/ch02.md:438
 #[inline(always)]
 fn sum_of(x: &[f32]) -> f32 {
     fold_lanes([x], 0.0, |[v]| v, |a, b| a + b)
 }
 
-// book/src/ch02.md:443
 #[inline(always)]
 fn dot_of(x: &[f32], y: &[f32]) -> f32 {
     fold_lanes([x, y], 0.0, |[a, b]| a * b, |a, b| a + b)
 }
 
-// book/src/ch02.md:448
 /// The largest element. `a > b` instead of `f32::max`, whose rule for NaN costs
 /// extra instructions in every lane; scores and logits are never NaN.
 #[inline(always)]
@@ -401,14 +372,15 @@ pub enum Kernels {
     Avx512,
 }
 
-// book/src/ch02.md:486
 impl Kernels {
     /// Every variant, narrowest first.
     pub const ALL: [Kernels; 3] = [Kernels::Portable, Kernels::Avx2, Kernels::Avx512];
+
     /// The fastest variant this CPU supports.
     pub fn detect() -> Self {
         *Self::ALL.iter().rev().find(|k| k.supported()).unwrap_or(&Kernels::Portable)
     }
+
     /// Whether this CPU can run the variant.
     pub fn supported(self) -> bool {
         #[cfg(target_arch = "x86_64")]
@@ -426,26 +398,37 @@ impl Kernels {
     }
 }
 
-// book/src/ch02.md:512
 /// `dispatch_kernels! { fn name(args) -> R = body }` defines `fn name(kernels, args) -> R`,
 /// which runs `body(args)` compiled for `kernels`. Each variant is a wrapper function
 /// with `#[target_feature]`; `body`, and everything it calls, must be
 /// `#[inline(always)]`, so that its code is generated again inside each wrapper,
 /// with that wrapper's instructions.
 macro_rules! dispatch_kernels {
-    (
-        $(#[$doc:meta])* fn $name:ident ($($arg:ident : $ty:ty),* $(,)?) $(-> $ret:ty)? =
-        $body:ident
-    ) => {
-        $(#[$doc])* fn $name (kernels : Kernels, $($arg : $ty),*) $(-> $ret)? {
-        #[cfg(target_arch = "x86_64")] #[target_feature(enable = "avx2,fma")] fn
-        avx2($($arg : $ty),*) $(-> $ret)? { $body ($($arg),*) } #[cfg(target_arch =
-        "x86_64")] #[target_feature(enable = "avx512f,avx2,fma")] fn avx512($($arg :
-        $ty),*) $(-> $ret)? { $body ($($arg),*) } match kernels { Kernels::Portable =>
-        $body ($($arg),*), #[cfg(target_arch = "x86_64")] Kernels::Avx2 => unsafe {
-        avx2($($arg),*) }, #[cfg(target_arch = "x86_64")] Kernels::Avx512 => unsafe {
-        avx512($($arg),*) }, #[cfg(not(target_arch = "x86_64"))] Kernels::Avx2 |
-        Kernels::Avx512 => unreachable!("x86 SIMD is never detected off x86-64"), } }
+    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? = $body:ident) => {
+        $(#[$doc])*
+        fn $name(kernels: Kernels, $($arg: $ty),*) $(-> $ret)? {
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx2,fma")]
+            fn avx2($($arg: $ty),*) $(-> $ret)? {
+                $body($($arg),*)
+            }
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx512f,avx2,fma")]
+            fn avx512($($arg: $ty),*) $(-> $ret)? {
+                $body($($arg),*)
+            }
+            match kernels {
+                Kernels::Portable => $body($($arg),*),
+                // SAFETY: a SIMD variant is only ever chosen after `Kernels::supported`
+                // confirmed that this CPU has its instructions.
+                #[cfg(target_arch = "x86_64")]
+                Kernels::Avx2 => unsafe { avx2($($arg),*) },
+                #[cfg(target_arch = "x86_64")]
+                Kernels::Avx512 => unsafe { avx512($($arg),*) },
+                #[cfg(not(target_arch = "x86_64"))]
+                Kernels::Avx2 | Kernels::Avx512 => unreachable!("x86 SIMD is never detected off x86-64"),
+            }
+        }
     };
 }
 
@@ -462,51 +445,25 @@ pub struct Mat<'a> {
     col_stride: usize,
 }
 
-// book/src/ch02.md:568
 impl<'a> Mat<'a> {
     /// A dense row-major `rows x cols` matrix.
     pub fn new(data: &'a [f32], rows: usize, cols: usize) -> Self {
         assert_eq!(data.len(), rows * cols, "matrix buffer does not match its shape");
-        Mat {
-            data,
-            rows,
-            cols,
-            row_stride: cols,
-            col_stride: 1,
-        }
+        Mat { data, rows, cols, row_stride: cols, col_stride: 1 }
     }
+
     /// `rows x cols` elements starting at `data[0]`, rows `row_stride` apart.
-    pub fn strided(
-        data: &'a [f32],
-        rows: usize,
-        cols: usize,
-        row_stride: usize,
-    ) -> Self {
-        assert!(
-            rows == 0 || (rows - 1) * row_stride + cols <= data.len(),
-            "strided matrix overruns its buffer"
-        );
-        Mat {
-            data,
-            rows,
-            cols,
-            row_stride,
-            col_stride: 1,
-        }
+    pub fn strided(data: &'a [f32], rows: usize, cols: usize, row_stride: usize) -> Self {
+        assert!(rows == 0 || (rows - 1) * row_stride + cols <= data.len(), "strided matrix overruns its buffer");
+        Mat { data, rows, cols, row_stride, col_stride: 1 }
     }
+
     /// The same elements read as the transpose.
     pub fn t(self) -> Self {
-        Mat {
-            rows: self.cols,
-            cols: self.rows,
-            row_stride: self.col_stride,
-            col_stride: self.row_stride,
-            ..self
-        }
+        Mat { rows: self.cols, cols: self.rows, row_stride: self.col_stride, col_stride: self.row_stride, ..self }
     }
 }
 
-// book/src/ch02.md:587
 /// A writable row-major matrix inside a buffer, rows `row_stride` apart.
 pub struct MatMut<'a> {
     data: &'a mut [f32],
@@ -515,37 +472,18 @@ pub struct MatMut<'a> {
     row_stride: usize,
 }
 
-// book/src/ch02.md:595
 impl<'a> MatMut<'a> {
     pub fn new(data: &'a mut [f32], rows: usize, cols: usize) -> Self {
         assert_eq!(data.len(), rows * cols, "matrix buffer does not match its shape");
-        MatMut {
-            data,
-            rows,
-            cols,
-            row_stride: cols,
-        }
+        MatMut { data, rows, cols, row_stride: cols }
     }
-    pub fn strided(
-        data: &'a mut [f32],
-        rows: usize,
-        cols: usize,
-        row_stride: usize,
-    ) -> Self {
-        assert!(
-            rows == 0 || (rows - 1) * row_stride + cols <= data.len(),
-            "strided matrix overruns its buffer"
-        );
-        MatMut {
-            data,
-            rows,
-            cols,
-            row_stride,
-        }
+
+    pub fn strided(data: &'a mut [f32], rows: usize, cols: usize, row_stride: usize) -> Self {
+        assert!(rows == 0 || (rows - 1) * row_stride + cols <= data.len(), "strided matrix overruns its buffer");
+        MatMut { data, rows, cols, row_stride }
     }
 }
 
-// book/src/ch02.md:607
 /// `out = scale * a b`, or `out += scale * a b` when `accumulate`.
 ///
 /// Panics if the shapes do not fit together. Every call in this chapter passes
@@ -557,6 +495,8 @@ impl<'a> MatMut<'a> {
 pub fn matmul(out: MatMut, a: Mat, b: Mat, scale: f32, accumulate: bool) {
     assert_eq!(a.cols, b.rows, "inner dimensions differ");
     assert_eq!((out.rows, out.cols), (a.rows, b.cols), "output shape differs from a b");
+    // SAFETY: the constructors checked that every strided index of every operand
+    // lies inside its slice, and `out` is a unique borrow, so it aliases neither input.
     unsafe {
         gemm::gemm(
             out.rows,
@@ -582,7 +522,6 @@ pub fn matmul(out: MatMut, a: Mat, b: Mat, scale: f32, accumulate: bool) {
     }
 }
 
-// book/src/ch02.md:645
 /// Sets every row of `out` (`rows x bias.len()`) to `bias`, optionally plus `residual`.
 /// The matmul that follows accumulates onto it, so `x W + b (+ residual)` costs no
 /// separate pass over the output for the bias or the skip connection.
@@ -591,10 +530,7 @@ fn fill_rows(out: &mut [f32], bias: &[f32], residual: Option<&[f32]>) {
     let width = bias.len();
     match residual {
         Some(res) => {
-            for (row, res_row) in out
-                .chunks_exact_mut(width)
-                .zip(res.chunks_exact(width))
-            {
+            for (row, res_row) in out.chunks_exact_mut(width).zip(res.chunks_exact(width)) {
                 for ((o, b), r) in row.iter_mut().zip(bias).zip(res_row) {
                     *o = b + r;
                 }
@@ -608,59 +544,31 @@ fn fill_rows(out: &mut [f32], bias: &[f32], residual: Option<&[f32]>) {
     }
 }
 
-// book/src/ch02.md:667
 /// A linear layer `out = x W + b (+ residual)`, `W` stored `d_in x d_out`.
 #[inline(always)]
 fn linear(out: &mut [f32], x: &[f32], w: &[f32], b: &[f32], residual: Option<&[f32]>) {
     let (d_in, d_out) = (w.len() / b.len(), b.len());
     let rows = x.len() / d_in;
     fill_rows(out, b, residual);
-    matmul(
-        MatMut::new(out, rows, d_out),
-        Mat::new(x, rows, d_in),
-        Mat::new(w, d_in, d_out),
-        1.0,
-        true,
-    );
+    matmul(MatMut::new(out, rows, d_out), Mat::new(x, rows, d_in), Mat::new(w, d_in, d_out), 1.0, true);
 }
 
-// book/src/ch02.md:676
 /// Backward of [`linear`]: accumulates `dW += x^T dy` and `db += sum_rows dy`,
 /// and writes `dx = dy W^T`.
 #[inline(always)]
-fn linear_backward(
-    dx: &mut [f32],
-    dw: &mut [f32],
-    db: &mut [f32],
-    dy: &[f32],
-    x: &[f32],
-    w: &[f32],
-) {
+fn linear_backward(dx: &mut [f32], dw: &mut [f32], db: &mut [f32], dy: &[f32], x: &[f32], w: &[f32]) {
     let (d_in, d_out) = (w.len() / db.len(), db.len());
     let rows = dy.len() / d_out;
-    matmul(
-        MatMut::new(dw, d_in, d_out),
-        Mat::new(x, rows, d_in).t(),
-        Mat::new(dy, rows, d_out),
-        1.0,
-        true,
-    );
+    matmul(MatMut::new(dw, d_in, d_out), Mat::new(x, rows, d_in).t(), Mat::new(dy, rows, d_out), 1.0, true);
     for row in dy.chunks_exact(d_out) {
         axpy(db, 1.0, row);
     }
-    matmul(
-        MatMut::new(dx, rows, d_in),
-        Mat::new(dy, rows, d_out),
-        Mat::new(w, d_in, d_out).t(),
-        1.0,
-        false,
-    );
+    matmul(MatMut::new(dx, rows, d_in), Mat::new(dy, rows, d_out), Mat::new(w, d_in, d_out).t(), 1.0, false);
 }
 
 // book/src/ch02.md:698
 const LN_EPS: f32 = 1e-5;
 
-// book/src/ch02.md:700
 /// What a LayerNorm keeps for its backward pass: its output, and per row the
 /// mean and reciprocal standard deviation (the normalised input is recomputed).
 #[derive(Clone, Debug, Default)]
@@ -670,27 +578,23 @@ struct NormTape {
     rstd: Vec<f32>,
 }
 
-// book/src/ch02.md:709
 impl NormTape {
     fn new(rows: usize, width: usize) -> Self {
-        NormTape {
-            out: vec![0.0; rows * width],
-            mean: vec![0.0; rows],
-            rstd: vec![0.0; rows],
-        }
+        NormTape { out: vec![0.0; rows * width], mean: vec![0.0; rows], rstd: vec![0.0; rows] }
     }
+
     fn bytes(&self) -> usize {
         4 * (self.out.len() + self.mean.len() + self.rstd.len())
     }
 }
 
-// book/src/ch02.md:719
 #[inline(always)]
 fn layernorm(x: &[f32], w: &[f32], b: &[f32], tape: &mut NormTape) {
     let width = w.len();
     let rows = x.chunks_exact(width).zip(tape.out.chunks_exact_mut(width));
     for (r, (xr, out)) in rows.enumerate() {
         let mean = sum_of(xr) / width as f32;
+        // Centre the row in the output buffer first, so the variance is a plain dot product.
         for (o, xv) in out.iter_mut().zip(xr) {
             *o = xv - mean;
         }
@@ -704,7 +608,6 @@ fn layernorm(x: &[f32], w: &[f32], b: &[f32], tape: &mut NormTape) {
     }
 }
 
-// book/src/ch02.md:739
 /// Adds the LayerNorm's input gradient to `dx` and its parameter gradients to `dw`, `db`.
 #[inline(always)]
 fn layernorm_backward(
@@ -717,23 +620,12 @@ fn layernorm_backward(
     tape: &NormTape,
 ) {
     let width = w.len();
-    let rows = dx
-        .chunks_exact_mut(width)
-        .zip(dout.chunks_exact(width))
-        .zip(x.chunks_exact(width));
+    let rows = dx.chunks_exact_mut(width).zip(dout.chunks_exact(width)).zip(x.chunks_exact(width));
     for (r, ((dxr, dor), xr)) in rows.enumerate() {
         let (mean, rstd) = (tape.mean[r], tape.rstd[r]);
         let sum_dn = dot_of(dor, w);
-        let sum_dn_xhat = fold_lanes(
-            [dor, w, xr],
-            0.0,
-            |[d, w, x]| d * w * (x - mean) * rstd,
-            |a, b| a + b,
-        );
-        let (mean_dn, mean_dn_xhat) = (
-            sum_dn / width as f32,
-            sum_dn_xhat / width as f32,
-        );
+        let sum_dn_xhat = fold_lanes([dor, w, xr], 0.0, |[d, w, x]| d * w * (x - mean) * rstd, |a, b| a + b);
+        let (mean_dn, mean_dn_xhat) = (sum_dn / width as f32, sum_dn_xhat / width as f32);
         for i in 0..width {
             let xhat = (xr[i] - mean) * rstd;
             db[i] += dor[i];
@@ -753,67 +645,39 @@ struct AttnShape {
     n_heads: usize,
 }
 
-// book/src/ch02.md:792
 /// Queries are processed in blocks of this many rows. A block's queries can only
 /// see keys up to the block's last row, so the matmuls skip everything to the
 /// right of it: at 128 tokens that is 10/16 of the full square's work.
 const QUERY_BLOCK: usize = 32;
 
-// book/src/ch02.md:797
 impl AttnShape {
     fn head_dim(&self) -> usize {
         self.d_model / self.n_heads
     }
+
     /// Query row ranges `(start, end)`; the block attends to keys `0..end`.
     fn query_blocks(&self) -> impl Iterator<Item = (usize, usize)> {
         let seq = self.seq;
-        (0..seq)
-            .step_by(QUERY_BLOCK)
-            .map(move |start| (start, (start + QUERY_BLOCK).min(seq)))
+        (0..seq).step_by(QUERY_BLOCK).map(move |start| (start, (start + QUERY_BLOCK).min(seq)))
     }
 }
 
-// book/src/ch02.md:809
 /// One head's `q`, `k` or `v` rows for query rows `rows`: a strided view of `qkv`,
 /// whose rows are `[q | k | v]` with the heads side by side within each third.
-fn head_rows(
-    qkv: &[f32],
-    part: usize,
-    h: usize,
-    rows: (usize, usize),
-    s: AttnShape,
-) -> Mat<'_> {
+fn head_rows(qkv: &[f32], part: usize, h: usize, rows: (usize, usize), s: AttnShape) -> Mat<'_> {
     let (d, hd) = (s.d_model, s.head_dim());
     Mat::strided(&qkv[rows.0 * 3 * d + part * d + h * hd..], rows.1 - rows.0, hd, 3 * d)
 }
 
-// book/src/ch02.md:816
-fn head_rows_mut(
-    dqkv: &mut [f32],
-    part: usize,
-    h: usize,
-    rows: (usize, usize),
-    s: AttnShape,
-) -> MatMut<'_> {
+fn head_rows_mut(dqkv: &mut [f32], part: usize, h: usize, rows: (usize, usize), s: AttnShape) -> MatMut<'_> {
     let (d, hd) = (s.d_model, s.head_dim());
-    MatMut::strided(
-        &mut dqkv[rows.0 * 3 * d + part * d + h * hd..],
-        rows.1 - rows.0,
-        hd,
-        3 * d,
-    )
+    MatMut::strided(&mut dqkv[rows.0 * 3 * d + part * d + h * hd..], rows.1 - rows.0, hd, 3 * d)
 }
 
-// book/src/ch02.md:821
 const Q: usize = 0;
-
-// book/src/ch02.md:822
 const K: usize = 1;
-
-// book/src/ch02.md:823
 const V: usize = 2;
 
-// book/src/ch02.md:825
 /// Causal self-attention with materialised probabilities `att`, laid out
 /// `batch x head x query x key` (zeros above the diagonal). Writes each head's
 /// output into its columns of `y` (`batch*seq x d_model`). Entries to the right of
@@ -828,44 +692,28 @@ fn attention_forward(qkv: &[f32], att: &mut [f32], y: &mut [f32], s: AttnShape) 
         for h in 0..s.n_heads {
             let att_bh = &mut att[(b * s.n_heads + h) * t * t..][..t * t];
             for (start, end) in s.query_blocks() {
-                let scores = MatMut::strided(
-                    &mut att_bh[start * t..],
-                    end - start,
-                    end,
-                    t,
-                );
+                // Scores for this block's queries against the keys they can see.
+                let scores = MatMut::strided(&mut att_bh[start * t..], end - start, end, t);
                 let q = head_rows(qkv_b, Q, h, (start, end), s);
                 let k = head_rows(qkv_b, K, h, (0, end), s);
                 matmul(scores, q, k.t(), scale, false);
                 for i in start..end {
                     causal_softmax_in_place(&mut att_bh[i * t..][..end], i + 1);
                 }
+                // y = P V over the same keys (masked entries are exact zeros).
                 let p = Mat::strided(&att_bh[start * t..], end - start, end, t);
                 let v = head_rows(qkv_b, V, h, (0, end), s);
-                let out = MatMut::strided(
-                    &mut y_b[start * d + h * hd..],
-                    end - start,
-                    hd,
-                    d,
-                );
+                let out = MatMut::strided(&mut y_b[start * d + h * hd..], end - start, hd, d);
                 matmul(out, p, v, 1.0, false);
             }
         }
     }
 }
 
-// book/src/ch02.md:857
 /// Backward of [`attention_forward`]: writes the gradient of `qkv` into `dqkv`.
 /// `ds` is a `seq x seq` scratch matrix for one head's score gradients.
 #[inline(always)]
-fn attention_backward(
-    dqkv: &mut [f32],
-    dy: &[f32],
-    qkv: &[f32],
-    att: &[f32],
-    ds: &mut [f32],
-    s: AttnShape,
-) {
+fn attention_backward(dqkv: &mut [f32], dy: &[f32], qkv: &[f32], att: &[f32], ds: &mut [f32], s: AttnShape) {
     let (t, d, hd) = (s.seq, s.d_model, s.head_dim());
     let scale = 1.0 / (hd as f32).sqrt();
     dqkv.fill(0.0);
@@ -879,51 +727,26 @@ fn attention_backward(
                 let rows = end - start;
                 let p = Mat::strided(&att_bh[start * t..], rows, end, t);
                 let dy_blk = Mat::strided(&dy_b[start * d + h * hd..], rows, hd, d);
-                matmul(
-                    head_rows_mut(dqkv_b, V, h, (0, end), s),
-                    p.t(),
-                    dy_blk,
-                    1.0,
-                    true,
-                );
+                // dV += P^T dY.
+                matmul(head_rows_mut(dqkv_b, V, h, (0, end), s), p.t(), dy_blk, 1.0, true);
+                // dP = dY V^T, then the softmax backward turns it into dS in place.
                 let v = head_rows(qkv_b, V, h, (0, end), s);
-                matmul(
-                    MatMut::strided(&mut ds[start * t..], rows, end, t),
-                    dy_blk,
-                    v.t(),
-                    1.0,
-                    false,
-                );
+                matmul(MatMut::strided(&mut ds[start * t..], rows, end, t), dy_blk, v.t(), 1.0, false);
                 for i in start..end {
-                    softmax_backward_in_place(
-                        &mut ds[i * t..][..end],
-                        &att_bh[i * t..][..end],
-                        scale,
-                    );
+                    // Masked probabilities are exact zeros, so their dS is too.
+                    softmax_backward_in_place(&mut ds[i * t..][..end], &att_bh[i * t..][..end], scale);
                 }
                 let ds_blk = Mat::strided(&ds[start * t..], rows, end, t);
+                // dQ = dS K and dK += dS^T Q (the score scale is already in dS).
                 let k = head_rows(qkv_b, K, h, (0, end), s);
-                matmul(
-                    head_rows_mut(dqkv_b, Q, h, (start, end), s),
-                    ds_blk,
-                    k,
-                    1.0,
-                    false,
-                );
+                matmul(head_rows_mut(dqkv_b, Q, h, (start, end), s), ds_blk, k, 1.0, false);
                 let q = head_rows(qkv_b, Q, h, (start, end), s);
-                matmul(
-                    head_rows_mut(dqkv_b, K, h, (0, end), s),
-                    ds_blk.t(),
-                    q,
-                    1.0,
-                    true,
-                );
+                matmul(head_rows_mut(dqkv_b, K, h, (0, end), s), ds_blk.t(), q, 1.0, true);
             }
         }
     }
 }
 
-// book/src/ch02.md:894
 /// `x <- softmax(x)`.
 #[inline(always)]
 fn softmax_in_place(x: &mut [f32]) {
@@ -933,7 +756,6 @@ fn softmax_in_place(x: &mut [f32]) {
     x.iter_mut().for_each(|v| *v *= inv);
 }
 
-// book/src/ch02.md:903
 /// Softmax of one query's scores against a block's keys, of which only the first
 /// `visible` may be seen. The others are set to minus infinity, whose `fast_exp` is
 /// exactly zero, so every pass runs over the whole row in full vectors (no ragged
@@ -944,7 +766,6 @@ fn causal_softmax_in_place(row: &mut [f32], visible: usize) {
     softmax_in_place(row);
 }
 
-// book/src/ch02.md:913
 /// Turns `dp`, the gradient of softmax output `p`, into the gradient of its
 /// input times `scale`: `dS = scale * p * (dp - <p, dp>)`.
 #[inline(always)]
@@ -963,11 +784,7 @@ fn softmax_backward_in_place(dp: &mut [f32], p: &[f32], scale: f32) {
 /// an exponential inside a lane-wise sum is too much for the compiler to vectorise.
 /// They go straight into the gradient row when there is one, else into a scratch row.
 #[inline(always)]
-fn cross_entropy(
-    logits: &[f32],
-    targets: &[u32],
-    dlogits: Option<(&mut [f32], f32)>,
-) -> f32 {
+fn cross_entropy(logits: &[f32], targets: &[u32], dlogits: Option<(&mut [f32], f32)>) -> f32 {
     let vocab = logits.len() / targets.len();
     let (mut grad_rows, grad_scale) = match dlogits {
         Some((d, scale)) => (Some(d.chunks_exact_mut(vocab)), scale),
@@ -1006,34 +823,21 @@ pub struct Batch {
     pub targets: Vec<u32>,
 }
 
-// book/src/ch02.md:985
 impl Batch {
-    pub fn new(
-        batch: usize,
-        seq: usize,
-        tokens: Vec<u32>,
-        targets: Vec<u32>,
-    ) -> Result<Self, GptError> {
+    pub fn new(batch: usize, seq: usize, tokens: Vec<u32>, targets: Vec<u32>) -> Result<Self, GptError> {
         if batch == 0 || seq == 0 {
             return Err(GptError::BadBatch("batch and seq must be positive".into()));
         }
         if tokens.len() != batch * seq || targets.len() != batch * seq {
-            return Err(
-                GptError::BadBatch(
-                    format!(
-                        "{} tokens and {} targets for a {batch} x {seq} batch", tokens
-                        .len(), targets.len()
-                    ),
-                ),
-            );
+            return Err(GptError::BadBatch(format!(
+                "{} tokens and {} targets for a {batch} x {seq} batch",
+                tokens.len(),
+                targets.len()
+            )));
         }
-        Ok(Batch {
-            batch,
-            seq,
-            tokens,
-            targets,
-        })
+        Ok(Batch { batch, seq, tokens, targets })
     }
+
     /// Sequences `rows` of this batch as a batch of their own.
     pub fn rows(&self, rows: std::ops::Range<usize>) -> Batch {
         let span = rows.start * self.seq..rows.end * self.seq;
@@ -1046,7 +850,6 @@ impl Batch {
     }
 }
 
-// book/src/ch02.md:1012
 /// How much of the forward pass is kept for the backward pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Memory {
@@ -1057,7 +860,6 @@ pub enum Memory {
     CheckpointBlocks,
 }
 
-// book/src/ch02.md:1022
 /// The intermediates of one block that its backward pass reads.
 #[derive(Clone, Debug)]
 struct BlockTape {
@@ -1076,7 +878,6 @@ struct BlockTape {
     fc_act: Vec<f32>,
 }
 
-// book/src/ch02.md:1040
 impl BlockTape {
     fn new(c: &GptConfig, batch: usize, seq: usize) -> Self {
         let n = batch * seq;
@@ -1091,14 +892,13 @@ impl BlockTape {
             fc_act: vec![0.0; n * c.d_ff()],
         }
     }
+
     fn bytes(&self) -> usize {
         let floats = self.qkv.len() + self.att.len() + self.atty.len() + self.mid.len();
-        self.ln1.bytes() + self.ln2.bytes()
-            + 4 * (floats + self.gelu_slope.len() + self.fc_act.len())
+        self.ln1.bytes() + self.ln2.bytes() + 4 * (floats + self.gelu_slope.len() + self.fc_act.len())
     }
 }
 
-// book/src/ch02.md:1061
 /// Everything a forward pass leaves behind for its backward pass.
 #[derive(Clone, Debug)]
 pub struct Tape {
@@ -1113,7 +913,6 @@ pub struct Tape {
     loss: f32,
 }
 
-// book/src/ch02.md:1075
 impl Tape {
     fn new(c: &GptConfig, batch: &Batch, memory: Memory) -> Self {
         let (b, t) = (batch.batch, batch.seq);
@@ -1132,24 +931,24 @@ impl Tape {
             loss: 0.0,
         }
     }
+
     /// Mean cross-entropy of the batch.
     pub fn loss(&self) -> f32 {
         self.loss
     }
+
     /// Next-token logits, `batch x seq x vocab_size`.
     pub fn logits(&self) -> &[f32] {
         &self.logits
     }
+
     /// Bytes of activations held for backward (the buffers' own sizes).
     pub fn activation_bytes(&self) -> usize {
-        let floats: usize = self.residual.iter().map(Vec::len).sum::<usize>()
-            + self.logits.len();
-        4 * floats + self.lnf.bytes()
-            + self.blocks.iter().map(BlockTape::bytes).sum::<usize>()
+        let floats: usize = self.residual.iter().map(Vec::len).sum::<usize>() + self.logits.len();
+        4 * floats + self.lnf.bytes() + self.blocks.iter().map(BlockTape::bytes).sum::<usize>()
     }
 }
 
-// book/src/ch02.md:1111
 /// A decoder-only Transformer: token and position embeddings, `n_layers` pre-LayerNorm
 /// blocks (causal self-attention, then a GELU MLP, each around a residual
 /// connection), a final LayerNorm and an untied linear head to the vocabulary.
@@ -1161,7 +960,6 @@ pub struct TinyGpt {
     kernels: Kernels,
 }
 
-// book/src/ch02.md:1122
 impl TinyGpt {
     /// GPT-2's initialisation: weights `N(0, 0.02)`, the two projections that write
     /// into the residual stream scaled down by `sqrt(2 n_layers)` so the stream's
@@ -1169,21 +967,16 @@ impl TinyGpt {
     pub fn new(config: GptConfig, seed: u64) -> Result<Self, GptError> {
         Self::with_init_std(config, seed, 0.02)
     }
+
     /// [`TinyGpt::new`] with another weight scale (tests use larger ones).
-    pub fn with_init_std(
-        config: GptConfig,
-        seed: u64,
-        std: f32,
-    ) -> Result<Self, GptError> {
+    pub fn with_init_std(config: GptConfig, seed: u64, std: f32) -> Result<Self, GptError> {
         config.validate()?;
-        let mut params = vec![0.0; parameter_count(& config)];
+        let mut params = vec![0.0; parameter_count(&config)];
         let mut rng = Rng::new(seed);
         let residual_std = std / (2.0 * config.n_layers as f32).sqrt();
         {
             let p = carve(&config, params.as_mut_slice());
-            let mut fill = |t: &mut [f32], s: f32| {
-                t.iter_mut().for_each(|v| *v = s * rng.normal() as f32)
-            };
+            let mut fill = |t: &mut [f32], s: f32| t.iter_mut().for_each(|v| *v = s * rng.normal() as f32);
             fill(p.wte, std);
             fill(p.wpe, std);
             for block in p.blocks {
@@ -1197,32 +990,35 @@ impl TinyGpt {
             p.lnf_w.fill(1.0);
             fill(p.head_w, std);
         }
-        Ok(TinyGpt {
-            config,
-            params,
-            kernels: Kernels::detect(),
-        })
+        Ok(TinyGpt { config, params, kernels: Kernels::detect() })
     }
+
     pub fn config(&self) -> &GptConfig {
         &self.config
     }
+
     pub fn num_parameters(&self) -> usize {
         self.params.len()
     }
+
     /// The parameters by name.
     pub fn params(&self) -> ModelParams<&[f32]> {
         carve(&self.config, self.params.as_slice())
     }
+
     /// All parameters as one flat vector (the layout of [`Gradients::flat`]).
     pub fn flat_params(&self) -> &[f32] {
         &self.params
     }
+
     pub fn flat_params_mut(&mut self) -> &mut [f32] {
         &mut self.params
     }
+
     pub fn kernels(&self) -> Kernels {
         self.kernels
     }
+
     /// Chooses the kernel variant; fails if this CPU cannot run it.
     pub fn set_kernels(&mut self, kernels: Kernels) -> Result<(), GptError> {
         if !kernels.supported() {
@@ -1231,29 +1027,18 @@ impl TinyGpt {
         self.kernels = kernels;
         Ok(())
     }
+
     fn check_batch(&self, batch: &Batch) -> Result<(), GptError> {
         if batch.seq > self.config.block_size {
-            return Err(GptError::SequenceTooLong {
-                len: batch.seq,
-                block_size: self.config.block_size,
-            });
+            return Err(GptError::SequenceTooLong { len: batch.seq, block_size: self.config.block_size });
         }
         let vocab_size = self.config.vocab_size;
-        match batch
-            .tokens
-            .iter()
-            .chain(&batch.targets)
-            .find(|&&t| t as usize >= vocab_size)
-        {
-            Some(&token) => {
-                Err(GptError::TokenOutOfRange {
-                    token,
-                    vocab_size,
-                })
-            }
+        match batch.tokens.iter().chain(&batch.targets).find(|&&t| t as usize >= vocab_size) {
+            Some(&token) => Err(GptError::TokenOutOfRange { token, vocab_size }),
             None => Ok(()),
         }
     }
+
     /// Runs the model on `batch`, returning the tape that holds its logits, its
     /// loss, and what `memory` says to keep for the backward pass.
     pub fn forward(&self, batch: &Batch, memory: Memory) -> Result<Tape, GptError> {
@@ -1262,6 +1047,7 @@ impl TinyGpt {
         self.run_forward(&mut tape);
         Ok(tape)
     }
+
     /// [`TinyGpt::forward`] into an existing tape, reusing its buffers when the
     /// batch has the same shape; returns the loss.
     pub fn forward_into(&self, batch: &Batch, tape: &mut Tape) -> Result<f32, GptError> {
@@ -1275,14 +1061,13 @@ impl TinyGpt {
         self.run_forward(tape);
         Ok(tape.loss)
     }
+
     /// Adds the gradient of `tape`'s loss with respect to every parameter to `grads`.
     pub fn backward(&self, tape: &Tape, grads: &mut Gradients) {
-        assert_eq!(
-            grads.flat.len(), self.params.len(),
-            "gradients belong to another model shape"
-        );
+        assert_eq!(grads.flat.len(), self.params.len(), "gradients belong to another model shape");
         backward_with(self.kernels, self, tape, grads);
     }
+
     fn run_forward(&self, tape: &mut Tape) {
         forward_with(self.kernels, self, tape);
     }
@@ -1290,11 +1075,10 @@ impl TinyGpt {
 
 // book/src/ch02.md:1249
 dispatch_kernels! {
-    #[doc = " The forward pass, compiled for each kernel variant."] fn forward_with(model
-    : & TinyGpt, tape : & mut Tape) = forward_impl
+    /// The forward pass, compiled for each kernel variant.
+    fn forward_with(model: &TinyGpt, tape: &mut Tape) = forward_impl
 }
 
-// book/src/ch02.md:1254
 /// The forward pass proper. `#[inline(always)]` all the way down lets the SIMD
 /// wrappers of `forward_with` compile the whole pass with wider vectors.
 #[inline(always)]
@@ -1302,24 +1086,11 @@ fn forward_impl(model: &TinyGpt, tape: &mut Tape) {
     let c = &model.config;
     let p = model.params();
     let (b, t, d) = (tape.batch.batch, tape.batch.seq, c.d_model);
-    let shape = AttnShape {
-        batch: b,
-        seq: t,
-        d_model: d,
-        n_heads: c.n_heads,
-    };
-    for (i, (x, &tok)) in tape
-        .residual[0]
-        .chunks_exact_mut(d)
-        .zip(&tape.batch.tokens)
-        .enumerate()
-    {
+    let shape = AttnShape { batch: b, seq: t, d_model: d, n_heads: c.n_heads };
+    // Embeddings: token row plus position row.
+    for (i, (x, &tok)) in tape.residual[0].chunks_exact_mut(d).zip(&tape.batch.tokens).enumerate() {
         let pos = i % t;
-        for ((x, e), q) in x
-            .iter_mut()
-            .zip(&p.wte[tok as usize * d..][..d])
-            .zip(&p.wpe[pos * d..][..d])
-        {
+        for ((x, e), q) in x.iter_mut().zip(&p.wte[tok as usize * d..][..d]).zip(&p.wpe[pos * d..][..d]) {
             *x = e + q;
         }
     }
@@ -1339,31 +1110,20 @@ fn forward_impl(model: &TinyGpt, tape: &mut Tape) {
     let last = &tape.residual[c.n_layers];
     layernorm(last, p.lnf_w, p.lnf_b, &mut tape.lnf);
     let logits = MatMut::new(&mut tape.logits, b * t, c.vocab_size);
-    matmul(
-        logits,
-        Mat::new(&tape.lnf.out, b * t, d),
-        Mat::new(p.head_w, d, c.vocab_size),
-        1.0,
-        false,
-    );
+    matmul(logits, Mat::new(&tape.lnf.out, b * t, d), Mat::new(p.head_w, d, c.vocab_size), 1.0, false);
     tape.loss = cross_entropy(&tape.logits, &tape.batch.targets, None);
 }
 
-// book/src/ch02.md:1289
 /// One pre-LayerNorm block: `mid = x + attn(ln1(x))`, `out = mid + mlp(ln2(mid))`.
 #[inline(always)]
-fn block_forward(
-    p: &BlockParams<&[f32]>,
-    x: &[f32],
-    out: &mut [f32],
-    bt: &mut BlockTape,
-    s: AttnShape,
-) {
+fn block_forward(p: &BlockParams<&[f32]>, x: &[f32], out: &mut [f32], bt: &mut BlockTape, s: AttnShape) {
     layernorm(x, p.ln1_w, p.ln1_b, &mut bt.ln1);
     linear(&mut bt.qkv, &bt.ln1.out, p.qkv_w, p.qkv_b, None);
     attention_forward(&bt.qkv, &mut bt.att, &mut bt.atty, s);
     linear(&mut bt.mid, &bt.atty, p.proj_w, p.proj_b, Some(x));
     layernorm(&bt.mid, p.ln2_w, p.ln2_b, &mut bt.ln2);
+    // The up-projection writes its pre-activations where the activations go; one
+    // pass then replaces each by its GELU and keeps the derivative for backward.
     linear(&mut bt.fc_act, &bt.ln2.out, p.fc_w, p.fc_b, None);
     for (a, slope) in bt.fc_act.iter_mut().zip(&mut bt.gelu_slope) {
         (*a, *slope) = gelu_and_slope(*a);
@@ -1380,20 +1140,16 @@ pub struct Gradients {
     work: Option<BackwardWork>,
 }
 
-// book/src/ch02.md:1321
 impl Gradients {
     pub fn new(model: &TinyGpt) -> Self {
-        Gradients {
-            flat: vec![0.0; model.num_parameters()],
-            work: None,
-        }
+        Gradients { flat: vec![0.0; model.num_parameters()], work: None }
     }
+
     pub fn zero(&mut self) {
         self.flat.fill(0.0);
     }
 }
 
-// book/src/ch02.md:1331
 /// Gradient buffers for activations, sized for one batch shape.
 #[derive(Clone, Debug)]
 struct BackwardWork {
@@ -1410,7 +1166,6 @@ struct BackwardWork {
     recompute: Option<BlockTape>,
 }
 
-// book/src/ch02.md:1347
 impl BackwardWork {
     fn new(c: &GptConfig, batch: usize, seq: usize) -> Self {
         let n = batch * seq;
@@ -1428,36 +1183,26 @@ impl BackwardWork {
     }
 }
 
-// book/src/ch02.md:1364
 dispatch_kernels! {
-    #[doc = " The backward pass, compiled for each kernel variant."] fn
-    backward_with(model : & TinyGpt, tape : & Tape, grads : & mut Gradients) =
-    backward_impl
+    /// The backward pass, compiled for each kernel variant.
+    fn backward_with(model: &TinyGpt, tape: &Tape, grads: &mut Gradients) = backward_impl
 }
 
-// book/src/ch02.md:1369
 #[inline(always)]
 fn backward_impl(model: &TinyGpt, tape: &Tape, grads: &mut Gradients) {
     let c = &model.config;
     let p = model.params();
     let (b, t, d) = (tape.batch.batch, tape.batch.seq, c.d_model);
     let n = b * t;
-    let shape = AttnShape {
-        batch: b,
-        seq: t,
-        d_model: d,
-        n_heads: c.n_heads,
-    };
+    let shape = AttnShape { batch: b, seq: t, d_model: d, n_heads: c.n_heads };
     let mut work = match grads.work.take() {
         Some(w) if w.rows == n => w,
         _ => BackwardWork::new(c, b, t),
     };
     let g = carve(c, grads.flat.as_mut_slice());
-    cross_entropy(
-        &tape.logits,
-        &tape.batch.targets,
-        Some((&mut work.dlogits, 1.0 / n as f32)),
-    );
+
+    // Loss and head. The loss is a mean over the n tokens, hence the 1/n.
+    cross_entropy(&tape.logits, &tape.batch.targets, Some((&mut work.dlogits, 1.0 / n as f32)));
     let dlogits = Mat::new(&work.dlogits, n, c.vocab_size);
     let d_head = MatMut::new(g.head_w, d, c.vocab_size);
     matmul(d_head, Mat::new(&tape.lnf.out, n, d).t(), dlogits, 1.0, true);
@@ -1465,21 +1210,17 @@ fn backward_impl(model: &TinyGpt, tape: &Tape, grads: &mut Gradients) {
     matmul(MatMut::new(&mut work.dnorm, n, d), dlogits, head.t(), 1.0, false);
     work.dresid.fill(0.0);
     let last = &tape.residual[c.n_layers];
-    layernorm_backward(
-        &mut work.dresid,
-        g.lnf_w,
-        g.lnf_b,
-        &work.dnorm,
-        last,
-        p.lnf_w,
-        &tape.lnf,
-    );
+    layernorm_backward(&mut work.dresid, g.lnf_w, g.lnf_b, &work.dnorm, last, p.lnf_w, &tape.lnf);
+
+    // Blocks, last to first; `dresid` carries d loss / d (block output) downwards.
     let mut recompute = work.recompute.take();
     for (l, (bp, bg)) in p.blocks.iter().zip(g.blocks).enumerate().rev() {
         let x = &tape.residual[l];
         let bt = match tape.memory {
             Memory::KeepAll => &tape.blocks[l],
             Memory::CheckpointBlocks => {
+                // Replay the block from its saved input. Its output is not needed
+                // (the next block's input is saved), so `dnorm` serves as a sink.
                 let scratch = recompute.get_or_insert_with(|| BlockTape::new(c, b, t));
                 block_forward(bp, x, &mut work.dnorm, scratch, shape);
                 &*scratch
@@ -1488,19 +1229,15 @@ fn backward_impl(model: &TinyGpt, tape: &Tape, grads: &mut Gradients) {
         block_backward(bp, bg, x, bt, &mut work, shape);
     }
     work.recompute = recompute;
-    for (i, (dx, &tok)) in work
-        .dresid
-        .chunks_exact(d)
-        .zip(&tape.batch.tokens)
-        .enumerate()
-    {
+
+    // Embeddings: each token's row and each position's row receive its gradient.
+    for (i, (dx, &tok)) in work.dresid.chunks_exact(d).zip(&tape.batch.tokens).enumerate() {
         axpy(&mut g.wte[tok as usize * d..][..d], 1.0, dx);
         axpy(&mut g.wpe[(i % t) * d..][..d], 1.0, dx);
     }
     grads.work = Some(work);
 }
 
-// book/src/ch02.md:1419
 /// Backward of [`block_forward`]. On entry `work.dresid` is the gradient of the
 /// block's output; on return it is the gradient of the block's input.
 #[inline(always)]
@@ -1512,39 +1249,18 @@ fn block_backward(
     work: &mut BackwardWork,
     s: AttnShape,
 ) {
+    // out = mid + fc2(gelu(fc(ln2(mid)))): the residual passes dresid straight through.
     linear_backward(&mut work.dfc, g.fc2_w, g.fc2_b, &work.dresid, &bt.fc_act, p.fc2_w);
     for (dz, &slope) in work.dfc.iter_mut().zip(&bt.gelu_slope) {
         *dz *= slope;
     }
     linear_backward(&mut work.dnorm, g.fc_w, g.fc_b, &work.dfc, &bt.ln2.out, p.fc_w);
-    layernorm_backward(
-        &mut work.dresid,
-        g.ln2_w,
-        g.ln2_b,
-        &work.dnorm,
-        &bt.mid,
-        p.ln2_w,
-        &bt.ln2,
-    );
-    linear_backward(
-        &mut work.datty,
-        g.proj_w,
-        g.proj_b,
-        &work.dresid,
-        &bt.atty,
-        p.proj_w,
-    );
+    layernorm_backward(&mut work.dresid, g.ln2_w, g.ln2_b, &work.dnorm, &bt.mid, p.ln2_w, &bt.ln2);
+    // mid = x + proj(attention(ln1(x))).
+    linear_backward(&mut work.datty, g.proj_w, g.proj_b, &work.dresid, &bt.atty, p.proj_w);
     attention_backward(&mut work.dqkv, &work.datty, &bt.qkv, &bt.att, &mut work.ds, s);
     linear_backward(&mut work.dnorm, g.qkv_w, g.qkv_b, &work.dqkv, &bt.ln1.out, p.qkv_w);
-    layernorm_backward(
-        &mut work.dresid,
-        g.ln1_w,
-        g.ln1_b,
-        &work.dnorm,
-        x,
-        p.ln1_w,
-        &bt.ln1,
-    );
+    layernorm_backward(&mut work.dresid, g.ln1_w, g.ln1_b, &work.dnorm, x, p.ln1_w, &bt.ln1);
 }
 
 // book/src/ch02.md:1456
@@ -1563,7 +1279,6 @@ pub struct AdamW {
     kernels: Kernels,
 }
 
-// book/src/ch02.md:1471
 /// The numbers one update applies to every parameter alike.
 #[derive(Clone, Copy, Debug)]
 struct AdamStep {
@@ -1577,23 +1292,13 @@ struct AdamStep {
     bias2: f32,
 }
 
-// book/src/ch02.md:1484
 impl AdamW {
     /// PyTorch's defaults apart from the learning rate.
     pub fn new(num_params: usize, lr: f32) -> Self {
         let (m, v) = (vec![0.0; num_params], vec![0.0; num_params]);
-        AdamW {
-            lr,
-            beta1: 0.9,
-            beta2: 0.999,
-            eps: 1e-8,
-            weight_decay: 0.01,
-            m,
-            v,
-            t: 0,
-            kernels: Kernels::detect(),
-        }
+        AdamW { lr, beta1: 0.9, beta2: 0.999, eps: 1e-8, weight_decay: 0.01, m, v, t: 0, kernels: Kernels::detect() }
     }
+
     /// Chooses the kernel variant of the update; fails if this CPU cannot run it.
     pub fn set_kernels(&mut self, kernels: Kernels) -> Result<(), GptError> {
         if !kernels.supported() {
@@ -1602,25 +1307,19 @@ impl AdamW {
         self.kernels = kernels;
         Ok(())
     }
+
     /// One update. The gradient is the weighted sum of `parts`: data-parallel
     /// workers each hand in the gradient of their own share of the batch, weighted
     /// by that share, and the sum happens here, in the same pass as the update.
     pub fn step(&mut self, params: &mut [f32], parts: &[(&[f32], f32)]) {
         self.step_parallel(params, parts, 1);
     }
+
     /// [`AdamW::step`] with the parameters cut into `threads` contiguous ranges,
     /// updated at the same time. Every parameter's update depends on that
     /// parameter alone, so the result is the same for any number of threads.
-    pub fn step_parallel(
-        &mut self,
-        params: &mut [f32],
-        parts: &[(&[f32], f32)],
-        threads: usize,
-    ) {
-        assert!(
-            parts.iter().all(| (g, _) | g.len() == params.len()),
-            "gradient and parameter sizes differ"
-        );
+    pub fn step_parallel(&mut self, params: &mut [f32], parts: &[(&[f32], f32)], threads: usize) {
+        assert!(parts.iter().all(|(g, _)| g.len() == params.len()), "gradient and parameter sizes differ");
         self.t += 1;
         let step = AdamStep {
             lr: self.lr,
@@ -1633,26 +1332,18 @@ impl AdamW {
         };
         let kernels = self.kernels;
         let range = params.len().div_ceil(threads.max(1)).max(1);
-        let ranges = params
-            .chunks_mut(range)
-            .zip(self.m.chunks_mut(range))
-            .zip(self.v.chunks_mut(range));
-        let mut updates = ranges
-            .enumerate()
-            .map(|(i, ((p, m), v))| {
-                let start = i * range;
-                let parts: Vec<(&[f32], f32)> = parts
-                    .iter()
-                    .map(|&(g, w)| (&g[start..start + p.len()], w))
-                    .collect();
-                move || adamw_update_with(kernels, step, p, m, v, &parts)
-            });
+        let ranges = params.chunks_mut(range).zip(self.m.chunks_mut(range)).zip(self.v.chunks_mut(range));
+        let mut updates = ranges.enumerate().map(|(i, ((p, m), v))| {
+            let start = i * range;
+            let parts: Vec<(&[f32], f32)> = parts.iter().map(|&(g, w)| (&g[start..start + p.len()], w)).collect();
+            move || adamw_update_with(kernels, step, p, m, v, &parts)
+        });
         std::thread::scope(|scope| {
+            // The first range runs on this thread, which would otherwise only wait.
             let first = updates.next();
-            updates
-                .for_each(|update| {
-                    scope.spawn(update);
-                });
+            updates.for_each(|update| {
+                scope.spawn(update);
+            });
             if let Some(mut update) = first {
                 update();
             }
@@ -1660,24 +1351,17 @@ impl AdamW {
     }
 }
 
-// book/src/ch02.md:1543
 dispatch_kernels! {
-    #[doc = " [`adamw_update`], compiled for each kernel variant."] fn
-    adamw_update_with(step : AdamStep, params : & mut [f32], m : & mut [f32], v : & mut
-    [f32], parts : & [(& [f32], f32)]) = adamw_update
+    /// [`adamw_update`], compiled for each kernel variant.
+    fn adamw_update_with(step: AdamStep, params: &mut [f32], m: &mut [f32], v: &mut [f32], parts: &[(&[f32], f32)]) = adamw_update
 }
 
-// book/src/ch02.md:1548
 /// Updates `params` and their moments `m`, `v` with the gradient `sum w * g` over `parts`.
 #[inline(always)]
-fn adamw_update(
-    step: AdamStep,
-    params: &mut [f32],
-    m: &mut [f32],
-    v: &mut [f32],
-    parts: &[(&[f32], f32)],
-) {
+fn adamw_update(step: AdamStep, params: &mut [f32], m: &mut [f32], v: &mut [f32], parts: &[(&[f32], f32)]) {
     let AdamStep { lr, beta1: b1, beta2: b2, eps, weight_decay, bias1, bias2 } = step;
+    // Work in chunks small enough for the summed gradient to stay in L1 cache;
+    // each loop below is a simple elementwise pass that the compiler vectorises.
     const CHUNK: usize = 1024;
     let mut grad = [0.0f32; CHUNK];
     for start in (0..params.len()).step_by(CHUNK) {
@@ -1687,10 +1371,7 @@ fn adamw_update(
         for (part, weight) in parts {
             axpy(g, *weight, &part[start..end]);
         }
-        let chunk = params[start..end]
-            .iter_mut()
-            .zip(&mut m[start..end])
-            .zip(&mut v[start..end]);
+        let chunk = params[start..end].iter_mut().zip(&mut m[start..end]).zip(&mut v[start..end]);
         for (((p, m), v), &g) in chunk.zip(g.iter()) {
             *m = b1 * *m + (1.0 - b1) * g;
             *v = b2 * *v + (1.0 - b2) * g * g;
@@ -1707,7 +1388,6 @@ struct Worker {
     grads: Gradients,
 }
 
-// book/src/ch02.md:1595
 /// Trains a [`TinyGpt`] with one worker thread per core. Each worker runs forward
 /// and backward on its slice of the batch, single-threaded and start to finish,
 /// and the optimizer sums their gradients. That is data parallelism, the first
@@ -1719,79 +1399,53 @@ pub struct Trainer {
     workers: Vec<Worker>,
 }
 
-// book/src/ch02.md:1606
 impl Trainer {
     /// `threads` workers (at least one).
     pub fn new(model: TinyGpt, lr: f32, threads: usize, memory: Memory) -> Self {
         let optimizer = AdamW::new(model.num_parameters(), lr);
-        let workers = (0..threads.max(1))
-            .map(|_| Worker {
-                tape: None,
-                grads: Gradients::new(&model),
-            })
-            .collect();
-        Trainer {
-            model,
-            optimizer,
-            memory,
-            workers,
-        }
+        let workers = (0..threads.max(1)).map(|_| Worker { tape: None, grads: Gradients::new(&model) }).collect();
+        Trainer { model, optimizer, memory, workers }
     }
+
     /// As many workers as the machine has cores.
     pub fn with_all_cores(model: TinyGpt, lr: f32) -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         Self::new(model, lr, cores, Memory::KeepAll)
     }
+
     /// One optimisation step on `batch`; returns the batch's mean loss.
     pub fn step(&mut self, batch: &Batch) -> Result<f32, GptError> {
         let shares = batch.batch.min(self.workers.len());
         let model = &self.model;
         let memory = self.memory;
         let results: Vec<Result<f32, GptError>> = std::thread::scope(|scope| {
-            let mut shares_of_batch = self
-                .workers[..shares]
-                .iter_mut()
-                .enumerate()
-                .map(|(w, worker)| {
-                    let part = batch
-                        .rows(w * batch.batch / shares..(w + 1) * batch.batch / shares);
-                    move || worker.forward_backward(model, &part, memory)
-                });
-            let mut first = shares_of_batch
-                .next()
-                .expect("a batch has at least one sequence");
+            let mut shares_of_batch = self.workers[..shares].iter_mut().enumerate().map(|(w, worker)| {
+                let part = batch.rows(w * batch.batch / shares..(w + 1) * batch.batch / shares);
+                move || worker.forward_backward(model, &part, memory)
+            });
+            // The first share runs on this thread, which would otherwise only wait.
+            let mut first = shares_of_batch.next().expect("a batch has at least one sequence");
             let others: Vec<_> = shares_of_batch.map(|work| scope.spawn(work)).collect();
             let mut results = vec![first()];
-            results
-                .extend(
-                    others.into_iter().map(|h| h.join().expect("worker thread panicked")),
-                );
+            results.extend(others.into_iter().map(|h| h.join().expect("worker thread panicked")));
             results
         });
         let mut loss = 0.0;
         let mut parts = Vec::with_capacity(shares);
         for (w, (worker, result)) in self.workers.iter().zip(results).enumerate() {
-            let weight = ((w + 1) * batch.batch / shares - w * batch.batch / shares)
-                as f32 / batch.batch as f32;
+            let weight = ((w + 1) * batch.batch / shares - w * batch.batch / shares) as f32 / batch.batch as f32;
             loss += weight * result?;
             parts.push((worker.grads.flat.as_slice(), weight));
         }
-        self.optimizer
-            .step_parallel(self.model.flat_params_mut(), &parts, self.workers.len());
+        self.optimizer.step_parallel(self.model.flat_params_mut(), &parts, self.workers.len());
         Ok(loss)
     }
 }
 
-// book/src/ch02.md:1649
 impl Worker {
     /// Forward and backward on this worker's share of the batch, into its own
     /// tape and gradients; returns the share's loss.
-    fn forward_backward(
-        &mut self,
-        model: &TinyGpt,
-        part: &Batch,
-        memory: Memory,
-    ) -> Result<f32, GptError> {
+    fn forward_backward(&mut self, model: &TinyGpt, part: &Batch, memory: Memory) -> Result<f32, GptError> {
         let tape = match self.tape.as_mut() {
             Some(tape) => {
                 model.forward_into(part, tape)?;
@@ -1812,31 +1466,23 @@ pub struct Corpus {
     tokens: Vec<u32>,
 }
 
-// book/src/ch02.md:1681
 impl Corpus {
     pub fn from_bytes(bytes: &[u8]) -> Self {
-        Corpus {
-            tokens: bytes.iter().map(|&b| b as u32).collect(),
-        }
+        Corpus { tokens: bytes.iter().map(|&b| b as u32).collect() }
     }
+
     pub fn len(&self) -> usize {
         self.tokens.len()
     }
+
     pub fn is_empty(&self) -> bool {
         self.tokens.is_empty()
     }
+
     /// `batch` windows of `seq` tokens at random offsets, each with its next tokens.
-    pub fn sample(
-        &self,
-        rng: &mut Rng,
-        batch: usize,
-        seq: usize,
-    ) -> Result<Batch, GptError> {
+    pub fn sample(&self, rng: &mut Rng, batch: usize, seq: usize) -> Result<Batch, GptError> {
         if self.tokens.len() < seq + 1 {
-            return Err(GptError::CorpusTooShort {
-                len: self.tokens.len(),
-                needed: seq + 1,
-            });
+            return Err(GptError::CorpusTooShort { len: self.tokens.len(), needed: seq + 1 });
         }
         let mut tokens = Vec::with_capacity(batch * seq);
         let mut targets = Vec::with_capacity(batch * seq);
@@ -1868,21 +1514,14 @@ pub struct FlopsPerToken {
     pub total: u64,
 }
 
-// book/src/ch02.md:1781
 /// Matmul FLOPs of one token's forward pass at context length `seq_len`. Norms,
 /// softmax and GELU are left out (a few per cent at this size); attention is
 /// counted over the full context, the usual convention for materialised scores.
 /// Training costs about three times this: backward does two matmuls per forward one.
-pub fn flops_per_token(
-    config: &GptConfig,
-    seq_len: usize,
-) -> Result<FlopsPerToken, GptError> {
+pub fn flops_per_token(config: &GptConfig, seq_len: usize) -> Result<FlopsPerToken, GptError> {
     config.validate()?;
     if seq_len > config.block_size {
-        return Err(GptError::SequenceTooLong {
-            len: seq_len,
-            block_size: config.block_size,
-        });
+        return Err(GptError::SequenceTooLong { len: seq_len, block_size: config.block_size });
     }
     let (d, ff, v, l, s) = (
         config.d_model as u64,
@@ -1897,31 +1536,15 @@ pub fn flops_per_token(
     let attention_output = l * 2 * d * d;
     let mlp = l * 2 * 2 * d * ff;
     let lm_head = 2 * d * v;
-    let total = qkv + attention_scores + attention_values + attention_output + mlp
-        + lm_head;
-    Ok(FlopsPerToken {
-        qkv,
-        attention_scores,
-        attention_values,
-        attention_output,
-        mlp,
-        lm_head,
-        total,
-    })
+    let total = qkv + attention_scores + attention_values + attention_output + mlp + lm_head;
+    Ok(FlopsPerToken { qkv, attention_scores, attention_values, attention_output, mlp, lm_head, total })
 }
 
 // book/src/ch02.md:1849
 /// The configuration Chapter 6 measures and the benchmark against PyTorch uses.
-pub const MEASUREMENT_CONFIG: GptConfig = GptConfig {
-    vocab_size: 256,
-    block_size: 128,
-    d_model: 128,
-    n_heads: 4,
-    n_layers: 4,
-    mlp_ratio: 4,
-};
+pub const MEASUREMENT_CONFIG: GptConfig =
+    GptConfig { vocab_size: 256, block_size: 128, d_model: 128, n_heads: 4, n_layers: 4, mlp_ratio: 4 };
 
-// book/src/ch02.md:1853
 /// Training throughput in tokens per second: `steps` AdamW steps on random
 /// `8 x 128` batches of [`MEASUREMENT_CONFIG`], using every core, after three
 /// warm-up steps.
@@ -1939,8 +1562,5 @@ pub fn benchmark_training(steps: usize) -> Result<f64, GptError> {
     for _ in 0..steps {
         trainer.step(&batch)?;
     }
-    Ok(
-        (steps * 8 * MEASUREMENT_CONFIG.block_size) as f64
-            / start.elapsed().as_secs_f64(),
-    )
+    Ok((steps * 8 * MEASUREMENT_CONFIG.block_size) as f64 / start.elapsed().as_secs_f64())
 }

@@ -2,31 +2,35 @@
 // Change the chapter and run `cargo tangle sync`.
 
 #![allow(unused)]
+
 use ch02::*;
+
 fn main() {
     tangle_runtime::init("ch02");
     if let Err(error) = cells() {
         tangle_runtime::exit_with(&*error);
     }
 }
+
 /// The chapter's run cells, in order; `?` in a cell ends the program with its error.
 fn cells() -> Result<(), Box<dyn std::error::Error>> {
-    // book/src/ch02.md:252
     tangle_runtime::cell(0);
+    // book/src/ch02.md:252
     let config = MEASUREMENT_CONFIG;
     let per_block = parameter_count(&GptConfig { n_layers: 1, ..config })
         - parameter_count(&GptConfig { n_layers: 0, ..config });
     println!("{config:?}");
     println!("parameters per block: {:>9}", with_commas(per_block as u64));
-    println!(
-        "parameters in total:  {:>9}", with_commas(parameter_count(& config) as u64)
-    );
-    // book/src/ch02.md:1714
+    println!("parameters in total:  {:>9}", with_commas(parameter_count(&config) as u64));
+
     tangle_runtime::cell(1);
+    // book/src/ch02.md:1714
     let text = std::fs::read("book/data/tiny-tales.txt")?;
     let corpus = Corpus::from_bytes(&text);
     println!("corpus: {} bytes", corpus.len());
     let model = TinyGpt::new(MEASUREMENT_CONFIG, 2)?;
+    // Two workers on any machine, so that the run, and its printed losses, do not
+    // depend on the number of cores.
     let mut trainer = Trainer::new(model, 1e-3, 2, Memory::KeepAll);
     let mut rng = Rng::new(2);
     let mut losses = Vec::new();
@@ -39,11 +43,13 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
     let mean = |xs: &[f32]| xs.iter().sum::<f32>() / xs.len() as f32;
     println!(
-        "mean loss over steps 1-20: {:.3}, over steps 181-200: {:.3}", mean(& losses[1
-        ..21]), mean(& losses[181..201])
+        "mean loss over steps 1-20: {:.3}, over steps 181-200: {:.3}",
+        mean(&losses[1..21]),
+        mean(&losses[181..201])
     );
-    // book/src/ch02.md:1809
+
     tangle_runtime::cell(2);
+    // book/src/ch02.md:1809
     let flops = flops_per_token(&MEASUREMENT_CONFIG, MEASUREMENT_CONFIG.block_size)?;
     let rows = [
         ("qkv projection", flops.qkv),
@@ -58,9 +64,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         let share = 100.0 * value as f64 / flops.total as f64;
         println!("{name:17} {:>10} FLOPs/token  ({share:5.1}%)", with_commas(value));
     }
-    println!(
-        "training (forward + backward, 3x): {:.2} MFLOP/token", 3.0 * flops.total as f64
-        / 1e6
-    );
+    println!("training (forward + backward, 3x): {:.2} MFLOP/token", 3.0 * flops.total as f64 / 1e6);
+
     Ok(())
 }

@@ -5,17 +5,9 @@ use ch02::*;
 
 // book/src/ch02.md:1928
 fn tiny_config() -> GptConfig {
-    GptConfig {
-        vocab_size: 11,
-        block_size: 8,
-        d_model: 8,
-        n_heads: 2,
-        n_layers: 2,
-        mlp_ratio: 2,
-    }
+    GptConfig { vocab_size: 11, block_size: 8, d_model: 8, n_heads: 2, n_layers: 2, mlp_ratio: 2 }
 }
 
-// book/src/ch02.md:1932
 fn tiny_batch(config: &GptConfig, seed: u64) -> Batch {
     let mut rng = Rng::new(seed);
     let (b, t) = (2, 7);
@@ -24,7 +16,6 @@ fn tiny_batch(config: &GptConfig, seed: u64) -> Batch {
     Batch::new(b, t, tokens, targets).unwrap()
 }
 
-// book/src/ch02.md:1940
 fn gradients(model: &TinyGpt, batch: &Batch, memory: Memory) -> Vec<f32> {
     let tape = model.forward(batch, memory).unwrap();
     let mut grads = Gradients::new(model);
@@ -32,14 +23,14 @@ fn gradients(model: &TinyGpt, batch: &Batch, memory: Memory) -> Vec<f32> {
     grads.flat
 }
 
-// book/src/ch02.md:1947
 fn kernel_variants() -> Vec<Kernels> {
     Kernels::ALL.into_iter().filter(|k| k.supported()).collect()
 }
 
-// book/src/ch02.md:1951
 #[test]
 fn gradients_match_finite_differences() {
+    // f32 central differences with step 1e-2: rounding in the loss contributes
+    // about 1e-5 and truncation about 1e-5, so we allow 3e-4 + 1% of the gradient.
     let config = tiny_config();
     let batch = tiny_batch(&config, 3);
     for kernels in kernel_variants() {
@@ -61,17 +52,12 @@ fn gradients_match_finite_differences() {
             model.flat_params_mut()[i] = original;
             let numeric = (plus - minus) / (2.0 * eps);
             let err = (numeric - analytic[i]).abs();
-            assert!(
-                err <= 3e-4 + 1e-2 * analytic[i].abs(),
-                "{kernels:?} param {i}: analytic {} numeric {numeric}", analytic[i]
-            );
+            assert!(err <= 3e-4 + 1e-2 * analytic[i].abs(), "{kernels:?} param {i}: analytic {} numeric {numeric}", analytic[i]);
             worst = worst.max(err);
             checked += 1;
         }
         assert_eq!(checked, 120);
-        assert!(
-            analytic.iter().any(| g | g.abs() > 1e-2), "gradients are suspiciously small"
-        );
+        assert!(analytic.iter().any(|g| g.abs() > 1e-2), "gradients are suspiciously small");
         assert!(worst.is_finite());
     }
 }
@@ -86,6 +72,7 @@ fn checkpointed_gradients_equal_plain_ones() {
         model.set_kernels(kernels).unwrap();
         let plain = gradients(&model, &batch, Memory::KeepAll);
         let checkpointed = gradients(&model, &batch, Memory::CheckpointBlocks);
+        // Recomputation replays exactly the same arithmetic, so the match is exact.
         assert_eq!(plain, checkpointed);
         let keep = model.forward(&batch, Memory::KeepAll).unwrap();
         let ckpt = model.forward(&batch, Memory::CheckpointBlocks).unwrap();
@@ -94,17 +81,10 @@ fn checkpointed_gradients_equal_plain_ones() {
     }
 }
 
-// book/src/ch02.md:2010
 #[test]
 fn portable_kernels_match_simd_kernels() {
-    let config = GptConfig {
-        vocab_size: 40,
-        block_size: 70,
-        d_model: 48,
-        n_heads: 3,
-        n_layers: 2,
-        mlp_ratio: 4,
-    };
+    // 70 tokens and width 48: rows and query blocks that do not fill whole vectors.
+    let config = GptConfig { vocab_size: 40, block_size: 70, d_model: 48, n_heads: 3, n_layers: 2, mlp_ratio: 4 };
     let mut rng = Rng::new(2);
     let text: Vec<u8> = (0..500).map(|_| rng.below(40) as u8).collect();
     let batch = Corpus::from_bytes(&text).sample(&mut rng, 3, 70).unwrap();
@@ -112,14 +92,16 @@ fn portable_kernels_match_simd_kernels() {
     model.set_kernels(Kernels::Portable).unwrap();
     let portable_tape = model.forward(&batch, Memory::KeepAll).unwrap();
     let portable = gradients(&model, &batch, Memory::KeepAll);
+    // On a CPU without AVX2 this loop is empty; the other tests cover Portable alone.
     for simd in kernel_variants().into_iter().filter(|&k| k != Kernels::Portable) {
         model.set_kernels(simd).unwrap();
         let simd_tape = model.forward(&batch, Memory::KeepAll).unwrap();
+        // The builds differ in vector width only. Rust never fuses a multiply and an
+        // add on its own, the lane-wise sums fix the order of every reduction, and
+        // the matmul library picks its kernel by itself, the same for all builds:
+        // every float operation is the same, so the results agree to the last bit.
         assert!(simd_tape.logits() == portable_tape.logits(), "{simd:?}: logits differ");
-        assert!(
-            gradients(& model, & batch, Memory::KeepAll) == portable,
-            "{simd:?}: gradients differ"
-        );
+        assert!(gradients(&model, &batch, Memory::KeepAll) == portable, "{simd:?}: gradients differ");
     }
 }
 
@@ -133,6 +115,8 @@ fn data_parallel_step_equals_single_worker_step() {
     let model = TinyGpt::with_init_std(config, 3, 0.1).unwrap();
     let mut one = Trainer::new(model.clone(), 1e-2, 1, Memory::KeepAll);
     let mut two = Trainer::new(model, 1e-2, 2, Memory::KeepAll);
+    // Adam's first step is about lr * sign(g), which amplifies float noise in tiny
+    // gradients; a large epsilon makes the update proportional to the gradient.
     for trainer in [&mut one, &mut two] {
         trainer.optimizer.eps = 1.0;
     }
@@ -143,10 +127,10 @@ fn data_parallel_step_equals_single_worker_step() {
     }
 }
 
-// book/src/ch02.md:2061
 #[test]
 fn adamw_update_is_the_same_for_any_split_and_build() {
-    let n = 10_001;
+    // Three steps, so that the moments and the bias corrections are exercised too.
+    let n = 10_001; // not a multiple of any chunk or vector width
     let mut rng = Rng::new(4);
     let mut random = || (0..n).map(|_| rng.normal() as f32).collect::<Vec<f32>>();
     let (start, g0, g1) = (random(), random(), random());
@@ -160,36 +144,19 @@ fn adamw_update_is_the_same_for_any_split_and_build() {
         params
     };
     let reference = run(Kernels::Portable, 1);
-    assert!(
-        reference.iter().zip(& start).all(| (a, b) | a != b), "every parameter moves"
-    );
+    assert!(reference.iter().zip(&start).all(|(a, b)| a != b), "every parameter moves");
     for kernels in kernel_variants() {
         for threads in [1, 2, 3, 7] {
-            assert!(
-                run(kernels, threads) == reference, "{kernels:?} with {threads} threads"
-            );
+            assert!(run(kernels, threads) == reference, "{kernels:?} with {threads} threads");
         }
     }
 }
 
-// book/src/ch02.md:2086
 #[test]
 fn training_lowers_the_loss() {
-    let config = GptConfig {
-        vocab_size: 256,
-        block_size: 16,
-        d_model: 32,
-        n_heads: 2,
-        n_layers: 2,
-        mlp_ratio: 4,
-    };
+    let config = GptConfig { vocab_size: 256, block_size: 16, d_model: 32, n_heads: 2, n_layers: 2, mlp_ratio: 4 };
     let corpus = Corpus::from_bytes("the cat sat on the mat. ".repeat(40).as_bytes());
-    let mut trainer = Trainer::new(
-        TinyGpt::new(config, 0).unwrap(),
-        3e-3,
-        2,
-        Memory::KeepAll,
-    );
+    let mut trainer = Trainer::new(TinyGpt::new(config, 0).unwrap(), 3e-3, 2, Memory::KeepAll);
     let mut rng = Rng::new(0);
     let first = trainer.step(&corpus.sample(&mut rng, 4, 16).unwrap()).unwrap();
     let mut last = first;
@@ -202,89 +169,66 @@ fn training_lowers_the_loss() {
 // book/src/ch02.md:2105
 #[test]
 fn parameter_count_of_the_measurement_config() {
+    // 256*128 + 128*128 embeddings, 4 blocks of 12 d^2 weights + 13 d biases and
+    // norm parameters, the final norm (2 d) and the 128 x 256 head.
     let model = TinyGpt::new(MEASUREMENT_CONFIG, 0).unwrap();
     assert_eq!(model.num_parameters(), 875_264);
-    assert_eq!(parameter_count(& MEASUREMENT_CONFIG), model.flat_params().len());
+    assert_eq!(parameter_count(&MEASUREMENT_CONFIG), model.flat_params().len());
 }
 
-// book/src/ch02.md:2114
 #[test]
 fn flops_breakdown_adds_up_and_matches_the_weights() {
     let c = MEASUREMENT_CONFIG;
     let f = flops_per_token(&c, c.block_size).unwrap();
-    let parts = [
-        f.qkv,
-        f.attention_scores,
-        f.attention_values,
-        f.attention_output,
-        f.mlp,
-        f.lm_head,
-    ];
-    assert_eq!(f.total, parts.iter().sum::< u64 > ());
+    let parts = [f.qkv, f.attention_scores, f.attention_values, f.attention_output, f.mlp, f.lm_head];
+    assert_eq!(f.total, parts.iter().sum::<u64>());
+    // Without context, a token's forward pass is one multiply-add per matmul weight.
     let model = TinyGpt::new(c, 0).unwrap();
     let p = model.params();
-    let matmul_weights: usize = p
-        .blocks
-        .iter()
-        .map(|b| b.qkv_w.len() + b.proj_w.len() + b.fc_w.len() + b.fc2_w.len())
-        .sum::<usize>() + p.head_w.len();
-    assert_eq!(flops_per_token(& c, 0).unwrap().total, 2 * matmul_weights as u64);
+    let matmul_weights: usize = p.blocks.iter().map(|b| b.qkv_w.len() + b.proj_w.len() + b.fc_w.len() + b.fc2_w.len()).sum::<usize>() + p.head_w.len();
+    assert_eq!(flops_per_token(&c, 0).unwrap().total, 2 * matmul_weights as u64);
+    // Attention grows linearly with the context.
     let half = flops_per_token(&c, c.block_size / 2).unwrap();
     assert_eq!(2 * half.attention_scores, f.attention_scores);
 }
 
-// book/src/ch02.md:2130
 #[test]
 fn fast_exp_is_accurate() {
     let mut x = -80.0f32;
     while x < 80.0 {
         let (fast, exact) = (fast_exp(x), x.exp());
-        assert!(
-            (fast - exact).abs() <= 1e-6 * exact, "exp({x}) = {fast}, expected {exact}"
-        );
+        assert!((fast - exact).abs() <= 1e-6 * exact, "exp({x}) = {fast}, expected {exact}");
         x += 0.37;
     }
-    assert!(fast_exp(- 1000.0) < 1e-37, "exp underflows to (almost) zero");
+    assert!(fast_exp(-1000.0) < 1e-37, "exp underflows to (almost) zero");
+    // Attention masks a score by making it minus infinity; its weight must be exactly zero.
     assert_eq!(fast_exp(f32::NEG_INFINITY), 0.0);
 }
 
-// book/src/ch02.md:2143
 #[test]
 fn with_commas_groups_thousands() {
     for n in [0u64, 7, 999, 1_000, 875_264, 1_900_544, u64::MAX] {
         let text = with_commas(n);
-        assert_eq!(text.replace(',', "").parse::< u64 > ().unwrap(), n);
+        assert_eq!(text.replace(',', "").parse::<u64>().unwrap(), n);
         let groups: Vec<&str> = text.split(',').collect();
-        assert!(
-            groups[0].len() <= 3 && groups[1..].iter().all(| g | g.len() == 3), "{text}"
-        );
+        assert!(groups[0].len() <= 3 && groups[1..].iter().all(|g| g.len() == 3), "{text}");
     }
 }
 
-// book/src/ch02.md:2153
 #[test]
 fn bad_shapes_and_inputs_are_errors() {
     let mut config = tiny_config();
     config.n_heads = 3;
-    assert_eq!(
-        TinyGpt::new(config, 0).unwrap_err(), GptError::HeadsDoNotDivide { d_model : 8,
-        n_heads : 3 }
-    );
+    assert_eq!(TinyGpt::new(config, 0).unwrap_err(), GptError::HeadsDoNotDivide { d_model: 8, n_heads: 3 });
     config.n_heads = 0;
     assert_eq!(config.validate(), Err(GptError::ZeroSize("n_heads")));
     let config = tiny_config();
     let model = TinyGpt::new(config, 0).unwrap();
     let long = Batch::new(1, 9, vec![0; 9], vec![0; 9]).unwrap();
-    assert!(
-        matches!(model.forward(& long, Memory::KeepAll), Err(GptError::SequenceTooLong {
-        .. }))
-    );
+    assert!(matches!(model.forward(&long, Memory::KeepAll), Err(GptError::SequenceTooLong { .. })));
     let bad_token = Batch::new(1, 2, vec![0, 11], vec![0, 0]).unwrap();
-    assert!(
-        matches!(model.forward(& bad_token, Memory::KeepAll),
-        Err(GptError::TokenOutOfRange { token : 11, .. }))
-    );
+    assert!(matches!(model.forward(&bad_token, Memory::KeepAll), Err(GptError::TokenOutOfRange { token: 11, .. })));
     assert!(Batch::new(2, 3, vec![0; 5], vec![0; 6]).is_err());
-    assert!(flops_per_token(& config, 9).is_err());
-    assert!(Corpus::from_bytes(b"abc").sample(& mut Rng::new(0), 1, 3).is_err());
+    assert!(flops_per_token(&config, 9).is_err());
+    assert!(Corpus::from_bytes(b"abc").sample(&mut Rng::new(0), 1, 3).is_err());
 }

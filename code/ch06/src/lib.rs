@@ -34,7 +34,6 @@ pub struct TrainingConfig {
     pub seq_len: u64,
 }
 
-// book/src/ch06.md:75
 /// A 7B-class dense model: multi-head attention, 32 layers of width 4096.
 pub const LLAMA_7B: TrainingConfig = TrainingConfig {
     name: "7B-class",
@@ -47,7 +46,6 @@ pub const LLAMA_7B: TrainingConfig = TrainingConfig {
     seq_len: 4096,
 };
 
-// book/src/ch06.md:87
 /// A 70B-class dense model: grouped-query attention with 8 KV heads, 80 layers of width 8192.
 pub const LLAMA_70B: TrainingConfig = TrainingConfig {
     name: "70B-class",
@@ -60,7 +58,6 @@ pub const LLAMA_70B: TrainingConfig = TrainingConfig {
     seq_len: 4096,
 };
 
-// book/src/ch06.md:99
 impl TrainingConfig {
     /// Width of one attention head.
     pub fn head_dim(&self) -> u64 {
@@ -80,7 +77,6 @@ pub struct ParamCount {
     pub embeddings: u64,
 }
 
-// book/src/ch06.md:127
 impl ParamCount {
     /// All trainable parameters.
     pub fn total(&self) -> u64 {
@@ -88,7 +84,6 @@ impl ParamCount {
     }
 }
 
-// book/src/ch06.md:134
 /// Counts parameters per component from the configuration's shapes.
 ///
 /// Attention owns a `d x d` matrix for queries and one for the output projection, plus a
@@ -109,7 +104,6 @@ pub fn param_count(cfg: &TrainingConfig) -> Result<ParamCount, TrainingError> {
 // book/src/ch06.md:187
 use std::fmt;
 
-// book/src/ch06.md:189
 /// Everything that can be wrong with the input to this chapter's calculators.
 ///
 /// Each variant names the offending quantity, so a planning script that feeds in a bad
@@ -136,7 +130,6 @@ pub enum TrainingError {
     Deadlock { stage: usize },
 }
 
-// book/src/ch06.md:215
 impl fmt::Display for TrainingError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -153,35 +146,29 @@ impl fmt::Display for TrainingError {
             Self::LengthMismatch { what, expected, got } => {
                 write!(f, "{what}: expected {expected} entries, got {got}")
             }
-            Self::ShapeMismatch { what, left, right } => {
-                write!(
-                    f, "{what}: shapes {}x{} and {}x{} do not fit together", left.0, left
-                    .1, right.0, right.1
-                )
-            }
+            Self::ShapeMismatch { what, left, right } => write!(
+                f,
+                "{what}: shapes {}x{} and {}x{} do not fit together",
+                left.0, left.1, right.0, right.1
+            ),
             Self::MalformedSchedule { stage, reason } => {
                 write!(f, "malformed schedule for stage {stage}: {reason}")
             }
-            Self::Deadlock { stage } => {
-                write!(
-                    f,
-                    "pipeline schedule deadlocks: stage {stage} waits on a dependency that never runs"
-                )
-            }
+            Self::Deadlock { stage } => write!(
+                f,
+                "pipeline schedule deadlocks: stage {stage} waits on a dependency that never runs"
+            ),
         }
     }
 }
 
-// book/src/ch06.md:247
 impl std::error::Error for TrainingError {}
 
-// book/src/ch06.md:249
 /// Returns `value` if it is at least one, otherwise a [`TrainingError::Zero`] naming it.
 fn at_least_one(what: &'static str, value: u64) -> Result<u64, TrainingError> {
     if value == 0 { Err(TrainingError::Zero { what }) } else { Ok(value) }
 }
 
-// book/src/ch06.md:254
 /// Checks that `divisor` splits `value` evenly; uneven splits mean idle or overloaded devices.
 fn divides(
     what: &'static str,
@@ -192,53 +179,26 @@ fn divides(
     if value.is_multiple_of(at_least_one(by, divisor)?) {
         Ok(())
     } else {
-        Err(TrainingError::NotDivisible {
-            what,
-            value,
-            by,
-            divisor,
-        })
+        Err(TrainingError::NotDivisible { what, value, by, divisor })
     }
 }
 
-// book/src/ch06.md:268
 /// `value` if `ok`, otherwise a [`TrainingError::OutOfRange`] naming the quantity and the range
 /// it had to fall in. Each range check of the chapter is a one-line use of it.
-fn in_range(
-    what: &'static str,
-    value: f64,
-    ok: bool,
-    expected: &'static str,
-) -> Result<f64, TrainingError> {
-    if ok {
-        Ok(value)
-    } else {
-        Err(TrainingError::OutOfRange {
-            what,
-            value,
-            expected,
-        })
-    }
+fn in_range(what: &'static str, value: f64, ok: bool, expected: &'static str) -> Result<f64, TrainingError> {
+    if ok { Ok(value) } else { Err(TrainingError::OutOfRange { what, value, expected }) }
 }
 
-// book/src/ch06.md:274
 /// `value` if it is finite and strictly positive.
 fn positive(what: &'static str, value: f64) -> Result<f64, TrainingError> {
     in_range(what, value, value.is_finite() && value > 0.0, "a positive, finite number")
 }
 
-// book/src/ch06.md:279
 /// `value` if it is finite and not negative.
 fn non_negative(what: &'static str, value: f64) -> Result<f64, TrainingError> {
-    in_range(
-        what,
-        value,
-        value.is_finite() && value >= 0.0,
-        "a finite number, zero or more",
-    )
+    in_range(what, value, value.is_finite() && value >= 0.0, "a finite number, zero or more")
 }
 
-// book/src/ch06.md:284
 impl TrainingConfig {
     /// Checks that every size is positive and that the heads split the width evenly
     /// (query heads into `d_model`, KV heads into query heads), which the formulas assume.
@@ -259,7 +219,6 @@ impl TrainingConfig {
 /// accelerator capacities (80 GiB, 141 GiB, ...) are quoted in binary units.
 pub const GIB: f64 = 1_073_741_824.0;
 
-// book/src/ch06.md:323
 /// The four tenants of persistent training state, one per row of equation 6.1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StateComponent {
@@ -273,15 +232,11 @@ pub enum StateComponent {
     AdamMoments,
 }
 
-// book/src/ch06.md:336
 impl StateComponent {
     /// All components, in the order the ledger prints them.
-    pub const ALL: [StateComponent; 4] = [
-        Self::Weights,
-        Self::Gradients,
-        Self::MasterWeights,
-        Self::AdamMoments,
-    ];
+    pub const ALL: [StateComponent; 4] =
+        [Self::Weights, Self::Gradients, Self::MasterWeights, Self::AdamMoments];
+
     /// The name used in tables and figure legends.
     pub fn label(self) -> &'static str {
         match self {
@@ -293,7 +248,6 @@ impl StateComponent {
     }
 }
 
-// book/src/ch06.md:352
 /// How many bytes per parameter each state component costs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Precision {
@@ -303,10 +257,10 @@ pub enum Precision {
     Mixed,
 }
 
-// book/src/ch06.md:361
 impl Precision {
     /// Both recipes, for tables.
     pub const ALL: [Precision; 2] = [Self::Fp32, Self::Mixed];
+
     /// The recipe's name in tables.
     pub fn label(self) -> &'static str {
         match self {
@@ -314,6 +268,7 @@ impl Precision {
             Self::Mixed => "mixed",
         }
     }
+
     /// Bytes per parameter for one component under this recipe.
     pub fn bytes_per_param(self, component: StateComponent) -> u64 {
         use StateComponent::*;
@@ -327,7 +282,6 @@ impl Precision {
     }
 }
 
-// book/src/ch06.md:386
 /// How much of the training state a data-parallel group shards instead of replicating.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ZeroStage {
@@ -341,19 +295,15 @@ pub enum ZeroStage {
     Stage3,
 }
 
-// book/src/ch06.md:399
 impl ZeroStage {
     /// All four stages, least to most sharded.
-    pub const ALL: [ZeroStage; 4] = [
-        Self::Replicated,
-        Self::Stage1,
-        Self::Stage2,
-        Self::Stage3,
-    ];
+    pub const ALL: [ZeroStage; 4] = [Self::Replicated, Self::Stage1, Self::Stage2, Self::Stage3];
+
     /// The stage number, 0 to 3, as the ZeRO paper counts.
     pub fn number(self) -> u8 {
         self as u8
     }
+
     /// The stage's common name.
     pub fn label(self) -> &'static str {
         match self {
@@ -363,6 +313,7 @@ impl ZeroStage {
             Self::Stage3 => "ZeRO-3 / FSDP",
         }
     }
+
     /// Whether this stage shards `component`. Each stage shards everything the previous one
     /// did plus one more tenant, in order of how cheaply it can be sharded.
     pub fn shards(self, component: StateComponent) -> bool {
@@ -375,7 +326,6 @@ impl ZeroStage {
     }
 }
 
-// book/src/ch06.md:430
 /// Bytes of persistent training state one device holds, per component.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StateLedger {
@@ -385,7 +335,6 @@ pub struct StateLedger {
     pub adam_moments: f64,
 }
 
-// book/src/ch06.md:439
 impl StateLedger {
     /// Bytes held for one component.
     pub fn get(&self, component: StateComponent) -> f64 {
@@ -396,13 +345,13 @@ impl StateLedger {
             StateComponent::AdamMoments => self.adam_moments,
         }
     }
+
     /// Bytes held for all components together.
     pub fn total(&self) -> f64 {
         StateComponent::ALL.iter().map(|&c| self.get(c)).sum()
     }
 }
 
-// book/src/ch06.md:456
 /// Prices the persistent training state that a single device must hold.
 ///
 /// Each component costs `params` times its bytes per parameter under `precision`; the
@@ -435,7 +384,6 @@ pub fn state_ledger(
 /// prices, both when they are saved for backward and when they cross a link.
 pub const ACTIVATION_BYTES: u64 = 2;
 
-// book/src/ch06.md:580
 /// What the forward pass keeps for backward, per Transformer layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ActivationPolicy {
@@ -449,14 +397,11 @@ pub enum ActivationPolicy {
     FullRecompute,
 }
 
-// book/src/ch06.md:593
 impl ActivationPolicy {
     /// The three policies, most to least memory.
-    pub const ALL: [ActivationPolicy; 3] = [
-        Self::MaterializeScores,
-        Self::FusedAttention,
-        Self::FullRecompute,
-    ];
+    pub const ALL: [ActivationPolicy; 3] =
+        [Self::MaterializeScores, Self::FusedAttention, Self::FullRecompute];
+
     /// The policy's name in tables.
     pub fn label(self) -> &'static str {
         match self {
@@ -467,7 +412,6 @@ impl ActivationPolicy {
     }
 }
 
-// book/src/ch06.md:608
 /// Bytes that autograd keeps per layer under `policy` (equation 6.2), with bf16 activations.
 ///
 /// `microbatch` is the `b` of the formula: sequences per device in one forward pass.
@@ -479,31 +423,26 @@ pub fn activation_bytes_per_layer(
     cfg.validate()?;
     let b = at_least_one("microbatch", microbatch)?;
     let (s, h, a) = (cfg.seq_len, cfg.d_model, cfg.n_heads);
+    // 34 = 17 tensors of shape s x b x h at ACTIVATION_BYTES each.
     let linear_inputs = 17 * ACTIVATION_BYTES * s * b * h;
-    Ok(
-        match policy {
-            ActivationPolicy::MaterializeScores => linear_inputs + 5 * a * s * s * b,
-            ActivationPolicy::FusedAttention => linear_inputs,
-            ActivationPolicy::FullRecompute => ACTIVATION_BYTES * s * b * h,
-        },
-    )
+    Ok(match policy {
+        ActivationPolicy::MaterializeScores => linear_inputs + 5 * a * s * s * b,
+        ActivationPolicy::FusedAttention => linear_inputs,
+        ActivationPolicy::FullRecompute => ACTIVATION_BYTES * s * b * h,
+    })
 }
 
 // book/src/ch06.md:727
 use std::alloc::{GlobalAlloc, System};
-
-// book/src/ch06.md:728
 use std::cell::Cell;
 
-// book/src/ch06.md:730
 thread_local! {
-    #[doc = " Heap bytes allocated minus bytes freed by this thread. A `const`"] #[doc =
-    " thread-local with no destructor never allocates itself, so the allocator"] #[doc =
-    " can update it without recursing into itself."] static THREAD_HEAP_BYTES : Cell <
-    isize > = const { Cell::new(0) };
+    /// Heap bytes allocated minus bytes freed by this thread. A `const`
+    /// thread-local with no destructor never allocates itself, so the allocator
+    /// can update it without recursing into itself.
+    static THREAD_HEAP_BYTES: Cell<isize> = const { Cell::new(0) };
 }
 
-// book/src/ch06.md:737
 /// The system allocator, plus per-thread bookkeeping of live heap bytes.
 ///
 /// Counting per thread rather than globally keeps the measurement exact even
@@ -511,18 +450,20 @@ thread_local! {
 /// forward pass we measure runs entirely on the calling thread.
 pub struct CountingAllocator;
 
-// book/src/ch06.md:744
 impl CountingAllocator {
     fn record(delta: isize) {
+        // `try_with` fails only while the thread is being torn down; those
+        // frees no longer matter to anyone.
         let _ = THREAD_HEAP_BYTES.try_with(|bytes| bytes.set(bytes.get() + delta));
     }
+
     /// Heap bytes this thread has allocated and not yet freed.
     pub fn thread_live_bytes() -> isize {
         THREAD_HEAP_BYTES.with(Cell::get)
     }
 }
 
-// book/src/ch06.md:758
+// SAFETY: every call is passed unchanged to the system allocator; we only count.
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
         let ptr = unsafe { System.alloc(layout) };
@@ -531,6 +472,7 @@ unsafe impl GlobalAlloc for CountingAllocator {
         }
         ptr
     }
+
     unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
         let ptr = unsafe { System.alloc_zeroed(layout) };
         if !ptr.is_null() {
@@ -538,16 +480,13 @@ unsafe impl GlobalAlloc for CountingAllocator {
         }
         ptr
     }
+
     unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
         unsafe { System.dealloc(ptr, layout) };
         Self::record(-(layout.size() as isize));
     }
-    unsafe fn realloc(
-        &self,
-        ptr: *mut u8,
-        layout: std::alloc::Layout,
-        new_size: usize,
-    ) -> *mut u8 {
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
         let new = unsafe { System.realloc(ptr, layout, new_size) };
         if !new.is_null() {
             Self::record(new_size as isize - layout.size() as isize);
@@ -556,12 +495,10 @@ unsafe impl GlobalAlloc for CountingAllocator {
     }
 }
 
-// book/src/ch06.md:789
 /// Every heap allocation of this chapter's programs goes through the counter.
 #[global_allocator]
 static HEAP: CountingAllocator = CountingAllocator;
 
-// book/src/ch06.md:793
 /// Bytes a forward pass of `model` on `batch` leaves alive for the backward pass
 /// under `memory`, measured as live heap after the forward pass minus live heap
 /// before it. The backward pass then runs on the result, so what we counted is
@@ -627,13 +564,12 @@ pub fn tensor_parallel_ffn(
     for k in 0..shards {
         let hidden = x.matmul(&w_up.column_block(k * width, width))?.relu();
         let partial = hidden.matmul(&w_down.row_block(k * width, width))?;
-        total = Some(
-            match total {
-                None => partial,
-                Some(sum) => sum.add(&partial)?,
-            },
-        );
+        total = Some(match total {
+            None => partial,
+            Some(sum) => sum.add(&partial)?,
+        });
     }
+    // `shards >= 1` was checked by `divides`, so at least one partial exists.
     Ok(total.expect("at least one shard"))
 }
 
@@ -645,12 +581,12 @@ pub struct SplitMix64 {
     state: u64,
 }
 
-// book/src/ch06.md:1184
 impl SplitMix64 {
     /// A generator whose whole stream is determined by `seed`.
     pub fn new(seed: u64) -> Self {
         Self { state: seed }
     }
+
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -659,19 +595,20 @@ impl SplitMix64 {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
+
     /// A uniform sample from [0, 1), using the top 53 bits (all an `f64` mantissa holds).
     pub fn next_f64(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
+
     /// A standard normal sample by the Box-Muller transform.
     pub fn next_normal(&mut self) -> f64 {
-        let u1 = 1.0 - self.next_f64();
+        let u1 = 1.0 - self.next_f64(); // in (0, 1], so the logarithm is finite
         let u2 = self.next_f64();
         (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
     }
 }
 
-// book/src/ch06.md:1212
 /// A dense row-major matrix of `f32`, just big enough for the tensor-parallel check.
 ///
 /// `f32` on purpose: it is the precision whose round-off the sharded sum exposes.
@@ -682,14 +619,9 @@ pub struct Matrix {
     data: Vec<f32>,
 }
 
-// book/src/ch06.md:1222
 impl Matrix {
     /// A matrix whose entry `(r, c)` is `f(r, c)`.
-    pub fn from_fn(
-        rows: usize,
-        cols: usize,
-        mut f: impl FnMut(usize, usize) -> f32,
-    ) -> Self {
+    pub fn from_fn(rows: usize, cols: usize, mut f: impl FnMut(usize, usize) -> f32) -> Self {
         let mut data = Vec::with_capacity(rows * cols);
         for r in 0..rows {
             for c in 0..cols {
@@ -698,32 +630,33 @@ impl Matrix {
         }
         Self { rows, cols, data }
     }
+
     /// Independent normal entries with standard deviation `scale`, drawn row by row.
-    pub fn random_normal(
-        rows: usize,
-        cols: usize,
-        scale: f32,
-        rng: &mut SplitMix64,
-    ) -> Self {
+    pub fn random_normal(rows: usize, cols: usize, scale: f32, rng: &mut SplitMix64) -> Self {
         Self::from_fn(rows, cols, |_, _| rng.next_normal() as f32 * scale)
     }
+
     /// Number of rows.
     pub fn rows(&self) -> usize {
         self.rows
     }
+
     /// Number of columns.
     pub fn cols(&self) -> usize {
         self.cols
     }
+
     /// `(rows, cols)`.
     pub fn shape(&self) -> (usize, usize) {
         (self.rows, self.cols)
     }
+
     /// Entry `(r, c)`; panics like slice indexing when out of bounds.
     pub fn get(&self, r: usize, c: usize) -> f32 {
         assert!(r < self.rows && c < self.cols, "index ({r}, {c}) out of bounds");
         self.data[r * self.cols + c]
     }
+
     /// The matrix product `self @ other`, through chapter 2's `matmul`: the same `f32`
     /// kernel that trains TinyGPT, so the round-off we measure is the round-off of the
     /// arithmetic the book actually runs.
@@ -743,16 +676,14 @@ impl Matrix {
             1.0,
             false,
         );
-        Ok(Matrix {
-            rows: self.rows,
-            cols: other.cols,
-            data,
-        })
+        Ok(Matrix { rows: self.rows, cols: other.cols, data })
     }
+
     /// Element-wise `max(x, 0)`.
     pub fn relu(&self) -> Matrix {
         Matrix::from_fn(self.rows, self.cols, |r, c| self.get(r, c).max(0.0))
     }
+
     /// Element-wise sum.
     pub fn add(&self, other: &Matrix) -> Result<Matrix, TrainingError> {
         if self.shape() != other.shape() {
@@ -763,20 +694,19 @@ impl Matrix {
             });
         }
         let data = self.data.iter().zip(&other.data).map(|(a, b)| a + b).collect();
-        Ok(Matrix {
-            rows: self.rows,
-            cols: self.cols,
-            data,
-        })
+        Ok(Matrix { rows: self.rows, cols: self.cols, data })
     }
+
     /// Columns `start..start + len`: one device's share of a column-split weight.
     pub fn column_block(&self, start: usize, len: usize) -> Matrix {
         Matrix::from_fn(self.rows, len, |r, c| self.get(r, start + c))
     }
+
     /// Rows `start..start + len`: one device's share of a row-split weight.
     pub fn row_block(&self, start: usize, len: usize) -> Matrix {
         Matrix::from_fn(len, self.cols, |r, c| self.get(start + r, c))
     }
+
     /// The largest absolute element-wise difference, the usual yardstick for round-off.
     pub fn max_abs_diff(&self, other: &Matrix) -> Result<f32, TrainingError> {
         if self.shape() != other.shape() {
@@ -786,14 +716,7 @@ impl Matrix {
                 right: other.shape(),
             });
         }
-        Ok(
-            self
-                .data
-                .iter()
-                .zip(&other.data)
-                .map(|(a, b)| (a - b).abs())
-                .fold(0.0, f32::max),
-        )
+        Ok(self.data.iter().zip(&other.data).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max))
     }
 }
 
@@ -826,7 +749,6 @@ pub enum OpKind {
     Backward,
 }
 
-// book/src/ch06.md:1431
 /// One unit of pipeline work: a forward or backward pass of one microbatch on one stage.
 /// Microbatches are numbered from 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -835,25 +757,18 @@ pub struct PipelineOp {
     pub microbatch: usize,
 }
 
-// book/src/ch06.md:1439
 impl PipelineOp {
     /// The forward pass of microbatch `microbatch`.
     pub fn forward(microbatch: usize) -> Self {
-        Self {
-            kind: OpKind::Forward,
-            microbatch,
-        }
+        Self { kind: OpKind::Forward, microbatch }
     }
+
     /// The backward pass of microbatch `microbatch`.
     pub fn backward(microbatch: usize) -> Self {
-        Self {
-            kind: OpKind::Backward,
-            microbatch,
-        }
+        Self { kind: OpKind::Backward, microbatch }
     }
 }
 
-// book/src/ch06.md:1451
 /// A pipeline schedule: the rule that orders each stage's work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Schedule {
@@ -865,7 +780,6 @@ pub enum Schedule {
     OneFOneB,
 }
 
-// book/src/ch06.md:1462
 impl Schedule {
     /// The schedule's name in tables.
     pub fn label(self) -> &'static str {
@@ -874,6 +788,7 @@ impl Schedule {
             Self::OneFOneB => "1F1B",
         }
     }
+
     /// The work order of `stage` (0-based) in a pipeline of `stages` stages.
     pub fn stage_order(
         self,
@@ -886,6 +801,7 @@ impl Schedule {
             Self::OneFOneB => one_f1b_order(stage, stages, microbatches),
         }
     }
+
     /// The work orders of all stages, front to back.
     pub fn orders(
         self,
@@ -896,26 +812,16 @@ impl Schedule {
     }
 }
 
-// book/src/ch06.md:1494
 /// Rejects empty pipelines and stage indices past the end.
-fn check_stage(
-    stage: usize,
-    stages: usize,
-    microbatches: usize,
-) -> Result<(), TrainingError> {
+fn check_stage(stage: usize, stages: usize, microbatches: usize) -> Result<(), TrainingError> {
     at_least_one("stages", stages as u64)?;
     at_least_one("microbatches", microbatches as u64)?;
     if stage >= stages {
-        return Err(TrainingError::IndexOutOfRange {
-            what: "stage",
-            index: stage,
-            len: stages,
-        });
+        return Err(TrainingError::IndexOutOfRange { what: "stage", index: stage, len: stages });
     }
     Ok(())
 }
 
-// book/src/ch06.md:1504
 /// GPipe's work order for one stage: all forwards, then all backwards, in microbatch order.
 pub fn gpipe_order(
     stage: usize,
@@ -927,7 +833,6 @@ pub fn gpipe_order(
     Ok(forwards.chain((0..microbatches).map(PipelineOp::backward)).collect())
 }
 
-// book/src/ch06.md:1515
 /// The 1F1B work order for one stage.
 ///
 /// Stage `k` first runs `min(m, S - k)` forwards — earlier stages warm up longer, so that
@@ -962,13 +867,10 @@ pub struct StageTimes {
     pub backward: f64,
 }
 
-// book/src/ch06.md:1559
 impl StageTimes {
     /// The usual Transformer ratio: backward costs about twice forward.
-    pub const TRANSFORMER: StageTimes = StageTimes {
-        forward: 1.0,
-        backward: 2.0,
-    };
+    pub const TRANSFORMER: StageTimes = StageTimes { forward: 1.0, backward: 2.0 };
+
     /// The duration of one operation of `kind`.
     pub fn of(&self, kind: OpKind) -> f64 {
         match kind {
@@ -978,7 +880,6 @@ impl StageTimes {
     }
 }
 
-// book/src/ch06.md:1572
 /// One operation as it actually ran: which stage, which microbatch, which pass, and when.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PipelineEvent {
@@ -989,7 +890,6 @@ pub struct PipelineEvent {
     pub end: f64,
 }
 
-// book/src/ch06.md:1582
 impl PipelineEvent {
     /// How long the operation ran.
     pub fn duration(&self) -> f64 {
@@ -997,7 +897,6 @@ impl PipelineEvent {
     }
 }
 
-// book/src/ch06.md:1589
 /// The simulated timeline of one optimizer step of a pipeline.
 ///
 /// Events are listed in the order the simulator scheduled them; within one stage that is
@@ -1010,25 +909,28 @@ pub struct PipelineTimeline {
     pub events: Vec<PipelineEvent>,
 }
 
-// book/src/ch06.md:1601
 impl PipelineTimeline {
     /// The time at which the last operation finishes.
     pub fn makespan(&self) -> f64 {
         self.events.iter().map(|e| e.end).fold(0.0, f64::max)
     }
+
     /// The events that ran on `stage`, in time order.
     pub fn stage_events(&self, stage: usize) -> impl Iterator<Item = &PipelineEvent> {
         self.events.iter().filter(move |e| e.stage == stage)
     }
+
     /// Total time `stage` spent computing.
     pub fn busy_time(&self, stage: usize) -> f64 {
         self.stage_events(stage).map(PipelineEvent::duration).sum()
     }
+
     /// Fraction of all device-time (stages x makespan) spent idle: the measured bubble.
     pub fn idle_fraction(&self) -> f64 {
         let busy: f64 = self.events.iter().map(PipelineEvent::duration).sum();
         1.0 - busy / (self.stages as f64 * self.makespan())
     }
+
     /// The most microbatches whose activations `stage` held at once (forward started,
     /// backward not yet finished). This is the memory side of a schedule: `m` for GPipe,
     /// at most `S - stage` for 1F1B.
@@ -1047,7 +949,6 @@ impl PipelineTimeline {
     }
 }
 
-// book/src/ch06.md:1641
 /// Checks that every stage's order runs each microbatch's forward and backward exactly once,
 /// and returns the number of microbatches.
 fn check_orders(orders: &[Vec<PipelineOp>]) -> Result<usize, TrainingError> {
@@ -1063,12 +964,10 @@ fn check_orders(orders: &[Vec<PipelineOp>]) -> Result<usize, TrainingError> {
         }
         let mut seen = vec![[false; 2]; microbatches];
         for op in order {
-            let slot = seen
-                .get_mut(op.microbatch)
-                .ok_or(TrainingError::MalformedSchedule {
-                    stage,
-                    reason: "microbatch id past the end",
-                })?;
+            let slot = seen.get_mut(op.microbatch).ok_or(TrainingError::MalformedSchedule {
+                stage,
+                reason: "microbatch id past the end",
+            })?;
             let kind = &mut slot[op.kind as usize];
             if *kind {
                 return Err(TrainingError::MalformedSchedule {
@@ -1082,7 +981,6 @@ fn check_orders(orders: &[Vec<PipelineOp>]) -> Result<usize, TrainingError> {
     Ok(microbatches)
 }
 
-// book/src/ch06.md:1673
 /// Simulates a pipeline from explicit per-stage work orders and per-stage costs.
 ///
 /// Each stage executes its order strictly in sequence. An operation starts at the later of
@@ -1109,7 +1007,8 @@ pub fn simulate_orders(
             positive("stage time", value)?;
         }
     }
-    let mut finished = vec![vec![[None::< f64 >; 2]; microbatches]; stages];
+    // finished[stage][microbatch][kind as usize] = end time, once the op has run.
+    let mut finished = vec![vec![[None::<f64>; 2]; microbatches]; stages];
     let mut free_at = vec![0.0f64; stages];
     let mut next = vec![0usize; stages];
     let mut events = Vec::with_capacity(2 * stages * microbatches);
@@ -1119,15 +1018,13 @@ pub fn simulate_orders(
             let Some(&op) = orders[stage].get(next[stage]) else { continue };
             let mb = op.microbatch;
             let done = |s: usize, kind: OpKind| finished[s][mb][kind as usize];
+            // When may this op start, dependency-wise? `None` means "not yet known".
             let ready = match op.kind {
                 OpKind::Forward if stage == 0 => Some(0.0),
                 OpKind::Forward => done(stage - 1, OpKind::Forward),
                 OpKind::Backward if stage + 1 == stages => done(stage, OpKind::Forward),
                 OpKind::Backward => {
-                    match (
-                        done(stage, OpKind::Forward),
-                        done(stage + 1, OpKind::Backward),
-                    ) {
+                    match (done(stage, OpKind::Forward), done(stage + 1, OpKind::Backward)) {
                         (Some(own), Some(downstream)) => Some(own.max(downstream)),
                         _ => None,
                     }
@@ -1139,14 +1036,7 @@ pub fn simulate_orders(
             finished[stage][mb][op.kind as usize] = Some(end);
             free_at[stage] = end;
             next[stage] += 1;
-            events
-                .push(PipelineEvent {
-                    stage,
-                    microbatch: mb,
-                    kind: op.kind,
-                    start,
-                    end,
-                });
+            events.push(PipelineEvent { stage, microbatch: mb, kind: op.kind, start, end });
             progressed = true;
         }
         if !progressed {
@@ -1154,14 +1044,9 @@ pub fn simulate_orders(
             return Err(TrainingError::Deadlock { stage });
         }
     }
-    Ok(PipelineTimeline {
-        stages,
-        microbatches,
-        events,
-    })
+    Ok(PipelineTimeline { stages, microbatches, events })
 }
 
-// book/src/ch06.md:1739
 /// Simulates `schedule` on `stages` balanced stages with `microbatches` microbatches.
 pub fn simulate_pipeline(
     schedule: Schedule,
@@ -1173,12 +1058,8 @@ pub fn simulate_pipeline(
     simulate_orders(&orders, &vec![times; stages])
 }
 
-// book/src/ch06.md:1750
 /// The closed-form fill-and-drain bubble of equation 6.3 for balanced stages.
-pub fn pipeline_bubble_fraction(
-    stages: u64,
-    microbatches: u64,
-) -> Result<f64, TrainingError> {
+pub fn pipeline_bubble_fraction(stages: u64, microbatches: u64) -> Result<f64, TrainingError> {
     let s = at_least_one("stages", stages)? as f64;
     let m = at_least_one("microbatches", microbatches)? as f64;
     Ok((s - 1.0) / (m + s - 1.0))
@@ -1196,7 +1077,6 @@ pub struct Layout {
     pub dp: u64,
 }
 
-// book/src/ch06.md:1995
 impl Layout {
     /// Devices the layout occupies.
     pub fn devices(&self) -> u64 {
@@ -1204,14 +1084,13 @@ impl Layout {
     }
 }
 
-// book/src/ch06.md:2002
 impl fmt::Display for Layout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Pad through `f.pad` so that width specifiers like `{:15}` work on a layout.
         f.pad(&format!("tp={} pp={} dp={}", self.tp, self.pp, self.dp))
     }
 }
 
-// book/src/ch06.md:2009
 /// The knobs of a plan that are not the layout itself.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PlanOptions {
@@ -1224,19 +1103,13 @@ pub struct PlanOptions {
     pub device_gib: f64,
 }
 
-// book/src/ch06.md:2021
 impl Default for PlanOptions {
     /// A 128-sequence batch, ZeRO-1, and 80 GiB devices.
     fn default() -> Self {
-        Self {
-            global_batch: 128,
-            zero_stage: ZeroStage::Stage1,
-            device_gib: 80.0,
-        }
+        Self { global_batch: 128, zero_stage: ZeroStage::Stage1, device_gib: 80.0 }
     }
 }
 
-// book/src/ch06.md:2028
 /// One layout, priced: memory per device, pipeline bubble, and traffic per axis.
 ///
 /// Memory is in GiB per device; traffic is GiB per device per optimizer step.
@@ -1254,7 +1127,6 @@ pub struct PlanEval {
     pub pp_comm_gib: f64,
 }
 
-// book/src/ch06.md:2045
 /// Checks that `layout` can run `cfg` with `global_batch`: every degree positive, the
 /// pipeline splitting the layers evenly, and the replicas splitting the batch evenly.
 pub fn check_layout(
@@ -1267,7 +1139,6 @@ pub fn check_layout(
     divides("global_batch", at_least_one("global_batch", global_batch)?, "dp", layout.dp)
 }
 
-// book/src/ch06.md:2057
 /// Prices one tensor/pipeline/data-parallel layout for a training run.
 ///
 /// The weights are split `tp * pp` ways and ZeRO shards what remains over the `dp` replicas.
@@ -1290,23 +1161,19 @@ pub fn evaluate_plan(
     positive("device_gib", options.device_gib)?;
     let Layout { tp, pp, dp } = layout;
     let params_per_shard = param_count(cfg)?.total() as f64 / (tp * pp) as f64;
-    let state = state_ledger(
-        params_per_shard,
-        Precision::Mixed,
-        options.zero_stage,
-        dp,
-    )?;
+    let state = state_ledger(params_per_shard, Precision::Mixed, options.zero_stage, dp)?;
     let microbatches = options.global_batch / dp;
+
     let boundary = (ACTIVATION_BYTES * cfg.seq_len * cfg.d_model) as f64;
     let layers_here = cfg.n_layers as f64 / pp as f64;
     let in_flight = if pp > 1 { pp.min(microbatches) } else { 1 };
     let saved = boundary * layers_here * in_flight as f64 / tp as f64;
-    let transient = activation_bytes_per_layer(cfg, 1, ActivationPolicy::FusedAttention)?
-        as f64 / tp as f64;
+    let transient =
+        activation_bytes_per_layer(cfg, 1, ActivationPolicy::FusedAttention)? as f64 / tp as f64;
     let activations = saved + transient;
+
     let dp_comm = (2 * (dp - 1)) as f64 / dp as f64 * 2.0 * params_per_shard;
-    let tp_comm = tp_comm_bytes_per_layer(cfg, 1, tp)? * layers_here
-        * microbatches as f64;
+    let tp_comm = tp_comm_bytes_per_layer(cfg, 1, tp)? * layers_here * microbatches as f64;
     let pp_comm = if pp > 1 { 2.0 * boundary * microbatches as f64 } else { 0.0 };
     let total = state.total() + activations;
     Ok(PlanEval {
@@ -1326,11 +1193,9 @@ pub fn evaluate_plan(
 /// Tensor-parallel degrees `plan_table` tries: powers of two up to a node's 8 devices.
 pub const TP_DEGREES: [u64; 4] = [1, 2, 4, 8];
 
-// book/src/ch06.md:2117
 /// Pipeline-parallel degrees `plan_table` tries.
 pub const PP_DEGREES: [u64; 4] = [1, 2, 4, 8];
 
-// book/src/ch06.md:2120
 /// The priced legal layouts of one cluster, in enumeration order (tensor degree outer,
 /// pipeline degree inner), so that the eye can follow how each axis trades memory against
 /// bubble and traffic.
@@ -1339,26 +1204,28 @@ pub struct PlanTable {
     pub rows: Vec<PlanEval>,
 }
 
-// book/src/ch06.md:2128
 impl fmt::Display for PlanTable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "plan             state   act  total fits  bubble  DP-comm  TP-comm  PP-comm"
-        )?;
+        writeln!(f, "plan             state   act  total fits  bubble  DP-comm  TP-comm  PP-comm")?;
         for row in &self.rows {
             writeln!(
-                f, "{:15} {:6.1} {:5.1} {:6.1} {:>4} {:5.1}% {:7.1}  {:7.1} {:7.1}", row
-                .layout, row.state_gib, row.act_gib, row.total_gib, if row.fits { "yes" }
-                else { "NO" }, row.bubble * 100.0, row.dp_comm_gib, row.tp_comm_gib, row
-                .pp_comm_gib
+                f,
+                "{:15} {:6.1} {:5.1} {:6.1} {:>4} {:5.1}% {:7.1}  {:7.1} {:7.1}",
+                row.layout,
+                row.state_gib,
+                row.act_gib,
+                row.total_gib,
+                if row.fits { "yes" } else { "NO" },
+                row.bubble * 100.0,
+                row.dp_comm_gib,
+                row.tp_comm_gib,
+                row.pp_comm_gib
             )?;
         }
         Ok(())
     }
 }
 
-// book/src/ch06.md:2150
 /// Prices every legal `(tp, pp, dp)` layout of `devices` devices.
 ///
 /// Tensor and pipeline degrees come from [`TP_DEGREES`] and [`PP_DEGREES`]; the data degree
@@ -1379,11 +1246,7 @@ pub fn plan_table(
             if !devices.is_multiple_of(tp * pp) {
                 continue;
             }
-            let layout = Layout {
-                tp,
-                pp,
-                dp: devices / (tp * pp),
-            };
+            let layout = Layout { tp, pp, dp: devices / (tp * pp) };
             if check_layout(cfg, layout, options.global_batch).is_ok() {
                 rows.push(evaluate_plan(cfg, layout, options)?);
             }
@@ -1400,7 +1263,6 @@ pub fn balanced_off_device_fraction(ep_degree: u64) -> Result<f64, TrainingError
     Ok((ep - 1.0) / ep)
 }
 
-// book/src/ch06.md:2328
 /// Bytes one MoE layer's dispatch-plus-combine all-to-all puts on the fabric per step.
 ///
 /// Every routed token sends its hidden vector to each of its `top_k` experts and receives the
@@ -1420,7 +1282,6 @@ pub fn expert_dispatch_bytes(
     Ok(round_trip * off_device_fraction)
 }
 
-// book/src/ch06.md:2347
 /// `value` if it is a share between 0 and 1 inclusive.
 fn fraction(what: &'static str, value: f64) -> Result<f64, TrainingError> {
     in_range(what, value, (0.0..=1.0).contains(&value), "a fraction between 0 and 1")
@@ -1468,40 +1329,30 @@ pub fn measured_matmul_flops(n: usize, repeats: usize) -> Result<f64, TrainingEr
     let seconds: Vec<f64> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..cores)
             .map(|core| {
-                scope
-                    .spawn(move || {
-                        let mut rng = SplitMix64::new(core as u64);
-                        let mut random = || {
-                            (0..n * n)
-                                .map(|_| rng.next_f64() as f32 - 0.5)
-                                .collect::<Vec<f32>>()
-                        };
-                        let (a, b) = (random(), random());
-                        let mut c = vec![0.0f32; n * n];
-                        let mut product = || {
-                            let out = ch02::MatMut::new(&mut c, n, n);
-                            ch02::matmul(
-                                out,
-                                ch02::Mat::new(&a, n, n),
-                                ch02::Mat::new(&b, n, n),
-                                1.0,
-                                false,
-                            );
-                        };
+                scope.spawn(move || {
+                    let mut rng = SplitMix64::new(core as u64);
+                    let mut random = || (0..n * n).map(|_| rng.next_f64() as f32 - 0.5).collect::<Vec<f32>>();
+                    let (a, b) = (random(), random());
+                    let mut c = vec![0.0f32; n * n];
+                    let mut product = || {
+                        let out = ch02::MatMut::new(&mut c, n, n);
+                        ch02::matmul(out, ch02::Mat::new(&a, n, n), ch02::Mat::new(&b, n, n), 1.0, false);
+                    };
+                    product();
+                    product();
+                    let mut fastest = f64::INFINITY;
+                    for _ in 0..repeats {
+                        let start = std::time::Instant::now();
                         product();
-                        product();
-                        let mut fastest = f64::INFINITY;
-                        for _ in 0..repeats {
-                            let start = std::time::Instant::now();
-                            product();
-                            fastest = fastest.min(start.elapsed().as_secs_f64());
-                        }
-                        fastest
-                    })
+                        fastest = fastest.min(start.elapsed().as_secs_f64());
+                    }
+                    fastest
+                })
             })
             .collect();
         workers.into_iter().map(|w| w.join().expect("matmul worker panicked")).collect()
     });
+    // The machine is as fast as its slowest core: the trainer waits for every worker.
     let slowest = seconds.iter().copied().fold(0.0, f64::max);
     Ok(cores as f64 * 2.0 * (n as f64).powi(3) / slowest)
 }
@@ -1511,7 +1362,6 @@ pub fn measured_matmul_flops(n: usize, repeats: usize) -> Result<f64, TrainingEr
 /// `use ch06::*` is all a caller needs.
 pub use std::time::Duration;
 
-// book/src/ch06.md:2621
 /// What a checkpoint policy is up against: the three durations of equation 6.5.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FaultModel {
@@ -1523,7 +1373,6 @@ pub struct FaultModel {
     pub mtbf: Duration,
 }
 
-// book/src/ch06.md:2632
 impl FaultModel {
     /// The three durations in seconds, after rejecting the zeros that make
     /// equation 6.5 meaningless (a free save has no optimal interval, a zero
@@ -1535,23 +1384,18 @@ impl FaultModel {
     }
 }
 
-// book/src/ch06.md:2643
 /// The fraction of wall-clock time a checkpoint policy wastes, equation 6.5:
 /// `C_s / I` for saving, `I / 2M` for recomputing lost steps, `R / M` for restarts.
 ///
 /// The model assumes intervals much shorter than the MTBF and failures that
 /// arrive independently; correlated failures (a whole rack) and preemption
 /// warnings both break it.
-pub fn checkpoint_waste(
-    faults: &FaultModel,
-    interval: Duration,
-) -> Result<f64, TrainingError> {
+pub fn checkpoint_waste(faults: &FaultModel, interval: Duration) -> Result<f64, TrainingError> {
     let (save, restart, mtbf) = faults.seconds()?;
     let interval = positive("checkpoint interval (s)", interval.as_secs_f64())?;
     Ok(save / interval + interval / (2.0 * mtbf) + restart / mtbf)
 }
 
-// book/src/ch06.md:2655
 /// Young's optimal checkpoint interval, equation 6.6: `sqrt(2 C_s M)`, the
 /// minimum of [`checkpoint_waste`]. The restart cost does not move the optimum,
 /// it only raises the floor.
@@ -1572,17 +1416,12 @@ pub struct FailureRecord {
     pub failures: u64,
 }
 
-// book/src/ch06.md:2684
 /// Llama 3 405B pretraining: 419 unexpected interruptions in 54 days on 16,384
 /// GPUs (Grattafiori et al., 2024). Planned interruptions are left out: they
 /// come with a warning and a clean checkpoint.
-pub const LLAMA3_405B_FAILURES: FailureRecord = FailureRecord {
-    window: Duration::from_secs(54 * 86_400),
-    devices: 16_384,
-    failures: 419,
-};
+pub const LLAMA3_405B_FAILURES: FailureRecord =
+    FailureRecord { window: Duration::from_secs(54 * 86_400), devices: 16_384, failures: 419 };
 
-// book/src/ch06.md:2690
 impl FailureRecord {
     /// Mean time between failures of a single device: device-time observed
     /// divided by failures observed. Zero failures give no estimate at all,
@@ -1591,41 +1430,31 @@ impl FailureRecord {
         let devices = at_least_one("devices", self.devices)? as f64;
         let failures = at_least_one("failures", self.failures)? as f64;
         let seconds = self.window.as_secs_f64() * devices / failures;
-        Duration::try_from_secs_f64(seconds)
-            .map_err(|_| TrainingError::OutOfRange {
-                what: "per-device MTBF (s)",
-                value: seconds,
-                expected: "a duration that fits in std::time::Duration",
-            })
+        Duration::try_from_secs_f64(seconds).map_err(|_| TrainingError::OutOfRange {
+            what: "per-device MTBF (s)",
+            value: seconds,
+            expected: "a duration that fits in std::time::Duration",
+        })
     }
 }
 
-// book/src/ch06.md:2706
 /// The MTBF of a job spread over `devices` devices that fail independently:
 /// the per-device MTBF divided by the device count.
-pub fn cluster_mtbf(
-    per_device: Duration,
-    devices: u64,
-) -> Result<Duration, TrainingError> {
+pub fn cluster_mtbf(per_device: Duration, devices: u64) -> Result<Duration, TrainingError> {
     let devices = at_least_one("devices", devices)? as f64;
     positive("per-device MTBF (s)", per_device.as_secs_f64())?;
     Ok(per_device.div_f64(devices))
 }
 
-// book/src/ch06.md:2714
 /// Bytes a restartable checkpoint must hold: the whole training state of the
 /// ledger except the gradients, which the next backward pass recreates.
 pub fn checkpoint_payload(ledger: &StateLedger) -> f64 {
     ledger.total() - ledger.gradients
 }
 
-// book/src/ch06.md:2720
 /// Training stalled while a synchronous save writes `payload_bytes` at
 /// `write_bytes_per_s`.
-pub fn save_stall(
-    payload_bytes: f64,
-    write_bytes_per_s: f64,
-) -> Result<Duration, TrainingError> {
+pub fn save_stall(payload_bytes: f64, write_bytes_per_s: f64) -> Result<Duration, TrainingError> {
     let payload = non_negative("checkpoint payload (bytes)", payload_bytes)?;
     let bandwidth = positive("checkpoint write bandwidth (bytes/s)", write_bytes_per_s)?;
     Ok(Duration::from_secs_f64(payload / bandwidth))
@@ -1643,7 +1472,6 @@ pub enum WsdPhase {
     Decay,
 }
 
-// book/src/ch06.md:2988
 /// A warmup-stable-decay learning-rate schedule over a fixed number of steps.
 ///
 /// Fields are private so that every value went through [`WsdSchedule::new`]:
@@ -1655,7 +1483,6 @@ pub struct WsdSchedule {
     decay_steps: u64,
 }
 
-// book/src/ch06.md:2999
 impl WsdSchedule {
     /// Builds a schedule whose warmup and decay legs take the given fractions
     /// of `total_steps`, rounded to whole steps (ties to even) and at least
@@ -1668,9 +1495,7 @@ impl WsdSchedule {
         let total_steps = at_least_one("total steps", total_steps)?;
         let warmup_fraction = fraction("warmup fraction", warmup_fraction)?;
         let decay_fraction = fraction("decay fraction", decay_fraction)?;
-        let leg = |share: f64| {
-            ((total_steps as f64 * share).round_ties_even() as u64).max(1)
-        };
+        let leg = |share: f64| ((total_steps as f64 * share).round_ties_even() as u64).max(1);
         let (warmup_steps, decay_steps) = (leg(warmup_fraction), leg(decay_fraction));
         if warmup_steps + decay_steps > total_steps {
             return Err(TrainingError::OutOfRange {
@@ -1679,16 +1504,14 @@ impl WsdSchedule {
                 expected: "at most the total number of steps",
             });
         }
-        Ok(Self {
-            total_steps,
-            warmup_steps,
-            decay_steps,
-        })
+        Ok(Self { total_steps, warmup_steps, decay_steps })
     }
+
     /// Steps in the whole run.
     pub fn total_steps(&self) -> u64 {
         self.total_steps
     }
+
     /// The leg that `step` (counted from 0) belongs to.
     pub fn phase(&self, step: u64) -> Result<WsdPhase, TrainingError> {
         if step >= self.total_steps {
@@ -1698,35 +1521,29 @@ impl WsdSchedule {
                 expected: "a step before the end of the run",
             });
         }
-        Ok(
-            if step < self.warmup_steps {
-                WsdPhase::Warmup
-            } else if step < self.total_steps - self.decay_steps {
-                WsdPhase::Stable
-            } else {
-                WsdPhase::Decay
-            },
-        )
+        Ok(if step < self.warmup_steps {
+            WsdPhase::Warmup
+        } else if step < self.total_steps - self.decay_steps {
+            WsdPhase::Stable
+        } else {
+            WsdPhase::Decay
+        })
     }
+
     /// The factor, between 0 and 1, by which `step` scales the peak learning rate.
     ///
     /// Warmup reaches exactly 1 on its last step and decay reaches exactly 0
     /// on the last step of the run, so neither boundary jumps by more than
     /// one leg increment.
     pub fn multiplier(&self, step: u64) -> Result<f64, TrainingError> {
-        Ok(
-            match self.phase(step)? {
-                WsdPhase::Warmup => (step + 1) as f64 / self.warmup_steps as f64,
-                WsdPhase::Stable => 1.0,
-                WsdPhase::Decay => {
-                    (self.total_steps - step - 1) as f64 / self.decay_steps as f64
-                }
-            },
-        )
+        Ok(match self.phase(step)? {
+            WsdPhase::Warmup => (step + 1) as f64 / self.warmup_steps as f64,
+            WsdPhase::Stable => 1.0,
+            WsdPhase::Decay => (self.total_steps - step - 1) as f64 / self.decay_steps as f64,
+        })
     }
 }
 
-// book/src/ch06.md:3060
 /// The learning-rate multiplier of the schedule this section uses throughout:
 /// 5 % of the steps warm up, 15 % decay, the rest hold the peak rate.
 pub fn wsd_multiplier(step: u64, total_steps: u64) -> Result<f64, TrainingError> {
@@ -1747,32 +1564,15 @@ pub struct TrainingRun {
     pub devices: u64,
 }
 
-// book/src/ch06.md:3240
 /// Three runs sized after published ones (Llama 2 7B, Llama 3 70B and
 /// Llama 3 405B): their parameters, tokens, and fleets of a plausible size.
 /// Parameter counts are the published sizes, not `param_count` of our configs.
 pub const NAMED_RUNS: [TrainingRun; 3] = [
-    TrainingRun {
-        name: "7B on 2T tokens",
-        params: 6.74e9,
-        tokens: 2.0e12,
-        devices: 1_024,
-    },
-    TrainingRun {
-        name: "70B on 15T tokens",
-        params: 70.6e9,
-        tokens: 15.0e12,
-        devices: 16_384,
-    },
-    TrainingRun {
-        name: "405B on 15.6T tokens",
-        params: 405e9,
-        tokens: 15.6e12,
-        devices: 16_384,
-    },
+    TrainingRun { name: "7B on 2T tokens", params: 6.74e9, tokens: 2.0e12, devices: 1_024 },
+    TrainingRun { name: "70B on 15T tokens", params: 70.6e9, tokens: 15.0e12, devices: 16_384 },
+    TrainingRun { name: "405B on 15.6T tokens", params: 405e9, tokens: 15.6e12, devices: 16_384 },
 ];
 
-// book/src/ch06.md:3249
 /// Planning constants for one class of device and the facility around it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FleetAssumptions {
@@ -1788,7 +1588,6 @@ pub struct FleetAssumptions {
     pub pue: f64,
 }
 
-// book/src/ch06.md:3264
 /// Illustrative H100-class constants (dense BF16 peak, 40 % utilization,
 /// $2.50/hour, 1.4 kW, PUE 1.2). See the dated landscape note for provenance;
 /// the formulas outlive these numbers.
@@ -1800,7 +1599,6 @@ pub const H100_CLASS_2026: FleetAssumptions = FleetAssumptions {
     pue: 1.2,
 };
 
-// book/src/ch06.md:3275
 /// What a run costs in compute, time, money and electricity.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunEconomics {
@@ -1820,7 +1618,6 @@ pub struct RunEconomics {
     pub usd_per_million_tokens: f64,
 }
 
-// book/src/ch06.md:3294
 /// Converts a run's budget into device-hours, days, dollars and megawatts
 /// with the dense estimate `C = 6 N D` and equation 6.7.
 pub fn run_economics(
@@ -1836,6 +1633,7 @@ pub fn run_economics(
     let price = non_negative("price per device-hour", fleet.usd_per_device_hour)?;
     let kw = non_negative("kW per device", fleet.kw_per_device)?;
     let pue = ratio_at_least_one("PUE", fleet.pue)?;
+
     let flops = 6.0 * params * tokens;
     let device_hours = flops / (peak * utilization) / 3_600.0;
     let wall_days = device_hours / devices / 24.0;
@@ -1852,23 +1650,16 @@ pub fn run_economics(
     })
 }
 
-// book/src/ch06.md:3326
 /// `value` if it is a finite ratio of at least 1 (a PUE below 1 would mean
 /// the facility generates power instead of consuming it).
 fn ratio_at_least_one(what: &'static str, value: f64) -> Result<f64, TrainingError> {
-    in_range(
-        what,
-        value,
-        value.is_finite() && value >= 1.0,
-        "a finite ratio of at least 1",
-    )
+    in_range(what, value, value.is_finite() && value >= 1.0, "a finite ratio of at least 1")
 }
 
 // book/src/ch06.md:3487
 /// Hours in an average year (365.25 days).
 pub const HOURS_PER_YEAR: f64 = 8_766.0;
 
-// book/src/ch06.md:3490
 /// The capital recovery factor, equation 6.8: the constant annual payment per
 /// dollar of capital that repays principal plus a return `rate` over `years`.
 ///
@@ -1884,7 +1675,6 @@ pub fn capital_recovery_factor(rate: f64, years: u32) -> Result<f64, TrainingErr
     Ok(rate * (growth_minus_one + 1.0) / growth_minus_one)
 }
 
-// book/src/ch06.md:3505
 /// Buying devices instead of renting them.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Ownership {
@@ -1902,13 +1692,13 @@ pub struct Ownership {
     pub usd_per_kwh: f64,
 }
 
-// book/src/ch06.md:3522
 impl Ownership {
     /// Capital cost of one device per year: CRF times the purchase price.
     pub fn annualized_capital(&self) -> Result<f64, TrainingError> {
         let capital = non_negative("capital per device", self.capital_per_device)?;
         Ok(capital_recovery_factor(self.discount_rate, self.life_years)? * capital)
     }
+
     /// Energy cost of one device running every hour of the year.
     pub fn energy_per_year_at_full_use(&self) -> Result<f64, TrainingError> {
         let kw = non_negative("kW per device", self.kw_per_device)?;
@@ -1916,18 +1706,17 @@ impl Ownership {
         let price = non_negative("electricity price", self.usd_per_kwh)?;
         Ok(kw * pue * HOURS_PER_YEAR * price)
     }
+
     /// Cost of one *used* device-hour when the device is busy a fraction
     /// `utilization` of the year: capital is paid for every hour, energy only
     /// for the used ones.
     pub fn cost_per_used_hour(&self, utilization: f64) -> Result<f64, TrainingError> {
-        let utilization = positive(
-            "utilization",
-            fraction("utilization", utilization)?,
-        )?;
-        let per_year = self.annualized_capital()?
-            + self.energy_per_year_at_full_use()? * utilization;
+        let utilization = positive("utilization", fraction("utilization", utilization)?)?;
+        let per_year =
+            self.annualized_capital()? + self.energy_per_year_at_full_use()? * utilization;
         Ok(per_year / (HOURS_PER_YEAR * utilization))
     }
+
     /// The sustained utilization above which owning beats renting at
     /// `rental_per_hour`, or `None` if no utilization up to 100 % does.
     pub fn break_even_utilization(
@@ -1935,8 +1724,7 @@ impl Ownership {
         rental_per_hour: f64,
     ) -> Result<Option<f64>, TrainingError> {
         let rental = positive("rental price per device-hour", rental_per_hour)?;
-        let margin_per_year = rental * HOURS_PER_YEAR
-            - self.energy_per_year_at_full_use()?;
+        let margin_per_year = rental * HOURS_PER_YEAR - self.energy_per_year_at_full_use()?;
         if margin_per_year <= 0.0 {
             return Ok(None);
         }

@@ -6,19 +6,15 @@ use ch06::*;
 // book/src/ch06.md:528
 #[test]
 fn mixed_precision_state_is_sixteen_bytes_per_parameter() {
-    let ledger = state_ledger(1000.0, Precision::Mixed, ZeroStage::Replicated, 1)
-        .unwrap();
+    let ledger = state_ledger(1000.0, Precision::Mixed, ZeroStage::Replicated, 1).unwrap();
     assert_eq!(ledger.total(), 16_000.0);
 }
 
-// book/src/ch06.md:534
 #[test]
 fn param_count_follows_grouped_query_attention() {
     let gqa = param_count(&LLAMA_70B).unwrap();
-    let mha_config = TrainingConfig {
-        n_kv_heads: LLAMA_70B.n_heads,
-        ..LLAMA_70B
-    };
+    // Without GQA every layer has four full d x d attention matrices.
+    let mha_config = TrainingConfig { n_kv_heads: LLAMA_70B.n_heads, ..LLAMA_70B };
     let mha = param_count(&mha_config).unwrap();
     let d = LLAMA_70B.d_model;
     assert_eq!(mha.attention, LLAMA_70B.n_layers * 4 * d * d);
@@ -43,11 +39,10 @@ fn the_counting_allocator_sees_the_tape_and_checkpointing_shrinks_it() {
     let mut measured = Vec::new();
     for memory in [ch02::Memory::KeepAll, ch02::Memory::CheckpointBlocks] {
         let saved = measure_saved_bytes(&model, &batch, memory).unwrap();
+        // The activation buffers are all of it, up to the few hundred bytes of the
+        // structs that own them and the tape's copy of the batch.
         let buffers = model.forward(&batch, memory).unwrap().activation_bytes();
-        assert!(
-            saved >= buffers && saved < buffers + 4096,
-            "{memory:?}: {saved} vs {buffers}"
-        );
+        assert!(saved >= buffers && saved < buffers + 4096, "{memory:?}: {saved} vs {buffers}");
         measured.push(saved);
     }
     assert!(measured[1] < measured[0] / 2, "checkpointing kept {measured:?}");
@@ -58,19 +53,14 @@ fn the_counting_allocator_sees_the_tape_and_checkpointing_shrinks_it() {
 fn zero3_over_n_devices_holds_one_nth_of_the_state() {
     let p = param_count(&LLAMA_70B).unwrap().total() as f64;
     for precision in Precision::ALL {
-        let whole = state_ledger(p, precision, ZeroStage::Replicated, 1)
-            .unwrap()
-            .total();
+        let whole = state_ledger(p, precision, ZeroStage::Replicated, 1).unwrap().total();
         for n in [1, 2, 3, 8, 64, 1000] {
-            let sharded = state_ledger(p, precision, ZeroStage::Stage3, n)
-                .unwrap()
-                .total();
+            let sharded = state_ledger(p, precision, ZeroStage::Stage3, n).unwrap().total();
             assert!((sharded * n as f64 - whole).abs() <= 1e-9 * whole);
         }
     }
 }
 
-// book/src/ch06.md:1086
 #[test]
 fn each_zero_stage_holds_no_more_than_the_previous_one() {
     let p = param_count(&LLAMA_7B).unwrap().total() as f64;
@@ -79,7 +69,8 @@ fn each_zero_stage_holds_no_more_than_the_previous_one() {
             .iter()
             .map(|&stage| state_ledger(p, precision, stage, 8).unwrap().total())
             .collect();
-        assert!(totals.windows(2).all(| w | w[1] <= w[0]), "{totals:?}");
+        assert!(totals.windows(2).all(|w| w[1] <= w[0]), "{totals:?}");
+        // With one device, sharding changes nothing.
         for stage in ZeroStage::ALL {
             let alone = state_ledger(p, precision, stage, 1).unwrap().total();
             assert_eq!(alone, totals[0]);
@@ -94,22 +85,11 @@ fn simulated_idle_fraction_matches_closed_form_bubble() {
         for stages in 1..=8 {
             for microbatches in 1..=12 {
                 for backward in [0.5, 1.0, 2.0, 3.0] {
-                    let times = StageTimes {
-                        forward: 1.0,
-                        backward,
-                    };
-                    let timeline = simulate_pipeline(
-                            schedule,
-                            stages,
-                            microbatches,
-                            times,
-                        )
-                        .unwrap();
-                    let formula = pipeline_bubble_fraction(
-                            stages as u64,
-                            microbatches as u64,
-                        )
-                        .unwrap();
+                    let times = StageTimes { forward: 1.0, backward };
+                    let timeline =
+                        simulate_pipeline(schedule, stages, microbatches, times).unwrap();
+                    let formula =
+                        pipeline_bubble_fraction(stages as u64, microbatches as u64).unwrap();
                     let measured = timeline.idle_fraction();
                     assert!(
                         (measured - formula).abs() < 1e-12,
@@ -122,16 +102,12 @@ fn simulated_idle_fraction_matches_closed_form_bubble() {
     }
 }
 
-// book/src/ch06.md:1868
 #[test]
 fn timeline_respects_dependencies_and_runs_every_op_once() {
-    let timeline = simulate_pipeline(Schedule::OneFOneB, 4, 6, StageTimes::TRANSFORMER)
-        .unwrap();
+    let timeline = simulate_pipeline(Schedule::OneFOneB, 4, 6, StageTimes::TRANSFORMER).unwrap();
     assert_eq!(timeline.events.len(), 2 * 4 * 6);
     let end = |stage: usize, mb: usize, kind: OpKind| {
-        let matches = |e: &&PipelineEvent| {
-            e.stage == stage && e.microbatch == mb && e.kind == kind
-        };
+        let matches = |e: &&PipelineEvent| e.stage == stage && e.microbatch == mb && e.kind == kind;
         let found: Vec<_> = timeline.events.iter().filter(matches).collect();
         assert_eq!(found.len(), 1);
         found[0].end
@@ -150,6 +126,7 @@ fn timeline_respects_dependencies_and_runs_every_op_once() {
             _ => {}
         }
     }
+    // A stage never runs two operations at once.
     for stage in 0..4 {
         let events: Vec<_> = timeline.stage_events(stage).collect();
         for pair in events.windows(2) {
@@ -158,13 +135,11 @@ fn timeline_respects_dependencies_and_runs_every_op_once() {
     }
 }
 
-// book/src/ch06.md:1901
 #[test]
 fn one_f1b_bounds_activation_memory_and_gpipe_does_not() {
     let (stages, microbatches) = (4, 10);
     let run = |schedule| {
-        simulate_pipeline(schedule, stages, microbatches, StageTimes::TRANSFORMER)
-            .unwrap()
+        simulate_pipeline(schedule, stages, microbatches, StageTimes::TRANSFORMER).unwrap()
     };
     let (one_f1b, gpipe) = (run(Schedule::OneFOneB), run(Schedule::GPipe));
     for stage in 0..stages {
@@ -173,50 +148,39 @@ fn one_f1b_bounds_activation_memory_and_gpipe_does_not() {
     }
 }
 
-// book/src/ch06.md:1914
 #[test]
 fn pipeline_rejects_impossible_input() {
-    assert!(
-        matches!(one_f1b_order(4, 4, 8), Err(TrainingError::IndexOutOfRange { .. }))
-    );
-    assert!(
-        matches!(one_f1b_order(0, 0, 8), Err(TrainingError::Zero { what : "stages" }))
-    );
-    assert!(
-        matches!(simulate_pipeline(Schedule::GPipe, 2, 0, StageTimes::TRANSFORMER),
-        Err(TrainingError::Zero { what : "microbatches" }))
-    );
+    assert!(matches!(one_f1b_order(4, 4, 8), Err(TrainingError::IndexOutOfRange { .. })));
+    assert!(matches!(one_f1b_order(0, 0, 8), Err(TrainingError::Zero { what: "stages" })));
+    assert!(matches!(
+        simulate_pipeline(Schedule::GPipe, 2, 0, StageTimes::TRANSFORMER),
+        Err(TrainingError::Zero { what: "microbatches" })
+    ));
     assert!(pipeline_bubble_fraction(0, 4).is_err());
-    let bad_time = StageTimes {
-        forward: 1.0,
-        backward: -2.0,
-    };
-    assert!(
-        matches!(simulate_pipeline(Schedule::OneFOneB, 2, 2, bad_time),
-        Err(TrainingError::OutOfRange { .. }))
-    );
+    let bad_time = StageTimes { forward: 1.0, backward: -2.0 };
+    assert!(matches!(
+        simulate_pipeline(Schedule::OneFOneB, 2, 2, bad_time),
+        Err(TrainingError::OutOfRange { .. })
+    ));
+    // Backward before its own forward on the last stage can never start.
     let deadlocked = vec![
         vec![PipelineOp::forward(0), PipelineOp::backward(0)],
         vec![PipelineOp::backward(0), PipelineOp::forward(0)],
     ];
     let times = [StageTimes::TRANSFORMER; 2];
-    assert!(
-        matches!(simulate_orders(& deadlocked, & times), Err(TrainingError::Deadlock { ..
-        }))
-    );
+    assert!(matches!(simulate_orders(&deadlocked, &times), Err(TrainingError::Deadlock { .. })));
     let orders = Schedule::OneFOneB.orders(3, 4).unwrap();
-    assert!(
-        matches!(simulate_orders(& orders, & times), Err(TrainingError::LengthMismatch {
-        expected : 3, got : 2, .. }))
-    );
+    assert!(matches!(
+        simulate_orders(&orders, &times),
+        Err(TrainingError::LengthMismatch { expected: 3, got: 2, .. })
+    ));
     let duplicated = vec![vec![PipelineOp::forward(0), PipelineOp::forward(0)]];
-    assert!(
-        matches!(simulate_orders(& duplicated, & times[..1]),
-        Err(TrainingError::MalformedSchedule { .. }))
-    );
+    assert!(matches!(
+        simulate_orders(&duplicated, &times[..1]),
+        Err(TrainingError::MalformedSchedule { .. })
+    ));
 }
 
-// book/src/ch06.md:1947
 #[test]
 fn tensor_parallel_ffn_matches_unsharded_product() {
     let mut rng = SplitMix64::new(42);
@@ -226,17 +190,17 @@ fn tensor_parallel_ffn_matches_unsharded_product() {
     let reference = x.matmul(&w_up).unwrap().relu().matmul(&w_down).unwrap();
     for shards in [1, 2, 3, 4, 6, 8, 12, 48] {
         let sharded = tensor_parallel_ffn(&x, &w_up, &w_down, shards).unwrap();
-        assert!(sharded.max_abs_diff(& reference).unwrap() <= 1e-5, "{shards} shards");
+        assert!(sharded.max_abs_diff(&reference).unwrap() <= 1e-5, "{shards} shards");
     }
-    assert!(
-        matches!(tensor_parallel_ffn(& x, & w_up, & w_down, 5),
-        Err(TrainingError::NotDivisible { .. }))
-    );
-    assert!(tensor_parallel_ffn(& x, & w_up, & w_down, 0).is_err());
-    assert!(
-        matches!(tensor_parallel_ffn(& x, & w_up, & w_up, 2),
-        Err(TrainingError::ShapeMismatch { .. }))
-    );
+    assert!(matches!(
+        tensor_parallel_ffn(&x, &w_up, &w_down, 5),
+        Err(TrainingError::NotDivisible { .. })
+    ));
+    assert!(tensor_parallel_ffn(&x, &w_up, &w_down, 0).is_err());
+    assert!(matches!(
+        tensor_parallel_ffn(&x, &w_up, &w_up, 2),
+        Err(TrainingError::ShapeMismatch { .. })
+    ));
 }
 
 // book/src/ch06.md:2253
@@ -244,10 +208,7 @@ fn tensor_parallel_ffn_matches_unsharded_product() {
 fn plan_table_lists_exactly_the_legal_layouts() {
     let clusters = [(LLAMA_7B, 8, 64), (LLAMA_70B, 64, 128), (LLAMA_70B, 48, 24)];
     for (cfg, devices, global_batch) in clusters {
-        let options = PlanOptions {
-            global_batch,
-            ..Default::default()
-        };
+        let options = PlanOptions { global_batch, ..Default::default() };
         let table = plan_table(&cfg, devices, &options).unwrap();
         let listed: Vec<Layout> = table.rows.iter().map(|row| row.layout).collect();
         let mut legal = Vec::new();
@@ -270,51 +231,31 @@ fn plan_table_lists_exactly_the_legal_layouts() {
     }
 }
 
-// book/src/ch06.md:2280
 #[test]
 fn calculators_reject_impossible_input() {
-    let no_heads = TrainingConfig {
-        n_heads: 0,
-        ..LLAMA_7B
-    };
-    assert!(
-        matches!(param_count(& no_heads), Err(TrainingError::Zero { what : "n_heads" }))
-    );
-    let uneven_kv = TrainingConfig {
-        n_kv_heads: 5,
-        ..LLAMA_7B
-    };
-    assert!(matches!(param_count(& uneven_kv), Err(TrainingError::NotDivisible { .. })));
+    let no_heads = TrainingConfig { n_heads: 0, ..LLAMA_7B };
+    assert!(matches!(param_count(&no_heads), Err(TrainingError::Zero { what: "n_heads" })));
+    let uneven_kv = TrainingConfig { n_kv_heads: 5, ..LLAMA_7B };
+    assert!(matches!(param_count(&uneven_kv), Err(TrainingError::NotDivisible { .. })));
     assert!(state_ledger(1e9, Precision::Mixed, ZeroStage::Stage3, 0).is_err());
-    assert!(state_ledger(- 1.0, Precision::Mixed, ZeroStage::Stage1, 8).is_err());
+    assert!(state_ledger(-1.0, Precision::Mixed, ZeroStage::Stage1, 8).is_err());
     assert!(state_ledger(f64::NAN, Precision::Mixed, ZeroStage::Stage1, 8).is_err());
-    assert!(
-        activation_bytes_per_layer(& LLAMA_7B, 0, ActivationPolicy::FullRecompute)
-        .is_err()
-    );
-    assert!(tp_comm_bytes_per_layer(& LLAMA_7B, 1, 0).is_err());
+    assert!(activation_bytes_per_layer(&LLAMA_7B, 0, ActivationPolicy::FullRecompute).is_err());
+    assert!(tp_comm_bytes_per_layer(&LLAMA_7B, 1, 0).is_err());
     let options = PlanOptions::default();
-    assert!(plan_table(& LLAMA_7B, 0, & options).is_err());
+    assert!(plan_table(&LLAMA_7B, 0, &options).is_err());
     let odd_pipeline = Layout { tp: 1, pp: 3, dp: 1 };
-    assert!(
-        matches!(evaluate_plan(& LLAMA_7B, odd_pipeline, & options),
-        Err(TrainingError::NotDivisible { what : "n_layers", .. }))
-    );
+    assert!(matches!(
+        evaluate_plan(&LLAMA_7B, odd_pipeline, &options),
+        Err(TrainingError::NotDivisible { what: "n_layers", .. })
+    ));
     let odd_replicas = Layout { tp: 1, pp: 1, dp: 3 };
-    assert!(evaluate_plan(& LLAMA_7B, odd_replicas, & options).is_err());
-    let no_memory = PlanOptions {
-        device_gib: 0.0,
-        ..options
-    };
-    assert!(
-        evaluate_plan(& LLAMA_7B, Layout { tp : 1, pp : 1, dp : 1 }, & no_memory)
-        .is_err()
-    );
+    assert!(evaluate_plan(&LLAMA_7B, odd_replicas, &options).is_err());
+    let no_memory = PlanOptions { device_gib: 0.0, ..options };
+    assert!(evaluate_plan(&LLAMA_7B, Layout { tp: 1, pp: 1, dp: 1 }, &no_memory).is_err());
     assert!(expert_dispatch_bytes(1024, 4096, 2, 1.5).is_err());
     assert!(balanced_off_device_fraction(0).is_err());
-    let message = evaluate_plan(&LLAMA_7B, odd_pipeline, &options)
-        .unwrap_err()
-        .to_string();
+    let message = evaluate_plan(&LLAMA_7B, odd_pipeline, &options).unwrap_err().to_string();
     assert_eq!(message, "n_layers = 32 is not divisible by pp = 3");
 }
 
@@ -327,15 +268,16 @@ fn mfu_grows_with_throughput_and_shrinks_with_fleet_size() {
     let wider = model_flops_utilization(1_000.0, flops_per_token, 16, 989e12).unwrap();
     assert!((faster / base - 1.5).abs() < 1e-12);
     assert!((base / wider - 2.0).abs() < 1e-12);
+    // Counting a recomputed forward pass (2N more per token) inflates the
+    // figure by a third: that number is HFU, not MFU.
     let hfu = model_flops_utilization(1_000.0, 8.0 * 7e9, 8, 989e12).unwrap();
     assert!((hfu / base - 4.0 / 3.0).abs() < 1e-12);
 }
 
-// book/src/ch06.md:2465
 #[test]
 fn mfu_rejects_inputs_no_run_can_have() {
     assert!(model_flops_utilization(1_000.0, 4.2e10, 0, 989e12).is_err());
-    assert!(model_flops_utilization(- 1.0, 4.2e10, 8, 989e12).is_err());
+    assert!(model_flops_utilization(-1.0, 4.2e10, 8, 989e12).is_err());
     assert!(model_flops_utilization(f64::NAN, 4.2e10, 8, 989e12).is_err());
     assert!(model_flops_utilization(1_000.0, 0.0, 8, 989e12).is_err());
     assert!(model_flops_utilization(1_000.0, 4.2e10, 8, f64::INFINITY).is_err());
@@ -350,11 +292,11 @@ fn example_faults() -> FaultModel {
     }
 }
 
-// book/src/ch06.md:2856
 #[test]
 fn young_interval_minimises_the_waste_numerically() {
     let faults = example_faults();
     let young = young_interval(&faults).unwrap().as_secs_f64();
+    // Scan intervals from 1 s to 3 h on a fine grid and find the best one.
     let (best, best_waste) = (1..=10_800 * 4)
         .map(|quarter_seconds| f64::from(quarter_seconds) / 4.0)
         .map(|s| (s, checkpoint_waste(&faults, Duration::from_secs_f64(s)).unwrap()))
@@ -363,29 +305,23 @@ fn young_interval_minimises_the_waste_numerically() {
     assert!((best - young).abs() <= 0.5, "grid minimum {best} s, Young {young} s");
     let at_young = checkpoint_waste(&faults, Duration::from_secs_f64(young)).unwrap();
     assert!(at_young <= best_waste + 1e-12);
+    // Flat bottom, steep sides: a factor of two costs less than too-rare saving does.
     let half = checkpoint_waste(&faults, Duration::from_secs_f64(young / 2.0)).unwrap();
-    let double = checkpoint_waste(&faults, Duration::from_secs_f64(young * 2.0))
-        .unwrap();
+    let double = checkpoint_waste(&faults, Duration::from_secs_f64(young * 2.0)).unwrap();
     assert!(half > at_young && double > at_young);
 }
 
-// book/src/ch06.md:2875
 #[test]
 fn restart_cost_raises_the_floor_but_not_the_optimum() {
     let quick = example_faults();
-    let slow = FaultModel {
-        restart: Duration::from_secs(1_800),
-        ..quick
-    };
-    assert_eq!(young_interval(& quick).unwrap(), young_interval(& slow).unwrap());
+    let slow = FaultModel { restart: Duration::from_secs(1_800), ..quick };
+    assert_eq!(young_interval(&quick).unwrap(), young_interval(&slow).unwrap());
     let interval = young_interval(&quick).unwrap();
     assert!(
-        checkpoint_waste(& slow, interval).unwrap() > checkpoint_waste(& quick, interval)
-        .unwrap()
+        checkpoint_waste(&slow, interval).unwrap() > checkpoint_waste(&quick, interval).unwrap()
     );
 }
 
-// book/src/ch06.md:2886
 #[test]
 fn larger_fleets_fail_proportionally_more_often() {
     let per_device = LLAMA3_405B_FAILURES.per_device_mtbf().unwrap();
@@ -393,33 +329,26 @@ fn larger_fleets_fail_proportionally_more_often() {
     let large = cluster_mtbf(per_device, 16_384).unwrap();
     let ratio = small.as_secs_f64() / large.as_secs_f64();
     assert!((ratio - 16.0).abs() < 1e-6, "{ratio}");
-    let own = cluster_mtbf(per_device, LLAMA3_405B_FAILURES.devices)
-        .unwrap()
-        .as_secs_f64();
+    // On the fleet that produced the record, the job MTBF is window / failures.
+    let own = cluster_mtbf(per_device, LLAMA3_405B_FAILURES.devices).unwrap().as_secs_f64();
     let expected = LLAMA3_405B_FAILURES.window.as_secs_f64() / 419.0;
     assert!((own - expected).abs() < 1e-3);
 }
 
-// book/src/ch06.md:2899
 #[test]
 fn impossible_fault_inputs_are_errors() {
     let faults = example_faults();
-    assert!(checkpoint_waste(& faults, Duration::ZERO).is_err());
+    assert!(checkpoint_waste(&faults, Duration::ZERO).is_err());
     assert!(
-        checkpoint_waste(& FaultModel { mtbf : Duration::ZERO, ..faults },
-        Duration::from_secs(60)).is_err()
+        checkpoint_waste(&FaultModel { mtbf: Duration::ZERO, ..faults }, Duration::from_secs(60))
+            .is_err()
     );
-    assert!(young_interval(& FaultModel { save : Duration::ZERO, ..faults }).is_err());
+    assert!(young_interval(&FaultModel { save: Duration::ZERO, ..faults }).is_err());
     assert!(cluster_mtbf(Duration::from_secs(3_600), 0).is_err());
-    assert!(
-        FailureRecord { failures : 0, ..LLAMA3_405B_FAILURES } .per_device_mtbf()
-        .is_err()
-    );
-    assert!(
-        FailureRecord { devices : 0, ..LLAMA3_405B_FAILURES } .per_device_mtbf().is_err()
-    );
+    assert!(FailureRecord { failures: 0, ..LLAMA3_405B_FAILURES }.per_device_mtbf().is_err());
+    assert!(FailureRecord { devices: 0, ..LLAMA3_405B_FAILURES }.per_device_mtbf().is_err());
     assert!(save_stall(1e9, 0.0).is_err());
-    assert!(save_stall(- 1.0, 1e9).is_err());
+    assert!(save_stall(-1.0, 1e9).is_err());
 }
 
 // book/src/ch06.md:3151
@@ -427,39 +356,37 @@ fn impossible_fault_inputs_are_errors() {
 fn wsd_legs_meet_without_jumps() {
     let wsd = WsdSchedule::new(1_000, 0.05, 0.15).unwrap();
     let values: Vec<f64> = (0..1_000).map(|s| wsd.multiplier(s).unwrap()).collect();
-    let last_warmup = (0..1_000)
-        .filter(|&s| wsd.phase(s).unwrap() == WsdPhase::Warmup)
-        .max()
-        .unwrap();
+    // The ramp ends exactly on the plateau and the decay ends exactly at zero.
+    let last_warmup =
+        (0..1_000).filter(|&s| wsd.phase(s).unwrap() == WsdPhase::Warmup).max().unwrap();
     assert_eq!(values[last_warmup as usize], 1.0);
     assert_eq!(values[999], 0.0);
+    // No step moves the multiplier by more than one increment of the shorter leg.
     let warmup_len = last_warmup + 1;
-    let decay_len = (0..1_000)
-        .filter(|&s| wsd.phase(s).unwrap() == WsdPhase::Decay)
-        .count() as u64;
+    let decay_len = (0..1_000).filter(|&s| wsd.phase(s).unwrap() == WsdPhase::Decay).count() as u64;
     let largest_increment = 1.0 / warmup_len.min(decay_len) as f64;
     for pair in values.windows(2) {
         assert!((pair[1] - pair[0]).abs() <= largest_increment + 1e-12, "{pair:?}");
     }
+    // Ramp up, hold, ramp down: the phases appear in order.
     let phases: Vec<WsdPhase> = (0..1_000).map(|s| wsd.phase(s).unwrap()).collect();
-    assert!(phases.is_sorted_by_key(| p | * p as u8));
-    assert!(values.iter().all(| v | (0.0..= 1.0).contains(v)));
+    assert!(phases.is_sorted_by_key(|p| *p as u8));
+    assert!(values.iter().all(|v| (0.0..=1.0).contains(v)));
 }
 
-// book/src/ch06.md:3173
 #[test]
 fn wsd_rejects_what_cannot_be_scheduled() {
     assert!(WsdSchedule::new(0, 0.05, 0.15).is_err());
-    assert!(WsdSchedule::new(100, - 0.1, 0.15).is_err());
+    assert!(WsdSchedule::new(100, -0.1, 0.15).is_err());
     assert!(WsdSchedule::new(100, 0.05, f64::NAN).is_err());
     assert!(WsdSchedule::new(10, 0.6, 0.6).is_err());
+    // One step cannot hold a warmup leg and a decay leg of at least one step each.
     assert!(WsdSchedule::new(1, 0.05, 0.15).is_err());
     let wsd = WsdSchedule::new(100, 0.05, 0.15).unwrap();
     assert!(wsd.multiplier(100).is_err());
     assert!(wsd_multiplier(1_000, 1_000).is_err());
 }
 
-// book/src/ch06.md:3186
 #[test]
 fn the_shorthand_is_the_section_schedule() {
     let wsd = WsdSchedule::new(1_000, 0.05, 0.15).unwrap();
@@ -472,69 +399,55 @@ fn the_shorthand_is_the_section_schedule() {
 #[test]
 fn device_hours_do_not_depend_on_the_fleet() {
     let run = NAMED_RUNS[1];
-    let doubled = TrainingRun {
-        devices: 2 * run.devices,
-        ..run
-    };
+    let doubled = TrainingRun { devices: 2 * run.devices, ..run };
     let one = run_economics(&run, &H100_CLASS_2026).unwrap();
     let two = run_economics(&doubled, &H100_CLASS_2026).unwrap();
     assert_eq!(one.device_hours, two.device_hours);
     assert_eq!(one.cost_usd, two.cost_usd);
     assert!((one.wall_days / two.wall_days - 2.0).abs() < 1e-12);
     assert!((two.megawatts / one.megawatts - 2.0).abs() < 1e-12);
+    // Energy is power times time, so it does not depend on the fleet either.
     assert!((one.energy_mwh - two.energy_mwh).abs() < 1e-6 * one.energy_mwh);
-    let better = FleetAssumptions {
-        utilization: 0.5,
-        ..H100_CLASS_2026
-    };
+    // Utilization is the only lever on device-hours.
+    let better = FleetAssumptions { utilization: 0.5, ..H100_CLASS_2026 };
     let faster = run_economics(&run, &better).unwrap();
     assert!((one.device_hours / faster.device_hours - 1.25).abs() < 1e-12);
 }
 
-// book/src/ch06.md:3455
 #[test]
 fn impossible_runs_and_fleets_are_errors() {
     let run = NAMED_RUNS[0];
     let fleet = H100_CLASS_2026;
-    assert!(run_economics(& TrainingRun { devices : 0, ..run }, & fleet).is_err());
-    assert!(run_economics(& TrainingRun { params : - 1.0, ..run }, & fleet).is_err());
-    assert!(run_economics(& TrainingRun { tokens : f64::NAN, ..run }, & fleet).is_err());
-    assert!(
-        run_economics(& run, & FleetAssumptions { utilization : 0.0, ..fleet }).is_err()
-    );
-    assert!(
-        run_economics(& run, & FleetAssumptions { utilization : 1.2, ..fleet }).is_err()
-    );
-    assert!(run_economics(& run, & FleetAssumptions { pue : 0.9, ..fleet }).is_err());
-    assert!(
-        run_economics(& run, & FleetAssumptions { peak_flops : 0.0, ..fleet }).is_err()
-    );
+    assert!(run_economics(&TrainingRun { devices: 0, ..run }, &fleet).is_err());
+    assert!(run_economics(&TrainingRun { params: -1.0, ..run }, &fleet).is_err());
+    assert!(run_economics(&TrainingRun { tokens: f64::NAN, ..run }, &fleet).is_err());
+    assert!(run_economics(&run, &FleetAssumptions { utilization: 0.0, ..fleet }).is_err());
+    assert!(run_economics(&run, &FleetAssumptions { utilization: 1.2, ..fleet }).is_err());
+    assert!(run_economics(&run, &FleetAssumptions { pue: 0.9, ..fleet }).is_err());
+    assert!(run_economics(&run, &FleetAssumptions { peak_flops: 0.0, ..fleet }).is_err());
 }
 
 // book/src/ch06.md:3622
 #[test]
 fn crf_has_the_right_limits() {
+    // No return required: repay the principal in equal parts.
     assert_eq!(capital_recovery_factor(0.0, 4).unwrap(), 0.25);
+    // Tiny rates approach 1/L continuously.
     assert!((capital_recovery_factor(1e-12, 4).unwrap() - 0.25).abs() < 1e-9);
+    // A one-year asset repays principal plus one year of return.
     assert!((capital_recovery_factor(0.12, 1).unwrap() - 1.12).abs() < 1e-12);
+    // A very long life approaches a perpetuity: pay only the return.
     assert!((capital_recovery_factor(0.12, 500).unwrap() - 0.12).abs() < 1e-12);
-    assert!(
-        capital_recovery_factor(0.15, 4).unwrap() > capital_recovery_factor(0.12, 4)
-        .unwrap()
-    );
-    assert!(
-        capital_recovery_factor(0.12, 3).unwrap() > capital_recovery_factor(0.12, 4)
-        .unwrap()
-    );
+    // A higher rate or a shorter life always costs more per year.
+    assert!(capital_recovery_factor(0.15, 4).unwrap() > capital_recovery_factor(0.12, 4).unwrap());
+    assert!(capital_recovery_factor(0.12, 3).unwrap() > capital_recovery_factor(0.12, 4).unwrap());
+    // The annuity really repays the loan: discounted payments sum to the principal.
     let (rate, years) = (0.12, 4);
     let crf = capital_recovery_factor(rate, years).unwrap();
-    let present_value: f64 = (1..=years)
-        .map(|t| crf / (1.0_f64 + rate).powi(t as i32))
-        .sum();
+    let present_value: f64 = (1..=years).map(|t| crf / (1.0_f64 + rate).powi(t as i32)).sum();
     assert!((present_value - 1.0).abs() < 1e-12);
 }
 
-// book/src/ch06.md:3642
 #[test]
 fn owning_breaks_even_where_the_hourly_costs_cross() {
     let owned = Ownership {
@@ -548,14 +461,15 @@ fn owning_breaks_even_where_the_hourly_costs_cross() {
     let u = owned.break_even_utilization(2.50).unwrap().unwrap();
     assert!((owned.cost_per_used_hour(u).unwrap() - 2.50).abs() < 1e-9);
     assert!(owned.cost_per_used_hour(u + 0.05).unwrap() < 2.50);
+    // A rental cheaper than the energy bill alone can never be beaten.
     assert_eq!(owned.break_even_utilization(0.10).unwrap(), None);
+    // Nor can one that would need more than every hour of the year.
     assert_eq!(owned.break_even_utilization(1.0).unwrap(), None);
 }
 
-// book/src/ch06.md:3661
 #[test]
 fn impossible_ownership_inputs_are_errors() {
-    assert!(capital_recovery_factor(- 0.05, 4).is_err());
+    assert!(capital_recovery_factor(-0.05, 4).is_err());
     assert!(capital_recovery_factor(f64::INFINITY, 4).is_err());
     assert!(capital_recovery_factor(0.12, 0).is_err());
     let owned = Ownership {
@@ -568,6 +482,6 @@ fn impossible_ownership_inputs_are_errors() {
     };
     assert!(owned.cost_per_used_hour(0.0).is_err());
     assert!(owned.cost_per_used_hour(1.5).is_err());
-    assert!(Ownership { pue : 0.5, ..owned } .cost_per_used_hour(0.7).is_err());
-    assert!(owned.break_even_utilization(- 2.5).is_err());
+    assert!(Ownership { pue: 0.5, ..owned }.cost_per_used_hour(0.7).is_err());
+    assert!(owned.break_even_utilization(-2.5).is_err());
 }

@@ -255,11 +255,18 @@ fn defined_names(code: &str) -> Vec<String> {
     trait_impls
 }
 
-/// The last segment of a type's path (`crate::Gpt<T>` → `Gpt`), or the type as written.
+/// The last segment of a type's path (`crate::Gpt<T>` → `Gpt`), seen through references,
+/// slices, arrays and pointers (`&[Gpt]` → `Gpt`); `_` for a type with no name of its own.
 fn type_name(ty: &syn::Type) -> String {
     match ty {
         syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default(),
-        other => quote::ToTokens::to_token_stream(other).to_string(),
+        syn::Type::Reference(r) => type_name(&r.elem),
+        syn::Type::Slice(s) => type_name(&s.elem),
+        syn::Type::Array(a) => type_name(&a.elem),
+        syn::Type::Ptr(p) => type_name(&p.elem),
+        syn::Type::Paren(p) => type_name(&p.elem),
+        syn::Type::Group(g) => type_name(&g.elem),
+        _ => "_".to_string(),
     }
 }
 
