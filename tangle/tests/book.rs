@@ -363,8 +363,10 @@ fn prose_paraphrases_no_seed_sentence() {
 #[test]
 fn the_paraphrase_threshold_separates_a_reworded_sentence_from_an_unrelated_one() {
     let seed = "Both totals land on the published sizes from shapes alone, which is our license to trust the rest of the ledger.";
-    let paraphrase = "Both totals land on the published sizes from the shapes alone, which lets us trust the rest of the ledger.";
-    let unrelated = "A pipeline of four stages idles for three of every eleven microbatch slots before the first gradient arrives.";
+    let paraphrase =
+        "Both totals land on the published sizes from the shapes alone, which lets us trust the rest of the ledger.";
+    let unrelated =
+        "A pipeline of four stages idles for three of every eleven microbatch slots before the first gradient arrives.";
     let reordered = "The rest of the ledger can be trusted because the shapes alone reproduce both published totals.";
     assert!(sequence_ratio(&words_of(seed), &words_of(paraphrase)) >= PARAPHRASE);
     assert!(is_paraphrase(seed, paraphrase));

@@ -5,15 +5,13 @@
 mod diff;
 mod figures;
 mod numbers;
+mod text;
 mod values;
-
-use std::sync::LazyLock;
-
-use regex::Regex;
 
 pub use diff::{Diff, visible};
 pub use figures::{FigureDrift, compare_figures};
 pub use numbers::hand_typed_numbers;
+pub use text::{matches, normalize, redact};
 pub use values::{Recorded, ValueDrift, ValueReport, compare_values, load_recorded, replacement};
 
 use crate::model::{Cell, Chapter, Location, OutputSpec};
@@ -38,53 +36,6 @@ pub struct CellVerdict {
     /// The run cell's position among the chapter's run cells.
     pub index: usize,
     pub verdict: Verdict,
-}
-
-/// Trailing spaces on a line and trailing blank lines are not part of an output.
-pub fn normalize(text: &str) -> String {
-    let mut out: String = text.lines().map(str::trim_end).collect::<Vec<_>>().join("\n");
-    while out.ends_with('\n') {
-        out.pop();
-    }
-    out
-}
-
-/// Replaces each redaction's match (or first capture group) by `[NAME]`.
-pub fn redact(text: &str, spec: &OutputSpec) -> String {
-    let mut text = text.to_string();
-    for r in &spec.redactions {
-        let placeholder = format!("[{}]", r.name);
-        let mut out = String::with_capacity(text.len());
-        let mut last = 0;
-        for caps in r.regex.captures_iter(&text) {
-            let m = caps.get(1).or_else(|| caps.get(0)).expect("a match has group 0");
-            out.push_str(&text[last..m.start()]);
-            out.push_str(&placeholder);
-            last = m.end();
-        }
-        out.push_str(&text[last..]);
-        text = out;
-    }
-    text
-}
-
-static NUMBER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?").expect("a valid regex"));
-
-/// Whether `actual` matches `expected` under `spec` (both already normalized).
-pub fn matches(expected: &str, actual: &str, spec: &OutputSpec) -> bool {
-    let (expected, actual) = (redact(expected, spec), redact(actual, spec));
-    let Some(rtol) = spec.rtol else { return expected == actual };
-    let re = &*NUMBER;
-    if re.replace_all(&expected, "#") != re.replace_all(&actual, "#") {
-        return false;
-    }
-    re.find_iter(&expected).zip(re.find_iter(&actual)).all(|(e, a)| {
-        match (e.as_str().parse::<f64>(), a.as_str().parse::<f64>()) {
-            (Ok(e), Ok(a)) => (e - a).abs() <= rtol * e.abs().max(a.abs()),
-            _ => e.as_str() == a.as_str(),
-        }
-    })
 }
 
 /// Compares every run cell of `chapter` with what `run` printed for it.
@@ -146,6 +97,7 @@ fn with_newline(s: &str) -> String {
 mod tests {
     use super::*;
     use crate::model::Redaction;
+    use regex::Regex;
 
     fn spec(redactions: &[(&str, &str)], rtol: Option<f64>) -> OutputSpec {
         OutputSpec {

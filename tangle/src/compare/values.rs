@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::diff::Diff;
-use super::{matches, normalize};
+use super::text::{matches, normalize};
 use crate::diagnostic::{Diagnostic, Location};
 use crate::model::{Chapter, OutputSpec, ValueQuote};
 use crate::run::RunOutput;
