@@ -413,3 +413,27 @@ fn sentences_keep_their_lines_and_skip_code_and_math() {
         ]
     );
 }
+
+/// The book's cells are formatted as `cargo tangle fmt` leaves them (so the generated crates
+/// pass `rustfmt --check`) and fit the book's 100-column code blocks, so no listing scrolls
+/// sideways on a wide screen.
+#[test]
+fn cells_are_formatted_and_fit_the_column() {
+    const COLUMNS: usize = 100;
+    let project = Project::load(&root()).unwrap();
+    let chapters = project.select(&[]).unwrap();
+    let unformatted = pipeline::fmt(&project, &chapters, false).unwrap();
+    assert!(unformatted.is_empty(), "cells not formatted (run `cargo tangle fmt` and commit): {unformatted:?}");
+    let mut wide = Vec::new();
+    for chapter in &project.book.chapters {
+        for cell in &chapter.cells {
+            for (i, line) in cell.code.lines().enumerate() {
+                let width = line.chars().count();
+                if width > COLUMNS {
+                    wide.push(format!("{}:{}: {width} columns", chapter.path.display(), cell.code_line + i));
+                }
+            }
+        }
+    }
+    assert!(wide.is_empty(), "{} cell line(s) wider than {COLUMNS} columns:\n{}", wide.len(), wide.join("\n"));
+}
