@@ -25,10 +25,13 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         println!("{:<12} {:>7} {:>5.2} {:>7} {:>5.2} {:>8} {:>5} {:>6} {:>8.0} {:>8.0}",
             chip.name, chip.flops / 1e12, chip.sustained, chip.link / 1e9, chip.achieved,
             chip.scale_out / 1e9, chip.hbm / 1e9, chip.domain, local, out);
+        if chip == H100 {
+            tangle_runtime::value("h100_nvlink_ridge", ch06::grouped(local.round() as u64));
+        }
     }
 
     tangle_runtime::cell(1);
-    // book/src/ch07.md:358
+    // book/src/ch07.md:361
     tangle_runtime::figure::svg("mlp-layer", (760, 330), |root| {
         use tangle_runtime::figure::{self, HPos, VPos, plotters::prelude::*};
         // Arrays drawn to scale for Llama 3 70B's F / D = 3.5, with a batch a little larger than D.
@@ -72,19 +75,33 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(2);
-    // book/src/ch07.md:526
+    // book/src/ch07.md:529
     println!("{:<30} {:>5} {:>5} {:>6} {:>3} {:>4} {:>3} {:>9} {:>7} {:>7} {:>7}",
         "model", "D", "F", "k*F", "L", "E", "k", "published", "2DEFL", "P_mem", "error");
+    let mut errors = Vec::new();
     for m in MODELS {
         let published = m.published_params.ok_or("every table row has a published total")?;
         let err = 100.0 * (m.memory_params() / published - 1.0);
         println!("{:<30} {:>5} {:>5} {:>6} {:>3} {:>4} {:>3} {:>9} {:>7} {:>7} {:>+6.1}%",
             m.label, m.d, m.f, m.active_width(), m.layers, m.experts, m.active,
             count3(published), count3(m.comm_params()), count3(m.memory_params()), err);
+        errors.push((m, err));
     }
+    // What the sentences below read off the table: the worst error of the rows the formula fits,
+    // the undershoot of the two small dense models, and the activated widths of the MoE rows.
+    let is_moe = |m: &Model| m.experts > 1 && m.representable;
+    let fits = errors.iter().filter(|(m, _)| is_moe(m) || *m == LLAMA3_70B).map(|(_, e)| e.abs());
+    tangle_runtime::value("memory_error_fitted", format!("{:.1} %", fits.fold(0.0, f64::max)));
+    let small_dense: Vec<f64> =
+        errors.iter().filter(|(m, _)| m.experts == 1 && *m != LLAMA3_70B).map(|(_, e)| -e).collect();
+    let (lo, hi) = small_dense.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &e| (lo.min(e), hi.max(e)));
+    tangle_runtime::value("memory_undershoot_small_dense", format!("{lo:.1}–{hi:.1} %"));
+    let widths: Vec<u64> = MODELS.iter().filter(|m| is_moe(m)).map(|m| m.active * m.f).collect();
+    let (narrow, wide) = (widths.iter().min().ok_or("MoE rows")?, widths.iter().max().ok_or("MoE rows")?);
+    tangle_runtime::value("moe_active_widths", format!("{} to {}", ch06::grouped(*narrow), ch06::grouped(*wide)));
 
     tangle_runtime::cell(3);
-    // book/src/ch07.md:710
+    // book/src/ch07.md:727
     tangle_runtime::figure::svg("roofline-ridge", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let tokens = log_space(100.0, 100_000.0, 301)?;
@@ -137,10 +154,12 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(4);
-    // book/src/ch07.md:770
+    // book/src/ch07.md:787
     let v5p = Hardware::spec(TPU_V5P);
     let axis = Span::InDomain { axes: 1 };
-    println!("ridge C/W on one v5p axis: {:.0} tokens per chip", ridge(&v5p, axis)?);
+    let r = ridge(&v5p, axis)?;
+    println!("ridge C/W on one v5p axis: {r:.0} tokens per chip");
+    tangle_runtime::value("v5p_ridge_1axis", ch06::grouped(r.round() as u64));
     println!("{:>14} {:>16} {:>20}", "tokens / chip", "weights: math/comm", "activations: math/comm");
     for b in [640.0, 1275.0, 2550.0, 5100.0, 10_200.0] {
         let w = primer_clock(&LLAMA3_70B, &v5p, axis, 1, b, Traffic::Weights)?;
@@ -149,27 +168,32 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(5);
-    // book/src/ch07.md:905
+    // book/src/ch07.md:939
     two_clocks_widget().write()?;
 
     tangle_runtime::cell(6);
-    // book/src/ch07.md:956
+    // book/src/ch07.md:990
     roofline_widget().write()?;
 
     tangle_runtime::cell(7);
-    // book/src/ch07.md:1033
+    // book/src/ch07.md:1067
     // HBM bandwidth of a TPU v5e in bytes/s; the chip table prices links, not memory.
     let v5e_hbm = 8.2e11;
     println!("TPU v5e: C / W_HBM = {:.2e} / {:.1e} = {:.0} tokens per chip", TPU_V5E.flops, v5e_hbm, TPU_V5E.flops / v5e_hbm);
+    tangle_runtime::value("v5e_hbm_ridge", format!("{:.0}", TPU_V5E.flops / v5e_hbm));
 
     tangle_runtime::cell(8);
-    // book/src/ch07.md:1099
+    // book/src/ch07.md:1134
     let v5p = Hardware::spec(TPU_V5P);
     for axes in [1, 3] {
         let span = Span::InDomain { axes };
         let floor = min_tokens_per_chip(&LLAMA3_70B, &v5p, span)?;
         println!("v5p DP over {axes} axis(es): {floor:.0} tokens per chip, {:.0} per {}-chip pod",
             floor * f64::from(TPU_V5P.domain), TPU_V5P.domain);
+        if axes == 3 {
+            tangle_runtime::value("v5p_ridge_3axes", ch06::grouped(floor.round() as u64));
+            tangle_runtime::value("v5p_pod_batch_3axes", format!("{:.1} million", floor * f64::from(TPU_V5P.domain) / 1e6));
+        }
     }
     println!("largest model pure DP fits on one v5p: {:.1}B parameters",
         largest_replicated_model(&v5p) / 1e9);
@@ -178,33 +202,40 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     let floor = min_tokens_per_chip(&oss, &h100, Span::AcrossDomains { axes: 1 })?;
     println!("MoE floor on H100 across nodes: (E/k) * C/W = {} * {:.0} = {floor:.0} tokens per GPU",
         oss.sparsity(), ridge(&h100, Span::AcrossDomains { axes: 1 })?);
+    tangle_runtime::value("gpt_oss_sparsity", oss.sparsity());
 
     tangle_runtime::cell(9);
-    // book/src/ch07.md:1153
+    // book/src/ch07.md:1193
     critical_batch_widget().write()?;
 
     tangle_runtime::cell(10);
-    // book/src/ch07.md:1313
+    // book/src/ch07.md:1353
     let v5p = Hardware::spec(TPU_V5P);
     let pod = Span::InDomain { axes: 3 };
     let pods = |chips: u64| chips as f64 / f64::from(TPU_V5P.domain);
     let n = fsdp_max_chips(&LLAMA3_70B, &v5p, pod, 40e6)?;
     println!("40M-token batch: FSDP up to {n} chips ({:.2} pods)", pods(n));
+    tangle_runtime::value("fsdp_40m_chips", ch06::grouped(n));
+    tangle_runtime::value("fsdp_40m_pods", format!("{:.2}", pods(n)));
     let n = fsdp_max_chips(&LLAMA3_70B, &v5p, pod, 16e6)?;
     let flops = 6.0 * 15e12 * 70e9;
     let days = training_days(flops, n, &v5p, 0.5)?;
     println!("LLaMA-3 70B: {flops:.2e} FLOPs, 16M-token batch on {n} chips ({:.2} pods), {days:.1} days at 50% MFU",
         pods(n));
+    tangle_runtime::value("llama3_flops", power_of_ten_text(flops, 1));
+    tangle_runtime::value("fsdp_16m_chips", ch06::grouped(n));
+    tangle_runtime::value("fsdp_16m_pods", format!("{:.1}", pods(n)));
+    tangle_runtime::value("llama3_days", format!("{days:.0}"));
     let mem = fsdp_memory(&LLAMA3_70B, n, 16e6)?;
     println!("per chip: {:.2} GB of weights and Adam state, {:.1} GB of checkpoints, fits in 96 GB: {}",
         mem.states / 1e9, mem.activations / 1e9, mem.fits(&v5p));
 
     tangle_runtime::cell(11);
-    // book/src/ch07.md:1377
+    // book/src/ch07.md:1423
     fsdp_memory_widget().write()?;
 
     tangle_runtime::cell(12);
-    // book/src/ch07.md:1439
+    // book/src/ch07.md:1485
     tangle_runtime::figure::svg("tp-sharding", (760, 250), |root| {
         use tangle_runtime::figure::{self, HPos, VPos, plotters::prelude::*};
         let tp = 4;
@@ -248,7 +279,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(13);
-    // book/src/ch07.md:1540
+    // book/src/ch07.md:1586
     let spans = [
         ("v5p 1 axis", Hardware::spec(TPU_V5P), Span::InDomain { axes: 1 }),
         ("H100 NVLink", Hardware::spec(H100), Span::InDomain { axes: 1 }),
@@ -263,14 +294,18 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         for (_, hw, span) in spans { print!(" {:>12.1}", tp_max(m, &hw, span)?); }
         println!();
     }
-    println!("F needed for 8-way TP on v5p: {:.0}", 8.0 * ridge(&Hardware::spec(TPU_V5P), Span::InDomain { axes: 1 })?);
+    let (_, v5p, axis) = spans[0];
+    tangle_runtime::value("llama3_tp_max_v5p", format!("{:.0}", tp_max(&LLAMA3_70B, &v5p, axis)?));
+    let f_for_8way = 8.0 * ridge(&v5p, axis)?;
+    println!("F needed for 8-way TP on v5p: {f_for_8way:.0}");
+    tangle_runtime::value("f_for_8way_tp", ch06::grouped(f_for_8way.round() as u64));
 
     tangle_runtime::cell(14);
-    // book/src/ch07.md:1601
+    // book/src/ch07.md:1651
     tp_widget().write()?;
 
     tangle_runtime::cell(15);
-    // book/src/ch07.md:1847
+    // book/src/ch07.md:1897
     let v5p = Hardware::spec(TPU_V5P);
     let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
     let dp = optimal_fsdp_degree(&wide, &v5p, 64, 48_000.0, 2, 1)?;
@@ -291,7 +326,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("16x16x16 slice: FLOPs curve meets the mixed comms curve at B = {crossing:.3e}");
 
     tangle_runtime::cell(16);
-    // book/src/ch07.md:1889
+    // book/src/ch07.md:1939
     tangle_runtime::figure::svg("mixed-ratio-4x4x4", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let sweep = mixed_sweep(&wide, &v5p, 64, &log_space(640.0, 640_000.0, 241)?)?;
@@ -333,7 +368,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(17);
-    // book/src/ch07.md:1933
+    // book/src/ch07.md:1983
     tangle_runtime::figure::svg("mixed-times-16x16x16", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let chips = 4096;
@@ -382,11 +417,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(18);
-    // book/src/ch07.md:2067
+    // book/src/ch07.md:2117
     mixed_widget().write()?;
 
     tangle_runtime::cell(19);
-    // book/src/ch07.md:2100
+    // book/src/ch07.md:2150
     let sweep = split_sweep(&wide, &v5p, 64, 48_000.0, (2, 1))?;
     let (best, _) = fastest_split(&sweep).ok_or("a sweep over 64 chips has rows")?;
     println!("N = 64, B = 48,000, F = 32,768: T_math = {:.1} us at every split", sweep[0].1.math * 1e6);
@@ -398,7 +433,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("closed form (7.10): DP_opt = {:.2}", optimal_fsdp_degree(&wide, &v5p, 64, 48_000.0, 2, 1)?);
 
     tangle_runtime::cell(20);
-    // book/src/ch07.md:2154
+    // book/src/ch07.md:2204
     tangle_runtime::figure::svg("fsdp-tp-split", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let dps = log_space(1.0, 64.0, 241)?;
@@ -456,11 +491,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(21);
-    // book/src/ch07.md:2268
+    // book/src/ch07.md:2318
     split_widget().write()?;
 
     tangle_runtime::cell(22);
-    // book/src/ch07.md:2277
+    // book/src/ch07.md:2327
     let b = 4e6;
     for chip in [H100, H800] {
         let hw = Hardware::spec(chip);
@@ -474,7 +509,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(23);
-    // book/src/ch07.md:2476
+    // book/src/ch07.md:2526
     let wide = Model { label: "wide-expert variant", f: 16_384, experts: 65, active: 2, ..DEEPSEEK_V3 };
     let (h100, h800) = (Hardware::spec(H100), Hardware::spec(H800));
     println!("{:>4} {:>10} {:>10} {:>10} {:>10} {:>10}", "EP", "H100 ratio", "H800 ratio", "F_min", "wide ratio", "wide F_min");
@@ -487,11 +522,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("G * alpha on H100 = {:.0}", f64::from(H100.domain) * h100.flops() / h100.domain_egress());
 
     tangle_runtime::cell(24);
-    // book/src/ch07.md:2572
+    // book/src/ch07.md:2622
     ep_widget().write()?;
 
     tangle_runtime::cell(25);
-    // book/src/ch07.md:2682
+    // book/src/ch07.md:2732
     let h100 = Hardware::spec(H100);
     let hop = pp_hop_clock(&LLAMA3_70B, &h100, Span::AcrossDomains { axes: 1 }, 16, 4096.0)?;
     println!("4,096-token microbatch: stage forward {:.2} ms, hop {:.3} ms, hop/compute {:.3}",
@@ -502,7 +537,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         4.0 * 4096.0 * 8192.0 / hop_bytes);
 
     tangle_runtime::cell(26);
-    // book/src/ch07.md:3013
+    // book/src/ch07.md:3063
     let config = ch02::GptConfig { vocab_size: 256, block_size: 64, d_model: 256, n_heads: 4, n_layers: 4, mlp_ratio: 4 };
     let tiny = ch02::TinyGpt::new(config, 7)?;
     let blocks = MlpBlock::of_model(&tiny);
@@ -540,7 +575,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("every measured idle fraction within 0.08 of the simulator's: {agree}");
 
     tangle_runtime::cell(27);
-    // book/src/ch07.md:3171
+    // book/src/ch07.md:3221
     let unit = ch06::StageTimes::TRANSFORMER;
     let scaled = |k: f64| ch06::StageTimes { forward: k * unit.forward, backward: k * unit.backward };
     let gpipe = ch06::Schedule::GPipe.orders(2, 8)?;
@@ -556,7 +591,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("measured within 0.08 of the simulator: {}", (measured - simulated).abs() <= 0.08);
 
     tangle_runtime::cell(28);
-    // book/src/ch07.md:3399
+    // book/src/ch07.md:3449
     use ch06::{pipeline_bubble_fraction, simulate_pipeline, Schedule, StageTimes};
     let split = SplitTimes { forward: 1.0, input_grad: 1.0, weight_grad: 1.0 };
     println!("idle fraction (peak microbatches held by stage 0)");
@@ -574,7 +609,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(29);
-    // book/src/ch07.md:3496
+    // book/src/ch07.md:3546
     tangle_runtime::figure::svg("pipeline-overlap-dw", (720, 440), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let fused = ch06::simulate_pipeline(ch06::Schedule::OneFOneB, 4, 8, ch06::StageTimes { forward: 1.0, backward: 2.0 })?;
@@ -643,11 +678,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(30);
-    // book/src/ch07.md:3626
+    // book/src/ch07.md:3676
     pipeline_widget().write()?;
 
     tangle_runtime::cell(31);
-    // book/src/ch07.md:3695
+    // book/src/ch07.md:3745
     let v5p = Hardware::spec(TPU_V5P);
     let chips_per_host = 4;
     println!("v5p pod: {} chips / {chips_per_host} per host = {} hosts; 25 GB/s per host / {chips_per_host} = {} GB/s per chip",
@@ -670,33 +705,45 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(32);
-    // book/src/ch07.md:3776
+    // book/src/ch07.md:3826
     dcn_widget().write()?;
 
     tangle_runtime::cell(33);
-    // book/src/ch07.md:3807
+    // book/src/ch07.md:3857
     println!("{:<12} {:>13} {:>20} {:>21}  {}", "node type", "GPUs per node", "GPU egress (bytes/s)", "node egress (bytes/s)", "cross-node limit");
     for chip in [H100, B200, GB200_NVL72, GB300_NVL72] {
         let hw = Hardware::spec(chip);
         let e9 = |x: f64| format!("{:.0}e9", x / 1e9);
         let limit = if hw.domain_egress() < hw.link() { "node NICs" } else { "GPU NVLink" };
         println!("{:<12} {:>13} {:>20} {:>21}  {limit}", chip.name, chip.domain, e9(hw.link()), e9(hw.domain_egress()));
+        if chip == H100 {
+            tangle_runtime::value("h100_node_egress", format!("{:.0} GB/s", hw.domain_egress() / 1e9));
+        }
     }
 
     tangle_runtime::cell(34);
-    // book/src/ch07.md:3849
+    // book/src/ch07.md:3902
     let span = Span::AcrossDomains { axes: 1 };
     let h100 = Hardware::spec(H100);
     let r = ridge(&h100, span)?;
     println!("H100 scale-out ridge: {r:.0} tokens per GPU; 16,384 GPUs need {:.1}M tokens", r * 16_384.0 / 1e6);
+    tangle_runtime::value("h100_scaleout_ridge", ch06::grouped(r.round() as u64));
+    tangle_runtime::value("h100_16k_gpus_batch", format!("{:.1} million", r * 16_384.0 / 1e6));
     for hw in [Hardware::spec(H800), Hardware::measured(H800)] {
-        println!("H800 dense baseline ({:?}): {:.0} tokens per GPU", hw.mode, ridge(&hw, span)?);
+        let floor = ridge(&hw, span)?;
+        println!("H800 dense baseline ({:?}): {floor:.0} tokens per GPU", hw.mode);
+        let name = match hw.mode {
+            Mode::Spec => "h800_ridge_spec",
+            Mode::Measured => "h800_ridge_measured",
+        };
+        tangle_runtime::value(name, ch06::grouped(floor.round() as u64));
     }
     println!("two domains: ring factor {} -> H100 floor {:.1}", ring_factor(2)?, r * ring_factor(2)?);
     println!("DeepSeek batch schedule: {} to {} tokens (3,072 to 15,360 sequences of 4,096)", 3072 * 4096, 15_360 * 4096);
+    tangle_runtime::value("deepseek_batch", ch06::grouped(15_360 * 4096));
 
     tangle_runtime::cell(35);
-    // book/src/ch07.md:3961
+    // book/src/ch07.md:4023
     for run in [DEEPSEEK_V3_RUN, LLAMA_31_RUN] {
         run.validate()?;
         println!("{}: {} GPUs = {} x EP {}, batch {:.0} tokens, {:.0} per GPU",
@@ -705,11 +752,14 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             run.domains_per_replica()?, run.outer_dp_floor()?,
             if run.tokens_per_gpu()? >= run.outer_dp_floor()? { Bound::Compute } else { Bound::Communication });
     }
+    let per_gpu = |run: Run| run.tokens_per_gpu().map(|t| ch06::grouped(t.round() as u64));
+    tangle_runtime::value("deepseek_tokens_per_gpu", per_gpu(DEEPSEEK_V3_RUN)?);
+    tangle_runtime::value("llama31_tokens_per_gpu", per_gpu(LLAMA_31_RUN)?);
     let tp = tp_max(&LLAMA_31_405B, &Hardware::spec(H100), Span::InDomain { axes: 1 })?;
     println!("Llama 3.1 405B: largest TP inside an H100 node {tp:.1}, so 8-way TP hides");
 
     tangle_runtime::cell(36);
-    // book/src/ch07.md:4076
+    // book/src/ch07.md:4141
     use ch06::{param_count, TrainingConfig};
     let llama2_13b = TrainingConfig {
         name: "LLaMA-2 13B", d_model: 5120, n_layers: 40, n_heads: 40, n_kv_heads: 40,
@@ -720,14 +770,14 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         p.ffn as f64 / 1e9, p.attention as f64 / 1e9, p.embeddings as f64 / 1e9, p.total() as f64 / 1e9);
 
     tangle_runtime::cell(37);
-    // book/src/ch07.md:4117
+    // book/src/ch07.md:4182
     let total = p.total() as f64;
     let m = step_memory(&LLAMA2_13B, total, 16e6)?;
     println!("states (2 + 4 + 4) * {:.2}B = {:.0} GB; activations 2LB(D + 2F) = {:.1} TB",
         total / 1e9, m.states / 1e9, m.activations / 1e12);
 
     tangle_runtime::cell(38);
-    // book/src/ch07.md:4136
+    // book/src/ch07.md:4201
     let v5p = Hardware::spec(TPU_V5P);
     let chips: u64 = 16 * 16 * 16;
     let batch = 3e6;
@@ -754,11 +804,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(39);
-    // book/src/ch07.md:4234
+    // book/src/ch07.md:4299
     llama2_widget().write()?;
 
     tangle_runtime::cell(40);
-    // book/src/ch07.md:4382
+    // book/src/ch07.md:4447
     for chip in [H100, B200] {
         let hw = Hardware::spec(chip);
         println!("{:<5} DP floor across nodes {:>5.0} tokens per GPU; largest TP for Llama 3 70B in a node {:.1}",
@@ -766,14 +816,14 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(41);
-    // book/src/ch07.md:4399
+    // book/src/ch07.md:4464
     let hw = Hardware::spec(H100);
     let out = Span::AcrossDomains { axes: 1 };
     println!("E/k = {:.2}; floor = {:.0} tokens per GPU; a 62,914,560-token batch feeds {} GPUs",
         DEEPSEEK_V3.sparsity(), min_tokens_per_chip(&DEEPSEEK_V3, &hw, out)?, fsdp_max_chips(&DEEPSEEK_V3, &hw, out, 62_914_560.0)?);
 
     tangle_runtime::cell(42);
-    // book/src/ch07.md:4414
+    // book/src/ch07.md:4479
     // The optimum grows as the square root of B, so it doubles, and so does the fastest mesh's FSDP
     // degree. The math grows fourfold but the network clock at the balanced split only twofold, so
     // the layer moves twice as far from the communication bound: exactly twice here, because 32
@@ -788,7 +838,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(43);
-    // book/src/ch07.md:4438
+    // book/src/ch07.md:4503
     let flat = Run { layout: Layout { tp: 8, pp: 1, dp: 2048 }, ..LLAMA_31_RUN };
     for run in [LLAMA_31_RUN, flat] {
         let (have, need) = (run.tokens_per_gpu()?, run.outer_dp_floor()?);
@@ -797,7 +847,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(44);
-    // book/src/ch07.md:4456
+    // book/src/ch07.md:4521
     // Under GPipe the order makes no difference: either way the heavy stage idles for one pass
     // through the light stage. Under 1F1B a heavy first stage never waits, because the light stage
     // returns each gradient before the heavy one is ready for it, so the step is just the heavy
@@ -814,7 +864,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(45);
-    // book/src/ch07.md:4485
+    // book/src/ch07.md:4550
     // (PP-1)/(m+PP-1) < 1/20 exactly when m > 19 (PP-1): 20 microbatches for two stages, 134 for
     // eight. Deep pipelines need many microbatches, hence a large batch, one more reason they sit
     // awkwardly with data parallelism.
@@ -826,7 +876,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(46);
-    // book/src/ch07.md:4506
+    // book/src/ch07.md:4571
     let v5p = Hardware::spec(TPU_V5P);
     let floor = min_tokens_per_domain(&DEEPSEEK_V3, &v5p)?;
     println!("dense floor {:.0}, DeepSeek-V3 floor {:.0} tokens per pod; 16M over 8 pods gives {:.0} -> clears it: {}",
