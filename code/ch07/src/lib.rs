@@ -926,7 +926,7 @@ pub fn log_space(lo: f64, hi: f64, count: usize) -> Result<Vec<f64>> {
     Ok((0..count).map(|i| lo * (step * i as f64).exp()).collect())
 }
 
-// book/src/ch07.md:2035
+// book/src/ch07.md:2042
 /// The dense layer of the mesh examples ($D = 8{,}192$, $F = 32{,}768$, one layer).
 pub const MESH_EXAMPLE: Model = Model::dense("D = 8,192, F = 32,768", 8192, 32_768, 1, None);
 
@@ -1007,7 +1007,7 @@ fn mixed_chart(model: &Model, hw: &Hardware, n: u64, times: bool, per_chip: f64)
     Ok(chart)
 }
 
-// book/src/ch07.md:2131
+// book/src/ch07.md:2138
 /// Every mesh of `chips` chips on a TPU torus, as (FSDP degree, clocks): one row per divisor `dp`
 /// of `chips`, with TP = `chips / dp` and the mesh axes of equation 7.9 held fixed. This is the
 /// static sweep whose minimum equation 7.10 finds in closed form.
@@ -1025,7 +1025,7 @@ pub fn fastest_split(sweep: &[(u64, MixedClock)]) -> Option<(u64, MixedClock)> {
     sweep.iter().copied().reduce(|best, row| if row.1.clock().comms < best.1.clock().comms { row } else { best })
 }
 
-// book/src/ch07.md:2265
+// book/src/ch07.md:2279
 /// The split sweep as a calculator: on $N$ TPU v5p chips with FSDP on two mesh axes and TP on
 /// one, every power-of-two split of the chips, the two collectives' clocks, and the fastest.
 pub fn split_widget() -> Widget {
@@ -1077,7 +1077,7 @@ pub fn split_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:2472
+// book/src/ch07.md:2487
 /// The clocks of one forward MoE layer under expert parallelism (equation 7.12).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExpertClock {
@@ -1122,7 +1122,7 @@ pub fn ep_min_expert_width(model: &Model, hw: &Hardware, ep: u64) -> Result<f64>
     Ok(model.f as f64 / c.ratio())
 }
 
-// book/src/ch07.md:2558
+// book/src/ch07.md:2577
 /// The hypothetical wide-expert model above: 16,384-wide experts, 64 routed plus one shared,
 /// one routed choice per token.
 pub const WIDE_EXPERTS: Model = Model { label: "wide-expert variant", f: 16_384, experts: 65, active: 2, ..DEEPSEEK_V3 };
@@ -1185,7 +1185,7 @@ pub fn ep_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:2702
+// book/src/ch07.md:2721
 /// Point-to-point bandwidth for one pipeline hop: NVLink/ICI inside a domain, the sending
 /// chip's own scale-out port between domains.
 pub fn point_to_point(hw: &Hardware, span: Span) -> f64 {
@@ -1212,7 +1212,7 @@ pub fn pp_hop_clock(model: &Model, hw: &Hardware, span: Span, pp: u64, microbatc
     })
 }
 
-// book/src/ch07.md:2762
+// book/src/ch07.md:2781
 use ch02::{fast_exp, gelu, matmul, Mat, MatMut, TinyGpt};
 use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::time::Instant;
@@ -1498,7 +1498,7 @@ fn run_stage(stage: usize, blocks: &[MlpBlock], order: &[ch06::PipelineOp], link
     Ok(StageResult { events, grads, loss })
 }
 
-// book/src/ch07.md:3274
+// book/src/ch07.md:3296
 use ch06::{one_f1b_order, OpKind, TrainingError};
 
 impl From<TrainingError> for ParallelError {
@@ -1668,7 +1668,7 @@ pub fn simulate_split_pipeline(stages: usize, microbatches: usize, times: SplitT
     Ok(SplitTimeline { stages, events })
 }
 
-// book/src/ch07.md:3618
+// book/src/ch07.md:3642
 /// The three schedules of this section as a calculator, drawn as a timeline: chapter 6's GPipe
 /// and 1F1B with a fused backward (twice a forward), and 1F1B with the backward split into
 /// dX and dW (one forward each) and at most $PP$ weight gradients deferred into idle slots.
@@ -1725,7 +1725,7 @@ pub fn pipeline_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:3700
+// book/src/ch07.md:3724
 /// Backward-layer clocks of pure data parallelism across scale-out domains (equation 7.14).
 /// The `chips` are spread evenly over the fewest domains that hold them.
 pub fn cross_domain_dp_clock(model: &Model, hw: &Hardware, chips: u64, batch: f64) -> Result<LayerClock> {
@@ -1766,7 +1766,7 @@ pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     Ok(Recipe { tp, dp, pods: (tp * dp).div_ceil(u64::from(hw.chip.domain)) })
 }
 
-// book/src/ch07.md:3785
+// book/src/ch07.md:3820
 /// The data-centre network as a calculator: the per-chip DCN bandwidth is an input, and the
 /// TPU recipe of this section decides how many pods a batch needs.
 pub fn dcn_widget() -> Widget {
@@ -1806,7 +1806,7 @@ pub fn dcn_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:3944
+// book/src/ch07.md:3979
 /// Chapter 6's TP x PP x DP layout, re-exported so that readers of this chapter can build runs.
 pub use ch06::Layout;
 
@@ -1872,7 +1872,7 @@ pub const LLAMA_31_RUN: Run = Run {
     layout: Layout { tp: 8, pp: 16, dp: 128 }, ep: 1, batch: 16e6,
 };
 
-// book/src/ch07.md:4164
+// book/src/ch07.md:4199
 /// The question-2 ledger of a dense model trained without parallelism.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepMemory {
@@ -1889,7 +1889,7 @@ pub fn step_memory(model: &Model, params: f64, batch: f64) -> Result<StepMemory>
     Ok(StepMemory { states: ADAM_BYTES_PER_PARAM * positive("parameters", params)?, activations: fsdp.activations })
 }
 
-// book/src/ch07.md:4249
+// book/src/ch07.md:4284
 /// The three questions with their inputs editable: the shape ($L$, $D$, $F$, with heads of width
 /// 128 and a 32,000-token vocabulary), the batch of question 2, and the batch and slice of
 /// question 3 on TPU v5p. The defaults are LLaMA-2 13B and the questions' own numbers.

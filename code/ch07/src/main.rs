@@ -310,9 +310,15 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
     let dp = optimal_fsdp_degree(&wide, &v5p, 64, 48_000.0, 2, 1)?;
     println!("N = 64, B = 48,000, F = 32,768: DP_opt = {dp:.2}, so 16-way FSDP x 4-way TP");
+    tangle_runtime::value("dp_opt", format!("{dp:.2}"));
     let floor = mixed_min_tokens_per_chip(&wide, &v5p, 2, 1)?;
-    println!("mixed floor alpha^2 / (2F) = {floor:.1} tokens per chip; pure FSDP on 3 axes: {:.0}",
-        min_tokens_per_chip(&wide, &v5p, Span::InDomain { axes: 3 })?);
+    let fsdp_floor = min_tokens_per_chip(&wide, &v5p, Span::InDomain { axes: 3 })?;
+    println!("mixed floor alpha^2 / (2F) = {floor:.1} tokens per chip; pure FSDP on 3 axes: {fsdp_floor:.0}");
+    tangle_runtime::value("mixed_floor", format!("{floor:.1}"));
+    // Above both floors FSDP's ratio grows as B/N and the mix's as its square root: they meet where
+    // B/N is the square of FSDP's floor over the mixed one (rounded to hundreds, as a sentence says it).
+    let overtake = fsdp_floor * fsdp_floor / floor;
+    tangle_runtime::value("fsdp_overtakes_mix", ch06::grouped(((overtake / 100.0).round() * 100.0) as u64));
     println!("{:>8} {:>10} {:>8} {:>8} {:>8}  compute-bound", "B/N", "B", "FSDP", "TP", "mixed");
     let per_chip = [50.0, 100.0, 200.0, 400.0, 850.0, 1700.0];
     let sweep = mixed_sweep(&wide, &v5p, 64, &per_chip.map(|b| 64.0 * b))?;
@@ -324,9 +330,10 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
     let crossing = 4096.0 * floor;
     println!("16x16x16 slice: FLOPs curve meets the mixed comms curve at B = {crossing:.3e}");
+    tangle_runtime::value("mixed_crossing_4096", power_of_ten_text(crossing, 1));
 
     tangle_runtime::cell(16);
-    // book/src/ch07.md:1939
+    // book/src/ch07.md:1946
     tangle_runtime::figure::svg("mixed-ratio-4x4x4", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let sweep = mixed_sweep(&wide, &v5p, 64, &log_space(640.0, 640_000.0, 241)?)?;
@@ -368,7 +375,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(17);
-    // book/src/ch07.md:1983
+    // book/src/ch07.md:1990
     tangle_runtime::figure::svg("mixed-times-16x16x16", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let chips = 4096;
@@ -417,13 +424,13 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(18);
-    // book/src/ch07.md:2117
+    // book/src/ch07.md:2124
     mixed_widget().write()?;
 
     tangle_runtime::cell(19);
-    // book/src/ch07.md:2150
+    // book/src/ch07.md:2157
     let sweep = split_sweep(&wide, &v5p, 64, 48_000.0, (2, 1))?;
-    let (best, _) = fastest_split(&sweep).ok_or("a sweep over 64 chips has rows")?;
+    let (best, fastest) = fastest_split(&sweep).ok_or("a sweep over 64 chips has rows")?;
     println!("N = 64, B = 48,000, F = 32,768: T_math = {:.1} us at every split", sweep[0].1.math * 1e6);
     println!("{:>3} {:>3} {:>12} {:>10} {:>13} {:>11}", "DP", "TP", "T_FSDP (us)", "T_TP (us)", "network (us)", "math/comms");
     for (dp, c) in &sweep {
@@ -431,9 +438,16 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             c.clock().comms * 1e6, c.clock().ratio(), if *dp == best { "  <- fastest" } else { "" });
     }
     println!("closed form (7.10): DP_opt = {:.2}", optimal_fsdp_degree(&wide, &v5p, 64, 48_000.0, 2, 1)?);
+    tangle_runtime::value("fastest_mesh", format!("{best}-way FSDP by {}-way TP", 64 / best));
+    tangle_runtime::value("fastest_mesh_short", format!("{best} × {}", 64 / best));
+    tangle_runtime::value("fastest_mesh_ratio", format!("{:.2}", fastest.clock().ratio()));
+    let bound: Vec<String> =
+        sweep.iter().filter(|(_, c)| c.clock().ratio() >= 1.0).map(|(dp, _)| format!("{dp} × {}", 64 / dp)).collect();
+    let (last, rest) = bound.split_last().ok_or("some mesh is compute-bound")?;
+    tangle_runtime::value("compute_bound_meshes", format!("{} and {last}", rest.join(", ")));
 
     tangle_runtime::cell(20);
-    // book/src/ch07.md:2204
+    // book/src/ch07.md:2218
     tangle_runtime::figure::svg("fsdp-tp-split", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let dps = log_space(1.0, 64.0, 241)?;
@@ -491,12 +505,13 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(21);
-    // book/src/ch07.md:2318
+    // book/src/ch07.md:2332
     split_widget().write()?;
 
     tangle_runtime::cell(22);
-    // book/src/ch07.md:2327
-    let b = 4e6;
+    // book/src/ch07.md:2341
+    let b: f64 = 4e6;
+    tangle_runtime::value("gpu_split_tokens_per_gpu", ch06::grouped((b / 1024.0).round() as u64));
     for chip in [H100, H800] {
         let hw = Hardware::spec(chip);
         for tp in [1, 2, 4, 8] {
@@ -509,7 +524,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(23);
-    // book/src/ch07.md:2526
+    // book/src/ch07.md:2541
     let wide = Model { label: "wide-expert variant", f: 16_384, experts: 65, active: 2, ..DEEPSEEK_V3 };
     let (h100, h800) = (Hardware::spec(H100), Hardware::spec(H800));
     println!("{:>4} {:>10} {:>10} {:>10} {:>10} {:>10}", "EP", "H100 ratio", "H800 ratio", "F_min", "wide ratio", "wide F_min");
@@ -519,14 +534,18 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             ratio(&DEEPSEEK_V3, &h800)?, ep_min_expert_width(&DEEPSEEK_V3, &h100, ep)?,
             ratio(&wide, &h100)?, ep_min_expert_width(&wide, &h100, ep)?);
     }
-    println!("G * alpha on H100 = {:.0}", f64::from(H100.domain) * h100.flops() / h100.domain_egress());
+    let g_alpha = f64::from(H100.domain) * h100.flops() / h100.domain_egress();
+    println!("G * alpha on H100 = {g_alpha:.0}");
+    // Where the wide model's minimum width levels off: G alpha times the routed share k_r / k.
+    let wide_limit = g_alpha * wide.routed_active() as f64 / wide.active as f64;
+    tangle_runtime::value("wide_fmin_limit", ch06::grouped(wide_limit.round() as u64));
 
     tangle_runtime::cell(24);
-    // book/src/ch07.md:2622
+    // book/src/ch07.md:2641
     ep_widget().write()?;
 
     tangle_runtime::cell(25);
-    // book/src/ch07.md:2732
+    // book/src/ch07.md:2751
     let h100 = Hardware::spec(H100);
     let hop = pp_hop_clock(&LLAMA3_70B, &h100, Span::AcrossDomains { axes: 1 }, 16, 4096.0)?;
     println!("4,096-token microbatch: stage forward {:.2} ms, hop {:.3} ms, hop/compute {:.3}",
@@ -537,7 +556,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         4.0 * 4096.0 * 8192.0 / hop_bytes);
 
     tangle_runtime::cell(26);
-    // book/src/ch07.md:3063
+    // book/src/ch07.md:3082
     let config = ch02::GptConfig { vocab_size: 256, block_size: 64, d_model: 256, n_heads: 4, n_layers: 4, mlp_ratio: 4 };
     let tiny = ch02::TinyGpt::new(config, 7)?;
     let blocks = MlpBlock::of_model(&tiny);
@@ -575,7 +594,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("every measured idle fraction within 0.08 of the simulator's: {agree}");
 
     tangle_runtime::cell(27);
-    // book/src/ch07.md:3221
+    // book/src/ch07.md:3240
     let unit = ch06::StageTimes::TRANSFORMER;
     let scaled = |k: f64| ch06::StageTimes { forward: k * unit.forward, backward: k * unit.backward };
     let gpipe = ch06::Schedule::GPipe.orders(2, 8)?;
@@ -583,6 +602,9 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     let uneven = ch06::simulate_orders(&gpipe, &[scaled(3.0), scaled(1.0)])?;
     println!("simulated, 8 microbatches: 2+2 step {:.0} units, idle {:.2}; 3+1 step {:.0} units, idle {:.2} ({:.2}x)",
         even.makespan(), even.idle_fraction(), uneven.makespan(), uneven.idle_fraction(), uneven.makespan() / even.makespan());
+    tangle_runtime::value("idle_even_split", format!("{:.2}", even.idle_fraction()));
+    tangle_runtime::value("idle_uneven_split", format!("{:.2}", uneven.idle_fraction()));
+    tangle_runtime::value("uneven_slowdown", format!("{:.2}", uneven.makespan() / even.makespan()));
     let lopsided = best_of_two(&[3, 1], ch06::Schedule::GPipe, 8)?;
     let (measured, simulated) = (lopsided.timeline.idle_fraction(), lopsided.simulated()?.idle_fraction());
     let t = lopsided.stage_times();
@@ -591,7 +613,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("measured within 0.08 of the simulator: {}", (measured - simulated).abs() <= 0.08);
 
     tangle_runtime::cell(28);
-    // book/src/ch07.md:3449
+    // book/src/ch07.md:3471
     use ch06::{pipeline_bubble_fraction, simulate_pipeline, Schedule, StageTimes};
     let split = SplitTimes { forward: 1.0, input_grad: 1.0, weight_grad: 1.0 };
     println!("idle fraction (peak microbatches held by stage 0)");
@@ -609,13 +631,15 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(29);
-    // book/src/ch07.md:3546
+    // book/src/ch07.md:3568
     tangle_runtime::figure::svg("pipeline-overlap-dw", (720, 440), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let fused = ch06::simulate_pipeline(ch06::Schedule::OneFOneB, 4, 8, ch06::StageTimes { forward: 1.0, backward: 2.0 })?;
         let split_times = SplitTimes { forward: 1.0, input_grad: 1.0, weight_grad: 1.0 };
         let split = simulate_split_pipeline(4, 8, split_times, WeightGradPolicy::FillIdle { max_deferred: 4 })?;
         let end = fused.makespan().max(split.makespan());
+        tangle_runtime::value("makespan_fused", format!("{:.0}", fused.makespan()));
+        tangle_runtime::value("makespan_split", format!("{:.0}", split.makespan()));
         let (light, mid, dark) = (figure::gray(0.85), figure::gray(0.62), figure::gray(0.32));
         // One bar per pass: (stage, microbatch, start, end, fill, text colour).
         let fused_bars: Vec<_> = fused.events.iter().map(|e| {
@@ -678,16 +702,21 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(30);
-    // book/src/ch07.md:3676
+    // book/src/ch07.md:3700
     pipeline_widget().write()?;
 
     tangle_runtime::cell(31);
-    // book/src/ch07.md:3745
+    // book/src/ch07.md:3769
     let v5p = Hardware::spec(TPU_V5P);
     let chips_per_host = 4;
-    println!("v5p pod: {} chips / {chips_per_host} per host = {} hosts; 25 GB/s per host / {chips_per_host} = {} GB/s per chip",
-        TPU_V5P.domain, TPU_V5P.domain / chips_per_host, 25.0 / f64::from(chips_per_host));
-    println!("DCN floor: {:.0} tokens per pod", min_tokens_per_domain(&LLAMA3_70B, &v5p)?);
+    let (hosts, dcn_per_chip) = (TPU_V5P.domain / chips_per_host, 25.0 / f64::from(chips_per_host));
+    println!("v5p pod: {} chips / {chips_per_host} per host = {hosts} hosts; 25 GB/s per host / {chips_per_host} = {dcn_per_chip} GB/s per chip",
+        TPU_V5P.domain);
+    tangle_runtime::value("v5p_pod_hosts", ch06::grouped(hosts.into()));
+    tangle_runtime::value("v5p_dcn_per_chip", format!("{dcn_per_chip} GB/s"));
+    let dcn_floor = min_tokens_per_domain(&LLAMA3_70B, &v5p)?;
+    println!("DCN floor: {dcn_floor:.0} tokens per pod");
+    tangle_runtime::value("v5p_dcn_floor", ch06::grouped(dcn_floor.round() as u64));
     for batch in [1e6, 2e6] {
         let r = tpu_recipe(&LLAMA3_70B, &v5p, batch)?;
         let per_pod = batch / r.pods as f64;
@@ -695,7 +724,13 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             batch / 1e6, r.tp, r.dp, r.tp * r.dp, r.pods, per_pod);
         println!("  tokens per chip: {:.1} on the recipe's chips, {:.1} on every chip of its pods",
             batch / (r.tp * r.dp) as f64, per_pod / f64::from(TPU_V5P.domain));
+        if r.pods == 1 {
+            tangle_runtime::value("one_pod_fsdp", ch06::grouped(r.dp));
+        }
         if r.pods > 1 {
+            tangle_runtime::value("two_pod_chips", ch06::grouped(r.tp * r.dp));
+            tangle_runtime::value("two_pod_tokens_per_chip", format!("{:.0}", batch / (r.tp * r.dp) as f64));
+            tangle_runtime::value("two_pod_tokens_per_pod_chip", format!("{:.1}", per_pod / f64::from(TPU_V5P.domain)));
             println!("  mixed FSDP + TP floor (2 + 1 axes): {:.1} tokens per chip",
                 mixed_min_tokens_per_chip(&LLAMA3_70B, &v5p, 2, 1)?);
             let full_pods = r.pods * u64::from(TPU_V5P.domain);
@@ -705,11 +740,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(32);
-    // book/src/ch07.md:3826
+    // book/src/ch07.md:3861
     dcn_widget().write()?;
 
     tangle_runtime::cell(33);
-    // book/src/ch07.md:3857
+    // book/src/ch07.md:3892
     println!("{:<12} {:>13} {:>20} {:>21}  {}", "node type", "GPUs per node", "GPU egress (bytes/s)", "node egress (bytes/s)", "cross-node limit");
     for chip in [H100, B200, GB200_NVL72, GB300_NVL72] {
         let hw = Hardware::spec(chip);
@@ -722,7 +757,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(34);
-    // book/src/ch07.md:3902
+    // book/src/ch07.md:3937
     let span = Span::AcrossDomains { axes: 1 };
     let h100 = Hardware::spec(H100);
     let r = ridge(&h100, span)?;
@@ -743,7 +778,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("deepseek_batch", ch06::grouped(15_360 * 4096));
 
     tangle_runtime::cell(35);
-    // book/src/ch07.md:4023
+    // book/src/ch07.md:4058
     for run in [DEEPSEEK_V3_RUN, LLAMA_31_RUN] {
         run.validate()?;
         println!("{}: {} GPUs = {} x EP {}, batch {:.0} tokens, {:.0} per GPU",
@@ -759,7 +794,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("Llama 3.1 405B: largest TP inside an H100 node {tp:.1}, so 8-way TP hides");
 
     tangle_runtime::cell(36);
-    // book/src/ch07.md:4141
+    // book/src/ch07.md:4176
     use ch06::{param_count, TrainingConfig};
     let llama2_13b = TrainingConfig {
         name: "LLaMA-2 13B", d_model: 5120, n_layers: 40, n_heads: 40, n_kv_heads: 40,
@@ -770,14 +805,14 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         p.ffn as f64 / 1e9, p.attention as f64 / 1e9, p.embeddings as f64 / 1e9, p.total() as f64 / 1e9);
 
     tangle_runtime::cell(37);
-    // book/src/ch07.md:4182
+    // book/src/ch07.md:4217
     let total = p.total() as f64;
     let m = step_memory(&LLAMA2_13B, total, 16e6)?;
     println!("states (2 + 4 + 4) * {:.2}B = {:.0} GB; activations 2LB(D + 2F) = {:.1} TB",
         total / 1e9, m.states / 1e9, m.activations / 1e12);
 
     tangle_runtime::cell(38);
-    // book/src/ch07.md:4201
+    // book/src/ch07.md:4236
     let v5p = Hardware::spec(TPU_V5P);
     let chips: u64 = 16 * 16 * 16;
     let batch = 3e6;
@@ -804,11 +839,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(39);
-    // book/src/ch07.md:4299
+    // book/src/ch07.md:4334
     llama2_widget().write()?;
 
     tangle_runtime::cell(40);
-    // book/src/ch07.md:4447
+    // book/src/ch07.md:4482
     for chip in [H100, B200] {
         let hw = Hardware::spec(chip);
         println!("{:<5} DP floor across nodes {:>5.0} tokens per GPU; largest TP for Llama 3 70B in a node {:.1}",
@@ -816,14 +851,14 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(41);
-    // book/src/ch07.md:4464
+    // book/src/ch07.md:4499
     let hw = Hardware::spec(H100);
     let out = Span::AcrossDomains { axes: 1 };
     println!("E/k = {:.2}; floor = {:.0} tokens per GPU; a 62,914,560-token batch feeds {} GPUs",
         DEEPSEEK_V3.sparsity(), min_tokens_per_chip(&DEEPSEEK_V3, &hw, out)?, fsdp_max_chips(&DEEPSEEK_V3, &hw, out, 62_914_560.0)?);
 
     tangle_runtime::cell(42);
-    // book/src/ch07.md:4479
+    // book/src/ch07.md:4514
     // The optimum grows as the square root of B, so it doubles, and so does the fastest mesh's FSDP
     // degree. The math grows fourfold but the network clock at the balanced split only twofold, so
     // the layer moves twice as far from the communication bound: exactly twice here, because 32
@@ -838,7 +873,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(43);
-    // book/src/ch07.md:4503
+    // book/src/ch07.md:4538
     let flat = Run { layout: Layout { tp: 8, pp: 1, dp: 2048 }, ..LLAMA_31_RUN };
     for run in [LLAMA_31_RUN, flat] {
         let (have, need) = (run.tokens_per_gpu()?, run.outer_dp_floor()?);
@@ -847,7 +882,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(44);
-    // book/src/ch07.md:4521
+    // book/src/ch07.md:4556
     // Under GPipe the order makes no difference: either way the heavy stage idles for one pass
     // through the light stage. Under 1F1B a heavy first stage never waits, because the light stage
     // returns each gradient before the heavy one is ready for it, so the step is just the heavy
@@ -864,7 +899,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(45);
-    // book/src/ch07.md:4550
+    // book/src/ch07.md:4585
     // (PP-1)/(m+PP-1) < 1/20 exactly when m > 19 (PP-1): 20 microbatches for two stages, 134 for
     // eight. Deep pipelines need many microbatches, hence a large batch, one more reason they sit
     // awkwardly with data parallelism.
@@ -876,7 +911,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(46);
-    // book/src/ch07.md:4571
+    // book/src/ch07.md:4606
     let v5p = Hardware::spec(TPU_V5P);
     let floor = min_tokens_per_domain(&DEEPSEEK_V3, &v5p)?;
     println!("dense floor {:.0}, DeepSeek-V3 floor {:.0} tokens per pod; 16M over 8 pods gives {:.0} -> clears it: {}",
