@@ -810,25 +810,34 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     let m = step_memory(&LLAMA2_13B, total, 16e6)?;
     println!("states (2 + 4 + 4) * {:.2}B = {:.0} GB; activations 2LB(D + 2F) = {:.1} TB",
         total / 1e9, m.states / 1e9, m.activations / 1e12);
+    tangle_runtime::value("activations_over_states", format!("{:.0}", m.activations / m.states));
 
     tangle_runtime::cell(38);
-    // book/src/ch07.md:4236
+    // book/src/ch07.md:4237
     let v5p = Hardware::spec(TPU_V5P);
     let chips: u64 = 16 * 16 * 16;
     let batch = 3e6;
     println!("sequences per batch: {:.1} (3 * 2^20 / 32,768 = {})", batch / 32_768.0, 3 * (1 << 20) / 32_768);
+    tangle_runtime::value("q3_sequences", format!("{:.1}", batch / 32_768.0));
     println!("slice HBM: {:.0} TB; one chip: {:.0} GB; params + Adam: {:.0} GB -> pure DP fits: {}",
         chips as f64 * TPU_V5P.hbm / 1e12, TPU_V5P.hbm / 1e9, m.states / 1e9, m.states <= TPU_V5P.hbm);
+    tangle_runtime::value("q3_slice_hbm", format!("{:.0} TB", chips as f64 * TPU_V5P.hbm / 1e12));
     let m3 = step_memory(&LLAMA2_13B, total, batch)?;
     println!("total memory at 3M tokens: {:.2} TB of activations + states = {:.2} TB, {:.2} GB per chip",
         m3.activations / 1e12, (m3.activations + m3.states) / 1e12, (m3.activations + m3.states) / chips as f64 / 1e9);
+    tangle_runtime::value("q3_total_memory", format!("{:.0} TB", (m3.activations + m3.states) / 1e12));
     let fsdp_floor = min_tokens_per_chip(&LLAMA2_13B, &v5p, Span::InDomain { axes: 3 })?;
     println!("FSDP alone needs {:.0} * {} = {:.2}M tokens > 3M: {:?}-bound", fsdp_floor, chips, fsdp_floor * chips as f64 / 1e6,
         fsdp_layer_clock(&LLAMA2_13B, &v5p, Span::InDomain { axes: 3 }, chips, batch)?.bound());
+    tangle_runtime::value("q3_fsdp_floor", format!("{fsdp_floor:.0}"));
+    tangle_runtime::value("q3_fsdp_batch", format!("{:.1}M", fsdp_floor * chips as f64 / 1e6));
     let mixed_floor = mixed_min_tokens_per_chip(&LLAMA2_13B, &v5p, 2, 1)?;
     let dp = optimal_fsdp_degree(&LLAMA2_13B, &v5p, chips, batch, 2, 1)?;
     println!("mixed floor alpha^2 / 2F = {mixed_floor:.0} tokens per chip ({:.0} per chip available); DP_opt = {dp:.0}",
         batch / chips as f64);
+    tangle_runtime::value("q3_mixed_floor", format!("{mixed_floor:.0}"));
+    tangle_runtime::value("q3_tokens_per_chip", format!("{:.0}", batch / chips as f64));
+    tangle_runtime::value("q3_dp_opt", ch06::grouped(dp.round() as u64));
     let mesh = Mesh { dp: 1024, tp: 4, dp_axes: 2, tp_axes: 1 };
     let c = mixed_layer_clock(&LLAMA2_13B, &v5p, mesh, batch)?.clock();
     println!("1024-way FSDP x 4-way TP: math/comms = {:.2} ({:?}-bound)", c.ratio(), c.bound());
@@ -836,14 +845,16 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         let step = 6.0 * batch * total / (chips as f64 * v5p.flops() * mfu);
         println!("step time at {:.0}% MFU: 6 * 3M * {:.2}B / (4096 * 459 TFLOP/s * {mfu}) = {:.0} ms",
             100.0 * mfu, total / 1e9, step * 1e3);
+        tangle_runtime::value(&format!("q3_step_mfu{:.0}", 100.0 * mfu), format!("{:.0} ms", step * 1e3));
     }
 
     tangle_runtime::cell(39);
-    // book/src/ch07.md:4334
+    // book/src/ch07.md:4344
     llama2_widget().write()?;
 
     tangle_runtime::cell(40);
-    // book/src/ch07.md:4482
+    // book/src/ch07.md:4492
+    tangle_runtime::value("b200_flops_gain", format!("{:.1}", B200.flops / H100.flops));
     for chip in [H100, B200] {
         let hw = Hardware::spec(chip);
         println!("{:<5} DP floor across nodes {:>5.0} tokens per GPU; largest TP for Llama 3 70B in a node {:.1}",
@@ -851,14 +862,14 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(41);
-    // book/src/ch07.md:4499
+    // book/src/ch07.md:4510
     let hw = Hardware::spec(H100);
     let out = Span::AcrossDomains { axes: 1 };
     println!("E/k = {:.2}; floor = {:.0} tokens per GPU; a 62,914,560-token batch feeds {} GPUs",
         DEEPSEEK_V3.sparsity(), min_tokens_per_chip(&DEEPSEEK_V3, &hw, out)?, fsdp_max_chips(&DEEPSEEK_V3, &hw, out, 62_914_560.0)?);
 
     tangle_runtime::cell(42);
-    // book/src/ch07.md:4514
+    // book/src/ch07.md:4525
     // The optimum grows as the square root of B, so it doubles, and so does the fastest mesh's FSDP
     // degree. The math grows fourfold but the network clock at the balanced split only twofold, so
     // the layer moves twice as far from the communication bound: exactly twice here, because 32
@@ -873,7 +884,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(43);
-    // book/src/ch07.md:4538
+    // book/src/ch07.md:4549
     let flat = Run { layout: Layout { tp: 8, pp: 1, dp: 2048 }, ..LLAMA_31_RUN };
     for run in [LLAMA_31_RUN, flat] {
         let (have, need) = (run.tokens_per_gpu()?, run.outer_dp_floor()?);
@@ -882,7 +893,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(44);
-    // book/src/ch07.md:4556
+    // book/src/ch07.md:4567
     // Under GPipe the order makes no difference: either way the heavy stage idles for one pass
     // through the light stage. Under 1F1B a heavy first stage never waits, because the light stage
     // returns each gradient before the heavy one is ready for it, so the step is just the heavy
@@ -899,7 +910,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(45);
-    // book/src/ch07.md:4585
+    // book/src/ch07.md:4596
     // (PP-1)/(m+PP-1) < 1/20 exactly when m > 19 (PP-1): 20 microbatches for two stages, 134 for
     // eight. Deep pipelines need many microbatches, hence a large batch, one more reason they sit
     // awkwardly with data parallelism.
@@ -911,7 +922,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(46);
-    // book/src/ch07.md:4606
+    // book/src/ch07.md:4617
     let v5p = Hardware::spec(TPU_V5P);
     let floor = min_tokens_per_domain(&DEEPSEEK_V3, &v5p)?;
     println!("dense floor {:.0}, DeepSeek-V3 floor {:.0} tokens per pod; 16M over 8 pods gives {:.0} -> clears it: {}",
