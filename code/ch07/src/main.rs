@@ -170,29 +170,29 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(5);
-    // book/src/ch07.md:943
+    // book/src/ch07.md:940
     two_clocks_widget().write()?;
 
     tangle_runtime::cell(6);
-    // book/src/ch07.md:994
+    // book/src/ch07.md:991
     roofline_widget().write()?;
 
     tangle_runtime::cell(7);
-    // book/src/ch07.md:1071
+    // book/src/ch07.md:1068
     // HBM bandwidth of a TPU v5e in bytes/s; the chip table prices links, not memory.
     let v5e_hbm = 8.2e11;
     println!("TPU v5e: C / W_HBM = {:.2e} / {:.1e} = {:.0} tokens per chip", TPU_V5E.flops, v5e_hbm, TPU_V5E.flops / v5e_hbm);
     tangle_runtime::value("v5e_hbm_ridge", format!("{:.0}", TPU_V5E.flops / v5e_hbm));
 
     tangle_runtime::cell(8);
-    // book/src/ch07.md:1138
+    // book/src/ch07.md:1135
     let v5p = Hardware::spec(TPU_V5P);
     for axes in [1, 3] {
         let span = Span::InDomain { axes };
         let floor = min_tokens_per_chip(&LLAMA3_70B, &v5p, span)?;
         let pod_batch = floor * f64::from(TPU_V5P.domain);
-        println!("v5p DP over {axes} axis(es): {floor:.0} tokens per chip, {pod_batch:.0} per {}-chip pod",
-            TPU_V5P.domain);
+        println!("v5p DP over {axes} axis(es): {floor:.0} tokens per chip, \
+        {pod_batch:.0} per {}-chip pod", TPU_V5P.domain);
         if axes == 3 {
             tangle_runtime::value("v5p_ridge_3axes", ch06::grouped(floor.round() as u64));
             tangle_runtime::value("v5p_pod_batch_3axes", format!("{:.1} million", pod_batch / 1e6));
@@ -208,11 +208,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("gpt_oss_sparsity", oss.sparsity());
 
     tangle_runtime::cell(9);
-    // book/src/ch07.md:1198
+    // book/src/ch07.md:1195
     critical_batch_widget().write()?;
 
     tangle_runtime::cell(10);
-    // book/src/ch07.md:1358
+    // book/src/ch07.md:1355
     let v5p = Hardware::spec(TPU_V5P);
     let pod = Span::InDomain { axes: 3 };
     let pods = |chips: u64| chips as f64 / f64::from(TPU_V5P.domain);
@@ -234,11 +234,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         mem.states / 1e9, mem.activations / 1e9, mem.fits(&v5p));
 
     tangle_runtime::cell(11);
-    // book/src/ch07.md:1428
+    // book/src/ch07.md:1425
     fsdp_memory_widget().write()?;
 
     tangle_runtime::cell(12);
-    // book/src/ch07.md:1490
+    // book/src/ch07.md:1487
     tangle_runtime::figure::svg("tp-sharding", (760, 250), |root| {
         use tangle_runtime::figure::{self, HPos, VPos, plotters::prelude::*};
         let tp = 4;
@@ -282,7 +282,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(13);
-    // book/src/ch07.md:1591
+    // book/src/ch07.md:1588
     let spans = [
         ("v5p 1 axis", Hardware::spec(TPU_V5P), Span::InDomain { axes: 1 }),
         ("H100 NVLink", Hardware::spec(H100), Span::InDomain { axes: 1 }),
@@ -304,11 +304,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("f_for_8way_tp", ch06::grouped(f_for_8way.round() as u64));
 
     tangle_runtime::cell(14);
-    // book/src/ch07.md:1656
+    // book/src/ch07.md:1653
     tp_widget().write()?;
 
     tangle_runtime::cell(15);
-    // book/src/ch07.md:1902
+    // book/src/ch07.md:1899
     let v5p = Hardware::spec(TPU_V5P);
     let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
     let dp = optimal_fsdp_degree(&wide, &v5p, 64, 48_000.0, 2, 1)?;
@@ -337,7 +337,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("mixed_crossing_4096", power_of_ten_text(crossing, 1));
 
     tangle_runtime::cell(16);
-    // book/src/ch07.md:1952
+    // book/src/ch07.md:1949
     tangle_runtime::figure::svg("mixed-ratio-4x4x4", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let sweep = mixed_sweep(&wide, &v5p, 64, &log_space(640.0, 640_000.0, 241)?)?;
@@ -379,7 +379,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(17);
-    // book/src/ch07.md:1996
+    // book/src/ch07.md:1993
     tangle_runtime::figure::svg("mixed-times-16x16x16", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let chips = 4096;
@@ -428,11 +428,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(18);
-    // book/src/ch07.md:2130
+    // book/src/ch07.md:2127
     mixed_widget().write()?;
 
     tangle_runtime::cell(19);
-    // book/src/ch07.md:2163
+    // book/src/ch07.md:2160
     let sweep = split_sweep(&wide, &v5p, 64, 48_000.0, (2, 1))?;
     let (best, fastest) = fastest_split(&sweep).ok_or("a sweep over 64 chips has rows")?;
     println!("N = 64, B = 48,000, F = 32,768: T_math = {:.1} us at every split", sweep[0].1.math * 1e6);
@@ -454,7 +454,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("compute_bound_meshes", format!("{} and {last}", rest.join(", ")));
 
     tangle_runtime::cell(20);
-    // book/src/ch07.md:2227
+    // book/src/ch07.md:2224
     tangle_runtime::figure::svg("fsdp-tp-split", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let dps = log_space(1.0, 64.0, 241)?;
@@ -512,11 +512,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(21);
-    // book/src/ch07.md:2341
+    // book/src/ch07.md:2338
     split_widget().write()?;
 
     tangle_runtime::cell(22);
-    // book/src/ch07.md:2350
+    // book/src/ch07.md:2347
     let b: f64 = 4e6;
     tangle_runtime::value("gpu_split_tokens_per_gpu", ch06::grouped((b / 1024.0).round() as u64));
     for chip in [H100, H800] {
@@ -531,7 +531,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(23);
-    // book/src/ch07.md:2550
+    // book/src/ch07.md:2547
     let wide = Model { label: "wide-expert variant", f: 16_384, experts: 65, active: 2, ..DEEPSEEK_V3 };
     let (h100, h800) = (Hardware::spec(H100), Hardware::spec(H800));
     println!("{:>4} {:>10} {:>10} {:>10} {:>10} {:>10}", "EP", "H100 ratio", "H800 ratio", "F_min", "wide ratio", "wide F_min");
@@ -548,11 +548,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("wide_fmin_limit", ch06::grouped(wide_limit.round() as u64));
 
     tangle_runtime::cell(24);
-    // book/src/ch07.md:2650
+    // book/src/ch07.md:2647
     ep_widget().write()?;
 
     tangle_runtime::cell(25);
-    // book/src/ch07.md:2760
+    // book/src/ch07.md:2757
     let h100 = Hardware::spec(H100);
     let hop = pp_hop_clock(&LLAMA3_70B, &h100, Span::AcrossDomains { axes: 1 }, 16, 4096.0)?;
     println!("4,096-token microbatch: stage forward {:.2} ms, hop {:.3} ms, hop/compute {:.3}",
@@ -563,7 +563,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         4.0 * 4096.0 * 8192.0 / hop_bytes);
 
     tangle_runtime::cell(26);
-    // book/src/ch07.md:3091
+    // book/src/ch07.md:3088
     let config = ch02::GptConfig { vocab_size: 256, block_size: 64, d_model: 256, n_heads: 4, n_layers: 4, mlp_ratio: 4 };
     let tiny = ch02::TinyGpt::new(config, 7)?;
     let blocks = MlpBlock::of_model(&tiny);
@@ -601,7 +601,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("every measured idle fraction within 0.08 of the simulator's: {agree}");
 
     tangle_runtime::cell(27);
-    // book/src/ch07.md:3249
+    // book/src/ch07.md:3246
     let unit = ch06::StageTimes::TRANSFORMER;
     let scaled = |k: f64| ch06::StageTimes { forward: k * unit.forward, backward: k * unit.backward };
     let gpipe = ch06::Schedule::GPipe.orders(2, 8)?;
@@ -620,7 +620,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("measured within 0.08 of the simulator: {}", (measured - simulated).abs() <= 0.08);
 
     tangle_runtime::cell(28);
-    // book/src/ch07.md:3480
+    // book/src/ch07.md:3477
     use ch06::{pipeline_bubble_fraction, simulate_pipeline, Schedule, StageTimes};
     let split = SplitTimes { forward: 1.0, input_grad: 1.0, weight_grad: 1.0 };
     println!("idle fraction (peak microbatches held by stage 0)");
@@ -638,7 +638,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(29);
-    // book/src/ch07.md:3577
+    // book/src/ch07.md:3574
     tangle_runtime::figure::svg("pipeline-overlap-dw", (720, 440), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let fused = ch06::simulate_pipeline(ch06::Schedule::OneFOneB, 4, 8, ch06::StageTimes { forward: 1.0, backward: 2.0 })?;
@@ -709,16 +709,16 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(30);
-    // book/src/ch07.md:3709
+    // book/src/ch07.md:3706
     pipeline_widget().write()?;
 
     tangle_runtime::cell(31);
-    // book/src/ch07.md:3778
+    // book/src/ch07.md:3775
     let v5p = Hardware::spec(TPU_V5P);
     let chips_per_host = 4;
     let (hosts, dcn_per_chip) = (TPU_V5P.domain / chips_per_host, 25.0 / f64::from(chips_per_host));
-    println!("v5p pod: {} chips / {chips_per_host} per host = {hosts} hosts; 25 GB/s per host / {chips_per_host} = {dcn_per_chip} GB/s per chip",
-        TPU_V5P.domain);
+    println!("v5p pod: {} chips / {chips_per_host} per host = {hosts} hosts; \
+    25 GB/s per host / {chips_per_host} = {dcn_per_chip} GB/s per chip", TPU_V5P.domain);
     tangle_runtime::value("v5p_pod_hosts", ch06::grouped(hosts.into()));
     tangle_runtime::value("v5p_dcn_per_chip", format!("{dcn_per_chip} GB/s"));
     let dcn_floor = min_tokens_per_domain(&LLAMA3_70B, &v5p)?;
@@ -729,8 +729,10 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         let per_pod = batch / r.pods as f64;
         println!("B = {:.0}M: {}-way TP x {}-way FSDP = {} chips, {} pod(s), {:.0} tokens per pod",
             batch / 1e6, r.tp, r.dp, r.tp * r.dp, r.pods, per_pod);
-        let (per_chip, per_pod_chip) = (batch / (r.tp * r.dp) as f64, per_pod / f64::from(TPU_V5P.domain));
-        println!("  tokens per chip: {per_chip:.1} on the recipe's chips, {per_pod_chip:.1} on every chip of its pods");
+        let per_chip = batch / (r.tp * r.dp) as f64;
+        let per_pod_chip = per_pod / f64::from(TPU_V5P.domain);
+        println!("  tokens per chip: {per_chip:.1} on the recipe's chips, \
+        {per_pod_chip:.1} on every chip of its pods");
         if r.pods == 1 {
             tangle_runtime::value("one_pod_fsdp", ch06::grouped(r.dp));
         }
@@ -747,11 +749,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(32);
-    // book/src/ch07.md:3870
+    // book/src/ch07.md:3869
     dcn_widget().write()?;
 
     tangle_runtime::cell(33);
-    // book/src/ch07.md:3901
+    // book/src/ch07.md:3900
     println!("{:<12} {:>13} {:>20} {:>21}  {}", "node type", "GPUs per node", "GPU egress (bytes/s)", "node egress (bytes/s)", "cross-node limit");
     for chip in [H100, B200, GB200_NVL72, GB300_NVL72] {
         let hw = Hardware::spec(chip);
@@ -764,7 +766,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(34);
-    // book/src/ch07.md:3946
+    // book/src/ch07.md:3945
     let span = Span::AcrossDomains { axes: 1 };
     let h100 = Hardware::spec(H100);
     let r = ridge(&h100, span)?;
@@ -785,7 +787,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("deepseek_batch", ch06::grouped(15_360 * 4096));
 
     tangle_runtime::cell(35);
-    // book/src/ch07.md:4067
+    // book/src/ch07.md:4066
     for run in [DEEPSEEK_V3_RUN, LLAMA_31_RUN] {
         run.validate()?;
         println!("{}: {} GPUs = {} x EP {}, batch {:.0} tokens, {:.0} per GPU",
@@ -803,7 +805,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("Llama 3.1 405B: largest TP inside an H100 node {tp:.1}, so 8-way TP hides");
 
     tangle_runtime::cell(36);
-    // book/src/ch07.md:4187
+    // book/src/ch07.md:4186
     use ch06::{param_count, TrainingConfig};
     let llama2_13b = TrainingConfig {
         name: "LLaMA-2 13B", d_model: 5120, n_layers: 40, n_heads: 40, n_kv_heads: 40,
@@ -814,7 +816,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         p.ffn as f64 / 1e9, p.attention as f64 / 1e9, p.embeddings as f64 / 1e9, p.total() as f64 / 1e9);
 
     tangle_runtime::cell(37);
-    // book/src/ch07.md:4228
+    // book/src/ch07.md:4227
     let total = p.total() as f64;
     let m = step_memory(&LLAMA2_13B, total, 16e6)?;
     println!("states (2 + 4 + 4) * {:.2}B = {:.0} GB; activations 2LB(D + 2F) = {:.1} TB",
@@ -822,7 +824,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("activations_over_states", format!("{:.0}", m.activations / m.states));
 
     tangle_runtime::cell(38);
-    // book/src/ch07.md:4248
+    // book/src/ch07.md:4247
     let v5p = Hardware::spec(TPU_V5P);
     let chips: u64 = 16 * 16 * 16;
     let batch = 3e6;
@@ -859,11 +861,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(39);
-    // book/src/ch07.md:4356
+    // book/src/ch07.md:4355
     llama2_widget().write()?;
 
     tangle_runtime::cell(40);
-    // book/src/ch07.md:4504
+    // book/src/ch07.md:4503
     tangle_runtime::value("b200_flops_gain", format!("{:.1}", B200.flops / H100.flops));
     for chip in [H100, B200] {
         let hw = Hardware::spec(chip);
@@ -872,14 +874,14 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(41);
-    // book/src/ch07.md:4522
+    // book/src/ch07.md:4521
     let hw = Hardware::spec(H100);
     let out = Span::AcrossDomains { axes: 1 };
     println!("E/k = {:.2}; floor = {:.0} tokens per GPU; a 62,914,560-token batch feeds {} GPUs",
         DEEPSEEK_V3.sparsity(), min_tokens_per_chip(&DEEPSEEK_V3, &hw, out)?, fsdp_max_chips(&DEEPSEEK_V3, &hw, out, 62_914_560.0)?);
 
     tangle_runtime::cell(42);
-    // book/src/ch07.md:4537
+    // book/src/ch07.md:4536
     // The optimum grows as the square root of B, so it doubles, and so does the fastest mesh's FSDP
     // degree. The math grows fourfold but the network clock at the balanced split only twofold, so
     // the layer moves twice as far from the communication bound: exactly twice here, because 32
@@ -894,7 +896,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(43);
-    // book/src/ch07.md:4561
+    // book/src/ch07.md:4560
     let flat = Run { layout: Layout { tp: 8, pp: 1, dp: 2048 }, ..LLAMA_31_RUN };
     for run in [LLAMA_31_RUN, flat] {
         let (have, need) = (run.tokens_per_gpu()?, run.outer_dp_floor()?);
@@ -903,7 +905,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(44);
-    // book/src/ch07.md:4579
+    // book/src/ch07.md:4578
     // Under GPipe the order makes no difference: either way the heavy stage idles for one pass
     // through the light stage. Under 1F1B a heavy first stage never waits, because the light stage
     // returns each gradient before the heavy one is ready for it, so the step is just the heavy
@@ -920,7 +922,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(45);
-    // book/src/ch07.md:4608
+    // book/src/ch07.md:4607
     // (PP-1)/(m+PP-1) < 1/20 exactly when m > 19 (PP-1): 20 microbatches for two stages, 134 for
     // eight. Deep pipelines need many microbatches, hence a large batch, one more reason they sit
     // awkwardly with data parallelism.
@@ -932,7 +934,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(46);
-    // book/src/ch07.md:4629
+    // book/src/ch07.md:4628
     let v5p = Hardware::spec(TPU_V5P);
     let floor = min_tokens_per_domain(&DEEPSEEK_V3, &v5p)?;
     println!("dense floor {:.0}, DeepSeek-V3 floor {:.0} tokens per pod; 16M over 8 pods gives {:.0} -> clears it: {}",
