@@ -114,6 +114,8 @@ pub const TPU_V5E: Chip = Chip {
     name: "TPU v5e", fabric: Fabric::TpuTorus, flops: 197e12, sustained: 0.67,
     link: 90e9, achieved: 0.95, scale_out: 3.13e9, hbm: 16e9, domain: 256,
 };
+/// The datasheet gives 989.4 TFLOP/s of dense bf16 (as for the H800); we store the rounded
+/// 990e12 from which the published ridges are computed.
 pub const H100: Chip = Chip {
     name: "H100", fabric: Fabric::GpuSwitch, flops: 990e12, sustained: 0.73,
     link: 450e9, achieved: 0.82, scale_out: 50e9, hbm: 80e9, domain: 8,
@@ -184,7 +186,7 @@ impl Hardware {
     }
 }
 
-// book/src/ch07.md:263
+// book/src/ch07.md:265
 /// Where a collective runs, and over how many mesh axes (1 on a GPU switch).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Span {
@@ -216,7 +218,7 @@ impl Hardware {
     }
 }
 
-// book/src/ch07.md:414
+// book/src/ch07.md:419
 /// The shape of a Transformer as this chapter sees it: a stack of (possibly mixture-of-experts)
 /// MLP blocks. `experts` and `active` count shared experts; `shared` says how many of them are
 /// always on, which matters only for routing traffic.
@@ -324,7 +326,7 @@ pub const MODELS: [Model; 10] = [
     MOE_1_60T, MOE_2_45T, MOE_952B, MOE_427B,
 ];
 
-// book/src/ch07.md:636
+// book/src/ch07.md:657
 /// The two clocks of one layer on one chip, in seconds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LayerClock {
@@ -397,7 +399,7 @@ pub fn ridge_curve(hw: &Hardware, span: Span, tokens_per_chip: &[f64]) -> Result
         .collect()
 }
 
-// book/src/ch07.md:793
+// book/src/ch07.md:816
 use tangle_runtime::figure::{self, Key};
 use tangle_runtime::widget::{Axis, Bar, Chart, Choice, Out, Tone, Widget};
 
@@ -448,6 +450,18 @@ pub fn tokens_text(tokens: f64) -> String {
     format!("{} tokens", ch06::grouped(tokens.round() as u64))
 }
 
+/// A number in scientific notation as a sentence writes it, with `digits` after the point:
+/// "6.3 × 10²⁴".
+pub fn power_of_ten_text(x: f64, digits: usize) -> String {
+    const SUPERSCRIPTS: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
+    let e = format!("{x:.digits$e}");
+    let (mantissa, exponent) = e.split_once('e').unwrap_or((&e, "0"));
+    // The exponent is digits with perhaps a minus sign, the one character that is not a digit.
+    let raise = |c: char| c.to_digit(10).map_or('⁻', |d| SUPERSCRIPTS[d as usize]);
+    let raised: String = exponent.chars().map(raise).collect();
+    format!("{mantissa} × 10{raised}")
+}
+
 /// Seconds with a unit that keeps three figures: "1.75 ms", "312 µs".
 pub fn duration_text(seconds: f64) -> String {
     let (v, unit) = match seconds {
@@ -476,7 +490,7 @@ pub fn bound_verdict(out: &mut Out, label: &str, bound: Bound) {
     }
 }
 
-// book/src/ch07.md:874
+// book/src/ch07.md:909
 /// The primer as a calculator: one forward layer of the Llama 3 70B shape on one chip, over one
 /// link, with either the layer's weights or its activations on the wire. The tokens per chip
 /// are the batches of the table above, so that a datasheet TPU v5p lands on its ridge.
@@ -506,7 +520,7 @@ pub fn two_clocks_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:912
+// book/src/ch07.md:947
 /// The ridge as a calculator: the chip's FLOP/s $C$ and link bandwidth $W$ are inputs, and the
 /// operating point is the tokens per chip. The values offered are those of the hardware table.
 pub fn roofline_widget() -> Widget {
@@ -549,7 +563,7 @@ pub fn roofline_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:1060
+// book/src/ch07.md:1096
 /// Bytes per parameter for bf16 weights plus two fp32 Adam moments.
 pub const ADAM_BYTES_PER_PARAM: f64 = 2.0 + 4.0 + 4.0;
 
@@ -580,7 +594,7 @@ pub fn ring_factor(participants: u64) -> Result<f64> {
     Ok((n - 1.0) / n)
 }
 
-// book/src/ch07.md:1126
+// book/src/ch07.md:1168
 /// Data parallelism's floor as a calculator: the critical batch per chip $(C/W)(E/k)$ for a
 /// reduction that may leave the fast domain, and the most chips a global batch can feed.
 pub fn critical_batch_widget() -> Widget {
@@ -606,7 +620,7 @@ pub fn critical_batch_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:1250
+// book/src/ch07.md:1292
 /// Forward-pass clocks of one layer under FSDP (equation 7.7).
 pub fn fsdp_layer_clock(model: &Model, hw: &Hardware, span: Span, dp: u64, batch: f64) -> Result<LayerClock> {
     let b = positive("batch", batch)? / nonzero("DP", dp)? as f64;
@@ -659,7 +673,7 @@ pub fn training_days(total_flops: f64, chips: u64, hw: &Hardware, mfu: f64) -> R
     Ok(positive("total FLOPs", total_flops)? / rate / 86_400.0)
 }
 
-// book/src/ch07.md:1339
+// book/src/ch07.md:1387
 /// FSDP's memory per chip as a meter: the sharded weights and Adam state and this chip's
 /// checkpoints against the chip's HBM. The DP values are powers of two and the 18,823 chips
 /// of the Llama 3 70B estimate.
@@ -696,7 +710,7 @@ pub fn fsdp_memory_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:1515
+// book/src/ch07.md:1563
 /// Forward-pass clocks of one layer under tensor parallelism of degree `tp` (equation 7.8).
 pub fn tp_layer_clock(model: &Model, hw: &Hardware, span: Span, tp: u64, batch: f64) -> Result<LayerClock> {
     let tp = nonzero("TP", tp)? as f64;
@@ -714,7 +728,7 @@ pub fn tp_max(model: &Model, hw: &Hardware, span: Span) -> Result<f64> {
     Ok(model.active_width() / ridge(hw, span)?)
 }
 
-// book/src/ch07.md:1576
+// book/src/ch07.md:1628
 /// Tensor parallelism's verdict as a calculator: the largest degree that hides, $kF/(C/W)$, and
 /// the clocks at the chosen degree. The batch cancels, so it is not an input.
 pub fn tp_widget() -> Widget {
@@ -738,7 +752,7 @@ pub fn tp_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:1670
+// book/src/ch07.md:1722
 /// A two-axis mesh: `dp` chips of FSDP by `tp` chips of tensor parallelism, with the number of
 /// TPU mesh axes each collective runs over (ignored on a GPU).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -911,7 +925,7 @@ pub fn log_space(lo: f64, hi: f64, count: usize) -> Result<Vec<f64>> {
     Ok((0..count).map(|i| lo * (step * i as f64).exp()).collect())
 }
 
-// book/src/ch07.md:1985
+// book/src/ch07.md:2045
 /// The dense layer of the mesh examples ($D = 8{,}192$, $F = 32{,}768$, one layer).
 pub const MESH_EXAMPLE: Model = Model::dense("D = 8,192, F = 32,768", 8192, 32_768, 1, None);
 
@@ -992,7 +1006,7 @@ fn mixed_chart(model: &Model, hw: &Hardware, n: u64, times: bool, per_chip: f64)
     Ok(chart)
 }
 
-// book/src/ch07.md:2081
+// book/src/ch07.md:2141
 /// Every mesh of `chips` chips on a TPU torus, as (FSDP degree, clocks): one row per divisor `dp`
 /// of `chips`, with TP = `chips / dp` and the mesh axes of equation 7.9 held fixed. This is the
 /// static sweep whose minimum equation 7.10 finds in closed form.
@@ -1010,7 +1024,7 @@ pub fn fastest_split(sweep: &[(u64, MixedClock)]) -> Option<(u64, MixedClock)> {
     sweep.iter().copied().reduce(|best, row| if row.1.clock().comms < best.1.clock().comms { row } else { best })
 }
 
-// book/src/ch07.md:2215
+// book/src/ch07.md:2285
 /// The split sweep as a calculator: on $N$ TPU v5p chips with FSDP on two mesh axes and TP on
 /// one, every power-of-two split of the chips, the two collectives' clocks, and the fastest.
 pub fn split_widget() -> Widget {
@@ -1062,7 +1076,7 @@ pub fn split_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:2422
+// book/src/ch07.md:2493
 /// The clocks of one forward MoE layer under expert parallelism (equation 7.12).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExpertClock {
@@ -1107,7 +1121,7 @@ pub fn ep_min_expert_width(model: &Model, hw: &Hardware, ep: u64) -> Result<f64>
     Ok(model.f as f64 / c.ratio())
 }
 
-// book/src/ch07.md:2508
+// book/src/ch07.md:2583
 /// The hypothetical wide-expert model above: 16,384-wide experts, 64 routed plus one shared,
 /// one routed choice per token.
 pub const WIDE_EXPERTS: Model = Model { label: "wide-expert variant", f: 16_384, experts: 65, active: 2, ..DEEPSEEK_V3 };
@@ -1170,7 +1184,7 @@ pub fn ep_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:2652
+// book/src/ch07.md:2727
 /// Point-to-point bandwidth for one pipeline hop: NVLink/ICI inside a domain, the sending
 /// chip's own scale-out port between domains.
 pub fn point_to_point(hw: &Hardware, span: Span) -> f64 {
@@ -1197,7 +1211,7 @@ pub fn pp_hop_clock(model: &Model, hw: &Hardware, span: Span, pp: u64, microbatc
     })
 }
 
-// book/src/ch07.md:2712
+// book/src/ch07.md:2787
 use ch02::{fast_exp, gelu, matmul, Mat, MatMut, TinyGpt};
 use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::time::Instant;
@@ -1483,7 +1497,7 @@ fn run_stage(stage: usize, blocks: &[MlpBlock], order: &[ch06::PipelineOp], link
     Ok(StageResult { events, grads, loss })
 }
 
-// book/src/ch07.md:3224
+// book/src/ch07.md:3302
 use ch06::{one_f1b_order, OpKind, TrainingError};
 
 impl From<TrainingError> for ParallelError {
@@ -1653,7 +1667,7 @@ pub fn simulate_split_pipeline(stages: usize, microbatches: usize, times: SplitT
     Ok(SplitTimeline { stages, events })
 }
 
-// book/src/ch07.md:3568
+// book/src/ch07.md:3648
 /// The three schedules of this section as a calculator, drawn as a timeline: chapter 6's GPipe
 /// and 1F1B with a fused backward (twice a forward), and 1F1B with the backward split into
 /// dX and dW (one forward each) and at most $PP$ weight gradients deferred into idle slots.
@@ -1710,7 +1724,7 @@ pub fn pipeline_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:3650
+// book/src/ch07.md:3730
 /// Backward-layer clocks of pure data parallelism across scale-out domains (equation 7.14).
 /// The `chips` are spread evenly over the fewest domains that hold them.
 pub fn cross_domain_dp_clock(model: &Model, hw: &Hardware, chips: u64, batch: f64) -> Result<LayerClock> {
@@ -1751,7 +1765,7 @@ pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     Ok(Recipe { tp, dp, pods: (tp * dp).div_ceil(u64::from(hw.chip.domain)) })
 }
 
-// book/src/ch07.md:3735
+// book/src/ch07.md:3828
 /// The data-centre network as a calculator: the per-chip DCN bandwidth is an input, and the
 /// TPU recipe of this section decides how many pods a batch needs.
 pub fn dcn_widget() -> Widget {
@@ -1791,7 +1805,7 @@ pub fn dcn_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:3882
+// book/src/ch07.md:3987
 /// Chapter 6's TP x PP x DP layout, re-exported so that readers of this chapter can build runs.
 pub use ch06::Layout;
 
@@ -1857,7 +1871,7 @@ pub const LLAMA_31_RUN: Run = Run {
     layout: Layout { tp: 8, pp: 16, dp: 128 }, ep: 1, batch: 16e6,
 };
 
-// book/src/ch07.md:4099
+// book/src/ch07.md:4209
 /// The question-2 ledger of a dense model trained without parallelism.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepMemory {
@@ -1874,7 +1888,7 @@ pub fn step_memory(model: &Model, params: f64, batch: f64) -> Result<StepMemory>
     Ok(StepMemory { states: ADAM_BYTES_PER_PARAM * positive("parameters", params)?, activations: fsdp.activations })
 }
 
-// book/src/ch07.md:4184
+// book/src/ch07.md:4305
 /// The three questions with their inputs editable: the shape ($L$, $D$, $F$, with heads of width
 /// 128 and a 32,000-token vocabulary), the batch of question 2, and the batch and slice of
 /// question 3 on TPU v5p. The defaults are LLaMA-2 13B and the questions' own numbers.

@@ -15,7 +15,7 @@ fn main() {
 /// The chapter's run cells, in order; `?` in a cell ends the program with its error.
 fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::cell(0);
-    // book/src/ch07.md:301
+    // book/src/ch07.md:303
     println!("{:<12} {:>7} {:>5} {:>7} {:>5} {:>8} {:>5} {:>6} {:>8} {:>8}",
         "chip", "C TF/s", "sust", "W GB/s", "achv", "out GB/s", "HBM", "domain", "C/W link", "C/W out");
     for chip in CHIPS {
@@ -25,10 +25,13 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         println!("{:<12} {:>7} {:>5.2} {:>7} {:>5.2} {:>8} {:>5} {:>6} {:>8.0} {:>8.0}",
             chip.name, chip.flops / 1e12, chip.sustained, chip.link / 1e9, chip.achieved,
             chip.scale_out / 1e9, chip.hbm / 1e9, chip.domain, local, out);
+        if chip == H100 {
+            tangle_runtime::value("h100_nvlink_ridge", ch06::grouped(local.round() as u64));
+        }
     }
 
     tangle_runtime::cell(1);
-    // book/src/ch07.md:358
+    // book/src/ch07.md:363
     tangle_runtime::figure::svg("mlp-layer", (760, 330), |root| {
         use tangle_runtime::figure::{self, HPos, VPos, plotters::prelude::*};
         // Arrays drawn to scale for Llama 3 70B's F / D = 3.5, with a batch a little larger than D.
@@ -72,19 +75,35 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(2);
-    // book/src/ch07.md:526
+    // book/src/ch07.md:531
     println!("{:<30} {:>5} {:>5} {:>6} {:>3} {:>4} {:>3} {:>9} {:>7} {:>7} {:>7}",
         "model", "D", "F", "k*F", "L", "E", "k", "published", "2DEFL", "P_mem", "error");
+    let mut errors = Vec::new();
     for m in MODELS {
         let published = m.published_params.ok_or("every table row has a published total")?;
         let err = 100.0 * (m.memory_params() / published - 1.0);
         println!("{:<30} {:>5} {:>5} {:>6} {:>3} {:>4} {:>3} {:>9} {:>7} {:>7} {:>+6.1}%",
             m.label, m.d, m.f, m.active_width(), m.layers, m.experts, m.active,
             count3(published), count3(m.comm_params()), count3(m.memory_params()), err);
+        errors.push((m, err));
     }
+    // What the sentences below read off the table: the worst error of the rows the formula fits,
+    // the undershoot of the two small dense models, and the activated widths of the MoE rows.
+    let is_moe = |m: &Model| m.experts > 1 && m.representable;
+    let fits = errors.iter().filter(|(m, _)| is_moe(m) || *m == LLAMA3_70B).map(|(_, e)| e.abs());
+    tangle_runtime::value("memory_error_fitted", format!("{:.1} %", fits.fold(0.0, f64::max)));
+    let small_dense: Vec<f64> =
+        errors.iter().filter(|(m, _)| m.experts == 1 && *m != LLAMA3_70B).map(|(_, e)| -e).collect();
+    let (lo, hi) = small_dense.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &e| (lo.min(e), hi.max(e)));
+    tangle_runtime::value("memory_undershoot_small_dense", format!("{lo:.1}–{hi:.1} %"));
+    let widths: Vec<u64> = MODELS.iter().filter(|m| is_moe(m)).map(|m| m.active * m.f).collect();
+    let narrow = widths.iter().copied().min().ok_or("the table has MoE rows")?;
+    let wide = widths.iter().copied().max().ok_or("the table has MoE rows")?;
+    let widths_text = format!("{} to {}", ch06::grouped(narrow), ch06::grouped(wide));
+    tangle_runtime::value("moe_active_widths", widths_text);
 
     tangle_runtime::cell(3);
-    // book/src/ch07.md:710
+    // book/src/ch07.md:731
     tangle_runtime::figure::svg("roofline-ridge", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let tokens = log_space(100.0, 100_000.0, 301)?;
@@ -137,10 +156,12 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(4);
-    // book/src/ch07.md:770
+    // book/src/ch07.md:791
     let v5p = Hardware::spec(TPU_V5P);
     let axis = Span::InDomain { axes: 1 };
-    println!("ridge C/W on one v5p axis: {:.0} tokens per chip", ridge(&v5p, axis)?);
+    let r = ridge(&v5p, axis)?;
+    println!("ridge C/W on one v5p axis: {r:.0} tokens per chip");
+    tangle_runtime::value("v5p_ridge_1axis", ch06::grouped(r.round() as u64));
     println!("{:>14} {:>16} {:>20}", "tokens / chip", "weights: math/comm", "activations: math/comm");
     for b in [640.0, 1275.0, 2550.0, 5100.0, 10_200.0] {
         let w = primer_clock(&LLAMA3_70B, &v5p, axis, 1, b, Traffic::Weights)?;
@@ -149,27 +170,33 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(5);
-    // book/src/ch07.md:905
+    // book/src/ch07.md:940
     two_clocks_widget().write()?;
 
     tangle_runtime::cell(6);
-    // book/src/ch07.md:956
+    // book/src/ch07.md:991
     roofline_widget().write()?;
 
     tangle_runtime::cell(7);
-    // book/src/ch07.md:1033
+    // book/src/ch07.md:1068
     // HBM bandwidth of a TPU v5e in bytes/s; the chip table prices links, not memory.
     let v5e_hbm = 8.2e11;
     println!("TPU v5e: C / W_HBM = {:.2e} / {:.1e} = {:.0} tokens per chip", TPU_V5E.flops, v5e_hbm, TPU_V5E.flops / v5e_hbm);
+    tangle_runtime::value("v5e_hbm_ridge", format!("{:.0}", TPU_V5E.flops / v5e_hbm));
 
     tangle_runtime::cell(8);
-    // book/src/ch07.md:1099
+    // book/src/ch07.md:1135
     let v5p = Hardware::spec(TPU_V5P);
     for axes in [1, 3] {
         let span = Span::InDomain { axes };
         let floor = min_tokens_per_chip(&LLAMA3_70B, &v5p, span)?;
-        println!("v5p DP over {axes} axis(es): {floor:.0} tokens per chip, {:.0} per {}-chip pod",
-            floor * f64::from(TPU_V5P.domain), TPU_V5P.domain);
+        let pod_batch = floor * f64::from(TPU_V5P.domain);
+        println!("v5p DP over {axes} axis(es): {floor:.0} tokens per chip, \
+        {pod_batch:.0} per {}-chip pod", TPU_V5P.domain);
+        if axes == 3 {
+            tangle_runtime::value("v5p_ridge_3axes", ch06::grouped(floor.round() as u64));
+            tangle_runtime::value("v5p_pod_batch_3axes", format!("{:.1} million", pod_batch / 1e6));
+        }
     }
     println!("largest model pure DP fits on one v5p: {:.1}B parameters",
         largest_replicated_model(&v5p) / 1e9);
@@ -178,33 +205,40 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     let floor = min_tokens_per_chip(&oss, &h100, Span::AcrossDomains { axes: 1 })?;
     println!("MoE floor on H100 across nodes: (E/k) * C/W = {} * {:.0} = {floor:.0} tokens per GPU",
         oss.sparsity(), ridge(&h100, Span::AcrossDomains { axes: 1 })?);
+    tangle_runtime::value("gpt_oss_sparsity", oss.sparsity());
 
     tangle_runtime::cell(9);
-    // book/src/ch07.md:1153
+    // book/src/ch07.md:1195
     critical_batch_widget().write()?;
 
     tangle_runtime::cell(10);
-    // book/src/ch07.md:1313
+    // book/src/ch07.md:1355
     let v5p = Hardware::spec(TPU_V5P);
     let pod = Span::InDomain { axes: 3 };
     let pods = |chips: u64| chips as f64 / f64::from(TPU_V5P.domain);
     let n = fsdp_max_chips(&LLAMA3_70B, &v5p, pod, 40e6)?;
     println!("40M-token batch: FSDP up to {n} chips ({:.2} pods)", pods(n));
+    tangle_runtime::value("fsdp_40m_chips", ch06::grouped(n));
+    tangle_runtime::value("fsdp_40m_pods", format!("{:.2}", pods(n)));
     let n = fsdp_max_chips(&LLAMA3_70B, &v5p, pod, 16e6)?;
     let flops = 6.0 * 15e12 * 70e9;
     let days = training_days(flops, n, &v5p, 0.5)?;
     println!("LLaMA-3 70B: {flops:.2e} FLOPs, 16M-token batch on {n} chips ({:.2} pods), {days:.1} days at 50% MFU",
         pods(n));
+    tangle_runtime::value("llama3_flops", power_of_ten_text(flops, 1));
+    tangle_runtime::value("fsdp_16m_chips", ch06::grouped(n));
+    tangle_runtime::value("fsdp_16m_pods", format!("{:.1}", pods(n)));
+    tangle_runtime::value("llama3_days", format!("{days:.0}"));
     let mem = fsdp_memory(&LLAMA3_70B, n, 16e6)?;
     println!("per chip: {:.2} GB of weights and Adam state, {:.1} GB of checkpoints, fits in 96 GB: {}",
         mem.states / 1e9, mem.activations / 1e9, mem.fits(&v5p));
 
     tangle_runtime::cell(11);
-    // book/src/ch07.md:1377
+    // book/src/ch07.md:1425
     fsdp_memory_widget().write()?;
 
     tangle_runtime::cell(12);
-    // book/src/ch07.md:1439
+    // book/src/ch07.md:1487
     tangle_runtime::figure::svg("tp-sharding", (760, 250), |root| {
         use tangle_runtime::figure::{self, HPos, VPos, plotters::prelude::*};
         let tp = 4;
@@ -248,7 +282,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(13);
-    // book/src/ch07.md:1540
+    // book/src/ch07.md:1588
     let spans = [
         ("v5p 1 axis", Hardware::spec(TPU_V5P), Span::InDomain { axes: 1 }),
         ("H100 NVLink", Hardware::spec(H100), Span::InDomain { axes: 1 }),
@@ -263,21 +297,32 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         for (_, hw, span) in spans { print!(" {:>12.1}", tp_max(m, &hw, span)?); }
         println!();
     }
-    println!("F needed for 8-way TP on v5p: {:.0}", 8.0 * ridge(&Hardware::spec(TPU_V5P), Span::InDomain { axes: 1 })?);
+    let (_, v5p, axis) = spans[0];
+    tangle_runtime::value("llama3_tp_max_v5p", format!("{:.0}", tp_max(&LLAMA3_70B, &v5p, axis)?));
+    let f_for_8way = 8.0 * ridge(&v5p, axis)?;
+    println!("F needed for 8-way TP on v5p: {f_for_8way:.0}");
+    tangle_runtime::value("f_for_8way_tp", ch06::grouped(f_for_8way.round() as u64));
 
     tangle_runtime::cell(14);
-    // book/src/ch07.md:1601
+    // book/src/ch07.md:1653
     tp_widget().write()?;
 
     tangle_runtime::cell(15);
-    // book/src/ch07.md:1847
+    // book/src/ch07.md:1899
     let v5p = Hardware::spec(TPU_V5P);
     let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
     let dp = optimal_fsdp_degree(&wide, &v5p, 64, 48_000.0, 2, 1)?;
     println!("N = 64, B = 48,000, F = 32,768: DP_opt = {dp:.2}, so 16-way FSDP x 4-way TP");
+    tangle_runtime::value("dp_opt", format!("{dp:.2}"));
     let floor = mixed_min_tokens_per_chip(&wide, &v5p, 2, 1)?;
+    let fsdp_floor = min_tokens_per_chip(&wide, &v5p, Span::InDomain { axes: 3 })?;
     println!("mixed floor alpha^2 / (2F) = {floor:.1} tokens per chip; pure FSDP on 3 axes: {:.0}",
-        min_tokens_per_chip(&wide, &v5p, Span::InDomain { axes: 3 })?);
+        fsdp_floor);
+    tangle_runtime::value("mixed_floor", format!("{floor:.1}"));
+    // Above both floors FSDP's ratio grows as B/N and the mix's as its square root: they meet where
+    // B/N is FSDP's floor squared over the mixed one (to the nearest hundred, as the sentence has it).
+    let overtake = (fsdp_floor * fsdp_floor / floor / 100.0).round() * 100.0;
+    tangle_runtime::value("fsdp_overtakes_mix", ch06::grouped(overtake as u64));
     println!("{:>8} {:>10} {:>8} {:>8} {:>8}  compute-bound", "B/N", "B", "FSDP", "TP", "mixed");
     let per_chip = [50.0, 100.0, 200.0, 400.0, 850.0, 1700.0];
     let sweep = mixed_sweep(&wide, &v5p, 64, &per_chip.map(|b| 64.0 * b))?;
@@ -289,9 +334,10 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
     let crossing = 4096.0 * floor;
     println!("16x16x16 slice: FLOPs curve meets the mixed comms curve at B = {crossing:.3e}");
+    tangle_runtime::value("mixed_crossing_4096", power_of_ten_text(crossing, 1));
 
     tangle_runtime::cell(16);
-    // book/src/ch07.md:1889
+    // book/src/ch07.md:1949
     tangle_runtime::figure::svg("mixed-ratio-4x4x4", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let sweep = mixed_sweep(&wide, &v5p, 64, &log_space(640.0, 640_000.0, 241)?)?;
@@ -333,7 +379,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(17);
-    // book/src/ch07.md:1933
+    // book/src/ch07.md:1993
     tangle_runtime::figure::svg("mixed-times-16x16x16", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let chips = 4096;
@@ -382,13 +428,13 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(18);
-    // book/src/ch07.md:2067
+    // book/src/ch07.md:2127
     mixed_widget().write()?;
 
     tangle_runtime::cell(19);
-    // book/src/ch07.md:2100
+    // book/src/ch07.md:2160
     let sweep = split_sweep(&wide, &v5p, 64, 48_000.0, (2, 1))?;
-    let (best, _) = fastest_split(&sweep).ok_or("a sweep over 64 chips has rows")?;
+    let (best, fastest) = fastest_split(&sweep).ok_or("a sweep over 64 chips has rows")?;
     println!("N = 64, B = 48,000, F = 32,768: T_math = {:.1} us at every split", sweep[0].1.math * 1e6);
     println!("{:>3} {:>3} {:>12} {:>10} {:>13} {:>11}", "DP", "TP", "T_FSDP (us)", "T_TP (us)", "network (us)", "math/comms");
     for (dp, c) in &sweep {
@@ -396,9 +442,19 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             c.clock().comms * 1e6, c.clock().ratio(), if *dp == best { "  <- fastest" } else { "" });
     }
     println!("closed form (7.10): DP_opt = {:.2}", optimal_fsdp_degree(&wide, &v5p, 64, 48_000.0, 2, 1)?);
+    tangle_runtime::value("fastest_mesh", format!("{best}-way FSDP by {}-way TP", 64 / best));
+    tangle_runtime::value("fastest_mesh_short", format!("{best} × {}", 64 / best));
+    tangle_runtime::value("fastest_mesh_ratio", format!("{:.2}", fastest.clock().ratio()));
+    let bound: Vec<String> = sweep
+        .iter()
+        .filter(|(_, c)| c.clock().ratio() >= 1.0)
+        .map(|(dp, _)| format!("{dp} × {}", 64 / dp))
+        .collect();
+    let (last, rest) = bound.split_last().ok_or("some mesh is compute-bound")?;
+    tangle_runtime::value("compute_bound_meshes", format!("{} and {last}", rest.join(", ")));
 
     tangle_runtime::cell(20);
-    // book/src/ch07.md:2154
+    // book/src/ch07.md:2224
     tangle_runtime::figure::svg("fsdp-tp-split", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let dps = log_space(1.0, 64.0, 241)?;
@@ -456,12 +512,13 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(21);
-    // book/src/ch07.md:2268
+    // book/src/ch07.md:2338
     split_widget().write()?;
 
     tangle_runtime::cell(22);
-    // book/src/ch07.md:2277
-    let b = 4e6;
+    // book/src/ch07.md:2347
+    let b: f64 = 4e6;
+    tangle_runtime::value("gpu_split_tokens_per_gpu", ch06::grouped((b / 1024.0).round() as u64));
     for chip in [H100, H800] {
         let hw = Hardware::spec(chip);
         for tp in [1, 2, 4, 8] {
@@ -474,7 +531,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(23);
-    // book/src/ch07.md:2476
+    // book/src/ch07.md:2547
     let wide = Model { label: "wide-expert variant", f: 16_384, experts: 65, active: 2, ..DEEPSEEK_V3 };
     let (h100, h800) = (Hardware::spec(H100), Hardware::spec(H800));
     println!("{:>4} {:>10} {:>10} {:>10} {:>10} {:>10}", "EP", "H100 ratio", "H800 ratio", "F_min", "wide ratio", "wide F_min");
@@ -484,14 +541,18 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             ratio(&DEEPSEEK_V3, &h800)?, ep_min_expert_width(&DEEPSEEK_V3, &h100, ep)?,
             ratio(&wide, &h100)?, ep_min_expert_width(&wide, &h100, ep)?);
     }
-    println!("G * alpha on H100 = {:.0}", f64::from(H100.domain) * h100.flops() / h100.domain_egress());
+    let g_alpha = f64::from(H100.domain) * h100.flops() / h100.domain_egress();
+    println!("G * alpha on H100 = {g_alpha:.0}");
+    // Where the wide model's minimum width levels off: G alpha times the routed share k_r / k.
+    let wide_limit = g_alpha * wide.routed_active() as f64 / wide.active as f64;
+    tangle_runtime::value("wide_fmin_limit", ch06::grouped(wide_limit.round() as u64));
 
     tangle_runtime::cell(24);
-    // book/src/ch07.md:2572
+    // book/src/ch07.md:2647
     ep_widget().write()?;
 
     tangle_runtime::cell(25);
-    // book/src/ch07.md:2682
+    // book/src/ch07.md:2757
     let h100 = Hardware::spec(H100);
     let hop = pp_hop_clock(&LLAMA3_70B, &h100, Span::AcrossDomains { axes: 1 }, 16, 4096.0)?;
     println!("4,096-token microbatch: stage forward {:.2} ms, hop {:.3} ms, hop/compute {:.3}",
@@ -502,7 +563,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         4.0 * 4096.0 * 8192.0 / hop_bytes);
 
     tangle_runtime::cell(26);
-    // book/src/ch07.md:3013
+    // book/src/ch07.md:3088
     let config = ch02::GptConfig { vocab_size: 256, block_size: 64, d_model: 256, n_heads: 4, n_layers: 4, mlp_ratio: 4 };
     let tiny = ch02::TinyGpt::new(config, 7)?;
     let blocks = MlpBlock::of_model(&tiny);
@@ -540,7 +601,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("every measured idle fraction within 0.08 of the simulator's: {agree}");
 
     tangle_runtime::cell(27);
-    // book/src/ch07.md:3171
+    // book/src/ch07.md:3246
     let unit = ch06::StageTimes::TRANSFORMER;
     let scaled = |k: f64| ch06::StageTimes { forward: k * unit.forward, backward: k * unit.backward };
     let gpipe = ch06::Schedule::GPipe.orders(2, 8)?;
@@ -548,6 +609,9 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     let uneven = ch06::simulate_orders(&gpipe, &[scaled(3.0), scaled(1.0)])?;
     println!("simulated, 8 microbatches: 2+2 step {:.0} units, idle {:.2}; 3+1 step {:.0} units, idle {:.2} ({:.2}x)",
         even.makespan(), even.idle_fraction(), uneven.makespan(), uneven.idle_fraction(), uneven.makespan() / even.makespan());
+    tangle_runtime::value("idle_even_split", format!("{:.2}", even.idle_fraction()));
+    tangle_runtime::value("idle_uneven_split", format!("{:.2}", uneven.idle_fraction()));
+    tangle_runtime::value("uneven_slowdown", format!("{:.2}", uneven.makespan() / even.makespan()));
     let lopsided = best_of_two(&[3, 1], ch06::Schedule::GPipe, 8)?;
     let (measured, simulated) = (lopsided.timeline.idle_fraction(), lopsided.simulated()?.idle_fraction());
     let t = lopsided.stage_times();
@@ -556,7 +620,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("measured within 0.08 of the simulator: {}", (measured - simulated).abs() <= 0.08);
 
     tangle_runtime::cell(28);
-    // book/src/ch07.md:3399
+    // book/src/ch07.md:3477
     use ch06::{pipeline_bubble_fraction, simulate_pipeline, Schedule, StageTimes};
     let split = SplitTimes { forward: 1.0, input_grad: 1.0, weight_grad: 1.0 };
     println!("idle fraction (peak microbatches held by stage 0)");
@@ -574,13 +638,15 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(29);
-    // book/src/ch07.md:3496
+    // book/src/ch07.md:3574
     tangle_runtime::figure::svg("pipeline-overlap-dw", (720, 440), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let fused = ch06::simulate_pipeline(ch06::Schedule::OneFOneB, 4, 8, ch06::StageTimes { forward: 1.0, backward: 2.0 })?;
         let split_times = SplitTimes { forward: 1.0, input_grad: 1.0, weight_grad: 1.0 };
         let split = simulate_split_pipeline(4, 8, split_times, WeightGradPolicy::FillIdle { max_deferred: 4 })?;
         let end = fused.makespan().max(split.makespan());
+        tangle_runtime::value("makespan_fused", format!("{:.0}", fused.makespan()));
+        tangle_runtime::value("makespan_split", format!("{:.0}", split.makespan()));
         let (light, mid, dark) = (figure::gray(0.85), figure::gray(0.62), figure::gray(0.32));
         // One bar per pass: (stage, microbatch, start, end, fill, text colour).
         let fused_bars: Vec<_> = fused.events.iter().map(|e| {
@@ -643,24 +709,37 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(30);
-    // book/src/ch07.md:3626
+    // book/src/ch07.md:3706
     pipeline_widget().write()?;
 
     tangle_runtime::cell(31);
-    // book/src/ch07.md:3695
+    // book/src/ch07.md:3775
     let v5p = Hardware::spec(TPU_V5P);
     let chips_per_host = 4;
-    println!("v5p pod: {} chips / {chips_per_host} per host = {} hosts; 25 GB/s per host / {chips_per_host} = {} GB/s per chip",
-        TPU_V5P.domain, TPU_V5P.domain / chips_per_host, 25.0 / f64::from(chips_per_host));
-    println!("DCN floor: {:.0} tokens per pod", min_tokens_per_domain(&LLAMA3_70B, &v5p)?);
+    let (hosts, dcn_per_chip) = (TPU_V5P.domain / chips_per_host, 25.0 / f64::from(chips_per_host));
+    println!("v5p pod: {} chips / {chips_per_host} per host = {hosts} hosts; \
+    25 GB/s per host / {chips_per_host} = {dcn_per_chip} GB/s per chip", TPU_V5P.domain);
+    tangle_runtime::value("v5p_pod_hosts", ch06::grouped(hosts.into()));
+    tangle_runtime::value("v5p_dcn_per_chip", format!("{dcn_per_chip} GB/s"));
+    let dcn_floor = min_tokens_per_domain(&LLAMA3_70B, &v5p)?;
+    println!("DCN floor: {dcn_floor:.0} tokens per pod");
+    tangle_runtime::value("v5p_dcn_floor", ch06::grouped(dcn_floor.round() as u64));
     for batch in [1e6, 2e6] {
         let r = tpu_recipe(&LLAMA3_70B, &v5p, batch)?;
         let per_pod = batch / r.pods as f64;
         println!("B = {:.0}M: {}-way TP x {}-way FSDP = {} chips, {} pod(s), {:.0} tokens per pod",
             batch / 1e6, r.tp, r.dp, r.tp * r.dp, r.pods, per_pod);
-        println!("  tokens per chip: {:.1} on the recipe's chips, {:.1} on every chip of its pods",
-            batch / (r.tp * r.dp) as f64, per_pod / f64::from(TPU_V5P.domain));
+        let per_chip = batch / (r.tp * r.dp) as f64;
+        let per_pod_chip = per_pod / f64::from(TPU_V5P.domain);
+        println!("  tokens per chip: {per_chip:.1} on the recipe's chips, \
+        {per_pod_chip:.1} on every chip of its pods");
+        if r.pods == 1 {
+            tangle_runtime::value("one_pod_fsdp", ch06::grouped(r.dp));
+        }
         if r.pods > 1 {
+            tangle_runtime::value("two_pod_chips", ch06::grouped(r.tp * r.dp));
+            tangle_runtime::value("two_pod_tokens_per_chip", format!("{per_chip:.0}"));
+            tangle_runtime::value("two_pod_tokens_per_pod_chip", format!("{per_pod_chip:.1}"));
             println!("  mixed FSDP + TP floor (2 + 1 axes): {:.1} tokens per chip",
                 mixed_min_tokens_per_chip(&LLAMA3_70B, &v5p, 2, 1)?);
             let full_pods = r.pods * u64::from(TPU_V5P.domain);
@@ -670,33 +749,45 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(32);
-    // book/src/ch07.md:3776
+    // book/src/ch07.md:3869
     dcn_widget().write()?;
 
     tangle_runtime::cell(33);
-    // book/src/ch07.md:3807
+    // book/src/ch07.md:3900
     println!("{:<12} {:>13} {:>20} {:>21}  {}", "node type", "GPUs per node", "GPU egress (bytes/s)", "node egress (bytes/s)", "cross-node limit");
     for chip in [H100, B200, GB200_NVL72, GB300_NVL72] {
         let hw = Hardware::spec(chip);
         let e9 = |x: f64| format!("{:.0}e9", x / 1e9);
         let limit = if hw.domain_egress() < hw.link() { "node NICs" } else { "GPU NVLink" };
         println!("{:<12} {:>13} {:>20} {:>21}  {limit}", chip.name, chip.domain, e9(hw.link()), e9(hw.domain_egress()));
+        if chip == H100 {
+            tangle_runtime::value("h100_node_egress", format!("{:.0} GB/s", hw.domain_egress() / 1e9));
+        }
     }
 
     tangle_runtime::cell(34);
-    // book/src/ch07.md:3849
+    // book/src/ch07.md:3945
     let span = Span::AcrossDomains { axes: 1 };
     let h100 = Hardware::spec(H100);
     let r = ridge(&h100, span)?;
     println!("H100 scale-out ridge: {r:.0} tokens per GPU; 16,384 GPUs need {:.1}M tokens", r * 16_384.0 / 1e6);
+    tangle_runtime::value("h100_scaleout_ridge", ch06::grouped(r.round() as u64));
+    tangle_runtime::value("h100_16k_gpus_batch", format!("{:.1} million", r * 16_384.0 / 1e6));
     for hw in [Hardware::spec(H800), Hardware::measured(H800)] {
-        println!("H800 dense baseline ({:?}): {:.0} tokens per GPU", hw.mode, ridge(&hw, span)?);
+        let floor = ridge(&hw, span)?;
+        println!("H800 dense baseline ({:?}): {floor:.0} tokens per GPU", hw.mode);
+        let name = match hw.mode {
+            Mode::Spec => "h800_ridge_spec",
+            Mode::Measured => "h800_ridge_measured",
+        };
+        tangle_runtime::value(name, ch06::grouped(floor.round() as u64));
     }
     println!("two domains: ring factor {} -> H100 floor {:.1}", ring_factor(2)?, r * ring_factor(2)?);
     println!("DeepSeek batch schedule: {} to {} tokens (3,072 to 15,360 sequences of 4,096)", 3072 * 4096, 15_360 * 4096);
+    tangle_runtime::value("deepseek_batch", ch06::grouped(15_360 * 4096));
 
     tangle_runtime::cell(35);
-    // book/src/ch07.md:3961
+    // book/src/ch07.md:4066
     for run in [DEEPSEEK_V3_RUN, LLAMA_31_RUN] {
         run.validate()?;
         println!("{}: {} GPUs = {} x EP {}, batch {:.0} tokens, {:.0} per GPU",
@@ -705,11 +796,16 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             run.domains_per_replica()?, run.outer_dp_floor()?,
             if run.tokens_per_gpu()? >= run.outer_dp_floor()? { Bound::Compute } else { Bound::Communication });
     }
+    let per_gpu = |run: Run| run.tokens_per_gpu().map(|t| ch06::grouped(t.round() as u64));
+    tangle_runtime::value("deepseek_tokens_per_gpu", per_gpu(DEEPSEEK_V3_RUN)?);
+    tangle_runtime::value("llama31_tokens_per_gpu", per_gpu(LLAMA_31_RUN)?);
+    let replica = DEEPSEEK_V3_RUN.gpus / DEEPSEEK_V3_RUN.layout.dp;
+    tangle_runtime::value("deepseek_replica_gpus", ch06::grouped(replica));
     let tp = tp_max(&LLAMA_31_405B, &Hardware::spec(H100), Span::InDomain { axes: 1 })?;
     println!("Llama 3.1 405B: largest TP inside an H100 node {tp:.1}, so 8-way TP hides");
 
     tangle_runtime::cell(36);
-    // book/src/ch07.md:4076
+    // book/src/ch07.md:4186
     use ch06::{param_count, TrainingConfig};
     let llama2_13b = TrainingConfig {
         name: "LLaMA-2 13B", d_model: 5120, n_layers: 40, n_heads: 40, n_kv_heads: 40,
@@ -720,30 +816,39 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         p.ffn as f64 / 1e9, p.attention as f64 / 1e9, p.embeddings as f64 / 1e9, p.total() as f64 / 1e9);
 
     tangle_runtime::cell(37);
-    // book/src/ch07.md:4117
+    // book/src/ch07.md:4227
     let total = p.total() as f64;
     let m = step_memory(&LLAMA2_13B, total, 16e6)?;
     println!("states (2 + 4 + 4) * {:.2}B = {:.0} GB; activations 2LB(D + 2F) = {:.1} TB",
         total / 1e9, m.states / 1e9, m.activations / 1e12);
+    tangle_runtime::value("activations_over_states", format!("{:.0}", m.activations / m.states));
 
     tangle_runtime::cell(38);
-    // book/src/ch07.md:4136
+    // book/src/ch07.md:4247
     let v5p = Hardware::spec(TPU_V5P);
     let chips: u64 = 16 * 16 * 16;
     let batch = 3e6;
     println!("sequences per batch: {:.1} (3 * 2^20 / 32,768 = {})", batch / 32_768.0, 3 * (1 << 20) / 32_768);
+    tangle_runtime::value("q3_sequences", format!("{:.1}", batch / 32_768.0));
     println!("slice HBM: {:.0} TB; one chip: {:.0} GB; params + Adam: {:.0} GB -> pure DP fits: {}",
         chips as f64 * TPU_V5P.hbm / 1e12, TPU_V5P.hbm / 1e9, m.states / 1e9, m.states <= TPU_V5P.hbm);
+    tangle_runtime::value("q3_slice_hbm", format!("{:.0} TB", chips as f64 * TPU_V5P.hbm / 1e12));
     let m3 = step_memory(&LLAMA2_13B, total, batch)?;
     println!("total memory at 3M tokens: {:.2} TB of activations + states = {:.2} TB, {:.2} GB per chip",
         m3.activations / 1e12, (m3.activations + m3.states) / 1e12, (m3.activations + m3.states) / chips as f64 / 1e9);
+    tangle_runtime::value("q3_total_memory", format!("{:.0} TB", (m3.activations + m3.states) / 1e12));
     let fsdp_floor = min_tokens_per_chip(&LLAMA2_13B, &v5p, Span::InDomain { axes: 3 })?;
     println!("FSDP alone needs {:.0} * {} = {:.2}M tokens > 3M: {:?}-bound", fsdp_floor, chips, fsdp_floor * chips as f64 / 1e6,
         fsdp_layer_clock(&LLAMA2_13B, &v5p, Span::InDomain { axes: 3 }, chips, batch)?.bound());
+    tangle_runtime::value("q3_fsdp_floor", format!("{fsdp_floor:.0}"));
+    tangle_runtime::value("q3_fsdp_batch", format!("{:.1}M", fsdp_floor * chips as f64 / 1e6));
     let mixed_floor = mixed_min_tokens_per_chip(&LLAMA2_13B, &v5p, 2, 1)?;
     let dp = optimal_fsdp_degree(&LLAMA2_13B, &v5p, chips, batch, 2, 1)?;
     println!("mixed floor alpha^2 / 2F = {mixed_floor:.0} tokens per chip ({:.0} per chip available); DP_opt = {dp:.0}",
         batch / chips as f64);
+    tangle_runtime::value("q3_mixed_floor", format!("{mixed_floor:.0}"));
+    tangle_runtime::value("q3_tokens_per_chip", format!("{:.0}", batch / chips as f64));
+    tangle_runtime::value("q3_dp_opt", ch06::grouped(dp.round() as u64));
     let mesh = Mesh { dp: 1024, tp: 4, dp_axes: 2, tp_axes: 1 };
     let c = mixed_layer_clock(&LLAMA2_13B, &v5p, mesh, batch)?.clock();
     println!("1024-way FSDP x 4-way TP: math/comms = {:.2} ({:?}-bound)", c.ratio(), c.bound());
@@ -751,14 +856,17 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         let step = 6.0 * batch * total / (chips as f64 * v5p.flops() * mfu);
         println!("step time at {:.0}% MFU: 6 * 3M * {:.2}B / (4096 * 459 TFLOP/s * {mfu}) = {:.0} ms",
             100.0 * mfu, total / 1e9, step * 1e3);
+        let name = format!("q3_step_mfu{:.0}", 100.0 * mfu);
+        tangle_runtime::value(&name, format!("{:.0} ms", step * 1e3));
     }
 
     tangle_runtime::cell(39);
-    // book/src/ch07.md:4234
+    // book/src/ch07.md:4355
     llama2_widget().write()?;
 
     tangle_runtime::cell(40);
-    // book/src/ch07.md:4382
+    // book/src/ch07.md:4503
+    tangle_runtime::value("b200_flops_gain", format!("{:.1}", B200.flops / H100.flops));
     for chip in [H100, B200] {
         let hw = Hardware::spec(chip);
         println!("{:<5} DP floor across nodes {:>5.0} tokens per GPU; largest TP for Llama 3 70B in a node {:.1}",
@@ -766,14 +874,14 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(41);
-    // book/src/ch07.md:4399
+    // book/src/ch07.md:4521
     let hw = Hardware::spec(H100);
     let out = Span::AcrossDomains { axes: 1 };
     println!("E/k = {:.2}; floor = {:.0} tokens per GPU; a 62,914,560-token batch feeds {} GPUs",
         DEEPSEEK_V3.sparsity(), min_tokens_per_chip(&DEEPSEEK_V3, &hw, out)?, fsdp_max_chips(&DEEPSEEK_V3, &hw, out, 62_914_560.0)?);
 
     tangle_runtime::cell(42);
-    // book/src/ch07.md:4414
+    // book/src/ch07.md:4536
     // The optimum grows as the square root of B, so it doubles, and so does the fastest mesh's FSDP
     // degree. The math grows fourfold but the network clock at the balanced split only twofold, so
     // the layer moves twice as far from the communication bound: exactly twice here, because 32
@@ -788,7 +896,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(43);
-    // book/src/ch07.md:4438
+    // book/src/ch07.md:4560
     let flat = Run { layout: Layout { tp: 8, pp: 1, dp: 2048 }, ..LLAMA_31_RUN };
     for run in [LLAMA_31_RUN, flat] {
         let (have, need) = (run.tokens_per_gpu()?, run.outer_dp_floor()?);
@@ -797,7 +905,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(44);
-    // book/src/ch07.md:4456
+    // book/src/ch07.md:4578
     // Under GPipe the order makes no difference: either way the heavy stage idles for one pass
     // through the light stage. Under 1F1B a heavy first stage never waits, because the light stage
     // returns each gradient before the heavy one is ready for it, so the step is just the heavy
@@ -814,7 +922,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(45);
-    // book/src/ch07.md:4485
+    // book/src/ch07.md:4607
     // (PP-1)/(m+PP-1) < 1/20 exactly when m > 19 (PP-1): 20 microbatches for two stages, 134 for
     // eight. Deep pipelines need many microbatches, hence a large batch, one more reason they sit
     // awkwardly with data parallelism.
@@ -826,7 +934,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(46);
-    // book/src/ch07.md:4506
+    // book/src/ch07.md:4628
     let v5p = Hardware::spec(TPU_V5P);
     let floor = min_tokens_per_domain(&DEEPSEEK_V3, &v5p)?;
     println!("dense floor {:.0}, DeepSeek-V3 floor {:.0} tokens per pod; 16M over 8 pods gives {:.0} -> clears it: {}",

@@ -3,7 +3,7 @@
 
 use ch07::*;
 
-// book/src/ch07.md:563
+// book/src/ch07.md:584
 #[test]
 fn memory_formula_tracks_published_totals_of_representable_rows() {
     let close = [LLAMA3_70B, DEEPSEEK_V3, MOE_753B, MOE_1_60T, MOE_2_45T, MOE_952B, MOE_427B];
@@ -41,7 +41,7 @@ fn measured_mode_scales_flops_and_bandwidth() {
     assert!(spec.collective(Span::InDomain { axes: 0 }).is_err());
 }
 
-// book/src/ch07.md:963
+// book/src/ch07.md:998
 #[test]
 fn ridge_is_where_weight_traffic_clocks_are_equal() {
     for chip in CHIPS {
@@ -77,7 +77,7 @@ fn ridge_curve_saturates_at_one() {
     assert_eq!(c[2].1, 1.0);
 }
 
-// book/src/ch07.md:1160
+// book/src/ch07.md:1202
 #[test]
 fn dp_ridge_is_where_backward_clocks_meet_and_scales_with_sparsity() {
     let hw = Hardware::spec(H100);
@@ -116,7 +116,7 @@ fn more_axes_lower_the_tpu_floor_but_not_the_gpu_one() {
     assert_eq!(g1, g3);
 }
 
-// book/src/ch07.md:1384
+// book/src/ch07.md:1432
 #[test]
 fn fsdp_has_the_dp_ridge_and_divides_memory() {
     let hw = Hardware::spec(TPU_V5P);
@@ -154,7 +154,7 @@ fn training_days_rejects_impossible_utilisation() {
     assert!((d1 / d2 - 2.0).abs() < 1e-12);
 }
 
-// book/src/ch07.md:1608
+// book/src/ch07.md:1660
 #[test]
 fn tp_bound_is_where_clocks_meet_and_batch_free() {
     let hw = Hardware::spec(TPU_V5P);
@@ -172,7 +172,7 @@ fn tp_bound_is_where_clocks_meet_and_batch_free() {
     assert!(tp_layer_clock(&LLAMA3_70B, &hw, span, 0, 1e4).is_err());
 }
 
-// book/src/ch07.md:2131
+// book/src/ch07.md:2201
 #[test]
 fn the_fastest_mesh_brackets_the_closed_form_optimum() {
     let hw = Hardware::spec(TPU_V5P);
@@ -194,7 +194,7 @@ fn the_fastest_mesh_brackets_the_closed_form_optimum() {
     assert!(fastest_split(&[]).is_none());
 }
 
-// book/src/ch07.md:2312
+// book/src/ch07.md:2383
 #[test]
 fn optimal_fsdp_degree_balances_the_two_collectives() {
     let hw = Hardware::spec(TPU_V5P);
@@ -249,7 +249,7 @@ fn gpu_mix_keeps_tp_inside_the_domain() {
     assert!(mixed_layer_clock(&LLAMA3_70B, &hw, Mesh { tp: 3, ..mesh }, 4e6).is_err());
 }
 
-// book/src/ch07.md:2579
+// book/src/ch07.md:2654
 #[test]
 fn ep_regimes_match_the_closed_forms_without_shared_experts() {
     let hw = Hardware::spec(H100);
@@ -280,7 +280,7 @@ fn ep_checks_its_inputs() {
     assert_eq!(ep_layer_clock(&DEEPSEEK_V3, &hw, 1, 100.0).unwrap().local_comms, 0.0);
 }
 
-// book/src/ch07.md:3072
+// book/src/ch07.md:3147
 fn tiny_blocks(n: usize, d: usize, f: usize, seed: u64) -> (Vec<Vec<f32>>, Vec<Vec<f32>>) {
     let mut rng = ch02::Rng::new(seed);
     let mut draw = |len: usize| (0..len).map(|_| 0.3 * rng.normal() as f32).collect::<Vec<f32>>();
@@ -366,7 +366,7 @@ fn threaded_pipeline_rejects_bad_plans() {
     assert!(matches!(run_threaded_pipeline(&[short, blocks[1]], &[1, 1], gpipe, &inputs), Err(ParallelError::Mismatch { .. })));
 }
 
-// book/src/ch07.md:3435
+// book/src/ch07.md:3513
 #[test]
 fn fused_split_simulator_reproduces_chapter_6_one_f1b() {
     let split = SplitTimes { forward: 1.0, input_grad: 1.25, weight_grad: 0.75 };
@@ -426,7 +426,7 @@ fn pipeline_hop_is_cheap_and_checked() {
     assert!(pp_hop_clock(&LLAMA3_70B, &hw, Span::AcrossDomains { axes: 1 }, 81, 4096.0).is_err());
 }
 
-// book/src/ch07.md:3783
+// book/src/ch07.md:3876
 #[test]
 fn dcn_floor_is_where_cross_domain_clocks_meet() {
     let hw = Hardware::spec(TPU_V5P);
@@ -441,7 +441,7 @@ fn dcn_floor_is_where_cross_domain_clocks_meet() {
     assert!(tpu_recipe(&LLAMA3_70B, &hw, 100.0).is_err());
 }
 
-// book/src/ch07.md:3992
+// book/src/ch07.md:4102
 #[test]
 fn worked_examples_validate_and_match_the_published_numbers() {
     assert_eq!(DEEPSEEK_V3_RUN.batch, 62_914_560.0);
@@ -465,7 +465,7 @@ fn gpu_ridges_match_the_published_ones() {
     assert!((need / 1e6 - 40.6).abs() < 0.05, "{need}");
 }
 
-// book/src/ch07.md:4241
+// book/src/ch07.md:4362
 #[test]
 fn llama2_answers_follow_from_the_shapes() {
     let cfg = ch06::TrainingConfig {
@@ -491,7 +491,7 @@ fn ten_bytes_per_parameter_is_chapter_6_weights_plus_moments() {
     assert_eq!(bytes as f64, ADAM_BYTES_PER_PARAM);
 }
 
-// book/src/ch07.md:4269
+// book/src/ch07.md:4390
 use tangle_runtime::widget::Widget;
 
 /// Every calculator of the chapter, in order.
