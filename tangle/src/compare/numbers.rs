@@ -19,7 +19,7 @@ use regex::Regex;
 
 use crate::diagnostic::Diagnostic;
 use crate::markdown::{Document, LeafKind};
-use crate::model::Chapter;
+use crate::model::{CellKind, Chapter};
 
 /// A number as it is written: `2,475`, `40.6`, `0.114`; with an optional sign.
 static NUMBER: LazyLock<Regex> =
@@ -31,9 +31,15 @@ static REFERENCE: LazyLock<Regex> = LazyLock::new(|| {
         .expect("a valid regex")
 });
 
-/// The digits of a number, commas dropped (`2,475` → `2475`).
+/// The digits of a number: commas dropped (`2,475` → `2475`),
+/// and a decimal point's trailing zeros (`48000.0` → `48000`, `0.50` → `0.5`), so that the
+/// prose's `48,000` and the code's `48_000.0` are the same number.
 fn canonical(number: &str) -> String {
-    number.replace(',', "")
+    let digits = number.replace(',', "");
+    match digits.contains('.') {
+        true => digits.trim_end_matches('0').trim_end_matches('.').to_string(),
+        false => digits,
+    }
 }
 
 /// Whether a number is worth the check: single digits are everywhere ("2 cores", "8 GPUs").
@@ -60,6 +66,35 @@ fn numbers(text: &str) -> impl Iterator<Item = (Range<usize>, &str)> {
     })
 }
 
+/// The numbers of a cell's numeric literals (`1_024` → `1024`, `990e12` → `990`),
+/// found by Rust's lexer so that comments and string literals do not count. A cell that does
+/// not lex (it will not compile either) falls back to every number in its text.
+fn numeric_literals(code: &str) -> Vec<String> {
+    fn walk(tokens: proc_macro2::TokenStream, out: &mut Vec<String>) {
+        for token in tokens {
+            match token {
+                proc_macro2::TokenTree::Group(g) => walk(g.stream(), out),
+                proc_macro2::TokenTree::Literal(l) => {
+                    let text = l.to_string();
+                    if text.starts_with(|c: char| c.is_ascii_digit()) {
+                        let digits = text.replace('_', "");
+                        out.extend(numbers(&digits).map(|(_, n)| canonical(n)));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    match code.parse::<proc_macro2::TokenStream>() {
+        Ok(tokens) => {
+            let mut out = Vec::new();
+            walk(tokens, &mut out);
+            out
+        }
+        Err(_) => numbers(code).map(|(_, n)| canonical(n)).collect(),
+    }
+}
+
 /// Whether `value` is one of the `printed` numbers, or rounds one of them (within half a
 /// percent, for numbers of two significant digits or more).
 fn restates(value: &str, printed: &BTreeSet<String>) -> bool {
@@ -73,9 +108,15 @@ fn restates(value: &str, printed: &BTreeSet<String>) -> bool {
 /// Warnings for the hand-typed copies of computed numbers in `chapter`.
 pub fn hand_typed_numbers(chapter: &Chapter) -> Vec<Diagnostic> {
     let doc = Document::parse(&chapter.source);
-    // Numbers written in the code are inputs the prose may state.
-    let literals: BTreeSet<String> =
-        chapter.cells.iter().flat_map(|c| numbers(&c.code).map(|(_, n)| canonical(n))).collect();
+    // Numbers written in the code are inputs the prose may state: numeric literals of library
+    // and run cells, not a number in a comment, a string or a test's assertion (a test that
+    // asserts 13.69 checks a result, it does not set an input).
+    let literals: BTreeSet<String> = chapter
+        .cells
+        .iter()
+        .filter(|c| c.kind != CellKind::Test)
+        .flat_map(|c| numeric_literals(&c.code))
+        .collect();
     let printed: BTreeSet<String> = chapter
         .cells
         .iter()
@@ -156,5 +197,14 @@ mod tests {
     fn identifiers_and_versions_are_not_numbers() {
         let found: Vec<&str> = numbers("ch06 H100 x86_64 1.2.3 2,475 and 40.6M").map(|(_, n)| n).collect();
         assert_eq!(found, vec!["2,475", "40.6"]);
+    }
+
+    #[test]
+    fn only_numeric_literals_of_library_and_run_cells_are_inputs() {
+        assert_eq!(numeric_literals("let n = 1_024u64; // 2,475 tokens\nlet s = \"13.69\"; f(990e12)"), vec!["1024", "990"]);
+        let md = "# 1 T\n\n```rust\n/// Prints 2,475 tokens.\nprintln!(\"{}\", 99 * 25);\n```\n\n```output\n2475\n```\n\n```rust\n// @test\n#[test]\nfn t() { assert_eq!(99 * 25, 2475); }\n```\n\nIt is 2,475.\n";
+        let found = check(md);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(found[0].starts_with("book/src/ch01.md:18:7: `2,475` restates"), "{found:#?}");
     }
 }
