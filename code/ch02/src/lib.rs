@@ -1540,7 +1540,7 @@ pub fn flops_per_token(config: &GptConfig, seq_len: usize) -> Result<FlopsPerTok
     Ok(FlopsPerToken { qkv, attention_scores, attention_values, attention_output, mlp, lm_head, total })
 }
 
-// book/src/ch02.md:1849
+// book/src/ch02.md:1851
 /// The configuration Chapter 6 measures and the benchmark against PyTorch uses.
 pub const MEASUREMENT_CONFIG: GptConfig =
     GptConfig { vocab_size: 256, block_size: 128, d_model: 128, n_heads: 4, n_layers: 4, mlp_ratio: 4 };

@@ -64,7 +64,9 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         let share = 100.0 * value as f64 / flops.total as f64;
         println!("{name:17} {:>10} FLOPs/token  ({share:5.1}%)", with_commas(value));
     }
-    println!("training (forward + backward, 3x): {:.2} MFLOP/token", 3.0 * flops.total as f64 / 1e6);
+    let training = format!("{:.2} MFLOP", 3.0 * flops.total as f64 / 1e6);
+    println!("training (forward + backward, 3x): {training}/token");
+    tangle_runtime::value("training_mflop_per_token", &training);
 
     Ok(())
 }

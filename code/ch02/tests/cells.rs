@@ -3,7 +3,7 @@
 
 use ch02::*;
 
-// book/src/ch02.md:1928
+// book/src/ch02.md:1936
 fn tiny_config() -> GptConfig {
     GptConfig { vocab_size: 11, block_size: 8, d_model: 8, n_heads: 2, n_layers: 2, mlp_ratio: 2 }
 }
@@ -62,7 +62,7 @@ fn gradients_match_finite_differences() {
     }
 }
 
-// book/src/ch02.md:1992
+// book/src/ch02.md:2000
 #[test]
 fn checkpointed_gradients_equal_plain_ones() {
     let config = tiny_config();
@@ -105,7 +105,7 @@ fn portable_kernels_match_simd_kernels() {
     }
 }
 
-// book/src/ch02.md:2040
+// book/src/ch02.md:2048
 #[test]
 fn data_parallel_step_equals_single_worker_step() {
     let config = tiny_config();
@@ -166,7 +166,7 @@ fn training_lowers_the_loss() {
     assert!(last < 0.5 * first, "loss went from {first} to {last}");
 }
 
-// book/src/ch02.md:2105
+// book/src/ch02.md:2113
 #[test]
 fn parameter_count_of_the_measurement_config() {
     // 256*128 + 128*128 embeddings, 4 blocks of 12 d^2 weights + 13 d biases and
