@@ -148,7 +148,11 @@ fn prose_shares_no_dozen_word_run_with_the_seeds() {
 #[test]
 fn prose_quotes_computed_numbers_instead_of_typing_them() {
     // (chapter, number as written, why it stays typed)
-    const ALLOWED: &[(&str, &str, &str)] = &[];
+    const ALLOWED: &[(&str, &str, &str)] = &[
+        ("ch07", "989.4", "the H100 datasheet's dense bf16 rate; the code stores it rounded, 990e12"),
+        ("ch07", "3,584", "DeepSeek-V3's published latent width, a fact of its configuration"),
+        ("ch07", "3.1", "part of a model's name, Llama 3.1"),
+    ];
     let project = Project::load(&root()).unwrap();
     let mut found = Vec::new();
     for chapter in &project.book.chapters {

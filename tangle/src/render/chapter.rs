@@ -201,6 +201,9 @@ fn render_directives(
     let mut placed = false;
     let directives = r.page.doc.directives.clone();
     let drawn = chapter.map(|c| figures::drawn_figure_names(&c.source)).unwrap_or_default();
+    // Values recorded by runs outside the test command (a benchmark) say so in their tooltip.
+    let root = figures_dir.parent().unwrap_or(figures_dir);
+    let recorded = chapter.and_then(|c| crate::compare::load_recorded(root, c).ok()).unwrap_or_default();
     for d in directives {
         let args = r.page.doc.text(d.args.clone());
         match d.name.as_str() {
@@ -245,9 +248,13 @@ fn render_directives(
                 let args = args.trim();
                 let (name, shown) = args.split_once(char::is_whitespace).unwrap_or((args, ""));
                 let shown = shown.split_whitespace().collect::<Vec<_>>().join(" ");
+                let source = match recorded.iter().find(|f| f.values.contains_key(name)) {
+                    Some(f) => format!("recorded in {}", f.file.display()),
+                    None => "printed by this chapter's code".to_string(),
+                };
                 let html = format!(
                     "<span class=\"tangle-value\" title=\"{}\">{}</span>",
-                    inert(&format!("value `{name}`, printed by this chapter's code")),
+                    inert(&format!("value `{name}`, {source}")),
                     inert(&shown)
                 );
                 r.edits.replace(d.span.clone(), html);
