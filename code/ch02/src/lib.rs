@@ -48,7 +48,10 @@ impl fmt::Display for GptError {
                 write!(f, "d_model {d_model} is not divisible by n_heads {n_heads}")
             }
             GptError::SequenceTooLong { len, block_size } => {
-                write!(f, "sequence of {len} tokens exceeds block_size {block_size}")
+                write!(
+                    f,
+                    "sequence of {len} tokens exceeds block_size {block_size}"
+                )
             }
             GptError::TokenOutOfRange { token, vocab_size } => {
                 write!(f, "token {token} is outside the vocabulary of {vocab_size}")
@@ -58,7 +61,10 @@ impl fmt::Display for GptError {
                 write!(f, "corpus has {len} tokens but a window needs {needed}")
             }
             GptError::UnsupportedKernels(kernels) => {
-                write!(f, "{kernels:?} kernels need instructions this CPU does not have")
+                write!(
+                    f,
+                    "{kernels:?} kernels need instructions this CPU does not have"
+                )
             }
         }
     }
@@ -83,7 +89,10 @@ impl GptConfig {
             }
         }
         if !self.d_model.is_multiple_of(self.n_heads) {
-            return Err(GptError::HeadsDoNotDivide { d_model: self.d_model, n_heads: self.n_heads });
+            return Err(GptError::HeadsDoNotDivide {
+                d_model: self.d_model,
+                n_heads: self.n_heads,
+            });
         }
         Ok(())
     }
@@ -99,7 +108,7 @@ impl GptConfig {
     }
 }
 
-// book/src/ch02.md:141
+// book/src/ch02.md:150
 /// The tensors of one Transformer block. `T` is `&[f32]` for reading weights,
 /// `&mut [f32]` for writing gradients, or `usize` for sizes.
 #[derive(Debug)]
@@ -183,13 +192,21 @@ fn carve<S: Carve>(config: &GptConfig, mut flat: S) -> ModelParams<S> {
     let lnf_w = flat.take(d);
     let lnf_b = flat.take(d);
     let head_w = flat.take(d * config.vocab_size);
-    ModelParams { wte, wpe, blocks, lnf_w, lnf_b, head_w }
+    ModelParams {
+        wte,
+        wpe,
+        blocks,
+        lnf_w,
+        lnf_b,
+        head_w,
+    }
 }
 
 /// Number of trainable parameters of a model with this shape.
 pub fn parameter_count(config: &GptConfig) -> usize {
     let (d, ff, v) = (config.d_model, config.d_ff(), config.vocab_size);
-    let per_block = 2 * d + (d * 3 * d + 3 * d) + (d * d + d) + 2 * d + (d * ff + ff) + (ff * d + d);
+    let per_block =
+        2 * d + (d * 3 * d + 3 * d) + (d * d + d) + 2 * d + (d * ff + ff) + (ff * d + d);
     v * d + config.block_size * d + config.n_layers * per_block + 2 * d + d * v
 }
 
@@ -206,7 +223,7 @@ pub fn with_commas(n: u64) -> String {
     out
 }
 
-// book/src/ch02.md:278
+// book/src/ch02.md:303
 /// A small deterministic random source (SplitMix64), so that a seed fixes every
 /// initial weight and every sampled batch on every machine.
 #[derive(Clone, Debug)]
@@ -243,7 +260,7 @@ impl Rng {
     }
 }
 
-// book/src/ch02.md:325
+// book/src/ch02.md:350
 /// `e^x` from arithmetic alone: split `x = n ln 2 + r`, approximate `e^r` with a
 /// degree-7 polynomial (Cephes' coefficients), and build `2^n` directly in the
 /// exponent bits. Unlike `f32::exp`, which calls into libm one value at a time,
@@ -293,7 +310,10 @@ pub fn gelu(x: f32) -> f32 {
 fn gelu_and_slope(x: f32) -> (f32, f32) {
     let t = fast_tanh(GELU_SCALE * (x + GELU_CUBIC * x * x * x));
     let du = GELU_SCALE * (1.0 + 3.0 * GELU_CUBIC * x * x);
-    (0.5 * x * (1.0 + t), 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du)
+    (
+        0.5 * x * (1.0 + t),
+        0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du,
+    )
 }
 
 /// `y += a * x`. Bias and embedding gradients and the optimizer's sum over workers are
@@ -305,7 +325,7 @@ fn axpy(y: &mut [f32], a: f32, x: &[f32]) {
     }
 }
 
-// book/src/ch02.md:405
+// book/src/ch02.md:433
 /// Lane-wise reductions. A plain `iter().sum()` adds one value at a time, in
 /// order, because float addition is not associative and the compiler must keep
 /// the order. Summing into eight independent lanes and adding the lanes at the
@@ -327,7 +347,10 @@ fn fold_lanes<const K: usize>(
     combine: impl Fn(f32, f32) -> f32,
 ) -> f32 {
     let n = xs[0].len();
-    assert!(xs.iter().all(|x| x.len() == n), "slices of different lengths");
+    assert!(
+        xs.iter().all(|x| x.len() == n),
+        "slices of different lengths"
+    );
     let chunks: [&[[f32; LANES]]; K] = xs.map(|x| x.as_chunks::<LANES>().0);
     let mut acc = [init; LANES];
     for c in 0..n / LANES {
@@ -336,7 +359,9 @@ fn fold_lanes<const K: usize>(
         }
     }
     let total = acc.into_iter().fold(init, &combine);
-    (n / LANES * LANES..n).fold(total, |t, i| combine(t, term(std::array::from_fn(|k| xs[k][i]))))
+    (n / LANES * LANES..n).fold(total, |t, i| {
+        combine(t, term(std::array::from_fn(|k| xs[k][i])))
+    })
 }
 
 #[inline(always)]
@@ -353,10 +378,15 @@ fn dot_of(x: &[f32], y: &[f32]) -> f32 {
 /// extra instructions in every lane; scores and logits are never NaN.
 #[inline(always)]
 fn max_of(x: &[f32]) -> f32 {
-    fold_lanes([x], f32::NEG_INFINITY, |[v]| v, |a, b| if a > b { a } else { b })
+    fold_lanes(
+        [x],
+        f32::NEG_INFINITY,
+        |[v]| v,
+        |a, b| if a > b { a } else { b },
+    )
 }
 
-// book/src/ch02.md:471
+// book/src/ch02.md:509
 /// Which compilation of our own loops runs: the forward and backward passes and the
 /// optimizer, everything but the matrix products, whose library picks its kernels by
 /// itself. The source is written once; `Avx2` and `Avx512` compile the same code
@@ -378,7 +408,11 @@ impl Kernels {
 
     /// The fastest variant this CPU supports.
     pub fn detect() -> Self {
-        *Self::ALL.iter().rev().find(|k| k.supported()).unwrap_or(&Kernels::Portable)
+        *Self::ALL
+            .iter()
+            .rev()
+            .find(|k| k.supported())
+            .unwrap_or(&Kernels::Portable)
     }
 
     /// Whether this CPU can run the variant.
@@ -432,7 +466,7 @@ macro_rules! dispatch_kernels {
     };
 }
 
-// book/src/ch02.md:556
+// book/src/ch02.md:598
 /// A read-only matrix inside a buffer: element `(r, c)` is
 /// `data[r * row_stride + c * col_stride]`. Strides let one buffer be read as a
 /// transpose, or as one head's columns of a wider matrix, without copying.
@@ -448,19 +482,44 @@ pub struct Mat<'a> {
 impl<'a> Mat<'a> {
     /// A dense row-major `rows x cols` matrix.
     pub fn new(data: &'a [f32], rows: usize, cols: usize) -> Self {
-        assert_eq!(data.len(), rows * cols, "matrix buffer does not match its shape");
-        Mat { data, rows, cols, row_stride: cols, col_stride: 1 }
+        assert_eq!(
+            data.len(),
+            rows * cols,
+            "matrix buffer does not match its shape"
+        );
+        Mat {
+            data,
+            rows,
+            cols,
+            row_stride: cols,
+            col_stride: 1,
+        }
     }
 
     /// `rows x cols` elements starting at `data[0]`, rows `row_stride` apart.
     pub fn strided(data: &'a [f32], rows: usize, cols: usize, row_stride: usize) -> Self {
-        assert!(rows == 0 || (rows - 1) * row_stride + cols <= data.len(), "strided matrix overruns its buffer");
-        Mat { data, rows, cols, row_stride, col_stride: 1 }
+        assert!(
+            rows == 0 || (rows - 1) * row_stride + cols <= data.len(),
+            "strided matrix overruns its buffer"
+        );
+        Mat {
+            data,
+            rows,
+            cols,
+            row_stride,
+            col_stride: 1,
+        }
     }
 
     /// The same elements read as the transpose.
     pub fn t(self) -> Self {
-        Mat { rows: self.cols, cols: self.rows, row_stride: self.col_stride, col_stride: self.row_stride, ..self }
+        Mat {
+            rows: self.cols,
+            cols: self.rows,
+            row_stride: self.col_stride,
+            col_stride: self.row_stride,
+            ..self
+        }
     }
 }
 
@@ -474,13 +533,30 @@ pub struct MatMut<'a> {
 
 impl<'a> MatMut<'a> {
     pub fn new(data: &'a mut [f32], rows: usize, cols: usize) -> Self {
-        assert_eq!(data.len(), rows * cols, "matrix buffer does not match its shape");
-        MatMut { data, rows, cols, row_stride: cols }
+        assert_eq!(
+            data.len(),
+            rows * cols,
+            "matrix buffer does not match its shape"
+        );
+        MatMut {
+            data,
+            rows,
+            cols,
+            row_stride: cols,
+        }
     }
 
     pub fn strided(data: &'a mut [f32], rows: usize, cols: usize, row_stride: usize) -> Self {
-        assert!(rows == 0 || (rows - 1) * row_stride + cols <= data.len(), "strided matrix overruns its buffer");
-        MatMut { data, rows, cols, row_stride }
+        assert!(
+            rows == 0 || (rows - 1) * row_stride + cols <= data.len(),
+            "strided matrix overruns its buffer"
+        );
+        MatMut {
+            data,
+            rows,
+            cols,
+            row_stride,
+        }
     }
 }
 
@@ -494,7 +570,11 @@ impl<'a> MatMut<'a> {
 /// threads inside each matmul would only compete with it.
 pub fn matmul(out: MatMut, a: Mat, b: Mat, scale: f32, accumulate: bool) {
     assert_eq!(a.cols, b.rows, "inner dimensions differ");
-    assert_eq!((out.rows, out.cols), (a.rows, b.cols), "output shape differs from a b");
+    assert_eq!(
+        (out.rows, out.cols),
+        (a.rows, b.cols),
+        "output shape differs from a b"
+    );
     // SAFETY: the constructors checked that every strided index of every operand
     // lies inside its slice, and `out` is a unique borrow, so it aliases neither input.
     unsafe {
@@ -550,23 +630,48 @@ fn linear(out: &mut [f32], x: &[f32], w: &[f32], b: &[f32], residual: Option<&[f
     let (d_in, d_out) = (w.len() / b.len(), b.len());
     let rows = x.len() / d_in;
     fill_rows(out, b, residual);
-    matmul(MatMut::new(out, rows, d_out), Mat::new(x, rows, d_in), Mat::new(w, d_in, d_out), 1.0, true);
+    matmul(
+        MatMut::new(out, rows, d_out),
+        Mat::new(x, rows, d_in),
+        Mat::new(w, d_in, d_out),
+        1.0,
+        true,
+    );
 }
 
 /// Backward of [`linear`]: accumulates `dW += x^T dy` and `db += sum_rows dy`,
 /// and writes `dx = dy W^T`.
 #[inline(always)]
-fn linear_backward(dx: &mut [f32], dw: &mut [f32], db: &mut [f32], dy: &[f32], x: &[f32], w: &[f32]) {
+fn linear_backward(
+    dx: &mut [f32],
+    dw: &mut [f32],
+    db: &mut [f32],
+    dy: &[f32],
+    x: &[f32],
+    w: &[f32],
+) {
     let (d_in, d_out) = (w.len() / db.len(), db.len());
     let rows = dy.len() / d_out;
-    matmul(MatMut::new(dw, d_in, d_out), Mat::new(x, rows, d_in).t(), Mat::new(dy, rows, d_out), 1.0, true);
+    matmul(
+        MatMut::new(dw, d_in, d_out),
+        Mat::new(x, rows, d_in).t(),
+        Mat::new(dy, rows, d_out),
+        1.0,
+        true,
+    );
     for row in dy.chunks_exact(d_out) {
         axpy(db, 1.0, row);
     }
-    matmul(MatMut::new(dx, rows, d_in), Mat::new(dy, rows, d_out), Mat::new(w, d_in, d_out).t(), 1.0, false);
+    matmul(
+        MatMut::new(dx, rows, d_in),
+        Mat::new(dy, rows, d_out),
+        Mat::new(w, d_in, d_out).t(),
+        1.0,
+        false,
+    );
 }
 
-// book/src/ch02.md:698
+// book/src/ch02.md:811
 const LN_EPS: f32 = 1e-5;
 
 /// What a LayerNorm keeps for its backward pass: its output, and per row the
@@ -580,7 +685,11 @@ struct NormTape {
 
 impl NormTape {
     fn new(rows: usize, width: usize) -> Self {
-        NormTape { out: vec![0.0; rows * width], mean: vec![0.0; rows], rstd: vec![0.0; rows] }
+        NormTape {
+            out: vec![0.0; rows * width],
+            mean: vec![0.0; rows],
+            rstd: vec![0.0; rows],
+        }
     }
 
     fn bytes(&self) -> usize {
@@ -620,11 +729,19 @@ fn layernorm_backward(
     tape: &NormTape,
 ) {
     let width = w.len();
-    let rows = dx.chunks_exact_mut(width).zip(dout.chunks_exact(width)).zip(x.chunks_exact(width));
+    let rows = dx
+        .chunks_exact_mut(width)
+        .zip(dout.chunks_exact(width))
+        .zip(x.chunks_exact(width));
     for (r, ((dxr, dor), xr)) in rows.enumerate() {
         let (mean, rstd) = (tape.mean[r], tape.rstd[r]);
         let sum_dn = dot_of(dor, w);
-        let sum_dn_xhat = fold_lanes([dor, w, xr], 0.0, |[d, w, x]| d * w * (x - mean) * rstd, |a, b| a + b);
+        let sum_dn_xhat = fold_lanes(
+            [dor, w, xr],
+            0.0,
+            |[d, w, x]| d * w * (x - mean) * rstd,
+            |a, b| a + b,
+        );
         let (mean_dn, mean_dn_xhat) = (sum_dn / width as f32, sum_dn_xhat / width as f32);
         for i in 0..width {
             let xhat = (xr[i] - mean) * rstd;
@@ -635,7 +752,7 @@ fn layernorm_backward(
     }
 }
 
-// book/src/ch02.md:783
+// book/src/ch02.md:908
 /// Sizes that the attention kernels need together.
 #[derive(Clone, Copy, Debug)]
 struct AttnShape {
@@ -658,7 +775,9 @@ impl AttnShape {
     /// Query row ranges `(start, end)`; the block attends to keys `0..end`.
     fn query_blocks(&self) -> impl Iterator<Item = (usize, usize)> {
         let seq = self.seq;
-        (0..seq).step_by(QUERY_BLOCK).map(move |start| (start, (start + QUERY_BLOCK).min(seq)))
+        (0..seq)
+            .step_by(QUERY_BLOCK)
+            .map(move |start| (start, (start + QUERY_BLOCK).min(seq)))
     }
 }
 
@@ -666,12 +785,28 @@ impl AttnShape {
 /// whose rows are `[q | k | v]` with the heads side by side within each third.
 fn head_rows(qkv: &[f32], part: usize, h: usize, rows: (usize, usize), s: AttnShape) -> Mat<'_> {
     let (d, hd) = (s.d_model, s.head_dim());
-    Mat::strided(&qkv[rows.0 * 3 * d + part * d + h * hd..], rows.1 - rows.0, hd, 3 * d)
+    Mat::strided(
+        &qkv[rows.0 * 3 * d + part * d + h * hd..],
+        rows.1 - rows.0,
+        hd,
+        3 * d,
+    )
 }
 
-fn head_rows_mut(dqkv: &mut [f32], part: usize, h: usize, rows: (usize, usize), s: AttnShape) -> MatMut<'_> {
+fn head_rows_mut(
+    dqkv: &mut [f32],
+    part: usize,
+    h: usize,
+    rows: (usize, usize),
+    s: AttnShape,
+) -> MatMut<'_> {
     let (d, hd) = (s.d_model, s.head_dim());
-    MatMut::strided(&mut dqkv[rows.0 * 3 * d + part * d + h * hd..], rows.1 - rows.0, hd, 3 * d)
+    MatMut::strided(
+        &mut dqkv[rows.0 * 3 * d + part * d + h * hd..],
+        rows.1 - rows.0,
+        hd,
+        3 * d,
+    )
 }
 
 const Q: usize = 0;
@@ -713,7 +848,14 @@ fn attention_forward(qkv: &[f32], att: &mut [f32], y: &mut [f32], s: AttnShape) 
 /// Backward of [`attention_forward`]: writes the gradient of `qkv` into `dqkv`.
 /// `ds` is a `seq x seq` scratch matrix for one head's score gradients.
 #[inline(always)]
-fn attention_backward(dqkv: &mut [f32], dy: &[f32], qkv: &[f32], att: &[f32], ds: &mut [f32], s: AttnShape) {
+fn attention_backward(
+    dqkv: &mut [f32],
+    dy: &[f32],
+    qkv: &[f32],
+    att: &[f32],
+    ds: &mut [f32],
+    s: AttnShape,
+) {
     let (t, d, hd) = (s.seq, s.d_model, s.head_dim());
     let scale = 1.0 / (hd as f32).sqrt();
     dqkv.fill(0.0);
@@ -728,20 +870,48 @@ fn attention_backward(dqkv: &mut [f32], dy: &[f32], qkv: &[f32], att: &[f32], ds
                 let p = Mat::strided(&att_bh[start * t..], rows, end, t);
                 let dy_blk = Mat::strided(&dy_b[start * d + h * hd..], rows, hd, d);
                 // dV += P^T dY.
-                matmul(head_rows_mut(dqkv_b, V, h, (0, end), s), p.t(), dy_blk, 1.0, true);
+                matmul(
+                    head_rows_mut(dqkv_b, V, h, (0, end), s),
+                    p.t(),
+                    dy_blk,
+                    1.0,
+                    true,
+                );
                 // dP = dY V^T, then the softmax backward turns it into dS in place.
                 let v = head_rows(qkv_b, V, h, (0, end), s);
-                matmul(MatMut::strided(&mut ds[start * t..], rows, end, t), dy_blk, v.t(), 1.0, false);
+                matmul(
+                    MatMut::strided(&mut ds[start * t..], rows, end, t),
+                    dy_blk,
+                    v.t(),
+                    1.0,
+                    false,
+                );
                 for i in start..end {
                     // Masked probabilities are exact zeros, so their dS is too.
-                    softmax_backward_in_place(&mut ds[i * t..][..end], &att_bh[i * t..][..end], scale);
+                    softmax_backward_in_place(
+                        &mut ds[i * t..][..end],
+                        &att_bh[i * t..][..end],
+                        scale,
+                    );
                 }
                 let ds_blk = Mat::strided(&ds[start * t..], rows, end, t);
                 // dQ = dS K and dK += dS^T Q (the score scale is already in dS).
                 let k = head_rows(qkv_b, K, h, (0, end), s);
-                matmul(head_rows_mut(dqkv_b, Q, h, (start, end), s), ds_blk, k, 1.0, false);
+                matmul(
+                    head_rows_mut(dqkv_b, Q, h, (start, end), s),
+                    ds_blk,
+                    k,
+                    1.0,
+                    false,
+                );
                 let q = head_rows(qkv_b, Q, h, (start, end), s);
-                matmul(head_rows_mut(dqkv_b, K, h, (0, end), s), ds_blk.t(), q, 1.0, true);
+                matmul(
+                    head_rows_mut(dqkv_b, K, h, (0, end), s),
+                    ds_blk.t(),
+                    q,
+                    1.0,
+                    true,
+                );
             }
         }
     }
@@ -776,7 +946,7 @@ fn softmax_backward_in_place(dp: &mut [f32], p: &[f32], scale: f32) {
     }
 }
 
-// book/src/ch02.md:929
+// book/src/ch02.md:1107
 /// Mean cross-entropy of `logits` (`rows x vocab`) against `targets`. When `dlogits`
 /// is given it receives `(softmax - one_hot) * grad_scale`, the gradient of the loss.
 ///
@@ -813,7 +983,7 @@ fn cross_entropy(logits: &[f32], targets: &[u32], dlogits: Option<(&mut [f32], f
     (total / targets.len() as f64) as f32
 }
 
-// book/src/ch02.md:976
+// book/src/ch02.md:1154
 /// A batch of `batch` sequences of `seq` token ids, with the next token as target.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Batch {
@@ -824,7 +994,12 @@ pub struct Batch {
 }
 
 impl Batch {
-    pub fn new(batch: usize, seq: usize, tokens: Vec<u32>, targets: Vec<u32>) -> Result<Self, GptError> {
+    pub fn new(
+        batch: usize,
+        seq: usize,
+        tokens: Vec<u32>,
+        targets: Vec<u32>,
+    ) -> Result<Self, GptError> {
         if batch == 0 || seq == 0 {
             return Err(GptError::BadBatch("batch and seq must be positive".into()));
         }
@@ -835,7 +1010,12 @@ impl Batch {
                 targets.len()
             )));
         }
-        Ok(Batch { batch, seq, tokens, targets })
+        Ok(Batch {
+            batch,
+            seq,
+            tokens,
+            targets,
+        })
     }
 
     /// Sequences `rows` of this batch as a batch of their own.
@@ -895,7 +1075,9 @@ impl BlockTape {
 
     fn bytes(&self) -> usize {
         let floats = self.qkv.len() + self.att.len() + self.atty.len() + self.mid.len();
-        self.ln1.bytes() + self.ln2.bytes() + 4 * (floats + self.gelu_slope.len() + self.fc_act.len())
+        self.ln1.bytes()
+            + self.ln2.bytes()
+            + 4 * (floats + self.gelu_slope.len() + self.fc_act.len())
     }
 }
 
@@ -976,7 +1158,8 @@ impl TinyGpt {
         let residual_std = std / (2.0 * config.n_layers as f32).sqrt();
         {
             let p = carve(&config, params.as_mut_slice());
-            let mut fill = |t: &mut [f32], s: f32| t.iter_mut().for_each(|v| *v = s * rng.normal() as f32);
+            let mut fill =
+                |t: &mut [f32], s: f32| t.iter_mut().for_each(|v| *v = s * rng.normal() as f32);
             fill(p.wte, std);
             fill(p.wpe, std);
             for block in p.blocks {
@@ -990,7 +1173,11 @@ impl TinyGpt {
             p.lnf_w.fill(1.0);
             fill(p.head_w, std);
         }
-        Ok(TinyGpt { config, params, kernels: Kernels::detect() })
+        Ok(TinyGpt {
+            config,
+            params,
+            kernels: Kernels::detect(),
+        })
     }
 
     pub fn config(&self) -> &GptConfig {
@@ -1030,10 +1217,18 @@ impl TinyGpt {
 
     fn check_batch(&self, batch: &Batch) -> Result<(), GptError> {
         if batch.seq > self.config.block_size {
-            return Err(GptError::SequenceTooLong { len: batch.seq, block_size: self.config.block_size });
+            return Err(GptError::SequenceTooLong {
+                len: batch.seq,
+                block_size: self.config.block_size,
+            });
         }
         let vocab_size = self.config.vocab_size;
-        match batch.tokens.iter().chain(&batch.targets).find(|&&t| t as usize >= vocab_size) {
+        match batch
+            .tokens
+            .iter()
+            .chain(&batch.targets)
+            .find(|&&t| t as usize >= vocab_size)
+        {
             Some(&token) => Err(GptError::TokenOutOfRange { token, vocab_size }),
             None => Ok(()),
         }
@@ -1064,7 +1259,11 @@ impl TinyGpt {
 
     /// Adds the gradient of `tape`'s loss with respect to every parameter to `grads`.
     pub fn backward(&self, tape: &Tape, grads: &mut Gradients) {
-        assert_eq!(grads.flat.len(), self.params.len(), "gradients belong to another model shape");
+        assert_eq!(
+            grads.flat.len(),
+            self.params.len(),
+            "gradients belong to another model shape"
+        );
         backward_with(self.kernels, self, tape, grads);
     }
 
@@ -1073,7 +1272,7 @@ impl TinyGpt {
     }
 }
 
-// book/src/ch02.md:1249
+// book/src/ch02.md:1456
 dispatch_kernels! {
     /// The forward pass, compiled for each kernel variant.
     fn forward_with(model: &TinyGpt, tape: &mut Tape) = forward_impl
@@ -1086,11 +1285,24 @@ fn forward_impl(model: &TinyGpt, tape: &mut Tape) {
     let c = &model.config;
     let p = model.params();
     let (b, t, d) = (tape.batch.batch, tape.batch.seq, c.d_model);
-    let shape = AttnShape { batch: b, seq: t, d_model: d, n_heads: c.n_heads };
+    let shape = AttnShape {
+        batch: b,
+        seq: t,
+        d_model: d,
+        n_heads: c.n_heads,
+    };
     // Embeddings: token row plus position row.
-    for (i, (x, &tok)) in tape.residual[0].chunks_exact_mut(d).zip(&tape.batch.tokens).enumerate() {
+    for (i, (x, &tok)) in tape.residual[0]
+        .chunks_exact_mut(d)
+        .zip(&tape.batch.tokens)
+        .enumerate()
+    {
         let pos = i % t;
-        for ((x, e), q) in x.iter_mut().zip(&p.wte[tok as usize * d..][..d]).zip(&p.wpe[pos * d..][..d]) {
+        for ((x, e), q) in x
+            .iter_mut()
+            .zip(&p.wte[tok as usize * d..][..d])
+            .zip(&p.wpe[pos * d..][..d])
+        {
             *x = e + q;
         }
     }
@@ -1110,13 +1322,25 @@ fn forward_impl(model: &TinyGpt, tape: &mut Tape) {
     let last = &tape.residual[c.n_layers];
     layernorm(last, p.lnf_w, p.lnf_b, &mut tape.lnf);
     let logits = MatMut::new(&mut tape.logits, b * t, c.vocab_size);
-    matmul(logits, Mat::new(&tape.lnf.out, b * t, d), Mat::new(p.head_w, d, c.vocab_size), 1.0, false);
+    matmul(
+        logits,
+        Mat::new(&tape.lnf.out, b * t, d),
+        Mat::new(p.head_w, d, c.vocab_size),
+        1.0,
+        false,
+    );
     tape.loss = cross_entropy(&tape.logits, &tape.batch.targets, None);
 }
 
 /// One pre-LayerNorm block: `mid = x + attn(ln1(x))`, `out = mid + mlp(ln2(mid))`.
 #[inline(always)]
-fn block_forward(p: &BlockParams<&[f32]>, x: &[f32], out: &mut [f32], bt: &mut BlockTape, s: AttnShape) {
+fn block_forward(
+    p: &BlockParams<&[f32]>,
+    x: &[f32],
+    out: &mut [f32],
+    bt: &mut BlockTape,
+    s: AttnShape,
+) {
     layernorm(x, p.ln1_w, p.ln1_b, &mut bt.ln1);
     linear(&mut bt.qkv, &bt.ln1.out, p.qkv_w, p.qkv_b, None);
     attention_forward(&bt.qkv, &mut bt.att, &mut bt.atty, s);
@@ -1131,7 +1355,7 @@ fn block_forward(p: &BlockParams<&[f32]>, x: &[f32], out: &mut [f32], bt: &mut B
     linear(out, &bt.fc_act, p.fc2_w, p.fc2_b, Some(&bt.mid));
 }
 
-// book/src/ch02.md:1313
+// book/src/ch02.md:1545
 /// Parameter gradients in the flat layout of [`TinyGpt::flat_params`], plus the
 /// activation-gradient buffers the backward pass reuses from step to step.
 #[derive(Clone, Debug)]
@@ -1142,7 +1366,10 @@ pub struct Gradients {
 
 impl Gradients {
     pub fn new(model: &TinyGpt) -> Self {
-        Gradients { flat: vec![0.0; model.num_parameters()], work: None }
+        Gradients {
+            flat: vec![0.0; model.num_parameters()],
+            work: None,
+        }
     }
 
     pub fn zero(&mut self) {
@@ -1194,7 +1421,12 @@ fn backward_impl(model: &TinyGpt, tape: &Tape, grads: &mut Gradients) {
     let p = model.params();
     let (b, t, d) = (tape.batch.batch, tape.batch.seq, c.d_model);
     let n = b * t;
-    let shape = AttnShape { batch: b, seq: t, d_model: d, n_heads: c.n_heads };
+    let shape = AttnShape {
+        batch: b,
+        seq: t,
+        d_model: d,
+        n_heads: c.n_heads,
+    };
     let mut work = match grads.work.take() {
         Some(w) if w.rows == n => w,
         _ => BackwardWork::new(c, b, t),
@@ -1202,15 +1434,39 @@ fn backward_impl(model: &TinyGpt, tape: &Tape, grads: &mut Gradients) {
     let g = carve(c, grads.flat.as_mut_slice());
 
     // Loss and head. The loss is a mean over the n tokens, hence the 1/n.
-    cross_entropy(&tape.logits, &tape.batch.targets, Some((&mut work.dlogits, 1.0 / n as f32)));
+    cross_entropy(
+        &tape.logits,
+        &tape.batch.targets,
+        Some((&mut work.dlogits, 1.0 / n as f32)),
+    );
     let dlogits = Mat::new(&work.dlogits, n, c.vocab_size);
     let d_head = MatMut::new(g.head_w, d, c.vocab_size);
-    matmul(d_head, Mat::new(&tape.lnf.out, n, d).t(), dlogits, 1.0, true);
+    matmul(
+        d_head,
+        Mat::new(&tape.lnf.out, n, d).t(),
+        dlogits,
+        1.0,
+        true,
+    );
     let head = Mat::new(p.head_w, d, c.vocab_size);
-    matmul(MatMut::new(&mut work.dnorm, n, d), dlogits, head.t(), 1.0, false);
+    matmul(
+        MatMut::new(&mut work.dnorm, n, d),
+        dlogits,
+        head.t(),
+        1.0,
+        false,
+    );
     work.dresid.fill(0.0);
     let last = &tape.residual[c.n_layers];
-    layernorm_backward(&mut work.dresid, g.lnf_w, g.lnf_b, &work.dnorm, last, p.lnf_w, &tape.lnf);
+    layernorm_backward(
+        &mut work.dresid,
+        g.lnf_w,
+        g.lnf_b,
+        &work.dnorm,
+        last,
+        p.lnf_w,
+        &tape.lnf,
+    );
 
     // Blocks, last to first; `dresid` carries d loss / d (block output) downwards.
     let mut recompute = work.recompute.take();
@@ -1231,7 +1487,12 @@ fn backward_impl(model: &TinyGpt, tape: &Tape, grads: &mut Gradients) {
     work.recompute = recompute;
 
     // Embeddings: each token's row and each position's row receive its gradient.
-    for (i, (dx, &tok)) in work.dresid.chunks_exact(d).zip(&tape.batch.tokens).enumerate() {
+    for (i, (dx, &tok)) in work
+        .dresid
+        .chunks_exact(d)
+        .zip(&tape.batch.tokens)
+        .enumerate()
+    {
         axpy(&mut g.wte[tok as usize * d..][..d], 1.0, dx);
         axpy(&mut g.wpe[(i % t) * d..][..d], 1.0, dx);
     }
@@ -1250,20 +1511,71 @@ fn block_backward(
     s: AttnShape,
 ) {
     // out = mid + fc2(gelu(fc(ln2(mid)))): the residual passes dresid straight through.
-    linear_backward(&mut work.dfc, g.fc2_w, g.fc2_b, &work.dresid, &bt.fc_act, p.fc2_w);
+    linear_backward(
+        &mut work.dfc,
+        g.fc2_w,
+        g.fc2_b,
+        &work.dresid,
+        &bt.fc_act,
+        p.fc2_w,
+    );
     for (dz, &slope) in work.dfc.iter_mut().zip(&bt.gelu_slope) {
         *dz *= slope;
     }
-    linear_backward(&mut work.dnorm, g.fc_w, g.fc_b, &work.dfc, &bt.ln2.out, p.fc_w);
-    layernorm_backward(&mut work.dresid, g.ln2_w, g.ln2_b, &work.dnorm, &bt.mid, p.ln2_w, &bt.ln2);
+    linear_backward(
+        &mut work.dnorm,
+        g.fc_w,
+        g.fc_b,
+        &work.dfc,
+        &bt.ln2.out,
+        p.fc_w,
+    );
+    layernorm_backward(
+        &mut work.dresid,
+        g.ln2_w,
+        g.ln2_b,
+        &work.dnorm,
+        &bt.mid,
+        p.ln2_w,
+        &bt.ln2,
+    );
     // mid = x + proj(attention(ln1(x))).
-    linear_backward(&mut work.datty, g.proj_w, g.proj_b, &work.dresid, &bt.atty, p.proj_w);
-    attention_backward(&mut work.dqkv, &work.datty, &bt.qkv, &bt.att, &mut work.ds, s);
-    linear_backward(&mut work.dnorm, g.qkv_w, g.qkv_b, &work.dqkv, &bt.ln1.out, p.qkv_w);
-    layernorm_backward(&mut work.dresid, g.ln1_w, g.ln1_b, &work.dnorm, x, p.ln1_w, &bt.ln1);
+    linear_backward(
+        &mut work.datty,
+        g.proj_w,
+        g.proj_b,
+        &work.dresid,
+        &bt.atty,
+        p.proj_w,
+    );
+    attention_backward(
+        &mut work.dqkv,
+        &work.datty,
+        &bt.qkv,
+        &bt.att,
+        &mut work.ds,
+        s,
+    );
+    linear_backward(
+        &mut work.dnorm,
+        g.qkv_w,
+        g.qkv_b,
+        &work.dqkv,
+        &bt.ln1.out,
+        p.qkv_w,
+    );
+    layernorm_backward(
+        &mut work.dresid,
+        g.ln1_w,
+        g.ln1_b,
+        &work.dnorm,
+        x,
+        p.ln1_w,
+        &bt.ln1,
+    );
 }
 
-// book/src/ch02.md:1456
+// book/src/ch02.md:1776
 /// AdamW (Loshchilov and Hutter): Adam's per-parameter step sizes, with weight
 /// decay applied to the weights directly instead of through the gradient.
 #[derive(Clone, Debug)]
@@ -1296,7 +1608,17 @@ impl AdamW {
     /// PyTorch's defaults apart from the learning rate.
     pub fn new(num_params: usize, lr: f32) -> Self {
         let (m, v) = (vec![0.0; num_params], vec![0.0; num_params]);
-        AdamW { lr, beta1: 0.9, beta2: 0.999, eps: 1e-8, weight_decay: 0.01, m, v, t: 0, kernels: Kernels::detect() }
+        AdamW {
+            lr,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+            weight_decay: 0.01,
+            m,
+            v,
+            t: 0,
+            kernels: Kernels::detect(),
+        }
     }
 
     /// Chooses the kernel variant of the update; fails if this CPU cannot run it.
@@ -1319,7 +1641,10 @@ impl AdamW {
     /// updated at the same time. Every parameter's update depends on that
     /// parameter alone, so the result is the same for any number of threads.
     pub fn step_parallel(&mut self, params: &mut [f32], parts: &[(&[f32], f32)], threads: usize) {
-        assert!(parts.iter().all(|(g, _)| g.len() == params.len()), "gradient and parameter sizes differ");
+        assert!(
+            parts.iter().all(|(g, _)| g.len() == params.len()),
+            "gradient and parameter sizes differ"
+        );
         self.t += 1;
         let step = AdamStep {
             lr: self.lr,
@@ -1332,10 +1657,16 @@ impl AdamW {
         };
         let kernels = self.kernels;
         let range = params.len().div_ceil(threads.max(1)).max(1);
-        let ranges = params.chunks_mut(range).zip(self.m.chunks_mut(range)).zip(self.v.chunks_mut(range));
+        let ranges = params
+            .chunks_mut(range)
+            .zip(self.m.chunks_mut(range))
+            .zip(self.v.chunks_mut(range));
         let mut updates = ranges.enumerate().map(|(i, ((p, m), v))| {
             let start = i * range;
-            let parts: Vec<(&[f32], f32)> = parts.iter().map(|&(g, w)| (&g[start..start + p.len()], w)).collect();
+            let parts: Vec<(&[f32], f32)> = parts
+                .iter()
+                .map(|&(g, w)| (&g[start..start + p.len()], w))
+                .collect();
             move || adamw_update_with(kernels, step, p, m, v, &parts)
         });
         std::thread::scope(|scope| {
@@ -1358,8 +1689,22 @@ dispatch_kernels! {
 
 /// Updates `params` and their moments `m`, `v` with the gradient `sum w * g` over `parts`.
 #[inline(always)]
-fn adamw_update(step: AdamStep, params: &mut [f32], m: &mut [f32], v: &mut [f32], parts: &[(&[f32], f32)]) {
-    let AdamStep { lr, beta1: b1, beta2: b2, eps, weight_decay, bias1, bias2 } = step;
+fn adamw_update(
+    step: AdamStep,
+    params: &mut [f32],
+    m: &mut [f32],
+    v: &mut [f32],
+    parts: &[(&[f32], f32)],
+) {
+    let AdamStep {
+        lr,
+        beta1: b1,
+        beta2: b2,
+        eps,
+        weight_decay,
+        bias1,
+        bias2,
+    } = step;
     // Work in chunks small enough for the summed gradient to stay in L1 cache;
     // each loop below is a simple elementwise pass that the compiler vectorises.
     const CHUNK: usize = 1024;
@@ -1371,7 +1716,10 @@ fn adamw_update(step: AdamStep, params: &mut [f32], m: &mut [f32], v: &mut [f32]
         for (part, weight) in parts {
             axpy(g, *weight, &part[start..end]);
         }
-        let chunk = params[start..end].iter_mut().zip(&mut m[start..end]).zip(&mut v[start..end]);
+        let chunk = params[start..end]
+            .iter_mut()
+            .zip(&mut m[start..end])
+            .zip(&mut v[start..end]);
         for (((p, m), v), &g) in chunk.zip(g.iter()) {
             *m = b1 * *m + (1.0 - b1) * g;
             *v = b2 * *v + (1.0 - b2) * g * g;
@@ -1381,7 +1729,7 @@ fn adamw_update(step: AdamStep, params: &mut [f32], m: &mut [f32], v: &mut [f32]
     }
 }
 
-// book/src/ch02.md:1589
+// book/src/ch02.md:1945
 /// One data-parallel worker: its own tape and gradients, reused every step.
 struct Worker {
     tape: Option<Tape>,
@@ -1403,8 +1751,18 @@ impl Trainer {
     /// `threads` workers (at least one).
     pub fn new(model: TinyGpt, lr: f32, threads: usize, memory: Memory) -> Self {
         let optimizer = AdamW::new(model.num_parameters(), lr);
-        let workers = (0..threads.max(1)).map(|_| Worker { tape: None, grads: Gradients::new(&model) }).collect();
-        Trainer { model, optimizer, memory, workers }
+        let workers = (0..threads.max(1))
+            .map(|_| Worker {
+                tape: None,
+                grads: Gradients::new(&model),
+            })
+            .collect();
+        Trainer {
+            model,
+            optimizer,
+            memory,
+            workers,
+        }
     }
 
     /// As many workers as the machine has cores.
@@ -1419,25 +1777,38 @@ impl Trainer {
         let model = &self.model;
         let memory = self.memory;
         let results: Vec<Result<f32, GptError>> = std::thread::scope(|scope| {
-            let mut shares_of_batch = self.workers[..shares].iter_mut().enumerate().map(|(w, worker)| {
-                let part = batch.rows(w * batch.batch / shares..(w + 1) * batch.batch / shares);
-                move || worker.forward_backward(model, &part, memory)
-            });
+            let mut shares_of_batch =
+                self.workers[..shares]
+                    .iter_mut()
+                    .enumerate()
+                    .map(|(w, worker)| {
+                        let part =
+                            batch.rows(w * batch.batch / shares..(w + 1) * batch.batch / shares);
+                        move || worker.forward_backward(model, &part, memory)
+                    });
             // The first share runs on this thread, which would otherwise only wait.
-            let mut first = shares_of_batch.next().expect("a batch has at least one sequence");
+            let mut first = shares_of_batch
+                .next()
+                .expect("a batch has at least one sequence");
             let others: Vec<_> = shares_of_batch.map(|work| scope.spawn(work)).collect();
             let mut results = vec![first()];
-            results.extend(others.into_iter().map(|h| h.join().expect("worker thread panicked")));
+            results.extend(
+                others
+                    .into_iter()
+                    .map(|h| h.join().expect("worker thread panicked")),
+            );
             results
         });
         let mut loss = 0.0;
         let mut parts = Vec::with_capacity(shares);
         for (w, (worker, result)) in self.workers.iter().zip(results).enumerate() {
-            let weight = ((w + 1) * batch.batch / shares - w * batch.batch / shares) as f32 / batch.batch as f32;
+            let weight = ((w + 1) * batch.batch / shares - w * batch.batch / shares) as f32
+                / batch.batch as f32;
             loss += weight * result?;
             parts.push((worker.grads.flat.as_slice(), weight));
         }
-        self.optimizer.step_parallel(self.model.flat_params_mut(), &parts, self.workers.len());
+        self.optimizer
+            .step_parallel(self.model.flat_params_mut(), &parts, self.workers.len());
         Ok(loss)
     }
 }
@@ -1445,7 +1816,12 @@ impl Trainer {
 impl Worker {
     /// Forward and backward on this worker's share of the batch, into its own
     /// tape and gradients; returns the share's loss.
-    fn forward_backward(&mut self, model: &TinyGpt, part: &Batch, memory: Memory) -> Result<f32, GptError> {
+    fn forward_backward(
+        &mut self,
+        model: &TinyGpt,
+        part: &Batch,
+        memory: Memory,
+    ) -> Result<f32, GptError> {
         let tape = match self.tape.as_mut() {
             Some(tape) => {
                 model.forward_into(part, tape)?;
@@ -1459,7 +1835,7 @@ impl Worker {
     }
 }
 
-// book/src/ch02.md:1675
+// book/src/ch02.md:2059
 /// A byte-level corpus: every byte is a token, so `vocab_size` is 256.
 #[derive(Clone, Debug)]
 pub struct Corpus {
@@ -1468,7 +1844,9 @@ pub struct Corpus {
 
 impl Corpus {
     pub fn from_bytes(bytes: &[u8]) -> Self {
-        Corpus { tokens: bytes.iter().map(|&b| b as u32).collect() }
+        Corpus {
+            tokens: bytes.iter().map(|&b| b as u32).collect(),
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -1482,7 +1860,10 @@ impl Corpus {
     /// `batch` windows of `seq` tokens at random offsets, each with its next tokens.
     pub fn sample(&self, rng: &mut Rng, batch: usize, seq: usize) -> Result<Batch, GptError> {
         if self.tokens.len() < seq + 1 {
-            return Err(GptError::CorpusTooShort { len: self.tokens.len(), needed: seq + 1 });
+            return Err(GptError::CorpusTooShort {
+                len: self.tokens.len(),
+                needed: seq + 1,
+            });
         }
         let mut tokens = Vec::with_capacity(batch * seq);
         let mut targets = Vec::with_capacity(batch * seq);
@@ -1495,7 +1876,7 @@ impl Corpus {
     }
 }
 
-// book/src/ch02.md:1763
+// book/src/ch02.md:2152
 /// Forward-pass FLOPs per token, by component (a multiply-add counts as two).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FlopsPerToken {
@@ -1521,7 +1902,10 @@ pub struct FlopsPerToken {
 pub fn flops_per_token(config: &GptConfig, seq_len: usize) -> Result<FlopsPerToken, GptError> {
     config.validate()?;
     if seq_len > config.block_size {
-        return Err(GptError::SequenceTooLong { len: seq_len, block_size: config.block_size });
+        return Err(GptError::SequenceTooLong {
+            len: seq_len,
+            block_size: config.block_size,
+        });
     }
     let (d, ff, v, l, s) = (
         config.d_model as u64,
@@ -1537,13 +1921,27 @@ pub fn flops_per_token(config: &GptConfig, seq_len: usize) -> Result<FlopsPerTok
     let mlp = l * 2 * 2 * d * ff;
     let lm_head = 2 * d * v;
     let total = qkv + attention_scores + attention_values + attention_output + mlp + lm_head;
-    Ok(FlopsPerToken { qkv, attention_scores, attention_values, attention_output, mlp, lm_head, total })
+    Ok(FlopsPerToken {
+        qkv,
+        attention_scores,
+        attention_values,
+        attention_output,
+        mlp,
+        lm_head,
+        total,
+    })
 }
 
-// book/src/ch02.md:1851
+// book/src/ch02.md:2254
 /// The configuration Chapter 6 measures and the benchmark against PyTorch uses.
-pub const MEASUREMENT_CONFIG: GptConfig =
-    GptConfig { vocab_size: 256, block_size: 128, d_model: 128, n_heads: 4, n_layers: 4, mlp_ratio: 4 };
+pub const MEASUREMENT_CONFIG: GptConfig = GptConfig {
+    vocab_size: 256,
+    block_size: 128,
+    d_model: 128,
+    n_heads: 4,
+    n_layers: 4,
+    mlp_ratio: 4,
+};
 
 /// Training throughput in tokens per second: `steps` AdamW steps on random
 /// `8 x 128` batches of [`MEASUREMENT_CONFIG`], using every core, after three

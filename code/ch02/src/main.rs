@@ -15,16 +15,24 @@ fn main() {
 /// The chapter's run cells, in order; `?` in a cell ends the program with its error.
 fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::cell(0);
-    // book/src/ch02.md:252
+    // book/src/ch02.md:269
     let config = MEASUREMENT_CONFIG;
-    let per_block = parameter_count(&GptConfig { n_layers: 1, ..config })
-        - parameter_count(&GptConfig { n_layers: 0, ..config });
+    let per_block = parameter_count(&GptConfig {
+        n_layers: 1,
+        ..config
+    }) - parameter_count(&GptConfig {
+        n_layers: 0,
+        ..config
+    });
     println!("{config:?}");
     println!("parameters per block: {:>9}", with_commas(per_block as u64));
-    println!("parameters in total:  {:>9}", with_commas(parameter_count(&config) as u64));
+    println!(
+        "parameters in total:  {:>9}",
+        with_commas(parameter_count(&config) as u64)
+    );
 
     tangle_runtime::cell(1);
-    // book/src/ch02.md:1714
+    // book/src/ch02.md:2103
     let text = std::fs::read("book/data/tiny-tales.txt")?;
     let corpus = Corpus::from_bytes(&text);
     println!("corpus: {} bytes", corpus.len());
@@ -49,7 +57,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(2);
-    // book/src/ch02.md:1809
+    // book/src/ch02.md:2209
     let flops = flops_per_token(&MEASUREMENT_CONFIG, MEASUREMENT_CONFIG.block_size)?;
     let rows = [
         ("qkv projection", flops.qkv),
@@ -62,7 +70,10 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     ];
     for (name, value) in rows {
         let share = 100.0 * value as f64 / flops.total as f64;
-        println!("{name:17} {:>10} FLOPs/token  ({share:5.1}%)", with_commas(value));
+        println!(
+            "{name:17} {:>10} FLOPs/token  ({share:5.1}%)",
+            with_commas(value)
+        );
     }
     let training = format!("{:.2} MFLOP", 3.0 * flops.total as f64 / 1e6);
     println!("training (forward + backward, 3x): {training}/token");

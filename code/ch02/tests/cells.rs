@@ -3,16 +3,27 @@
 
 use ch02::*;
 
-// book/src/ch02.md:1936
+// book/src/ch02.md:2345
 fn tiny_config() -> GptConfig {
-    GptConfig { vocab_size: 11, block_size: 8, d_model: 8, n_heads: 2, n_layers: 2, mlp_ratio: 2 }
+    GptConfig {
+        vocab_size: 11,
+        block_size: 8,
+        d_model: 8,
+        n_heads: 2,
+        n_layers: 2,
+        mlp_ratio: 2,
+    }
 }
 
 fn tiny_batch(config: &GptConfig, seed: u64) -> Batch {
     let mut rng = Rng::new(seed);
     let (b, t) = (2, 7);
-    let tokens = (0..b * t).map(|_| rng.below(config.vocab_size) as u32).collect();
-    let targets = (0..b * t).map(|_| rng.below(config.vocab_size) as u32).collect();
+    let tokens = (0..b * t)
+        .map(|_| rng.below(config.vocab_size) as u32)
+        .collect();
+    let targets = (0..b * t)
+        .map(|_| rng.below(config.vocab_size) as u32)
+        .collect();
     Batch::new(b, t, tokens, targets).unwrap()
 }
 
@@ -52,17 +63,24 @@ fn gradients_match_finite_differences() {
             model.flat_params_mut()[i] = original;
             let numeric = (plus - minus) / (2.0 * eps);
             let err = (numeric - analytic[i]).abs();
-            assert!(err <= 3e-4 + 1e-2 * analytic[i].abs(), "{kernels:?} param {i}: analytic {} numeric {numeric}", analytic[i]);
+            assert!(
+                err <= 3e-4 + 1e-2 * analytic[i].abs(),
+                "{kernels:?} param {i}: analytic {} numeric {numeric}",
+                analytic[i]
+            );
             worst = worst.max(err);
             checked += 1;
         }
         assert_eq!(checked, 120);
-        assert!(analytic.iter().any(|g| g.abs() > 1e-2), "gradients are suspiciously small");
+        assert!(
+            analytic.iter().any(|g| g.abs() > 1e-2),
+            "gradients are suspiciously small"
+        );
         assert!(worst.is_finite());
     }
 }
 
-// book/src/ch02.md:2000
+// book/src/ch02.md:2427
 #[test]
 fn checkpointed_gradients_equal_plain_ones() {
     let config = tiny_config();
@@ -84,7 +102,14 @@ fn checkpointed_gradients_equal_plain_ones() {
 #[test]
 fn portable_kernels_match_simd_kernels() {
     // 70 tokens and width 48: rows and query blocks that do not fill whole vectors.
-    let config = GptConfig { vocab_size: 40, block_size: 70, d_model: 48, n_heads: 3, n_layers: 2, mlp_ratio: 4 };
+    let config = GptConfig {
+        vocab_size: 40,
+        block_size: 70,
+        d_model: 48,
+        n_heads: 3,
+        n_layers: 2,
+        mlp_ratio: 4,
+    };
     let mut rng = Rng::new(2);
     let text: Vec<u8> = (0..500).map(|_| rng.below(40) as u8).collect();
     let batch = Corpus::from_bytes(&text).sample(&mut rng, 3, 70).unwrap();
@@ -93,19 +118,28 @@ fn portable_kernels_match_simd_kernels() {
     let portable_tape = model.forward(&batch, Memory::KeepAll).unwrap();
     let portable = gradients(&model, &batch, Memory::KeepAll);
     // On a CPU without AVX2 this loop is empty; the other tests cover Portable alone.
-    for simd in kernel_variants().into_iter().filter(|&k| k != Kernels::Portable) {
+    for simd in kernel_variants()
+        .into_iter()
+        .filter(|&k| k != Kernels::Portable)
+    {
         model.set_kernels(simd).unwrap();
         let simd_tape = model.forward(&batch, Memory::KeepAll).unwrap();
         // The builds differ in vector width only. Rust never fuses a multiply and an
         // add on its own, the lane-wise sums fix the order of every reduction, and
         // the matmul library picks its kernel by itself, the same for all builds:
         // every float operation is the same, so the results agree to the last bit.
-        assert!(simd_tape.logits() == portable_tape.logits(), "{simd:?}: logits differ");
-        assert!(gradients(&model, &batch, Memory::KeepAll) == portable, "{simd:?}: gradients differ");
+        assert!(
+            simd_tape.logits() == portable_tape.logits(),
+            "{simd:?}: logits differ"
+        );
+        assert!(
+            gradients(&model, &batch, Memory::KeepAll) == portable,
+            "{simd:?}: gradients differ"
+        );
     }
 }
 
-// book/src/ch02.md:2048
+// book/src/ch02.md:2491
 #[test]
 fn data_parallel_step_equals_single_worker_step() {
     let config = tiny_config();
@@ -144,49 +178,84 @@ fn adamw_update_is_the_same_for_any_split_and_build() {
         params
     };
     let reference = run(Kernels::Portable, 1);
-    assert!(reference.iter().zip(&start).all(|(a, b)| a != b), "every parameter moves");
+    assert!(
+        reference.iter().zip(&start).all(|(a, b)| a != b),
+        "every parameter moves"
+    );
     for kernels in kernel_variants() {
         for threads in [1, 2, 3, 7] {
-            assert!(run(kernels, threads) == reference, "{kernels:?} with {threads} threads");
+            assert!(
+                run(kernels, threads) == reference,
+                "{kernels:?} with {threads} threads"
+            );
         }
     }
 }
 
 #[test]
 fn training_lowers_the_loss() {
-    let config = GptConfig { vocab_size: 256, block_size: 16, d_model: 32, n_heads: 2, n_layers: 2, mlp_ratio: 4 };
+    let config = GptConfig {
+        vocab_size: 256,
+        block_size: 16,
+        d_model: 32,
+        n_heads: 2,
+        n_layers: 2,
+        mlp_ratio: 4,
+    };
     let corpus = Corpus::from_bytes("the cat sat on the mat. ".repeat(40).as_bytes());
     let mut trainer = Trainer::new(TinyGpt::new(config, 0).unwrap(), 3e-3, 2, Memory::KeepAll);
     let mut rng = Rng::new(0);
-    let first = trainer.step(&corpus.sample(&mut rng, 4, 16).unwrap()).unwrap();
+    let first = trainer
+        .step(&corpus.sample(&mut rng, 4, 16).unwrap())
+        .unwrap();
     let mut last = first;
     for _ in 0..60 {
-        last = trainer.step(&corpus.sample(&mut rng, 4, 16).unwrap()).unwrap();
+        last = trainer
+            .step(&corpus.sample(&mut rng, 4, 16).unwrap())
+            .unwrap();
     }
     assert!(last < 0.5 * first, "loss went from {first} to {last}");
 }
 
-// book/src/ch02.md:2113
+// book/src/ch02.md:2573
 #[test]
 fn parameter_count_of_the_measurement_config() {
     // 256*128 + 128*128 embeddings, 4 blocks of 12 d^2 weights + 13 d biases and
     // norm parameters, the final norm (2 d) and the 128 x 256 head.
     let model = TinyGpt::new(MEASUREMENT_CONFIG, 0).unwrap();
     assert_eq!(model.num_parameters(), 875_264);
-    assert_eq!(parameter_count(&MEASUREMENT_CONFIG), model.flat_params().len());
+    assert_eq!(
+        parameter_count(&MEASUREMENT_CONFIG),
+        model.flat_params().len()
+    );
 }
 
 #[test]
 fn flops_breakdown_adds_up_and_matches_the_weights() {
     let c = MEASUREMENT_CONFIG;
     let f = flops_per_token(&c, c.block_size).unwrap();
-    let parts = [f.qkv, f.attention_scores, f.attention_values, f.attention_output, f.mlp, f.lm_head];
+    let parts = [
+        f.qkv,
+        f.attention_scores,
+        f.attention_values,
+        f.attention_output,
+        f.mlp,
+        f.lm_head,
+    ];
     assert_eq!(f.total, parts.iter().sum::<u64>());
     // Without context, a token's forward pass is one multiply-add per matmul weight.
     let model = TinyGpt::new(c, 0).unwrap();
     let p = model.params();
-    let matmul_weights: usize = p.blocks.iter().map(|b| b.qkv_w.len() + b.proj_w.len() + b.fc_w.len() + b.fc2_w.len()).sum::<usize>() + p.head_w.len();
-    assert_eq!(flops_per_token(&c, 0).unwrap().total, 2 * matmul_weights as u64);
+    let matmul_weights: usize = p
+        .blocks
+        .iter()
+        .map(|b| b.qkv_w.len() + b.proj_w.len() + b.fc_w.len() + b.fc2_w.len())
+        .sum::<usize>()
+        + p.head_w.len();
+    assert_eq!(
+        flops_per_token(&c, 0).unwrap().total,
+        2 * matmul_weights as u64
+    );
     // Attention grows linearly with the context.
     let half = flops_per_token(&c, c.block_size / 2).unwrap();
     assert_eq!(2 * half.attention_scores, f.attention_scores);
@@ -197,7 +266,10 @@ fn fast_exp_is_accurate() {
     let mut x = -80.0f32;
     while x < 80.0 {
         let (fast, exact) = (fast_exp(x), x.exp());
-        assert!((fast - exact).abs() <= 1e-6 * exact, "exp({x}) = {fast}, expected {exact}");
+        assert!(
+            (fast - exact).abs() <= 1e-6 * exact,
+            "exp({x}) = {fast}, expected {exact}"
+        );
         x += 0.37;
     }
     assert!(fast_exp(-1000.0) < 1e-37, "exp underflows to (almost) zero");
@@ -211,7 +283,10 @@ fn with_commas_groups_thousands() {
         let text = with_commas(n);
         assert_eq!(text.replace(',', "").parse::<u64>().unwrap(), n);
         let groups: Vec<&str> = text.split(',').collect();
-        assert!(groups[0].len() <= 3 && groups[1..].iter().all(|g| g.len() == 3), "{text}");
+        assert!(
+            groups[0].len() <= 3 && groups[1..].iter().all(|g| g.len() == 3),
+            "{text}"
+        );
     }
 }
 
@@ -219,16 +294,32 @@ fn with_commas_groups_thousands() {
 fn bad_shapes_and_inputs_are_errors() {
     let mut config = tiny_config();
     config.n_heads = 3;
-    assert_eq!(TinyGpt::new(config, 0).unwrap_err(), GptError::HeadsDoNotDivide { d_model: 8, n_heads: 3 });
+    assert_eq!(
+        TinyGpt::new(config, 0).unwrap_err(),
+        GptError::HeadsDoNotDivide {
+            d_model: 8,
+            n_heads: 3
+        }
+    );
     config.n_heads = 0;
     assert_eq!(config.validate(), Err(GptError::ZeroSize("n_heads")));
     let config = tiny_config();
     let model = TinyGpt::new(config, 0).unwrap();
     let long = Batch::new(1, 9, vec![0; 9], vec![0; 9]).unwrap();
-    assert!(matches!(model.forward(&long, Memory::KeepAll), Err(GptError::SequenceTooLong { .. })));
+    assert!(matches!(
+        model.forward(&long, Memory::KeepAll),
+        Err(GptError::SequenceTooLong { .. })
+    ));
     let bad_token = Batch::new(1, 2, vec![0, 11], vec![0, 0]).unwrap();
-    assert!(matches!(model.forward(&bad_token, Memory::KeepAll), Err(GptError::TokenOutOfRange { token: 11, .. })));
+    assert!(matches!(
+        model.forward(&bad_token, Memory::KeepAll),
+        Err(GptError::TokenOutOfRange { token: 11, .. })
+    ));
     assert!(Batch::new(2, 3, vec![0; 5], vec![0; 6]).is_err());
     assert!(flops_per_token(&config, 9).is_err());
-    assert!(Corpus::from_bytes(b"abc").sample(&mut Rng::new(0), 1, 3).is_err());
+    assert!(
+        Corpus::from_bytes(b"abc")
+            .sample(&mut Rng::new(0), 1, 3)
+            .is_err()
+    );
 }

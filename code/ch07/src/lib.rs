@@ -12,13 +12,28 @@ pub enum ParallelError {
     /// A parallelism degree, chip count or microbatch count of zero.
     ZeroCount { what: &'static str },
     /// A product of degrees that should equal a chip count does not.
-    Mismatch { what: &'static str, expected: u64, got: u64 },
+    Mismatch {
+        what: &'static str,
+        expected: u64,
+        got: u64,
+    },
     /// A degree that must divide something (layers, experts, chips) does not.
-    NotDividing { what: &'static str, degree: u64, total: u64 },
+    NotDividing {
+        what: &'static str,
+        degree: u64,
+        total: u64,
+    },
     /// A formula that only holds on one kind of interconnect was asked about another.
-    WrongFabric { formula: &'static str, needs: Fabric },
+    WrongFabric {
+        formula: &'static str,
+        needs: Fabric,
+    },
     /// A real input outside the range where the formula means anything (an MFU above 1, ...).
-    OutOfRange { what: &'static str, value: f64, expected: &'static str },
+    OutOfRange {
+        what: &'static str,
+        value: f64,
+        expected: &'static str,
+    },
     /// Chapter 6's pipeline code rejected its input; its error says why.
     Pipeline(ch06::TrainingError),
     /// A pipeline stage's thread stopped (a neighbour hung up or the thread panicked).
@@ -32,20 +47,35 @@ impl fmt::Display for ParallelError {
                 write!(f, "{what} must be positive and finite, got {value}")
             }
             Self::ZeroCount { what } => write!(f, "{what} must be at least 1"),
-            Self::Mismatch { what, expected, got } => {
+            Self::Mismatch {
+                what,
+                expected,
+                got,
+            } => {
                 write!(f, "{what}: expected {expected}, got {got}")
             }
-            Self::NotDividing { what, degree, total } => {
+            Self::NotDividing {
+                what,
+                degree,
+                total,
+            } => {
                 write!(f, "{what}: {degree} does not divide {total}")
             }
             Self::WrongFabric { formula, needs } => {
                 write!(f, "{formula} only holds on a {needs:?} interconnect")
             }
-            Self::OutOfRange { what, value, expected } => {
+            Self::OutOfRange {
+                what,
+                value,
+                expected,
+            } => {
                 write!(f, "{what} = {value} is out of range: expected {expected}")
             }
             Self::Pipeline(e) => write!(f, "pipeline: {e}"),
-            Self::StageFailed { stage } => write!(f, "pipeline stage {stage} stopped before finishing its work"),
+            Self::StageFailed { stage } => write!(
+                f,
+                "pipeline stage {stage} stopped before finishing its work"
+            ),
         }
     }
 }
@@ -66,10 +96,14 @@ pub fn positive(what: &'static str, value: f64) -> Result<f64> {
 
 /// Checks that a count (degree, chips, microbatches) is at least one.
 pub fn nonzero(what: &'static str, value: u64) -> Result<u64> {
-    if value == 0 { Err(ParallelError::ZeroCount { what }) } else { Ok(value) }
+    if value == 0 {
+        Err(ParallelError::ZeroCount { what })
+    } else {
+        Ok(value)
+    }
 }
 
-// book/src/ch07.md:135
+// book/src/ch07.md:169
 /// How chips are wired inside a domain. It decides how a collective over several mesh axes
 /// scales: a TPU torus gains a link per axis, a GPU switch gives each GPU one fixed egress.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,34 +141,83 @@ pub struct Chip {
 }
 
 pub const TPU_V5P: Chip = Chip {
-    name: "TPU v5p", fabric: Fabric::TpuTorus, flops: 459e12, sustained: 0.72,
-    link: 180e9, achieved: 0.95, scale_out: 6.25e9, hbm: 96e9, domain: 8960,
+    name: "TPU v5p",
+    fabric: Fabric::TpuTorus,
+    flops: 459e12,
+    sustained: 0.72,
+    link: 180e9,
+    achieved: 0.95,
+    scale_out: 6.25e9,
+    hbm: 96e9,
+    domain: 8960,
 };
 pub const TPU_V5E: Chip = Chip {
-    name: "TPU v5e", fabric: Fabric::TpuTorus, flops: 197e12, sustained: 0.67,
-    link: 90e9, achieved: 0.95, scale_out: 3.13e9, hbm: 16e9, domain: 256,
+    name: "TPU v5e",
+    fabric: Fabric::TpuTorus,
+    flops: 197e12,
+    sustained: 0.67,
+    link: 90e9,
+    achieved: 0.95,
+    scale_out: 3.13e9,
+    hbm: 16e9,
+    domain: 256,
 };
 /// The datasheet gives 989.4 TFLOP/s of dense bf16 (as for the H800); we store the rounded
 /// 990e12 from which the published ridges are computed.
 pub const H100: Chip = Chip {
-    name: "H100", fabric: Fabric::GpuSwitch, flops: 990e12, sustained: 0.73,
-    link: 450e9, achieved: 0.82, scale_out: 50e9, hbm: 80e9, domain: 8,
+    name: "H100",
+    fabric: Fabric::GpuSwitch,
+    flops: 990e12,
+    sustained: 0.73,
+    link: 450e9,
+    achieved: 0.82,
+    scale_out: 50e9,
+    hbm: 80e9,
+    domain: 8,
 };
 pub const B200: Chip = Chip {
-    name: "B200", fabric: Fabric::GpuSwitch, flops: 2.25e15, sustained: 0.69,
-    link: 900e9, achieved: 0.82, scale_out: 50e9, hbm: 180e9, domain: 8,
+    name: "B200",
+    fabric: Fabric::GpuSwitch,
+    flops: 2.25e15,
+    sustained: 0.69,
+    link: 900e9,
+    achieved: 0.82,
+    scale_out: 50e9,
+    hbm: 180e9,
+    domain: 8,
 };
 pub const GB200_NVL72: Chip = Chip {
-    name: "GB200 NVL72", fabric: Fabric::GpuSwitch, flops: 2.5e15, sustained: 0.70,
-    link: 900e9, achieved: 0.82, scale_out: 50e9, hbm: 186e9, domain: 72,
+    name: "GB200 NVL72",
+    fabric: Fabric::GpuSwitch,
+    flops: 2.5e15,
+    sustained: 0.70,
+    link: 900e9,
+    achieved: 0.82,
+    scale_out: 50e9,
+    hbm: 186e9,
+    domain: 72,
 };
 pub const GB300_NVL72: Chip = Chip {
-    name: "GB300 NVL72", fabric: Fabric::GpuSwitch, flops: 2.5e15, sustained: 0.70,
-    link: 900e9, achieved: 0.82, scale_out: 100e9, hbm: 288e9, domain: 72,
+    name: "GB300 NVL72",
+    fabric: Fabric::GpuSwitch,
+    flops: 2.5e15,
+    sustained: 0.70,
+    link: 900e9,
+    achieved: 0.82,
+    scale_out: 100e9,
+    hbm: 288e9,
+    domain: 72,
 };
 pub const H800: Chip = Chip {
-    name: "H800", fabric: Fabric::GpuSwitch, flops: 990e12, sustained: 0.73,
-    link: 200e9, achieved: 0.80, scale_out: 50e9, hbm: 80e9, domain: 8,
+    name: "H800",
+    fabric: Fabric::GpuSwitch,
+    flops: 990e12,
+    sustained: 0.73,
+    link: 200e9,
+    achieved: 0.80,
+    scale_out: 50e9,
+    hbm: 80e9,
+    domain: 8,
 };
 
 /// The seven chips of the hardware table, TPUs first.
@@ -149,15 +232,25 @@ pub struct Hardware {
 
 impl Hardware {
     pub fn spec(chip: Chip) -> Self {
-        Self { chip, mode: Mode::Spec }
+        Self {
+            chip,
+            mode: Mode::Spec,
+        }
     }
     /// `Ok` if this chip sits on the fabric that `formula` assumes; the closed forms of the
     /// TPU torus and of the switched GPU fabric do not carry over to each other.
     pub fn require(&self, needs: Fabric, formula: &'static str) -> Result<()> {
-        if self.chip.fabric == needs { Ok(()) } else { Err(ParallelError::WrongFabric { formula, needs }) }
+        if self.chip.fabric == needs {
+            Ok(())
+        } else {
+            Err(ParallelError::WrongFabric { formula, needs })
+        }
     }
     pub fn measured(chip: Chip) -> Self {
-        Self { chip, mode: Mode::Measured }
+        Self {
+            chip,
+            mode: Mode::Measured,
+        }
     }
     /// $C$: FLOP/s per chip in this mode.
     pub fn flops(&self) -> f64 {
@@ -186,7 +279,7 @@ impl Hardware {
     }
 }
 
-// book/src/ch07.md:265
+// book/src/ch07.md:358
 /// Where a collective runs, and over how many mesh axes (1 on a GPU switch).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Span {
@@ -218,7 +311,7 @@ impl Hardware {
     }
 }
 
-// book/src/ch07.md:419
+// book/src/ch07.md:576
 /// The shape of a Transformer as this chapter sees it: a stack of (possibly mixture-of-experts)
 /// MLP blocks. `experts` and `active` count shared experts; `shared` says how many of them are
 /// always on, which matters only for routing traffic.
@@ -243,8 +336,24 @@ pub struct Model {
 
 impl Model {
     /// A dense model: one expert, always active.
-    pub const fn dense(label: &'static str, d: u64, f: u64, layers: u64, params: Option<f64>) -> Self {
-        Self { label, d, f, layers, experts: 1, active: 1, shared: 0, published_params: params, representable: true }
+    pub const fn dense(
+        label: &'static str,
+        d: u64,
+        f: u64,
+        layers: u64,
+        params: Option<f64>,
+    ) -> Self {
+        Self {
+            label,
+            d,
+            f,
+            layers,
+            experts: 1,
+            active: 1,
+            shared: 0,
+            published_params: params,
+            representable: true,
+        }
     }
 
     /// Checks the shape is usable: nonzero sizes, $k \le E$, shared experts within both.
@@ -255,10 +364,18 @@ impl Model {
         nonzero("experts", self.experts)?;
         nonzero("active experts", self.active)?;
         if self.active > self.experts {
-            return Err(ParallelError::Mismatch { what: "active experts at most experts", expected: self.experts, got: self.active });
+            return Err(ParallelError::Mismatch {
+                what: "active experts at most experts",
+                expected: self.experts,
+                got: self.active,
+            });
         }
         if self.shared >= self.active {
-            return Err(ParallelError::Mismatch { what: "shared experts below active", expected: self.active - 1, got: self.shared });
+            return Err(ParallelError::Mismatch {
+                what: "shared experts below active",
+                expected: self.active - 1,
+                got: self.shared,
+            });
         }
         Ok(self)
     }
@@ -292,14 +409,39 @@ impl Model {
 
 /// Three significant figures with a B or T suffix, the way model cards print parameter totals.
 pub fn count3(x: f64) -> String {
-    let (v, unit) = if x >= 1e12 { (x / 1e12, "T") } else { (x / 1e9, "B") };
-    let decimals = if v >= 100.0 { 0 } else if v >= 10.0 { 1 } else { 2 };
+    let (v, unit) = if x >= 1e12 {
+        (x / 1e12, "T")
+    } else {
+        (x / 1e9, "B")
+    };
+    let decimals = if v >= 100.0 {
+        0
+    } else if v >= 10.0 {
+        1
+    } else {
+        2
+    };
     format!("{v:.decimals$}{unit}")
 }
 
 /// A representable MoE row: `(D, F, L)`, `(E, k, shared)` and the published total.
-const fn moe(label: &'static str, (d, f, layers): (u64, u64, u64), (experts, active, shared): (u64, u64, u64), params: f64) -> Model {
-    Model { label, d, f, layers, experts, active, shared, published_params: Some(params), representable: true }
+const fn moe(
+    label: &'static str,
+    (d, f, layers): (u64, u64, u64),
+    (experts, active, shared): (u64, u64, u64),
+    params: f64,
+) -> Model {
+    Model {
+        label,
+        d,
+        f,
+        layers,
+        experts,
+        active,
+        shared,
+        published_params: Some(params),
+        representable: true,
+    }
 }
 
 /// Llama 3 70B: 80 layers, D = 8,192, F = 28,672 (64 query and 8 key/value heads, 128,256-token
@@ -313,7 +455,15 @@ pub const GEMMA_7B: Model = Model::dense("Gemma 7B", 3072, 24_576, 28, Some(8.54
 /// DeepSeek-V3: 256 routed + 1 shared expert of width 2,048, top-8 + shared, 61 layers.
 pub const DEEPSEEK_V3: Model = moe("DeepSeek-V3", (7168, 2048, 61), (257, 9, 1), 685e9);
 /// Kept only as a reference row: its experts run in a 3,584-wide latent space.
-pub const KIMI_K3: Model = Model { representable: false, ..moe("Kimi K3 (reference only)", (7168, 3072, 93), (898, 18, 2), 2.78e12) };
+pub const KIMI_K3: Model = Model {
+    representable: false,
+    ..moe(
+        "Kimi K3 (reference only)",
+        (7168, 3072, 93),
+        (898, 18, 2),
+        2.78e12,
+    )
+};
 pub const MOE_753B: Model = moe("MoE 753B", (6144, 2048, 78), (257, 9, 1), 753e9);
 pub const MOE_1_60T: Model = moe("MoE 1.60T", (7168, 3072, 61), (385, 7, 1), 1.60e12);
 pub const MOE_2_45T: Model = moe("MoE 2.45T", (8192, 2048, 92), (513, 11, 1), 2.45e12);
@@ -322,11 +472,19 @@ pub const MOE_427B: Model = moe("MoE 427B", (6144, 3072, 60), (129, 5, 1), 427e9
 
 /// Every row of the model table: dense shapes first, then the mixtures of experts.
 pub const MODELS: [Model; 10] = [
-    LLAMA3_70B, LLAMA2_13B, GEMMA_7B, DEEPSEEK_V3, KIMI_K3, MOE_753B,
-    MOE_1_60T, MOE_2_45T, MOE_952B, MOE_427B,
+    LLAMA3_70B,
+    LLAMA2_13B,
+    GEMMA_7B,
+    DEEPSEEK_V3,
+    KIMI_K3,
+    MOE_753B,
+    MOE_1_60T,
+    MOE_2_45T,
+    MOE_952B,
+    MOE_427B,
 ];
 
-// book/src/ch07.md:657
+// book/src/ch07.md:934
 /// The two clocks of one layer on one chip, in seconds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LayerClock {
@@ -351,7 +509,11 @@ impl LayerClock {
         self.math / self.comms
     }
     pub fn bound(&self) -> Bound {
-        if self.math >= self.comms { Bound::Compute } else { Bound::Communication }
+        if self.math >= self.comms {
+            Bound::Compute
+        } else {
+            Bound::Communication
+        }
     }
 }
 
@@ -373,7 +535,14 @@ pub fn math_time(model: &Model, hw: &Hardware, tokens_per_chip: f64) -> Result<f
 
 /// The primer's two clocks for one forward layer: `dp` chips share `batch` tokens, and the
 /// network carries one gather of either the layer's two weight matrices or of the activations.
-pub fn primer_clock(model: &Model, hw: &Hardware, span: Span, dp: u64, batch: f64, traffic: Traffic) -> Result<LayerClock> {
+pub fn primer_clock(
+    model: &Model,
+    hw: &Hardware,
+    span: Span,
+    dp: u64,
+    batch: f64,
+    traffic: Traffic,
+) -> Result<LayerClock> {
     let b = positive("batch", batch)? / nonzero("DP", dp)? as f64;
     let w = hw.collective(span)?;
     let d = model.d as f64;
@@ -381,7 +550,10 @@ pub fn primer_clock(model: &Model, hw: &Hardware, span: Span, dp: u64, batch: f6
         Traffic::Weights => 2.0 * 2.0 * d * (model.experts * model.f) as f64,
         Traffic::Activations => 2.0 * 2.0 * b * d,
     };
-    Ok(LayerClock { math: math_time(model, hw, b)?, comms: bytes / w })
+    Ok(LayerClock {
+        math: math_time(model, hw, b)?,
+        comms: bytes / w,
+    })
 }
 
 /// The ridge $C/W$ (equation 7.5): tokens per chip above which weight traffic hides.
@@ -399,7 +571,7 @@ pub fn ridge_curve(hw: &Hardware, span: Span, tokens_per_chip: &[f64]) -> Result
         .collect()
 }
 
-// book/src/ch07.md:816
+// book/src/ch07.md:1134
 use tangle_runtime::figure::{self, Key};
 use tangle_runtime::widget::{Axis, Bar, Chart, Choice, Out, Tone, Widget};
 
@@ -420,7 +592,11 @@ pub fn rates_input(w: &mut Widget) -> Choice<bool> {
 
 /// A chip seen through the rates switch.
 pub fn rated(chip: Chip, measured: bool) -> Hardware {
-    if measured { Hardware::measured(chip) } else { Hardware::spec(chip) }
+    if measured {
+        Hardware::measured(chip)
+    } else {
+        Hardware::spec(chip)
+    }
 }
 
 /// The model picker the calculators share, over `models` (rows of the model table).
@@ -437,12 +613,17 @@ pub fn representable_models() -> Vec<Model> {
 
 /// Powers of two from $2^{lo}$ to $2^{hi}$, labelled with grouped digits, for degree sliders.
 pub fn powers_of_two(lo: u32, hi: u32) -> Vec<(String, u64)> {
-    (lo..=hi).map(|e| (ch06::grouped(1 << e), 1u64 << e)).collect()
+    (lo..=hi)
+        .map(|e| (ch06::grouped(1 << e), 1u64 << e))
+        .collect()
 }
 
 /// Token counts labelled "1M", "16M", for batch sliders.
 pub fn millions(values: &[u32]) -> Vec<(String, f64)> {
-    values.iter().map(|&m| (format!("{m}M"), f64::from(m) * 1e6)).collect()
+    values
+        .iter()
+        .map(|&m| (format!("{m}M"), f64::from(m) * 1e6))
+        .collect()
 }
 
 /// "2,475 tokens".
@@ -470,15 +651,31 @@ pub fn duration_text(seconds: f64) -> String {
         s if s >= 1e-6 => (s * 1e6, "µs"),
         s => (s * 1e9, "ns"),
     };
-    let decimals = if v >= 100.0 { 0 } else if v >= 10.0 { 1 } else { 2 };
+    let decimals = if v >= 100.0 {
+        0
+    } else if v >= 10.0 {
+        1
+    } else {
+        2
+    };
     format!("{v:.decimals$} {unit}")
 }
 
 /// Bytes as the chapter prints them: "0.04 GB", "8.9 GB", "130 GB", "41.9 TB".
 pub fn bytes_text(bytes: f64) -> String {
     let gb = bytes / 1e9;
-    let (v, unit) = if gb >= 1000.0 { (gb / 1000.0, "TB") } else { (gb, "GB") };
-    let decimals = if v < 1.0 { 2 } else if v < 100.0 { 1 } else { 0 };
+    let (v, unit) = if gb >= 1000.0 {
+        (gb / 1000.0, "TB")
+    } else {
+        (gb, "GB")
+    };
+    let decimals = if v < 1.0 {
+        2
+    } else if v < 100.0 {
+        1
+    } else {
+        0
+    };
     format!("{v:.decimals$} {unit}")
 }
 
@@ -490,7 +687,7 @@ pub fn bound_verdict(out: &mut Out, label: &str, bound: Bound) {
     }
 }
 
-// book/src/ch07.md:909
+// book/src/ch07.md:1252
 /// The primer as a calculator: one forward layer of the Llama 3 70B shape on one chip, over one
 /// link, with either the layer's weights or its activations on the wire. The tokens per chip
 /// are the batches of the table above, so that a datasheet TPU v5p lands on its ridge.
@@ -500,36 +697,86 @@ pub fn two_clocks_widget() -> Widget {
     let measured = rates_input(&mut w);
     let traffic = w.toggle("On the wire", ("weights", "activations"), false);
     let batches: [u64; 9] = [160, 320, 640, 1275, 2550, 5100, 10_200, 20_400, 40_800];
-    let tokens = w.slider("Tokens per chip", batches.map(|t| (ch06::grouped(t), t as f64)), "2,550");
+    let tokens = w.slider(
+        "Tokens per chip",
+        batches.map(|t| (ch06::grouped(t), t as f64)),
+        "2,550",
+    );
     w.outputs(move |at, out| {
         let hw = rated(*chip.get(at), *measured.get(at));
-        let traffic = if *traffic.get(at) { Traffic::Activations } else { Traffic::Weights };
-        let c = primer_clock(&LLAMA3_70B, &hw, Span::InDomain { axes: 1 }, 1, *tokens.get(at), traffic)?;
+        let traffic = if *traffic.get(at) {
+            Traffic::Activations
+        } else {
+            Traffic::Weights
+        };
+        let c = primer_clock(
+            &LLAMA3_70B,
+            &hw,
+            Span::InDomain { axes: 1 },
+            1,
+            *tokens.get(at),
+            traffic,
+        )?;
         out.number("compute clock", duration_text(c.math));
         out.number("network clock", duration_text(c.comms));
         out.number("math / comms", format!("{:.2}", c.ratio()));
         bound_verdict(out, "the layer is", c.bound());
-        let x = Axis::linear("share of the layer's time (the slower clock is 1)", 0.0, 1.0);
-        let mut chart = Chart::new("the two clocks of one layer", (680, 170), x, Axis::bands("", &["network", "compute"]));
-        for (row, (t, fill)) in [(c.comms, figure::gray(0.45)), (c.math, figure::gray(0.8))].into_iter().enumerate() {
+        let x = Axis::linear(
+            "share of the layer's time (the slower clock is 1)",
+            0.0,
+            1.0,
+        );
+        let mut chart = Chart::new(
+            "the two clocks of one layer",
+            (680, 170),
+            x,
+            Axis::bands("", &["network", "compute"]),
+        );
+        for (row, (t, fill)) in [(c.comms, figure::gray(0.45)), (c.math, figure::gray(0.8))]
+            .into_iter()
+            .enumerate()
+        {
             let y = row as f64;
-            chart.rects(&[Bar { from: (0.0, y + 0.2), to: (t / c.time(), y + 0.8), fill, label: duration_text(t) }]);
+            chart.rects(&[Bar {
+                from: (0.0, y + 0.2),
+                to: (t / c.time(), y + 0.8),
+                fill,
+                label: duration_text(t),
+            }]);
         }
         out.chart(chart);
         Ok(())
     })
 }
 
-// book/src/ch07.md:947
+// book/src/ch07.md:1322
 /// The ridge as a calculator: the chip's FLOP/s $C$ and link bandwidth $W$ are inputs, and the
 /// operating point is the tokens per chip. The values offered are those of the hardware table.
 pub fn roofline_widget() -> Widget {
     let mut w = Widget::new("roofline-live");
-    let tera = |v: f64| if v >= 1e15 { format!("{} PFLOP/s", v / 1e15) } else { format!("{} TFLOP/s", v / 1e12) };
-    let flops = w.slider("C", [197e12, 459e12, 990e12, 2.25e15, 2.5e15].map(|v| (tera(v), v)), "459 TFLOP/s");
+    let tera = |v: f64| {
+        if v >= 1e15 {
+            format!("{} PFLOP/s", v / 1e15)
+        } else {
+            format!("{} TFLOP/s", v / 1e12)
+        }
+    };
+    let flops = w.slider(
+        "C",
+        [197e12, 459e12, 990e12, 2.25e15, 2.5e15].map(|v| (tera(v), v)),
+        "459 TFLOP/s",
+    );
     let links = [6.25e9, 50e9, 90e9, 180e9, 200e9, 400e9, 450e9, 540e9, 900e9];
-    let link = w.slider("W", links.map(|v| (format!("{} GB/s", v / 1e9), v)), "180 GB/s");
-    let tokens = w.slider("Tokens per chip", powers_of_two(7, 16).into_iter().map(|(s, t)| (s, t as f64)), "4,096");
+    let link = w.slider(
+        "W",
+        links.map(|v| (format!("{} GB/s", v / 1e9), v)),
+        "180 GB/s",
+    );
+    let tokens = w.slider(
+        "Tokens per chip",
+        powers_of_two(7, 16).into_iter().map(|(s, t)| (s, t as f64)),
+        "4,096",
+    );
     let presets = [
         ("TPU v5p, 1 ICI axis", "459 TFLOP/s", "180 GB/s"),
         ("TPU v5p, 3 axes", "459 TFLOP/s", "540 GB/s"),
@@ -543,7 +790,12 @@ pub fn roofline_widget() -> Widget {
     }
     w.outputs(move |at, out| {
         // A made-up chip with the chosen C and W; a GPU's link is used as is, on any one axis.
-        let chip = Chip { name: "as set", flops: *flops.get(at), link: *link.get(at), ..H100 };
+        let chip = Chip {
+            name: "as set",
+            flops: *flops.get(at),
+            link: *link.get(at),
+            ..H100
+        };
         let (hw, span) = (Hardware::spec(chip), Span::InDomain { axes: 1 });
         let b = *tokens.get(at);
         let r = ridge(&hw, span)?;
@@ -554,21 +806,39 @@ pub fn roofline_widget() -> Widget {
         bound_verdict(out, "moving weights is", clock.bound());
         let x = Axis::log("tokens per chip (log scale)", 100.0, 100_000.0);
         let y = Axis::linear("fraction of peak FLOP/s", 0.0, 1.15);
-        let mut chart = Chart::new("attained fraction of peak against tokens per chip", (680, 380), x, y);
-        chart.line(Key::Solid(figure::INK), &ridge_curve(&hw, span, &log_space(100.0, 100_000.0, 49)?)?);
-        chart.rule_x(r, figure::gray(0.4), &format!("C/W = {}", ch06::grouped(r.round() as u64)));
+        let mut chart = Chart::new(
+            "attained fraction of peak against tokens per chip",
+            (680, 380),
+            x,
+            y,
+        );
+        chart.line(
+            Key::Solid(figure::INK),
+            &ridge_curve(&hw, span, &log_space(100.0, 100_000.0, 49)?)?,
+        );
+        chart.rule_x(
+            r,
+            figure::gray(0.4),
+            &format!("C/W = {}", ch06::grouped(r.round() as u64)),
+        );
         chart.dot((b, attained), figure::INK, "");
         out.chart(chart);
         Ok(())
     })
 }
 
-// book/src/ch07.md:1096
+// book/src/ch07.md:1511
 /// Bytes per parameter for bf16 weights plus two fp32 Adam moments.
 pub const ADAM_BYTES_PER_PARAM: f64 = 2.0 + 4.0 + 4.0;
 
 /// Backward-pass clocks of one layer under pure data parallelism (equation 7.6).
-pub fn dp_layer_clock(model: &Model, hw: &Hardware, span: Span, dp: u64, batch: f64) -> Result<LayerClock> {
+pub fn dp_layer_clock(
+    model: &Model,
+    hw: &Hardware,
+    span: Span,
+    dp: u64,
+    batch: f64,
+) -> Result<LayerClock> {
     let b = positive("batch", batch)? / nonzero("DP", dp)? as f64;
     let w = hw.collective(span)?;
     let math = 2.0 * math_time(model, hw, b)?;
@@ -594,7 +864,7 @@ pub fn ring_factor(participants: u64) -> Result<f64> {
     Ok((n - 1.0) / n)
 }
 
-// book/src/ch07.md:1168
+// book/src/ch07.md:1605
 /// Data parallelism's floor as a calculator: the critical batch per chip $(C/W)(E/k)$ for a
 /// reduction that may leave the fast domain, and the most chips a global batch can feed.
 pub fn critical_batch_widget() -> Widget {
@@ -602,11 +872,17 @@ pub fn critical_batch_widget() -> Widget {
     let chip = hardware_input(&mut w, &CHIPS, "TPU v5p");
     let measured = rates_input(&mut w);
     let model = model_input(&mut w, &representable_models(), "Llama 3 70B");
-    let axes = w.slider("ICI axes (TPU)", [1u32, 2, 3].map(|a| (a.to_string(), a)), "1");
+    let axes = w.slider(
+        "ICI axes (TPU)",
+        [1u32, 2, 3].map(|a| (a.to_string(), a)),
+        "1",
+    );
     let batch = w.slider("Batch B", millions(&[1, 2, 4, 8, 16, 40, 64]), "16M");
     w.outputs(move |at, out| {
         let (hw, model) = (rated(*chip.get(at), *measured.get(at)), model.get(at));
-        let span = Span::AcrossDomains { axes: *axes.get(at) };
+        let span = Span::AcrossDomains {
+            axes: *axes.get(at),
+        };
         let floor = min_tokens_per_chip(model, &hw, span)?;
         let chips = fsdp_max_chips(model, &hw, span, *batch.get(at))?;
         out.number("C / W", tokens_text(ridge(&hw, span)?));
@@ -615,18 +891,30 @@ pub fn critical_batch_widget() -> Widget {
         out.number("E / k", format!("{sparsity:.decimals$}"));
         out.number("critical batch per chip", tokens_text(floor));
         out.number("DP_max for this batch", ch06::grouped(chips));
-        out.number("fast domains filled", format!("{:.2}", chips as f64 / f64::from(hw.chip.domain)));
+        out.number(
+            "fast domains filled",
+            format!("{:.2}", chips as f64 / f64::from(hw.chip.domain)),
+        );
         Ok(())
     })
 }
 
-// book/src/ch07.md:1292
+// book/src/ch07.md:1743
 /// Forward-pass clocks of one layer under FSDP (equation 7.7).
-pub fn fsdp_layer_clock(model: &Model, hw: &Hardware, span: Span, dp: u64, batch: f64) -> Result<LayerClock> {
+pub fn fsdp_layer_clock(
+    model: &Model,
+    hw: &Hardware,
+    span: Span,
+    dp: u64,
+    batch: f64,
+) -> Result<LayerClock> {
     let b = positive("batch", batch)? / nonzero("DP", dp)? as f64;
     let w = hw.collective(span)?;
     let comms = 4.0 * (model.d * model.experts * model.f) as f64 / w;
-    Ok(LayerClock { math: math_time(model, hw, b)?, comms })
+    Ok(LayerClock {
+        math: math_time(model, hw, b)?,
+        comms,
+    })
 }
 
 /// The most chips FSDP can spread `batch` tokens over and stay compute-bound.
@@ -661,19 +949,26 @@ pub fn fsdp_memory(model: &Model, dp: u64, batch: f64) -> Result<ChipMemory> {
     let b = positive("batch", batch)? / dp;
     let states = ADAM_BYTES_PER_PARAM * model.memory_params() / dp;
     let per_token = (model.d as f64 + 2.0 * model.active_width()) * 2.0;
-    Ok(ChipMemory { states, activations: model.layers as f64 * b * per_token })
+    Ok(ChipMemory {
+        states,
+        activations: model.layers as f64 * b * per_token,
+    })
 }
 
 /// Wall-clock days to spend `total_flops` on `chips` chips at a model-FLOPs utilisation `mfu`.
 pub fn training_days(total_flops: f64, chips: u64, hw: &Hardware, mfu: f64) -> Result<f64> {
     let rate = nonzero("chips", chips)? as f64 * hw.flops() * positive("MFU", mfu)?;
     if mfu > 1.0 {
-        return Err(ParallelError::OutOfRange { what: "MFU", value: mfu, expected: "at most 1" });
+        return Err(ParallelError::OutOfRange {
+            what: "MFU",
+            value: mfu,
+            expected: "at most 1",
+        });
     }
     Ok(positive("total FLOPs", total_flops)? / rate / 86_400.0)
 }
 
-// book/src/ch07.md:1387
+// book/src/ch07.md:1863
 /// FSDP's memory per chip as a meter: the sharded weights and Adam state and this chip's
 /// checkpoints against the chip's HBM. The DP values are powers of two and the 18,823 chips
 /// of the Llama 3 70B estimate.
@@ -699,26 +994,49 @@ pub fn fsdp_memory_widget() -> Widget {
             out.verdict("one chip", "overflows", Tone::Bad);
         }
         let x = Axis::log("bytes per chip, GB (log scale)", 0.01, 1e6);
-        let mut chart = Chart::new("memory per chip against HBM", (680, 170), x, Axis::bands("", &["checkpoints", "weights + Adam"]));
+        let mut chart = Chart::new(
+            "memory per chip against HBM",
+            (680, 170),
+            x,
+            Axis::bands("", &["checkpoints", "weights + Adam"]),
+        );
         for (row, bytes) in [mem.activations, mem.states].into_iter().enumerate() {
             let y = row as f64;
-            chart.rects(&[Bar { from: (0.01, y + 0.2), to: (bytes / 1e9, y + 0.8), fill: figure::gray(0.65), label: bytes_text(bytes) }]);
+            chart.rects(&[Bar {
+                from: (0.01, y + 0.2),
+                to: (bytes / 1e9, y + 0.8),
+                fill: figure::gray(0.65),
+                label: bytes_text(bytes),
+            }]);
         }
-        chart.rule_x(hw.chip.hbm / 1e9, figure::INK, &format!("HBM {} GB", hw.chip.hbm / 1e9));
+        chart.rule_x(
+            hw.chip.hbm / 1e9,
+            figure::INK,
+            &format!("HBM {} GB", hw.chip.hbm / 1e9),
+        );
         out.chart(chart);
         Ok(())
     })
 }
 
-// book/src/ch07.md:1563
+// book/src/ch07.md:2099
 /// Forward-pass clocks of one layer under tensor parallelism of degree `tp` (equation 7.8).
-pub fn tp_layer_clock(model: &Model, hw: &Hardware, span: Span, tp: u64, batch: f64) -> Result<LayerClock> {
+pub fn tp_layer_clock(
+    model: &Model,
+    hw: &Hardware,
+    span: Span,
+    tp: u64,
+    batch: f64,
+) -> Result<LayerClock> {
     let tp = nonzero("TP", tp)? as f64;
     let batch = positive("batch", batch)?;
     let w = hw.collective(span)?;
     let math = 4.0 * batch * model.d as f64 * model.active_width() / (tp * hw.flops());
     model.validate()?;
-    Ok(LayerClock { math, comms: 4.0 * batch * model.d as f64 / w })
+    Ok(LayerClock {
+        math,
+        comms: 4.0 * batch * model.d as f64 / w,
+    })
 }
 
 /// The largest tensor-parallel degree that stays compute-bound, $kF \cdot W / C$, as a real
@@ -728,7 +1046,7 @@ pub fn tp_max(model: &Model, hw: &Hardware, span: Span) -> Result<f64> {
     Ok(model.active_width() / ridge(hw, span)?)
 }
 
-// book/src/ch07.md:1628
+// book/src/ch07.md:2196
 /// Tensor parallelism's verdict as a calculator: the largest degree that hides, $kF/(C/W)$, and
 /// the clocks at the chosen degree. The batch cancels, so it is not an input.
 pub fn tp_widget() -> Widget {
@@ -741,18 +1059,28 @@ pub fn tp_widget() -> Widget {
     let tp = w.slider("TP", powers_of_two(0, 6), "8");
     w.outputs(move |at, out| {
         let (hw, model) = (rated(*chip.get(at), *measured.get(at)), model.get(at));
-        let span = if *across.get(at) { Span::AcrossDomains { axes: 1 } } else { Span::InDomain { axes: 1 } };
+        let span = if *across.get(at) {
+            Span::AcrossDomains { axes: 1 }
+        } else {
+            Span::InDomain { axes: 1 }
+        };
         let clock = tp_layer_clock(model, &hw, span, *tp.get(at), 1e6)?;
-        out.number("activated width kF", ch06::grouped(model.active_width() as u64));
+        out.number(
+            "activated width kF",
+            ch06::grouped(model.active_width() as u64),
+        );
         out.number("C / W", tokens_text(ridge(&hw, span)?));
-        out.number("largest TP that hides", format!("{:.1}", tp_max(model, &hw, span)?));
+        out.number(
+            "largest TP that hides",
+            format!("{:.1}", tp_max(model, &hw, span)?),
+        );
         out.number("math / comms", format!("{:.2}", clock.ratio()));
         bound_verdict(out, "at this TP", clock.bound());
         Ok(())
     })
 }
 
-// book/src/ch07.md:1722
+// book/src/ch07.md:2300
 /// A two-axis mesh: `dp` chips of FSDP by `tp` chips of tensor parallelism, with the number of
 /// TPU mesh axes each collective runs over (ignored on a GPU).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -780,18 +1108,32 @@ pub struct MixedClock {
 impl MixedClock {
     /// The two collectives overlap each other, so the slower one is the network clock.
     pub fn clock(&self) -> LayerClock {
-        LayerClock { math: self.math, comms: self.fsdp_comms.max(self.tp_comms) }
+        LayerClock {
+            math: self.math,
+            comms: self.fsdp_comms.max(self.tp_comms),
+        }
     }
 }
 
 /// Equation 7.9 on a TPU torus with a *real-valued* FSDP degree `dp` (so TP = `chips / dp`),
 /// the relaxation that equation 7.10 optimises over and the figure sweeps use.
-pub fn mixed_clock_relaxed(model: &Model, hw: &Hardware, chips: f64, dp: f64, axes: (u32, u32), batch: f64) -> Result<MixedClock> {
+pub fn mixed_clock_relaxed(
+    model: &Model,
+    hw: &Hardware,
+    chips: f64,
+    dp: f64,
+    axes: (u32, u32),
+    batch: f64,
+) -> Result<MixedClock> {
     model.validate()?;
     let n = positive("chips", chips)?;
     let dp = positive("DP", dp)?;
     if dp > n {
-        return Err(ParallelError::OutOfRange { what: "DP", value: dp, expected: "at most the chip count" });
+        return Err(ParallelError::OutOfRange {
+            what: "DP",
+            value: dp,
+            expected: "at most the chip count",
+        });
     }
     let dp_axes = f64::from(nonzero("DP mesh axes", u64::from(axes.0))? as u32);
     let tp_axes = f64::from(nonzero("TP mesh axes", u64::from(axes.1))? as u32);
@@ -811,7 +1153,12 @@ pub fn mixed_clock_relaxed(model: &Model, hw: &Hardware, chips: f64, dp: f64, ax
 /// link speed. The FSDP collective runs in two overlapped stages: among the GPUs of a domain that
 /// hold the same weight slice (over NVLink), then between domains, where those GPUs split the
 /// slice over their NICs. TP shrinks the first stage but leaves the second unchanged.
-pub fn mixed_layer_clock(model: &Model, hw: &Hardware, mesh: Mesh, batch: f64) -> Result<MixedClock> {
+pub fn mixed_layer_clock(
+    model: &Model,
+    hw: &Hardware,
+    mesh: Mesh,
+    batch: f64,
+) -> Result<MixedClock> {
     model.validate()?;
     let dp = nonzero("DP", mesh.dp)? as f64;
     let tp = nonzero("TP", mesh.tp)?;
@@ -819,11 +1166,22 @@ pub fn mixed_layer_clock(model: &Model, hw: &Hardware, mesh: Mesh, batch: f64) -
     nonzero("TP mesh axes", u64::from(mesh.tp_axes))?;
     let batch = positive("batch", batch)?;
     match hw.chip.fabric {
-        Fabric::TpuTorus => mixed_clock_relaxed(model, hw, mesh.chips() as f64, dp, (mesh.dp_axes, mesh.tp_axes), batch),
+        Fabric::TpuTorus => mixed_clock_relaxed(
+            model,
+            hw,
+            mesh.chips() as f64,
+            dp,
+            (mesh.dp_axes, mesh.tp_axes),
+            batch,
+        ),
         Fabric::GpuSwitch => {
             let domain = u64::from(hw.chip.domain);
             if !domain.is_multiple_of(tp) {
-                return Err(ParallelError::NotDividing { what: "TP inside one NVLink domain", degree: tp, total: domain });
+                return Err(ParallelError::NotDividing {
+                    what: "TP inside one NVLink domain",
+                    degree: tp,
+                    total: domain,
+                });
             }
             let d = model.d as f64;
             // The bytes of this GPU's 1/TP slice of the layer's two weight matrices, gathered once.
@@ -831,7 +1189,11 @@ pub fn mixed_layer_clock(model: &Model, hw: &Hardware, mesh: Mesh, batch: f64) -
             // GPUs of the same domain that hold the same slice share the work of moving it.
             let peers = (domain / tp).min(mesh.dp) as f64;
             let in_domain = slice * (1.0 - 1.0 / peers) / hw.link();
-            let across = if mesh.chips() > domain { slice / (peers * hw.scale_out()) } else { 0.0 };
+            let across = if mesh.chips() > domain {
+                slice / (peers * hw.scale_out())
+            } else {
+                0.0
+            };
             let tp_ring = (tp as f64 - 1.0) / tp as f64;
             Ok(MixedClock {
                 math: 4.0 * batch * d * model.active_width() / (mesh.chips() as f64 * hw.flops()),
@@ -844,23 +1206,44 @@ pub fn mixed_layer_clock(model: &Model, hw: &Hardware, mesh: Mesh, batch: f64) -
 
 /// The GPU counterpart of equation 7.10: try every TP degree that divides both the NVLink
 /// domain and the chip count, and keep the one with the fastest network clock.
-pub fn best_gpu_mesh(model: &Model, hw: &Hardware, chips: u64, batch: f64) -> Result<(Mesh, MixedClock)> {
+pub fn best_gpu_mesh(
+    model: &Model,
+    hw: &Hardware,
+    chips: u64,
+    batch: f64,
+) -> Result<(Mesh, MixedClock)> {
     hw.require(Fabric::GpuSwitch, "the GPU mesh search")?;
     let n = nonzero("chips", chips)?;
     let mut best: Option<(Mesh, MixedClock)> = None;
-    for tp in (1..=u64::from(hw.chip.domain)).filter(|&t| u64::from(hw.chip.domain).is_multiple_of(t) && n.is_multiple_of(t)) {
-        let mesh = Mesh { dp: n / tp, tp, dp_axes: 1, tp_axes: 1 };
+    for tp in (1..=u64::from(hw.chip.domain))
+        .filter(|&t| u64::from(hw.chip.domain).is_multiple_of(t) && n.is_multiple_of(t))
+    {
+        let mesh = Mesh {
+            dp: n / tp,
+            tp,
+            dp_axes: 1,
+            tp_axes: 1,
+        };
         let clock = mixed_layer_clock(model, hw, mesh, batch)?;
         if best.is_none_or(|(_, b)| clock.clock().comms < b.clock().comms) {
             best = Some((mesh, clock));
         }
     }
-    best.ok_or(ParallelError::ZeroCount { what: "TP degrees that fit" })
+    best.ok_or(ParallelError::ZeroCount {
+        what: "TP degrees that fit",
+    })
 }
 
 /// The FSDP degree that balances the two collectives on a TPU mesh of `chips` chips
 /// (equation 7.10). A real number: round it to a divisor of `chips` to build a mesh.
-pub fn optimal_fsdp_degree(model: &Model, hw: &Hardware, chips: u64, batch: f64, dp_axes: u32, tp_axes: u32) -> Result<f64> {
+pub fn optimal_fsdp_degree(
+    model: &Model,
+    hw: &Hardware,
+    chips: u64,
+    batch: f64,
+    dp_axes: u32,
+    tp_axes: u32,
+) -> Result<f64> {
     hw.require(Fabric::TpuTorus, "the closed-form FSDP/TP split")?;
     model.validate()?;
     let n = nonzero("chips", chips)? as f64;
@@ -870,7 +1253,12 @@ pub fn optimal_fsdp_degree(model: &Model, hw: &Hardware, chips: u64, batch: f64,
 }
 
 /// Per-chip batch above which the optimally mixed mesh is compute-bound (equation 7.11).
-pub fn mixed_min_tokens_per_chip(model: &Model, hw: &Hardware, dp_axes: u32, tp_axes: u32) -> Result<f64> {
+pub fn mixed_min_tokens_per_chip(
+    model: &Model,
+    hw: &Hardware,
+    dp_axes: u32,
+    tp_axes: u32,
+) -> Result<f64> {
     hw.require(Fabric::TpuTorus, "the mixed FSDP/TP batch floor")?;
     model.validate()?;
     let alpha = ridge(hw, Span::InDomain { axes: 1 })?;
@@ -894,12 +1282,21 @@ pub struct SweepPoint {
 impl SweepPoint {
     /// $T_\text{math}/T_\text{comms}$ for FSDP, TP and the mix; above 1 is compute-bound.
     pub fn ratios(&self) -> [f64; 3] {
-        [self.math / self.fsdp_comms, self.math / self.tp_comms, self.math / self.mixed_comms]
+        [
+            self.math / self.fsdp_comms,
+            self.math / self.tp_comms,
+            self.math / self.mixed_comms,
+        ]
     }
 }
 
 /// Data for the batch-sweep figures (ratio view and absolute-time view).
-pub fn mixed_sweep(model: &Model, hw: &Hardware, chips: u64, batches: &[f64]) -> Result<Vec<SweepPoint>> {
+pub fn mixed_sweep(
+    model: &Model,
+    hw: &Hardware,
+    chips: u64,
+    batches: &[f64],
+) -> Result<Vec<SweepPoint>> {
     let n = nonzero("chips", chips)? as f64;
     batches
         .iter()
@@ -909,7 +1306,13 @@ pub fn mixed_sweep(model: &Model, hw: &Hardware, chips: u64, batches: &[f64]) ->
             let pure_tp = tp_layer_clock(model, hw, Span::InDomain { axes: 3 }, chips, b)?;
             let dp = optimal_fsdp_degree(model, hw, chips, b, 2, 1)?.clamp(1.0, n);
             let mixed = mixed_clock_relaxed(model, hw, n, dp, (2, 1), b)?.clock();
-            Ok(SweepPoint { batch: b, math: pure_fsdp.math, fsdp_comms: pure_fsdp.comms, tp_comms: pure_tp.comms, mixed_comms: mixed.comms })
+            Ok(SweepPoint {
+                batch: b,
+                math: pure_fsdp.math,
+                fsdp_comms: pure_fsdp.comms,
+                tp_comms: pure_tp.comms,
+                mixed_comms: mixed.comms,
+            })
         })
         .collect()
 }
@@ -925,7 +1328,7 @@ pub fn log_space(lo: f64, hi: f64, count: usize) -> Result<Vec<f64>> {
     Ok((0..count).map(|i| lo * (step * i as f64).exp()).collect())
 }
 
-// book/src/ch07.md:2045
+// book/src/ch07.md:2773
 /// The dense layer of the mesh examples ($D = 8{,}192$, $F = 32{,}768$, one layer).
 pub const MESH_EXAMPLE: Model = Model::dense("D = 8,192, F = 32,768", 8192, 32_768, 1, None);
 
@@ -944,12 +1347,36 @@ pub fn mixed_widget() -> Widget {
     let mut w = Widget::new("mixed-explorer");
     let model = model_input(&mut w, &mesh_models(), MESH_EXAMPLE.label);
     let chip = hardware_input(&mut w, &[TPU_V5P, TPU_V5E], "TPU v5p");
-    let chips = w.slider("Chips N", [64u64, 512, 4096].map(|n| (ch06::grouped(n), n)), "64");
+    let chips = w.slider(
+        "Chips N",
+        [64u64, 512, 4096].map(|n| (ch06::grouped(n), n)),
+        "64",
+    );
     let times = w.toggle("View", ("ratio", "time per layer"), false);
-    let per_chip = w.slider("Tokens per chip B/N", MESH_TOKENS_PER_CHIP.map(|b| (ch06::grouped(b), b as f64)), "750");
-    let example = [model.set(MESH_EXAMPLE.label), chip.set("TPU v5p"), per_chip.set("750")];
-    w.scenario("4×4×4 example", example.iter().cloned().chain([chips.set("64"), times.set("ratio")]));
-    w.scenario("16×16×16, times", example.iter().cloned().chain([chips.set("4,096"), times.set("time per layer")]));
+    let per_chip = w.slider(
+        "Tokens per chip B/N",
+        MESH_TOKENS_PER_CHIP.map(|b| (ch06::grouped(b), b as f64)),
+        "750",
+    );
+    let example = [
+        model.set(MESH_EXAMPLE.label),
+        chip.set("TPU v5p"),
+        per_chip.set("750"),
+    ];
+    w.scenario(
+        "4×4×4 example",
+        example
+            .iter()
+            .cloned()
+            .chain([chips.set("64"), times.set("ratio")]),
+    );
+    w.scenario(
+        "16×16×16, times",
+        example
+            .iter()
+            .cloned()
+            .chain([chips.set("4,096"), times.set("time per layer")]),
+    );
     w.outputs(move |at, out| {
         let (model, hw, n) = (model.get(at), Hardware::spec(*chip.get(at)), *chips.get(at));
         let b = *per_chip.get(at) * n as f64;
@@ -959,17 +1386,34 @@ pub fn mixed_widget() -> Widget {
         out.number("batch B", tokens_text(b));
         out.number("DP_opt", format!("{dp:.2}"));
         out.number("nearest mesh", format!("{mesh} × {}", n / mesh));
-        out.number("mixed floor α²/(2F)", format!("{:.1} tokens per chip", mixed_min_tokens_per_chip(model, &hw, 2, 1)?));
+        out.number(
+            "mixed floor α²/(2F)",
+            format!(
+                "{:.1} tokens per chip",
+                mixed_min_tokens_per_chip(model, &hw, 2, 1)?
+            ),
+        );
         let names = ["FSDP", "TP", "mix"];
         for (name, r) in names.iter().zip(point.ratios()) {
             out.number(&format!("math / comms, {name}"), format!("{r:.2}"));
         }
-        let ok: Vec<&str> = names.iter().zip(point.ratios()).filter(|(_, r)| *r >= 1.0).map(|(s, _)| *s).collect();
+        let ok: Vec<&str> = names
+            .iter()
+            .zip(point.ratios())
+            .filter(|(_, r)| *r >= 1.0)
+            .map(|(s, _)| *s)
+            .collect();
         match ok.is_empty() {
             true => out.verdict("compute-bound", "none", Tone::Bad),
             false => out.verdict("compute-bound", &ok.join(", "), Tone::Good),
         }
-        out.chart(mixed_chart(model, &hw, n, *times.get(at), *per_chip.get(at))?);
+        out.chart(mixed_chart(
+            model,
+            &hw,
+            n,
+            *times.get(at),
+            *per_chip.get(at),
+        )?);
         Ok(())
     })
 }
@@ -981,16 +1425,33 @@ fn mixed_chart(model: &Model, hw: &Hardware, n: u64, times: bool, per_chip: f64)
         false => Axis::log("T_math / T_comms (log scale)", 0.01, 100.0),
         true => Axis::log("time per layer, s (log scale)", 1e-6, 100.0),
     };
-    let mut keys = vec![(Key::Dashed(figure::gray(0.3)), "pure FSDP, 3 axes"), (Key::Dotted(figure::gray(0.2)), "pure TP, 3 axes")];
+    let mut keys = vec![
+        (Key::Dashed(figure::gray(0.3)), "pure FSDP, 3 axes"),
+        (Key::Dotted(figure::gray(0.2)), "pure TP, 3 axes"),
+    ];
     keys.push((Key::Solid(figure::INK), "FSDP + TP at DP_opt"));
     if times {
         keys.push((Key::Solid(figure::gray(0.6)), "FLOPs"));
     }
-    let title = if times { "time per layer against the batch" } else { "math / comms against the batch" };
+    let title = if times {
+        "time per layer against the batch"
+    } else {
+        "math / comms against the batch"
+    };
     let mut chart = Chart::new(title, (680, 400), x, y).legend(&keys);
     let per_chip_grid = log_space(10.0, 100_000.0, 33)?;
-    let sweep = mixed_sweep(model, hw, n, &per_chip_grid.iter().map(|b| b * n as f64).collect::<Vec<_>>())?;
-    let curve = |f: &dyn Fn(&SweepPoint) -> f64| -> Vec<(f64, f64)> { sweep.iter().map(|p| (p.batch / n as f64, f(p))).collect() };
+    let sweep = mixed_sweep(
+        model,
+        hw,
+        n,
+        &per_chip_grid
+            .iter()
+            .map(|b| b * n as f64)
+            .collect::<Vec<_>>(),
+    )?;
+    let curve = |f: &dyn Fn(&SweepPoint) -> f64| -> Vec<(f64, f64)> {
+        sweep.iter().map(|p| (p.batch / n as f64, f(p))).collect()
+    };
     if times {
         chart.line(Key::Dashed(figure::gray(0.3)), &curve(&|p| p.fsdp_comms));
         chart.line(Key::Dotted(figure::gray(0.2)), &curve(&|p| p.tp_comms));
@@ -1006,37 +1467,63 @@ fn mixed_chart(model: &Model, hw: &Hardware, n: u64, times: bool, per_chip: f64)
     Ok(chart)
 }
 
-// book/src/ch07.md:2141
+// book/src/ch07.md:2927
 /// Every mesh of `chips` chips on a TPU torus, as (FSDP degree, clocks): one row per divisor `dp`
 /// of `chips`, with TP = `chips / dp` and the mesh axes of equation 7.9 held fixed. This is the
 /// static sweep whose minimum equation 7.10 finds in closed form.
-pub fn split_sweep(model: &Model, hw: &Hardware, chips: u64, batch: f64, axes: (u32, u32)) -> Result<Vec<(u64, MixedClock)>> {
+pub fn split_sweep(
+    model: &Model,
+    hw: &Hardware,
+    chips: u64,
+    batch: f64,
+    axes: (u32, u32),
+) -> Result<Vec<(u64, MixedClock)>> {
     hw.require(Fabric::TpuTorus, "the FSDP/TP split sweep")?;
     let n = nonzero("chips", chips)?;
     (1..=n)
         .filter(|dp| n.is_multiple_of(*dp))
-        .map(|dp| Ok((dp, mixed_clock_relaxed(model, hw, n as f64, dp as f64, axes, batch)?)))
+        .map(|dp| {
+            Ok((
+                dp,
+                mixed_clock_relaxed(model, hw, n as f64, dp as f64, axes, batch)?,
+            ))
+        })
         .collect()
 }
 
 /// The row of a split sweep with the fastest network clock (the first one on a tie).
 pub fn fastest_split(sweep: &[(u64, MixedClock)]) -> Option<(u64, MixedClock)> {
-    sweep.iter().copied().reduce(|best, row| if row.1.clock().comms < best.1.clock().comms { row } else { best })
+    sweep.iter().copied().reduce(|best, row| {
+        if row.1.clock().comms < best.1.clock().comms {
+            row
+        } else {
+            best
+        }
+    })
 }
 
-// book/src/ch07.md:2285
+// book/src/ch07.md:3161
 /// The split sweep as a calculator: on $N$ TPU v5p chips with FSDP on two mesh axes and TP on
 /// one, every power-of-two split of the chips, the two collectives' clocks, and the fastest.
 pub fn split_widget() -> Widget {
     let mut w = Widget::new("split-sweep");
     let model = model_input(&mut w, &mesh_models(), MESH_EXAMPLE.label);
-    let chips = w.slider("Chips N", [64u64, 512, 4096].map(|n| (ch06::grouped(n), n)), "64");
-    let per_chip = w.slider("Tokens per chip B/N", MESH_TOKENS_PER_CHIP.map(|b| (ch06::grouped(b), b as f64)), "750");
+    let chips = w.slider(
+        "Chips N",
+        [64u64, 512, 4096].map(|n| (ch06::grouped(n), n)),
+        "64",
+    );
+    let per_chip = w.slider(
+        "Tokens per chip B/N",
+        MESH_TOKENS_PER_CHIP.map(|b| (ch06::grouped(b), b as f64)),
+        "750",
+    );
     w.outputs(move |at, out| {
         let (model, hw, n) = (model.get(at), Hardware::spec(TPU_V5P), *chips.get(at));
         let b = *per_chip.get(at) * n as f64;
         let sweep = split_sweep(model, &hw, n, b, (2, 1))?;
-        let (best, clock) = fastest_split(&sweep).ok_or("a sweep over at least one chip has rows")?;
+        let (best, clock) =
+            fastest_split(&sweep).ok_or("a sweep over at least one chip has rows")?;
         let dp_opt = optimal_fsdp_degree(model, &hw, n, b, 2, 1)?;
         out.number("batch B", tokens_text(b));
         out.number("T_math", duration_text(clock.math));
@@ -1045,7 +1532,10 @@ pub fn split_widget() -> Widget {
         out.number("its math / comms", format!("{:.2}", clock.clock().ratio()));
         bound_verdict(out, "the fastest mesh is", clock.clock().bound());
         // Powers of two only: the meshes that exist on a cube, and the ticks of the x axis.
-        let meshes: Vec<&(u64, MixedClock)> = sweep.iter().filter(|(dp, _)| dp.is_power_of_two()).collect();
+        let meshes: Vec<&(u64, MixedClock)> = sweep
+            .iter()
+            .filter(|(dp, _)| dp.is_power_of_two())
+            .collect();
         let x = Axis::log("FSDP degree DP (TP = N / DP), log scale", 1.0, n as f64)
             .ticks(meshes.iter().map(|(dp, _)| (*dp as f64, dp.to_string())));
         let y = Axis::log("time per layer, µs (log scale)", 0.1, 1e7);
@@ -1055,8 +1545,14 @@ pub fn split_widget() -> Widget {
             (Key::Dotted(figure::gray(0.2)), "TP activations"),
             (Key::Solid(figure::gray(0.6)), "math"),
         ];
-        let mut chart = Chart::new("time per layer against the FSDP/TP split", (680, 400), x, y).legend(&keys);
-        let us = |f: &dyn Fn(&MixedClock) -> f64| -> Vec<(f64, f64)> { meshes.iter().map(|(dp, c)| (*dp as f64, 1e6 * f(c))).collect() };
+        let mut chart =
+            Chart::new("time per layer against the FSDP/TP split", (680, 400), x, y).legend(&keys);
+        let us = |f: &dyn Fn(&MixedClock) -> f64| -> Vec<(f64, f64)> {
+            meshes
+                .iter()
+                .map(|(dp, c)| (*dp as f64, 1e6 * f(c)))
+                .collect()
+        };
         chart.line(Key::Dashed(figure::gray(0.3)), &us(&|c| c.fsdp_comms));
         chart.line(Key::Dotted(figure::gray(0.2)), &us(&|c| c.tp_comms));
         chart.line(Key::Solid(figure::gray(0.6)), &us(&|c| c.math));
@@ -1076,7 +1572,7 @@ pub fn split_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:2493
+// book/src/ch07.md:3438
 /// The clocks of one forward MoE layer under expert parallelism (equation 7.12).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExpertClock {
@@ -1089,23 +1585,44 @@ pub struct ExpertClock {
 
 impl ExpertClock {
     pub fn clock(&self) -> LayerClock {
-        LayerClock { math: self.math, comms: self.local_comms.max(self.scale_out_comms) }
+        LayerClock {
+            math: self.math,
+            comms: self.local_comms.max(self.scale_out_comms),
+        }
     }
 }
 
 /// Expert parallelism of degree `ep` on a switched GPU fabric, `tokens_per_gpu` tokens per GPU.
-pub fn ep_layer_clock(model: &Model, hw: &Hardware, ep: u64, tokens_per_gpu: f64) -> Result<ExpertClock> {
+pub fn ep_layer_clock(
+    model: &Model,
+    hw: &Hardware,
+    ep: u64,
+    tokens_per_gpu: f64,
+) -> Result<ExpertClock> {
     hw.require(Fabric::GpuSwitch, "the switched-fabric AllToAll model")?;
     model.validate()?;
     let ep_n = nonzero("EP", ep)?;
     let routed = model.routed_experts();
     if !routed.is_multiple_of(ep_n) {
-        return Err(ParallelError::NotDividing { what: "EP into the routed experts", degree: ep_n, total: routed });
+        return Err(ParallelError::NotDividing {
+            what: "EP into the routed experts",
+            degree: ep_n,
+            total: routed,
+        });
     }
     let b = positive("tokens per GPU", tokens_per_gpu)?;
-    let (d, ep, g, kr) = (model.d as f64, ep_n as f64, f64::from(hw.chip.domain), model.routed_active() as f64);
+    let (d, ep, g, kr) = (
+        model.d as f64,
+        ep_n as f64,
+        f64::from(hw.chip.domain),
+        model.routed_active() as f64,
+    );
     let local_copies = kr * (ep.min(g) - 1.0) / ep;
-    let remote_copies = if ep > g { (ep - g) * (kr / ep).min(1.0 / g) } else { 0.0 };
+    let remote_copies = if ep > g {
+        (ep - g) * (kr / ep).min(1.0 / g)
+    } else {
+        0.0
+    };
     Ok(ExpertClock {
         math: math_time(model, hw, b)?,
         local_comms: 4.0 * b * d * local_copies / hw.link(),
@@ -1121,10 +1638,16 @@ pub fn ep_min_expert_width(model: &Model, hw: &Hardware, ep: u64) -> Result<f64>
     Ok(model.f as f64 / c.ratio())
 }
 
-// book/src/ch07.md:2583
+// book/src/ch07.md:3565
 /// The hypothetical wide-expert model above: 16,384-wide experts, 64 routed plus one shared,
 /// one routed choice per token.
-pub const WIDE_EXPERTS: Model = Model { label: "wide-expert variant", f: 16_384, experts: 65, active: 2, ..DEEPSEEK_V3 };
+pub const WIDE_EXPERTS: Model = Model {
+    label: "wide-expert variant",
+    f: 16_384,
+    experts: 65,
+    active: 2,
+    ..DEEPSEEK_V3
+};
 
 /// Expert parallelism's two regimes as a calculator, on the switched GPU fabric.
 pub fn ep_widget() -> Widget {
@@ -1132,38 +1655,70 @@ pub fn ep_widget() -> Widget {
     let gpus = [H100, B200, GB200_NVL72, GB300_NVL72, H800];
     let chip = hardware_input(&mut w, &gpus, "H100");
     let measured = rates_input(&mut w);
-    let mut models: Vec<Model> = representable_models().into_iter().filter(|m| m.experts > 1).collect();
+    let mut models: Vec<Model> = representable_models()
+        .into_iter()
+        .filter(|m| m.experts > 1)
+        .collect();
     models.push(WIDE_EXPERTS);
     let model = model_input(&mut w, &models, "DeepSeek-V3");
     let ep = w.slider("EP", powers_of_two(0, 8), "8");
     w.outputs(move |at, out| {
-        let (hw, model, ep) = (rated(*chip.get(at), *measured.get(at)), model.get(at), *ep.get(at));
+        let (hw, model, ep) = (
+            rated(*chip.get(at), *measured.get(at)),
+            model.get(at),
+            *ep.get(at),
+        );
         let g = u64::from(hw.chip.domain);
         let (kr, routed) = (model.routed_active(), model.routed_experts());
         out.number("routed experts E_r, choices k_r", format!("{routed}, {kr}"));
         let regime = match ep {
             1 => "one GPU: no AllToAll".to_string(),
             e if e <= g => "inside one domain".to_string(),
-            e if kr * g >= e => format!("k_r ≥ EP/G: one copy per remote domain ({} domains)", e.div_ceil(g)),
+            e if kr * g >= e => format!(
+                "k_r ≥ EP/G: one copy per remote domain ({} domains)",
+                e.div_ceil(g)
+            ),
             _ => "EP ≫ k_r: k_r scattered copies".to_string(),
         };
         out.number("regime", regime);
-        let x = Axis::log("expert-parallel degree EP (log scale)", 1.0, 256.0).ticks(powers_of_two(0, 8).into_iter().map(|(s, e)| (e as f64, s)));
+        let x = Axis::log("expert-parallel degree EP (log scale)", 1.0, 256.0)
+            .ticks(powers_of_two(0, 8).into_iter().map(|(s, e)| (e as f64, s)));
         let y = Axis::log("T_math / T_comms (log scale)", 0.01, 100.0);
-        let mut chart = Chart::new("math / comms against the expert-parallel degree", (680, 360), x, y);
+        let mut chart = Chart::new(
+            "math / comms against the expert-parallel degree",
+            (680, 360),
+            x,
+            y,
+        );
         // Every degree that divides the routed experts, as a curve; EP = 1 sends nothing.
         let curve: Vec<(f64, f64)> = (1..=8)
             .map(|e| 1u64 << e)
             .filter(|e| routed.is_multiple_of(*e))
-            .map(|e| Ok((e as f64, ep_layer_clock(model, &hw, e, 1.0)?.clock().ratio())))
+            .map(|e| {
+                Ok((
+                    e as f64,
+                    ep_layer_clock(model, &hw, e, 1.0)?.clock().ratio(),
+                ))
+            })
             .collect::<Result<_>>()?;
         chart.line(Key::Solid(figure::INK), &curve);
         chart.rule_y(1.0, figure::gray(0.5), "compute-bound above 1");
         match ep_layer_clock(model, &hw, ep, 1.0) {
             Ok(clock) => {
                 let c = clock.clock();
-                out.number("math / comms", if ep == 1 { "no traffic".to_string() } else { format!("{:.2}", c.ratio()) });
-                let f_min = if ep == 1 { "any".to_string() } else { ch06::grouped(ep_min_expert_width(model, &hw, ep)?.round() as u64) };
+                out.number(
+                    "math / comms",
+                    if ep == 1 {
+                        "no traffic".to_string()
+                    } else {
+                        format!("{:.2}", c.ratio())
+                    },
+                );
+                let f_min = if ep == 1 {
+                    "any".to_string()
+                } else {
+                    ch06::grouped(ep_min_expert_width(model, &hw, ep)?.round() as u64)
+                };
                 out.number("narrowest expert that hides", f_min);
                 bound_verdict(out, "at this EP", c.bound());
                 match ep {
@@ -1174,7 +1729,11 @@ pub fn ep_widget() -> Widget {
             Err(ParallelError::NotDividing { .. }) => {
                 out.number("math / comms", "—");
                 out.number("narrowest expert that hides", "—");
-                out.verdict("at this EP", &format!("EP must divide the {routed} routed experts"), Tone::Neutral);
+                out.verdict(
+                    "at this EP",
+                    &format!("EP must divide the {routed} routed experts"),
+                    Tone::Neutral,
+                );
                 chart.blank();
             }
             Err(e) => return Err(e.into()),
@@ -1184,7 +1743,7 @@ pub fn ep_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:2727
+// book/src/ch07.md:3774
 /// Point-to-point bandwidth for one pipeline hop: NVLink/ICI inside a domain, the sending
 /// chip's own scale-out port between domains.
 pub fn point_to_point(hw: &Hardware, span: Span) -> f64 {
@@ -1197,11 +1756,21 @@ pub fn point_to_point(hw: &Hardware, span: Span) -> f64 {
 /// One stage's forward compute for a microbatch against the hop that carries its output
 /// (equation 7.13). `pp` must not exceed the layer count; uneven splits are allowed and
 /// priced at the average stage depth.
-pub fn pp_hop_clock(model: &Model, hw: &Hardware, span: Span, pp: u64, microbatch_tokens: f64) -> Result<LayerClock> {
+pub fn pp_hop_clock(
+    model: &Model,
+    hw: &Hardware,
+    span: Span,
+    pp: u64,
+    microbatch_tokens: f64,
+) -> Result<LayerClock> {
     model.validate()?;
     let pp = nonzero("PP", pp)?;
     if pp > model.layers {
-        return Err(ParallelError::NotDividing { what: "PP stages into layers", degree: pp, total: model.layers });
+        return Err(ParallelError::NotDividing {
+            what: "PP stages into layers",
+            degree: pp,
+            total: model.layers,
+        });
     }
     let b = positive("microbatch tokens", microbatch_tokens)?;
     let stage_layers = model.layers as f64 / pp as f64;
@@ -1211,9 +1780,9 @@ pub fn pp_hop_clock(model: &Model, hw: &Hardware, span: Span, pp: u64, microbatc
     })
 }
 
-// book/src/ch07.md:2787
-use ch02::{fast_exp, gelu, matmul, Mat, MatMut, TinyGpt};
-use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
+// book/src/ch07.md:3858
+use ch02::{Mat, MatMut, TinyGpt, fast_exp, gelu, matmul};
+use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::time::Instant;
 
 /// The MLP of one TinyGPT block, the part of a layer this chapter's cost model keeps (section
@@ -1256,14 +1825,31 @@ impl<'a> MlpBlock<'a> {
     /// The MLP matrices of every block of `model`, bottom to top, borrowed from its parameters.
     pub fn of_model(model: &'a TinyGpt) -> Vec<Self> {
         let (d, f) = (model.config().d_model, model.config().d_ff());
-        model.params().blocks.into_iter().map(|b| MlpBlock { w_in: b.fc_w, w_out: b.fc2_w, d, f }).collect()
+        model
+            .params()
+            .blocks
+            .into_iter()
+            .map(|b| MlpBlock {
+                w_in: b.fc_w,
+                w_out: b.fc2_w,
+                d,
+                f,
+            })
+            .collect()
     }
 
     /// Checks that the matrices have the shapes `d` and `f` promise.
     pub fn validate(&self) -> Result<&Self> {
-        for (what, len) in [("W_in length", self.w_in.len()), ("W_out length", self.w_out.len())] {
+        for (what, len) in [
+            ("W_in length", self.w_in.len()),
+            ("W_out length", self.w_out.len()),
+        ] {
             if len != self.d * self.f {
-                return Err(ParallelError::Mismatch { what, expected: (self.d * self.f) as u64, got: len as u64 });
+                return Err(ParallelError::Mismatch {
+                    what,
+                    expected: (self.d * self.f) as u64,
+                    got: len as u64,
+                });
             }
         }
         nonzero("block width", self.d as u64)?;
@@ -1271,17 +1857,32 @@ impl<'a> MlpBlock<'a> {
     }
 
     pub fn zero_grads(&self) -> MlpGrads {
-        MlpGrads { w_in: vec![0.0; self.d * self.f], w_out: vec![0.0; self.f * self.d] }
+        MlpGrads {
+            w_in: vec![0.0; self.d * self.f],
+            w_out: vec![0.0; self.f * self.d],
+        }
     }
 
     /// Forward pass on `x` (`rows x d`): the output, and what the backward pass needs.
     pub fn forward(&self, x: Vec<f32>) -> (Vec<f32>, MlpSaved) {
         let rows = x.len() / self.d;
         let mut pre = vec![0.0; rows * self.f];
-        matmul(MatMut::new(&mut pre, rows, self.f), Mat::new(&x, rows, self.d), Mat::new(self.w_in, self.d, self.f), 1.0, false);
+        matmul(
+            MatMut::new(&mut pre, rows, self.f),
+            Mat::new(&x, rows, self.d),
+            Mat::new(self.w_in, self.d, self.f),
+            1.0,
+            false,
+        );
         let act: Vec<f32> = pre.iter().map(|&z| gelu(z)).collect();
         let mut out = x.clone();
-        matmul(MatMut::new(&mut out, rows, self.d), Mat::new(&act, rows, self.f), Mat::new(self.w_out, self.f, self.d), 1.0, true);
+        matmul(
+            MatMut::new(&mut out, rows, self.d),
+            Mat::new(&act, rows, self.f),
+            Mat::new(self.w_out, self.f, self.d),
+            1.0,
+            true,
+        );
         (out, MlpSaved { x, pre, act })
     }
 
@@ -1290,15 +1891,39 @@ impl<'a> MlpBlock<'a> {
     pub fn backward(&self, saved: &MlpSaved, dy: &[f32], grads: &mut MlpGrads) -> Vec<f32> {
         let rows = dy.len() / self.d;
         let w_out = Mat::new(self.w_out, self.f, self.d);
-        matmul(MatMut::new(&mut grads.w_out, self.f, self.d), Mat::new(&saved.act, rows, self.f).t(), Mat::new(dy, rows, self.d), 1.0, true);
+        matmul(
+            MatMut::new(&mut grads.w_out, self.f, self.d),
+            Mat::new(&saved.act, rows, self.f).t(),
+            Mat::new(dy, rows, self.d),
+            1.0,
+            true,
+        );
         let mut dpre = vec![0.0; rows * self.f];
-        matmul(MatMut::new(&mut dpre, rows, self.f), Mat::new(dy, rows, self.d), w_out.t(), 1.0, false);
+        matmul(
+            MatMut::new(&mut dpre, rows, self.f),
+            Mat::new(dy, rows, self.d),
+            w_out.t(),
+            1.0,
+            false,
+        );
         for (g, &z) in dpre.iter_mut().zip(&saved.pre) {
             *g *= gelu_grad(z);
         }
-        matmul(MatMut::new(&mut grads.w_in, self.d, self.f), Mat::new(&saved.x, rows, self.d).t(), Mat::new(&dpre, rows, self.f), 1.0, true);
+        matmul(
+            MatMut::new(&mut grads.w_in, self.d, self.f),
+            Mat::new(&saved.x, rows, self.d).t(),
+            Mat::new(&dpre, rows, self.f),
+            1.0,
+            true,
+        );
         let mut dx = dy.to_vec();
-        matmul(MatMut::new(&mut dx, rows, self.d), Mat::new(&dpre, rows, self.f), Mat::new(self.w_in, self.d, self.f).t(), 1.0, true);
+        matmul(
+            MatMut::new(&mut dx, rows, self.d),
+            Mat::new(&dpre, rows, self.f),
+            Mat::new(self.w_in, self.d, self.f).t(),
+            1.0,
+            true,
+        );
         dx
     }
 }
@@ -1341,10 +1966,18 @@ impl ThreadedRun {
         (0..self.timeline.stages)
             .map(|s| {
                 let mean = |kind: ch06::OpKind| {
-                    let d: Vec<f64> = self.timeline.stage_events(s).filter(|e| e.kind == kind).map(|e| e.duration()).collect();
+                    let d: Vec<f64> = self
+                        .timeline
+                        .stage_events(s)
+                        .filter(|e| e.kind == kind)
+                        .map(|e| e.duration())
+                        .collect();
                     d.iter().sum::<f64>() / d.len() as f64
                 };
-                ch06::StageTimes { forward: mean(ch06::OpKind::Forward), backward: mean(ch06::OpKind::Backward) }
+                ch06::StageTimes {
+                    forward: mean(ch06::OpKind::Forward),
+                    backward: mean(ch06::OpKind::Backward),
+                }
             })
             .collect()
     }
@@ -1352,7 +1985,9 @@ impl ThreadedRun {
     /// Chapter 6's simulator run on the same orders with each stage's measured mean durations:
     /// what the measured timeline should look like if nothing but the schedule made stages wait.
     pub fn simulated(&self) -> Result<ch06::PipelineTimeline> {
-        let orders = self.schedule.orders(self.timeline.stages, self.timeline.microbatches)?;
+        let orders = self
+            .schedule
+            .orders(self.timeline.stages, self.timeline.microbatches)?;
         Ok(ch06::simulate_orders(&orders, &self.stage_times())?)
     }
 }
@@ -1360,26 +1995,45 @@ impl ThreadedRun {
 /// Runs the forward and backward passes of one step of `blocks` as a pipeline: stage `s` owns the
 /// next `split[s]` blocks and runs on its own thread, in the order `schedule` gives it. The loss is
 /// the mean of the squared outputs. Weight gradients accumulate over the microbatches.
-pub fn run_threaded_pipeline(blocks: &[MlpBlock], split: &[usize], schedule: ch06::Schedule, microbatches: &[Vec<f32>]) -> Result<ThreadedRun> {
+pub fn run_threaded_pipeline(
+    blocks: &[MlpBlock],
+    split: &[usize],
+    schedule: ch06::Schedule,
+    microbatches: &[Vec<f32>],
+) -> Result<ThreadedRun> {
     let stages = nonzero("pipeline stages", split.len() as u64)? as usize;
     if split.contains(&0) {
-        return Err(ParallelError::ZeroCount { what: "blocks in a stage" });
+        return Err(ParallelError::ZeroCount {
+            what: "blocks in a stage",
+        });
     }
     let owned: usize = split.iter().sum();
     if owned != blocks.len() {
-        return Err(ParallelError::Mismatch { what: "blocks the stages own", expected: blocks.len() as u64, got: owned as u64 });
+        return Err(ParallelError::Mismatch {
+            what: "blocks the stages own",
+            expected: blocks.len() as u64,
+            got: owned as u64,
+        });
     }
     for b in blocks {
         b.validate()?;
         if b.d != blocks[0].d {
-            return Err(ParallelError::Mismatch { what: "block width", expected: blocks[0].d as u64, got: b.d as u64 });
+            return Err(ParallelError::Mismatch {
+                what: "block width",
+                expected: blocks[0].d as u64,
+                got: b.d as u64,
+            });
         }
     }
     let m = nonzero("microbatches", microbatches.len() as u64)? as usize;
     let width = blocks[0].d;
     for x in microbatches {
         if x.is_empty() || !x.len().is_multiple_of(width) {
-            return Err(ParallelError::NotDividing { what: "block width into a microbatch", degree: width as u64, total: x.len() as u64 });
+            return Err(ParallelError::NotDividing {
+                what: "block width into a microbatch",
+                degree: width as u64,
+                total: x.len() as u64,
+            });
         }
     }
     let elements: usize = microbatches.iter().map(Vec::len).sum();
@@ -1394,7 +2048,13 @@ pub fn run_threaded_pipeline(blocks: &[MlpBlock], split: &[usize], schedule: ch0
         links[s - 1].from_next = Some(rx);
     }
     let mut first = 0;
-    let owners: Vec<&[MlpBlock]> = split.iter().map(|&n| { first += n; &blocks[first - n..first] }).collect();
+    let owners: Vec<&[MlpBlock]> = split
+        .iter()
+        .map(|&n| {
+            first += n;
+            &blocks[first - n..first]
+        })
+        .collect();
     let epoch = Instant::now();
     let results: Vec<Result<StageResult>> = std::thread::scope(|scope| {
         let workers: Vec<_> = links
@@ -1402,13 +2062,26 @@ pub fn run_threaded_pipeline(blocks: &[MlpBlock], split: &[usize], schedule: ch0
             .enumerate()
             .map(|(stage, link)| {
                 let (mine, order) = (owners[stage], &orders[stage]);
-                scope.spawn(move || run_stage(stage, mine, order, link, microbatches, elements, epoch))
+                scope.spawn(move || {
+                    run_stage(stage, mine, order, link, microbatches, elements, epoch)
+                })
             })
             .collect();
-        workers.into_iter().enumerate().map(|(stage, w)| w.join().unwrap_or(Err(ParallelError::StageFailed { stage }))).collect()
+        workers
+            .into_iter()
+            .enumerate()
+            .map(|(stage, w)| {
+                w.join()
+                    .unwrap_or(Err(ParallelError::StageFailed { stage }))
+            })
+            .collect()
     });
     // Report the first error that is not just a neighbour hanging up.
-    if let Some(e) = results.iter().filter_map(|r| r.as_ref().err()).find(|e| !matches!(e, ParallelError::StageFailed { .. })) {
+    if let Some(e) = results
+        .iter()
+        .filter_map(|r| r.as_ref().err())
+        .find(|e| !matches!(e, ParallelError::StageFailed { .. }))
+    {
         return Err(e.clone());
     }
     let mut events = Vec::new();
@@ -1425,14 +2098,31 @@ pub fn run_threaded_pipeline(blocks: &[MlpBlock], split: &[usize], schedule: ch0
         e.end -= t0;
     }
     events.sort_by(|a, b| a.start.total_cmp(&b.start));
-    Ok(ThreadedRun { schedule, timeline: ch06::PipelineTimeline { stages, microbatches: m, events }, loss, grads })
+    Ok(ThreadedRun {
+        schedule,
+        timeline: ch06::PipelineTimeline {
+            stages,
+            microbatches: m,
+            events,
+        },
+        loss,
+        grads,
+    })
 }
 
 /// One stage's thread: runs its operations in order, waiting on its neighbours for inputs.
 /// A waiting stage spins rather than sleeps, as an accelerator waiting for its input keeps its
 /// device: a sleeping thread would give its core away and pay a wake-up on every hand-over, so
 /// that an operation's duration would depend on what the other stages happened to be doing.
-fn run_stage(stage: usize, blocks: &[MlpBlock], order: &[ch06::PipelineOp], link: StageLinks, inputs: &[Vec<f32>], elements: usize, epoch: Instant) -> Result<StageResult> {
+fn run_stage(
+    stage: usize,
+    blocks: &[MlpBlock],
+    order: &[ch06::PipelineOp],
+    link: StageLinks,
+    inputs: &[Vec<f32>],
+    elements: usize,
+    epoch: Instant,
+) -> Result<StageResult> {
     let hung_up = || ParallelError::StageFailed { stage };
     let receive = |rx: &Receiver<Packet>, mb: usize| -> Result<Vec<f32>> {
         let (got, data) = loop {
@@ -1443,7 +2133,11 @@ fn run_stage(stage: usize, blocks: &[MlpBlock], order: &[ch06::PipelineOp], link
             }
         };
         if got != mb {
-            return Err(ParallelError::Mismatch { what: "microbatch arriving", expected: mb as u64, got: got as u64 });
+            return Err(ParallelError::Mismatch {
+                what: "microbatch arriving",
+                expected: mb as u64,
+                got: got as u64,
+            });
         }
         Ok(data)
     };
@@ -1468,10 +2162,17 @@ fn run_stage(stage: usize, blocks: &[MlpBlock], order: &[ch06::PipelineOp], link
                 }
                 if link.to_next.is_none() {
                     // The last stage owns the loss, mean(out²), and starts the backward pass.
-                    loss += h.iter().map(|&v| f64::from(v) * f64::from(v)).sum::<f64>() / elements as f64;
+                    loss += h.iter().map(|&v| f64::from(v) * f64::from(v)).sum::<f64>()
+                        / elements as f64;
                     loss_grad[mb] = Some(h.iter().map(|&v| 2.0 * v / elements as f32).collect());
                 }
-                events.push(ch06::PipelineEvent { stage, microbatch: mb, kind: op.kind, start, end: epoch.elapsed().as_secs_f64() });
+                events.push(ch06::PipelineEvent {
+                    stage,
+                    microbatch: mb,
+                    kind: op.kind,
+                    start,
+                    end: epoch.elapsed().as_secs_f64(),
+                });
                 saved[mb] = Some(keep);
                 if let Some(tx) = &link.to_next {
                     tx.send((mb, h)).map_err(|_| hung_up())?;
@@ -1487,18 +2188,28 @@ fn run_stage(stage: usize, blocks: &[MlpBlock], order: &[ch06::PipelineOp], link
                 for ((block, kept), g) in blocks.iter().zip(&keep).zip(grads.iter_mut()).rev() {
                     dy = block.backward(kept, &dy, g);
                 }
-                events.push(ch06::PipelineEvent { stage, microbatch: mb, kind: op.kind, start, end: epoch.elapsed().as_secs_f64() });
+                events.push(ch06::PipelineEvent {
+                    stage,
+                    microbatch: mb,
+                    kind: op.kind,
+                    start,
+                    end: epoch.elapsed().as_secs_f64(),
+                });
                 if let Some(tx) = &link.to_prev {
                     tx.send((mb, dy)).map_err(|_| hung_up())?;
                 }
             }
         }
     }
-    Ok(StageResult { events, grads, loss })
+    Ok(StageResult {
+        events,
+        grads,
+        loss,
+    })
 }
 
-// book/src/ch07.md:3302
-use ch06::{one_f1b_order, OpKind, TrainingError};
+// book/src/ch07.md:4648
+use ch06::{OpKind, TrainingError, one_f1b_order};
 
 impl From<TrainingError> for ParallelError {
     fn from(e: TrainingError) -> Self {
@@ -1583,21 +2294,40 @@ impl SplitTimeline {
 }
 
 /// Simulates 1F1B with a split backward pass on `stages` balanced stages.
-pub fn simulate_split_pipeline(stages: usize, microbatches: usize, times: SplitTimes, policy: WeightGradPolicy) -> Result<SplitTimeline> {
+pub fn simulate_split_pipeline(
+    stages: usize,
+    microbatches: usize,
+    times: SplitTimes,
+    policy: WeightGradPolicy,
+) -> Result<SplitTimeline> {
     nonzero("stages", stages as u64)?;
     nonzero("microbatches", microbatches as u64)?;
     for t in [times.forward, times.input_grad, times.weight_grad] {
         positive("pass duration", t)?;
     }
-    let orders: Vec<_> = (0..stages).map(|s| one_f1b_order(s, stages, microbatches)).collect::<std::result::Result<_, _>>()?;
+    let orders: Vec<_> = (0..stages)
+        .map(|s| one_f1b_order(s, stages, microbatches))
+        .collect::<std::result::Result<_, _>>()?;
     // ready[stage][mb][0] = forward output available, [1] = input gradient available downstream.
     let mut ready = vec![vec![[None::<f64>; 2]; microbatches]; stages];
     let mut free_at = vec![0.0f64; stages];
     let mut next = vec![0usize; stages];
     let mut deferred: Vec<std::collections::VecDeque<usize>> = vec![Default::default(); stages];
     let mut events = Vec::with_capacity(3 * stages * microbatches);
-    let run = |events: &mut Vec<SplitEvent>, free: &mut f64, stage, microbatch, pass, start: f64, length: f64| {
-        events.push(SplitEvent { stage, microbatch, pass, start, end: start + length });
+    let run = |events: &mut Vec<SplitEvent>,
+               free: &mut f64,
+               stage,
+               microbatch,
+               pass,
+               start: f64,
+               length: f64| {
+        events.push(SplitEvent {
+            stage,
+            microbatch,
+            pass,
+            start,
+            end: start + length,
+        });
         *free = start + length;
         start + length
     };
@@ -1609,7 +2339,15 @@ pub fn simulate_split_pipeline(stages: usize, microbatches: usize, times: SplitT
             let now = free_at[stage];
             let Some(op) = orders[stage].get(next[stage]).copied() else {
                 if let Some(mb) = deferred[stage].pop_front() {
-                    run(&mut events, &mut free_at[stage], stage, mb, Pass::WeightGrad, now, times.weight_grad);
+                    run(
+                        &mut events,
+                        &mut free_at[stage],
+                        stage,
+                        mb,
+                        Pass::WeightGrad,
+                        now,
+                        times.weight_grad,
+                    );
                     acted = true;
                     break;
                 }
@@ -1620,17 +2358,29 @@ pub fn simulate_split_pipeline(stages: usize, microbatches: usize, times: SplitT
                 OpKind::Forward if stage == 0 => Some(0.0),
                 OpKind::Forward => ready[stage - 1][mb][0],
                 OpKind::Backward if stage + 1 == stages => ready[stage][mb][0],
-                OpKind::Backward => ready[stage + 1][mb][1].zip(ready[stage][mb][0]).map(|(a, b)| a.max(b)),
+                OpKind::Backward => ready[stage + 1][mb][1]
+                    .zip(ready[stage][mb][0])
+                    .map(|(a, b)| a.max(b)),
             };
             let idle_until_ready = dependency.is_none_or(|t| t > now);
             let over_cap = match policy {
-                WeightGradPolicy::FillIdle { max_deferred } => op.kind == OpKind::Forward && deferred[stage].len() >= max_deferred,
+                WeightGradPolicy::FillIdle { max_deferred } => {
+                    op.kind == OpKind::Forward && deferred[stage].len() >= max_deferred
+                }
                 WeightGradPolicy::Fused => false,
             };
             let deferring = matches!(policy, WeightGradPolicy::FillIdle { .. });
             if deferring && (idle_until_ready || over_cap) && !deferred[stage].is_empty() {
                 let w = deferred[stage].pop_front().expect("checked non-empty");
-                run(&mut events, &mut free_at[stage], stage, w, Pass::WeightGrad, now, times.weight_grad);
+                run(
+                    &mut events,
+                    &mut free_at[stage],
+                    stage,
+                    w,
+                    Pass::WeightGrad,
+                    now,
+                    times.weight_grad,
+                );
                 acted = true;
                 break;
             }
@@ -1639,18 +2389,42 @@ pub fn simulate_split_pipeline(stages: usize, microbatches: usize, times: SplitT
             next[stage] += 1;
             match op.kind {
                 OpKind::Forward => {
-                    let end = run(&mut events, &mut free_at[stage], stage, mb, Pass::Forward, start, times.forward);
+                    let end = run(
+                        &mut events,
+                        &mut free_at[stage],
+                        stage,
+                        mb,
+                        Pass::Forward,
+                        start,
+                        times.forward,
+                    );
                     ready[stage][mb][0] = Some(end);
                 }
                 OpKind::Backward => {
-                    let end = run(&mut events, &mut free_at[stage], stage, mb, Pass::InputGrad, start, times.input_grad);
+                    let end = run(
+                        &mut events,
+                        &mut free_at[stage],
+                        stage,
+                        mb,
+                        Pass::InputGrad,
+                        start,
+                        times.input_grad,
+                    );
                     match policy {
                         WeightGradPolicy::FillIdle { .. } => {
                             ready[stage][mb][1] = Some(end);
                             deferred[stage].push_back(mb);
                         }
                         WeightGradPolicy::Fused => {
-                            let end = run(&mut events, &mut free_at[stage], stage, mb, Pass::WeightGrad, end, times.weight_grad);
+                            let end = run(
+                                &mut events,
+                                &mut free_at[stage],
+                                stage,
+                                mb,
+                                Pass::WeightGrad,
+                                end,
+                                times.weight_grad,
+                            );
                             ready[stage][mb][1] = Some(end);
                         }
                     }
@@ -1660,14 +2434,16 @@ pub fn simulate_split_pipeline(stages: usize, microbatches: usize, times: SplitT
             break;
         }
         if !acted {
-            let stage = (0..stages).find(|&s| next[s] < orders[s].len()).unwrap_or(0);
+            let stage = (0..stages)
+                .find(|&s| next[s] < orders[s].len())
+                .unwrap_or(0);
             return Err(TrainingError::Deadlock { stage }.into());
         }
     }
     Ok(SplitTimeline { stages, events })
 }
 
-// book/src/ch07.md:3648
+// book/src/ch07.md:5214
 /// The three schedules of this section as a calculator, drawn as a timeline: chapter 6's GPipe
 /// and 1F1B with a fused backward (twice a forward), and 1F1B with the backward split into
 /// dX and dW (one forward each) and at most $PP$ weight gradients deferred into idle slots.
@@ -1676,39 +2452,92 @@ pub fn pipeline_widget() -> Widget {
     let names = ["GPipe", "1F1B", "1F1B, dW deferred"];
     let schedule = w.picker("Schedule", names.map(|n| (n, n)), "1F1B");
     let stages = w.slider("Stages PP", [2usize, 4, 8].map(|s| (s.to_string(), s)), "4");
-    let micro = w.slider("Microbatches m", [4usize, 8, 16].map(|m| (m.to_string(), m)), "8");
+    let micro = w.slider(
+        "Microbatches m",
+        [4usize, 8, 16].map(|m| (m.to_string(), m)),
+        "8",
+    );
     w.outputs(move |at, out| {
         let (pp, m) = (*stages.get(at), *micro.get(at));
-        let fused = |s: ch06::Schedule| ch06::simulate_pipeline(s, pp, m, ch06::StageTimes::TRANSFORMER);
+        let fused =
+            |s: ch06::Schedule| ch06::simulate_pipeline(s, pp, m, ch06::StageTimes::TRANSFORMER);
         // (stage, start, end, pass) for every pass, and the schedule's numbers.
-        let (events, makespan, idle, held): (Vec<(usize, f64, f64, Pass)>, f64, f64, usize) = match *schedule.get(at) {
-            "GPipe" | "1F1B" => {
-                let kind = if *schedule.get(at) == "GPipe" { ch06::Schedule::GPipe } else { ch06::Schedule::OneFOneB };
-                let t = fused(kind)?;
-                let pass = |k: OpKind| if k == OpKind::Forward { Pass::Forward } else { Pass::InputGrad };
-                let events = t.events.iter().map(|e| (e.stage, e.start, e.end, pass(e.kind))).collect();
-                (events, t.makespan(), t.idle_fraction(), t.max_in_flight(0))
-            }
-            _ => {
-                let split = SplitTimes { forward: 1.0, input_grad: 1.0, weight_grad: 1.0 };
-                let t = simulate_split_pipeline(pp, m, split, WeightGradPolicy::FillIdle { max_deferred: pp })?;
-                let events = t.events.iter().map(|e| (e.stage, e.start, e.end, e.pass)).collect();
-                (events, t.makespan(), t.idle_fraction(), t.max_in_flight(0))
-            }
-        };
+        let (events, makespan, idle, held): (Vec<(usize, f64, f64, Pass)>, f64, f64, usize) =
+            match *schedule.get(at) {
+                "GPipe" | "1F1B" => {
+                    let kind = if *schedule.get(at) == "GPipe" {
+                        ch06::Schedule::GPipe
+                    } else {
+                        ch06::Schedule::OneFOneB
+                    };
+                    let t = fused(kind)?;
+                    let pass = |k: OpKind| {
+                        if k == OpKind::Forward {
+                            Pass::Forward
+                        } else {
+                            Pass::InputGrad
+                        }
+                    };
+                    let events = t
+                        .events
+                        .iter()
+                        .map(|e| (e.stage, e.start, e.end, pass(e.kind)))
+                        .collect();
+                    (events, t.makespan(), t.idle_fraction(), t.max_in_flight(0))
+                }
+                _ => {
+                    let split = SplitTimes {
+                        forward: 1.0,
+                        input_grad: 1.0,
+                        weight_grad: 1.0,
+                    };
+                    let t = simulate_split_pipeline(
+                        pp,
+                        m,
+                        split,
+                        WeightGradPolicy::FillIdle { max_deferred: pp },
+                    )?;
+                    let events = t
+                        .events
+                        .iter()
+                        .map(|e| (e.stage, e.start, e.end, e.pass))
+                        .collect();
+                    (events, t.makespan(), t.idle_fraction(), t.max_in_flight(0))
+                }
+            };
         out.number("makespan", format!("{makespan:.0} time units"));
         out.number("idle fraction", format!("{idle:.4}"));
-        out.number("formula (PP−1)/(m+PP−1)", format!("{:.4}", ch06::pipeline_bubble_fraction(pp as u64, m as u64)?));
+        out.number(
+            "formula (PP−1)/(m+PP−1)",
+            format!(
+                "{:.4}",
+                ch06::pipeline_bubble_fraction(pp as u64, m as u64)?
+            ),
+        );
         out.number("peak microbatches held by stage 0", held.to_string());
         // One time axis per PP and m, the fused schedules' length, so the three compare.
         let end = fused(ch06::Schedule::OneFOneB)?.makespan();
         let rows: Vec<String> = (0..pp).rev().map(|s| format!("stage {s}")).collect();
         let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
         let (light, mid, dark) = (figure::gray(0.85), figure::gray(0.62), figure::gray(0.32));
-        let keys = [(Key::Swatch(light), "forward"), (Key::Swatch(dark), "backward or dX"), (Key::Swatch(mid), "deferred dW")];
+        let keys = [
+            (Key::Swatch(light), "forward"),
+            (Key::Swatch(dark), "backward or dX"),
+            (Key::Swatch(mid), "deferred dW"),
+        ];
         let x = Axis::linear("time units", 0.0, end);
-        let mut chart = Chart::new("the schedule's timeline", (680, 90 + 34 * pp as u32), x, Axis::bands("", &rows)).legend(&keys);
-        for (pass, fill) in [(Pass::Forward, light), (Pass::InputGrad, dark), (Pass::WeightGrad, mid)] {
+        let mut chart = Chart::new(
+            "the schedule's timeline",
+            (680, 90 + 34 * pp as u32),
+            x,
+            Axis::bands("", &rows),
+        )
+        .legend(&keys);
+        for (pass, fill) in [
+            (Pass::Forward, light),
+            (Pass::InputGrad, dark),
+            (Pass::WeightGrad, mid),
+        ] {
             let boxes: Vec<_> = events
                 .iter()
                 .filter(|e| e.3 == pass)
@@ -1724,15 +2553,21 @@ pub fn pipeline_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:3730
+// book/src/ch07.md:5349
 /// Backward-layer clocks of pure data parallelism across scale-out domains (equation 7.14).
 /// The `chips` are spread evenly over the fewest domains that hold them.
-pub fn cross_domain_dp_clock(model: &Model, hw: &Hardware, chips: u64, batch: f64) -> Result<LayerClock> {
+pub fn cross_domain_dp_clock(
+    model: &Model,
+    hw: &Hardware,
+    chips: u64,
+    batch: f64,
+) -> Result<LayerClock> {
     model.validate()?;
     let n = nonzero("chips", chips)?;
     let domains = n.div_ceil(u64::from(hw.chip.domain));
     let per_domain = n as f64 / domains as f64;
-    let math = 8.0 * positive("batch", batch)? * model.d as f64 * model.active_width() / (n as f64 * hw.flops());
+    let math = 8.0 * positive("batch", batch)? * model.d as f64 * model.active_width()
+        / (n as f64 * hw.flops());
     let comms = 8.0 * (model.d * model.experts * model.f) as f64 / (per_domain * hw.scale_out());
     Ok(LayerClock { math, comms })
 }
@@ -1754,18 +2589,28 @@ pub struct Recipe {
 }
 
 fn floor_pow2(x: f64) -> u64 {
-    if x < 1.0 { 0 } else { 1u64 << (x.log2().floor() as u32) }
+    if x < 1.0 {
+        0
+    } else {
+        1u64 << (x.log2().floor() as u32)
+    }
 }
 
 pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     hw.require(Fabric::TpuTorus, "the TPU FSDP x TP recipe")?;
     let tp = floor_pow2(tp_max(model, hw, Span::InDomain { axes: 1 })?).max(1);
-    let dp = floor_pow2(positive("batch", batch)? / min_tokens_per_chip(model, hw, Span::InDomain { axes: 3 })?);
+    let dp = floor_pow2(
+        positive("batch", batch)? / min_tokens_per_chip(model, hw, Span::InDomain { axes: 3 })?,
+    );
     nonzero("FSDP degree the batch can feed", dp)?;
-    Ok(Recipe { tp, dp, pods: (tp * dp).div_ceil(u64::from(hw.chip.domain)) })
+    Ok(Recipe {
+        tp,
+        dp,
+        pods: (tp * dp).div_ceil(u64::from(hw.chip.domain)),
+    })
 }
 
-// book/src/ch07.md:3828
+// book/src/ch07.md:5483
 /// The data-centre network as a calculator: the per-chip DCN bandwidth is an input, and the
 /// TPU recipe of this section decides how many pods a batch needs.
 pub fn dcn_widget() -> Widget {
@@ -1773,19 +2618,33 @@ pub fn dcn_widget() -> Widget {
     let chip = hardware_input(&mut w, &[TPU_V5P, TPU_V5E], "TPU v5p");
     let model = model_input(&mut w, &representable_models(), "Llama 3 70B");
     let rates = [1.5625e9, 3.125e9, 6.25e9, 12.5e9, 25e9, 50e9];
-    let dcn = w.slider("W_DCN per chip", rates.map(|r| (format!("{} GB/s", r / 1e9), r)), "6.25 GB/s");
+    let dcn = w.slider(
+        "W_DCN per chip",
+        rates.map(|r| (format!("{} GB/s", r / 1e9), r)),
+        "6.25 GB/s",
+    );
     let batch = w.slider("Batch B", millions(&[1, 2, 4, 8]), "2M");
     w.outputs(move |at, out| {
-        let chip = Chip { scale_out: *dcn.get(at), ..*chip.get(at) };
+        let chip = Chip {
+            scale_out: *dcn.get(at),
+            ..*chip.get(at)
+        };
         let (hw, model, batch) = (Hardware::spec(chip), model.get(at), *batch.get(at));
-        out.number("DCN floor per pod", tokens_text(min_tokens_per_domain(model, &hw)?));
+        out.number(
+            "DCN floor per pod",
+            tokens_text(min_tokens_per_domain(model, &hw)?),
+        );
         match tpu_recipe(model, &hw, batch) {
             Ok(r) => {
-                out.number("recipe", format!("{}-way TP × {}-way FSDP", r.tp, ch06::grouped(r.dp)));
+                out.number(
+                    "recipe",
+                    format!("{}-way TP × {}-way FSDP", r.tp, ch06::grouped(r.dp)),
+                );
                 out.number("pods", r.pods.to_string());
                 out.number("tokens per pod", tokens_text(batch / r.pods as f64));
                 if r.pods > 1 {
-                    let c = cross_domain_dp_clock(model, &hw, r.pods * u64::from(chip.domain), batch)?;
+                    let c =
+                        cross_domain_dp_clock(model, &hw, r.pods * u64::from(chip.domain), batch)?;
                     out.number("cross-pod math / comms", format!("{:.1}", c.ratio()));
                     bound_verdict(out, "across pods", c.bound());
                 } else {
@@ -1797,7 +2656,11 @@ pub fn dcn_widget() -> Widget {
                 for label in ["recipe", "pods", "tokens per pod", "cross-pod math / comms"] {
                     out.number(label, "—");
                 }
-                out.verdict("across pods", "batch too small for one FSDP shard", Tone::Bad);
+                out.verdict(
+                    "across pods",
+                    "batch too small for one FSDP shard",
+                    Tone::Bad,
+                );
             }
             Err(e) => return Err(e.into()),
         }
@@ -1805,7 +2668,7 @@ pub fn dcn_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:3987
+// book/src/ch07.md:5697
 /// Chapter 6's TP x PP x DP layout, re-exported so that readers of this chapter can build runs.
 pub use ch06::Layout;
 
@@ -1826,12 +2689,21 @@ pub struct Run {
 impl Run {
     /// Checks that the degrees multiply to the GPU count.
     pub fn validate(&self) -> Result<&Self> {
-        for (what, v) in [("TP", self.layout.tp), ("PP", self.layout.pp), ("DP", self.layout.dp), ("EP", self.ep)] {
+        for (what, v) in [
+            ("TP", self.layout.tp),
+            ("PP", self.layout.pp),
+            ("DP", self.layout.dp),
+            ("EP", self.ep),
+        ] {
             nonzero(what, v)?;
         }
         let product = self.layout.devices() * self.ep;
         if product != self.gpus {
-            return Err(ParallelError::Mismatch { what: "TP x PP x DP x EP = GPUs", expected: self.gpus, got: product });
+            return Err(ParallelError::Mismatch {
+                what: "TP x PP x DP x EP = GPUs",
+                expected: self.gpus,
+                got: product,
+            });
         }
         positive("batch", self.batch)?;
         self.model.validate()?;
@@ -1861,17 +2733,41 @@ pub const LLAMA_31_405B: Model = Model::dense("Llama 3.1 405B", 16_384, 53_248, 
 /// DeepSeek-V3 on 2,048 H800s: 64-way EP over eight nodes, 16-way PP, 2-way ZeRO-1 DP, and a
 /// steady-state batch of 15,360 sequences of 4,096 tokens.
 pub const DEEPSEEK_V3_RUN: Run = Run {
-    name: "DeepSeek-V3", hw: Hardware { chip: H800, mode: Mode::Spec }, model: DEEPSEEK_V3, gpus: 2048,
-    layout: Layout { tp: 1, pp: 16, dp: 2 }, ep: 64, batch: 4096.0 * 15_360.0,
+    name: "DeepSeek-V3",
+    hw: Hardware {
+        chip: H800,
+        mode: Mode::Spec,
+    },
+    model: DEEPSEEK_V3,
+    gpus: 2048,
+    layout: Layout {
+        tp: 1,
+        pp: 16,
+        dp: 2,
+    },
+    ep: 64,
+    batch: 4096.0 * 15_360.0,
 };
 
 /// Llama 3.1 405B on 16,384 H100s: 8-way TP, 16-way PP, 128-way DP, 16M-token batch.
 pub const LLAMA_31_RUN: Run = Run {
-    name: "Llama 3.1 405B", hw: Hardware { chip: H100, mode: Mode::Spec }, model: LLAMA_31_405B, gpus: 16_384,
-    layout: Layout { tp: 8, pp: 16, dp: 128 }, ep: 1, batch: 16e6,
+    name: "Llama 3.1 405B",
+    hw: Hardware {
+        chip: H100,
+        mode: Mode::Spec,
+    },
+    model: LLAMA_31_405B,
+    gpus: 16_384,
+    layout: Layout {
+        tp: 8,
+        pp: 16,
+        dp: 128,
+    },
+    ep: 1,
+    batch: 16e6,
 };
 
-// book/src/ch07.md:4209
+// book/src/ch07.md:6000
 /// The question-2 ledger of a dense model trained without parallelism.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepMemory {
@@ -1885,10 +2781,13 @@ pub struct StepMemory {
 pub fn step_memory(model: &Model, params: f64, batch: f64) -> Result<StepMemory> {
     model.validate()?;
     let fsdp = fsdp_memory(model, 1, batch)?;
-    Ok(StepMemory { states: ADAM_BYTES_PER_PARAM * positive("parameters", params)?, activations: fsdp.activations })
+    Ok(StepMemory {
+        states: ADAM_BYTES_PER_PARAM * positive("parameters", params)?,
+        activations: fsdp.activations,
+    })
 }
 
-// book/src/ch07.md:4305
+// book/src/ch07.md:6148
 /// The three questions with their inputs editable: the shape ($L$, $D$, $F$, with heads of width
 /// 128 and a 32,000-token vocabulary), the batch of question 2, and the batch and slice of
 /// question 3 on TPU v5p. The defaults are LLaMA-2 13B and the questions' own numbers.
@@ -1897,15 +2796,29 @@ pub fn llama2_widget() -> Widget {
     let grouped = |v: u64| (ch06::grouped(v), v);
     let layers = w.slider("L", [20u64, 32, 40, 60, 80].map(grouped), "40");
     let d = w.slider("D", [4096u64, 5120, 6144, 8192].map(grouped), "5,120");
-    let f = w.slider("F", [11_008u64, 13_824, 16_384, 28_672].map(grouped), "13,824");
+    let f = w.slider(
+        "F",
+        [11_008u64, 13_824, 16_384, 28_672].map(grouped),
+        "13,824",
+    );
     let batch2 = w.slider("Q2 batch", millions(&[4, 8, 16, 32]), "16M");
     let batch3 = w.slider("Q3 batch", millions(&[1, 2, 3, 4, 6]), "3M");
-    let slice = w.picker("Q3 slice", [("8×8×8", 512u64), ("16×16×16", 4096)], "16×16×16");
+    let slice = w.picker(
+        "Q3 slice",
+        [("8×8×8", 512u64), ("16×16×16", 4096)],
+        "16×16×16",
+    );
     w.outputs(move |at, out| {
         let (l, d, f) = (*layers.get(at), *d.get(at), *f.get(at));
         let config = ch06::TrainingConfig {
-            name: "shape as set", d_model: d, n_layers: l, n_heads: d / 128, n_kv_heads: d / 128,
-            d_ff: f, vocab_size: 32_000, seq_len: 4096,
+            name: "shape as set",
+            d_model: d,
+            n_layers: l,
+            n_heads: d / 128,
+            n_kv_heads: d / 128,
+            d_ff: f,
+            vocab_size: 32_000,
+            seq_len: 4096,
         };
         let params = ch06::param_count(&config)?.total() as f64;
         let model = Model::dense("shape as set", d, f, l, None);
@@ -1916,19 +2829,46 @@ pub fn llama2_widget() -> Widget {
         let (v5p, chips, batch) = (Hardware::spec(TPU_V5P), *slice.get(at), *batch3.get(at));
         let q3 = step_memory(&model, params, batch)?;
         out.number("Q3 sequences of 32,768", format!("{:.1}", batch / 32_768.0));
-        out.number("Q3 memory per chip", format!("{:.2} GB", (q3.activations + q3.states) / chips as f64 / 1e9));
+        out.number(
+            "Q3 memory per chip",
+            format!(
+                "{:.2} GB",
+                (q3.activations + q3.states) / chips as f64 / 1e9
+            ),
+        );
         let pod = Span::InDomain { axes: 3 };
         let fsdp_need = min_tokens_per_chip(&model, &v5p, pod)? * chips as f64;
-        out.number("Q3 FSDP alone needs", format!("{:.2}M tokens", fsdp_need / 1e6));
-        bound_verdict(out, "Q3 FSDP alone", fsdp_layer_clock(&model, &v5p, pod, chips, batch)?.bound());
-        out.number("Q3 mixed floor", format!("{:.0} tokens per chip", mixed_min_tokens_per_chip(&model, &v5p, 2, 1)?));
+        out.number(
+            "Q3 FSDP alone needs",
+            format!("{:.2}M tokens", fsdp_need / 1e6),
+        );
+        bound_verdict(
+            out,
+            "Q3 FSDP alone",
+            fsdp_layer_clock(&model, &v5p, pod, chips, batch)?.bound(),
+        );
+        out.number(
+            "Q3 mixed floor",
+            format!(
+                "{:.0} tokens per chip",
+                mixed_min_tokens_per_chip(&model, &v5p, 2, 1)?
+            ),
+        );
         let dp_opt = optimal_fsdp_degree(&model, &v5p, chips, batch, 2, 1)?;
         out.number("Q3 DP_opt", format!("{dp_opt:.0}"));
         // The largest power of two at or below the balanced split, as the answer takes it.
         let dp = 1u64 << (dp_opt.clamp(1.0, chips as f64).log2().floor() as u32);
-        let mesh = Mesh { dp, tp: chips / dp, dp_axes: 2, tp_axes: 1 };
+        let mesh = Mesh {
+            dp,
+            tp: chips / dp,
+            dp_axes: 2,
+            tp_axes: 1,
+        };
         let c = mixed_layer_clock(&model, &v5p, mesh, batch)?.clock();
-        out.number("Q3 mesh", format!("{}-way FSDP × {}-way TP", ch06::grouped(mesh.dp), mesh.tp));
+        out.number(
+            "Q3 mesh",
+            format!("{}-way FSDP × {}-way TP", ch06::grouped(mesh.dp), mesh.tp),
+        );
         out.number("Q3 mesh math / comms", format!("{:.2}", c.ratio()));
         bound_verdict(out, "Q3 that mesh is", c.bound());
         let step = 6.0 * batch * params / (chips as f64 * v5p.flops() * 0.4);

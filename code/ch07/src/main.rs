@@ -15,23 +15,44 @@ fn main() {
 /// The chapter's run cells, in order; `?` in a cell ends the program with its error.
 fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::cell(0);
-    // book/src/ch07.md:303
-    println!("{:<12} {:>7} {:>5} {:>7} {:>5} {:>8} {:>5} {:>6} {:>8} {:>8}",
-        "chip", "C TF/s", "sust", "W GB/s", "achv", "out GB/s", "HBM", "domain", "C/W link", "C/W out");
+    // book/src/ch07.md:396
+    println!(
+        "{:<12} {:>7} {:>5} {:>7} {:>5} {:>8} {:>5} {:>6} {:>8} {:>8}",
+        "chip",
+        "C TF/s",
+        "sust",
+        "W GB/s",
+        "achv",
+        "out GB/s",
+        "HBM",
+        "domain",
+        "C/W link",
+        "C/W out"
+    );
     for chip in CHIPS {
         let hw = Hardware::spec(chip);
         let local = hw.intensity(Span::InDomain { axes: 1 })?;
         let out = hw.intensity(Span::AcrossDomains { axes: 1 })?;
-        println!("{:<12} {:>7} {:>5.2} {:>7} {:>5.2} {:>8} {:>5} {:>6} {:>8.0} {:>8.0}",
-            chip.name, chip.flops / 1e12, chip.sustained, chip.link / 1e9, chip.achieved,
-            chip.scale_out / 1e9, chip.hbm / 1e9, chip.domain, local, out);
+        println!(
+            "{:<12} {:>7} {:>5.2} {:>7} {:>5.2} {:>8} {:>5} {:>6} {:>8.0} {:>8.0}",
+            chip.name,
+            chip.flops / 1e12,
+            chip.sustained,
+            chip.link / 1e9,
+            chip.achieved,
+            chip.scale_out / 1e9,
+            chip.hbm / 1e9,
+            chip.domain,
+            local,
+            out
+        );
         if chip == H100 {
             tangle_runtime::value("h100_nvlink_ridge", ch06::grouped(local.round() as u64));
         }
     }
 
     tangle_runtime::cell(1);
-    // book/src/ch07.md:363
+    // book/src/ch07.md:477
     tangle_runtime::figure::svg("mlp-layer", (760, 330), |root| {
         use tangle_runtime::figure::{self, HPos, VPos, plotters::prelude::*};
         // Arrays drawn to scale for Llama 3 70B's F / D = 3.5, with a batch a little larger than D.
@@ -52,14 +73,29 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         let mut centres = Vec::new();
         for (label, w, h, fill, symbol) in arrays {
             root.draw(&Rectangle::new([(x, top), (x + w, top + h)], fill.filled()))?;
-            root.draw(&Rectangle::new([(x, top), (x + w, top + h)], figure::INK.stroke_width(1)))?;
-            root.draw(&Text::new(label, (x + w / 2, top - 8), figure::aligned(15.0, HPos::Center, VPos::Bottom)))?;
+            root.draw(&Rectangle::new(
+                [(x, top), (x + w, top + h)],
+                figure::INK.stroke_width(1),
+            ))?;
+            root.draw(&Text::new(
+                label,
+                (x + w / 2, top - 8),
+                figure::aligned(15.0, HPos::Center, VPos::Bottom),
+            ))?;
             centres.push((x + w / 2, top + h));
             // A matmul is a dot between its operands, drawn as a disc so that it reads at any size.
             match symbol {
-                "·" => root.draw(&Circle::new((x + w + gap / 2, top + b / 2), 3, figure::INK.filled()))?,
+                "·" => root.draw(&Circle::new(
+                    (x + w + gap / 2, top + b / 2),
+                    3,
+                    figure::INK.filled(),
+                ))?,
                 "" => {}
-                _ => root.draw(&Text::new(symbol, (x + w + gap / 2, top + b / 2), figure::aligned(28.0, HPos::Center, VPos::Center)))?,
+                _ => root.draw(&Text::new(
+                    symbol,
+                    (x + w + gap / 2, top + b / 2),
+                    figure::aligned(28.0, HPos::Center, VPos::Center),
+                ))?,
             }
             x += w + gap;
         }
@@ -67,52 +103,137 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         let y_loop = top + f + 26;
         let (x_in, y_in) = centres[0];
         let (x_out, y_out) = centres[4];
-        root.draw(&PathElement::new(vec![(x_out, y_out), (x_out, y_loop), (x_in, y_loop), (x_in, y_in + 10)], figure::INK.stroke_width(1)))?;
-        root.draw(&Polygon::new(vec![(x_in, y_in + 2), (x_in - 5, y_in + 12), (x_in + 5, y_in + 12)], figure::INK.filled()))?;
-        root.draw(&Text::new("Out feeds the next layer: L layers in all", ((x_in + x_out) / 2, y_loop + 6), figure::aligned(15.0, HPos::Center, VPos::Top)))?;
-        figure::legend(root, (24, y_loop + 32), &[(figure::Key::Swatch(act), "activations (scale with B)"), (figure::Key::Swatch(weight), "weights (2·D·F per layer)")], 15.0, true)?;
+        root.draw(&PathElement::new(
+            vec![
+                (x_out, y_out),
+                (x_out, y_loop),
+                (x_in, y_loop),
+                (x_in, y_in + 10),
+            ],
+            figure::INK.stroke_width(1),
+        ))?;
+        root.draw(&Polygon::new(
+            vec![
+                (x_in, y_in + 2),
+                (x_in - 5, y_in + 12),
+                (x_in + 5, y_in + 12),
+            ],
+            figure::INK.filled(),
+        ))?;
+        root.draw(&Text::new(
+            "Out feeds the next layer: L layers in all",
+            ((x_in + x_out) / 2, y_loop + 6),
+            figure::aligned(15.0, HPos::Center, VPos::Top),
+        ))?;
+        figure::legend(
+            root,
+            (24, y_loop + 32),
+            &[
+                (figure::Key::Swatch(act), "activations (scale with B)"),
+                (figure::Key::Swatch(weight), "weights (2·D·F per layer)"),
+            ],
+            15.0,
+            true,
+        )?;
         Ok(())
     })?;
 
     tangle_runtime::cell(2);
-    // book/src/ch07.md:531
-    println!("{:<30} {:>5} {:>5} {:>6} {:>3} {:>4} {:>3} {:>9} {:>7} {:>7} {:>7}",
-        "model", "D", "F", "k*F", "L", "E", "k", "published", "2DEFL", "P_mem", "error");
+    // book/src/ch07.md:753
+    println!(
+        "{:<30} {:>5} {:>5} {:>6} {:>3} {:>4} {:>3} {:>9} {:>7} {:>7} {:>7}",
+        "model", "D", "F", "k*F", "L", "E", "k", "published", "2DEFL", "P_mem", "error"
+    );
     let mut errors = Vec::new();
     for m in MODELS {
-        let published = m.published_params.ok_or("every table row has a published total")?;
+        let published = m
+            .published_params
+            .ok_or("every table row has a published total")?;
         let err = 100.0 * (m.memory_params() / published - 1.0);
-        println!("{:<30} {:>5} {:>5} {:>6} {:>3} {:>4} {:>3} {:>9} {:>7} {:>7} {:>+6.1}%",
-            m.label, m.d, m.f, m.active_width(), m.layers, m.experts, m.active,
-            count3(published), count3(m.comm_params()), count3(m.memory_params()), err);
+        println!(
+            "{:<30} {:>5} {:>5} {:>6} {:>3} {:>4} {:>3} {:>9} {:>7} {:>7} {:>+6.1}%",
+            m.label,
+            m.d,
+            m.f,
+            m.active_width(),
+            m.layers,
+            m.experts,
+            m.active,
+            count3(published),
+            count3(m.comm_params()),
+            count3(m.memory_params()),
+            err
+        );
         errors.push((m, err));
     }
     // What the sentences below read off the table: the worst error of the rows the formula fits,
     // the undershoot of the two small dense models, and the activated widths of the MoE rows.
     let is_moe = |m: &Model| m.experts > 1 && m.representable;
-    let fits = errors.iter().filter(|(m, _)| is_moe(m) || *m == LLAMA3_70B).map(|(_, e)| e.abs());
-    tangle_runtime::value("memory_error_fitted", format!("{:.1} %", fits.fold(0.0, f64::max)));
-    let small_dense: Vec<f64> =
-        errors.iter().filter(|(m, _)| m.experts == 1 && *m != LLAMA3_70B).map(|(_, e)| -e).collect();
-    let (lo, hi) = small_dense.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &e| (lo.min(e), hi.max(e)));
-    tangle_runtime::value("memory_undershoot_small_dense", format!("{lo:.1}–{hi:.1} %"));
-    let widths: Vec<u64> = MODELS.iter().filter(|m| is_moe(m)).map(|m| m.active * m.f).collect();
-    let narrow = widths.iter().copied().min().ok_or("the table has MoE rows")?;
-    let wide = widths.iter().copied().max().ok_or("the table has MoE rows")?;
+    let fits = errors
+        .iter()
+        .filter(|(m, _)| is_moe(m) || *m == LLAMA3_70B)
+        .map(|(_, e)| e.abs());
+    tangle_runtime::value(
+        "memory_error_fitted",
+        format!("{:.1} %", fits.fold(0.0, f64::max)),
+    );
+    let small_dense: Vec<f64> = errors
+        .iter()
+        .filter(|(m, _)| m.experts == 1 && *m != LLAMA3_70B)
+        .map(|(_, e)| -e)
+        .collect();
+    let (lo, hi) = small_dense
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(lo, hi), &e| (lo.min(e), hi.max(e)));
+    tangle_runtime::value(
+        "memory_undershoot_small_dense",
+        format!("{lo:.1}–{hi:.1} %"),
+    );
+    let widths: Vec<u64> = MODELS
+        .iter()
+        .filter(|m| is_moe(m))
+        .map(|m| m.active * m.f)
+        .collect();
+    let narrow = widths
+        .iter()
+        .copied()
+        .min()
+        .ok_or("the table has MoE rows")?;
+    let wide = widths
+        .iter()
+        .copied()
+        .max()
+        .ok_or("the table has MoE rows")?;
     let widths_text = format!("{} to {}", ch06::grouped(narrow), ch06::grouped(wide));
     tangle_runtime::value("moe_active_widths", widths_text);
 
     tangle_runtime::cell(3);
-    // book/src/ch07.md:731
+    // book/src/ch07.md:1022
     tangle_runtime::figure::svg("roofline-ridge", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let tokens = log_space(100.0, 100_000.0, 301)?;
         let cases = [
-            ("TPU v5p, 1 ICI axis", Hardware::spec(TPU_V5P), Span::InDomain { axes: 1 }),
-            ("TPU v5p, 3 ICI axes", Hardware::spec(TPU_V5P), Span::InDomain { axes: 3 }),
-            ("H100, scale-out", Hardware::spec(H100), Span::AcrossDomains { axes: 1 }),
+            (
+                "TPU v5p, 1 ICI axis",
+                Hardware::spec(TPU_V5P),
+                Span::InDomain { axes: 1 },
+            ),
+            (
+                "TPU v5p, 3 ICI axes",
+                Hardware::spec(TPU_V5P),
+                Span::InDomain { axes: 3 },
+            ),
+            (
+                "H100, scale-out",
+                Hardware::spec(H100),
+                Span::AcrossDomains { axes: 1 },
+            ),
         ];
-        let keys = [Key::Solid(figure::INK), Key::Dashed(figure::gray(0.3)), Key::Dotted(figure::gray(0.2))];
+        let keys = [
+            Key::Solid(figure::INK),
+            Key::Dashed(figure::gray(0.3)),
+            Key::Dotted(figure::gray(0.2)),
+        ];
         let legend: Vec<(Key, &str)> = keys.iter().zip(&cases).map(|(k, c)| (*k, c.0)).collect();
         figure::legend(root, (90, 10), &legend, 15.0, true)?;
         let mut chart = ChartBuilder::on(root)
@@ -137,8 +258,12 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             let curve = ridge_curve(hw, *span, &tokens)?;
             match key {
                 Key::Solid(c) => chart.draw_series(LineSeries::new(curve, c.stroke_width(2)))?,
-                Key::Dashed(c) => chart.draw_series(DashedLineSeries::new(curve, 9, 5, c.stroke_width(2)))?,
-                _ => chart.draw_series(DottedLineSeries::new(curve, 0, 5, |p| Circle::new(p, 1.5, figure::gray(0.2).filled())))?,
+                Key::Dashed(c) => {
+                    chart.draw_series(DashedLineSeries::new(curve, 9, 5, c.stroke_width(2)))?
+                }
+                _ => chart.draw_series(DottedLineSeries::new(curve, 0, 5, |p| {
+                    Circle::new(p, 1.5, figure::gray(0.2).filled())
+                }))?,
             };
             // The knee: C/W tokens per chip, where weight traffic stops being the clock.
             let knee = ridge(hw, *span)?;
@@ -150,19 +275,26 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
                 _ => "",
             };
             let label = format!("{prefix}C/W = {}", ch06::grouped(knee.round() as u64));
-            root.draw(&Text::new(label, (px + dx, py + dy), figure::aligned(15.0, h, VPos::Top)))?;
+            root.draw(&Text::new(
+                label,
+                (px + dx, py + dy),
+                figure::aligned(15.0, h, VPos::Top),
+            ))?;
         }
         Ok(())
     })?;
 
     tangle_runtime::cell(4);
-    // book/src/ch07.md:791
+    // book/src/ch07.md:1106
     let v5p = Hardware::spec(TPU_V5P);
     let axis = Span::InDomain { axes: 1 };
     let r = ridge(&v5p, axis)?;
     println!("ridge C/W on one v5p axis: {r:.0} tokens per chip");
     tangle_runtime::value("v5p_ridge_1axis", ch06::grouped(r.round() as u64));
-    println!("{:>14} {:>16} {:>20}", "tokens / chip", "weights: math/comm", "activations: math/comm");
+    println!(
+        "{:>14} {:>16} {:>20}",
+        "tokens / chip", "weights: math/comm", "activations: math/comm"
+    );
     for b in [640.0, 1275.0, 2550.0, 5100.0, 10_200.0] {
         let w = primer_clock(&LLAMA3_70B, &v5p, axis, 1, b, Traffic::Weights)?;
         let a = primer_clock(&LLAMA3_70B, &v5p, axis, 1, b, Traffic::Activations)?;
@@ -170,102 +302,161 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(5);
-    // book/src/ch07.md:940
+    // book/src/ch07.md:1315
     two_clocks_widget().write()?;
 
     tangle_runtime::cell(6);
-    // book/src/ch07.md:991
+    // book/src/ch07.md:1401
     roofline_widget().write()?;
 
     tangle_runtime::cell(7);
-    // book/src/ch07.md:1068
+    // book/src/ch07.md:1478
     // HBM bandwidth of a TPU v5e in bytes/s; the chip table prices links, not memory.
     let v5e_hbm = 8.2e11;
-    println!("TPU v5e: C / W_HBM = {:.2e} / {:.1e} = {:.0} tokens per chip", TPU_V5E.flops, v5e_hbm, TPU_V5E.flops / v5e_hbm);
+    println!(
+        "TPU v5e: C / W_HBM = {:.2e} / {:.1e} = {:.0} tokens per chip",
+        TPU_V5E.flops,
+        v5e_hbm,
+        TPU_V5E.flops / v5e_hbm
+    );
     tangle_runtime::value("v5e_hbm_ridge", format!("{:.0}", TPU_V5E.flops / v5e_hbm));
 
     tangle_runtime::cell(8);
-    // book/src/ch07.md:1135
+    // book/src/ch07.md:1556
     let v5p = Hardware::spec(TPU_V5P);
     for axes in [1, 3] {
         let span = Span::InDomain { axes };
         let floor = min_tokens_per_chip(&LLAMA3_70B, &v5p, span)?;
         let pod_batch = floor * f64::from(TPU_V5P.domain);
-        println!("v5p DP over {axes} axis(es): {floor:.0} tokens per chip, \
-        {pod_batch:.0} per {}-chip pod", TPU_V5P.domain);
+        println!(
+            "v5p DP over {axes} axis(es): {floor:.0} tokens per chip, \
+        {pod_batch:.0} per {}-chip pod",
+            TPU_V5P.domain
+        );
         if axes == 3 {
             tangle_runtime::value("v5p_ridge_3axes", ch06::grouped(floor.round() as u64));
-            tangle_runtime::value("v5p_pod_batch_3axes", format!("{:.1} million", pod_batch / 1e6));
+            tangle_runtime::value(
+                "v5p_pod_batch_3axes",
+                format!("{:.1} million", pod_batch / 1e6),
+            );
         }
     }
-    println!("largest model pure DP fits on one v5p: {:.1}B parameters",
-        largest_replicated_model(&v5p) / 1e9);
-    let oss = Model { label: "MoE E=128, k=4", experts: 128, active: 4, ..LLAMA3_70B };
+    println!(
+        "largest model pure DP fits on one v5p: {:.1}B parameters",
+        largest_replicated_model(&v5p) / 1e9
+    );
+    let oss = Model {
+        label: "MoE E=128, k=4",
+        experts: 128,
+        active: 4,
+        ..LLAMA3_70B
+    };
     let h100 = Hardware::spec(H100);
     let floor = min_tokens_per_chip(&oss, &h100, Span::AcrossDomains { axes: 1 })?;
-    println!("MoE floor on H100 across nodes: (E/k) * C/W = {} * {:.0} = {floor:.0} tokens per GPU",
-        oss.sparsity(), ridge(&h100, Span::AcrossDomains { axes: 1 })?);
+    println!(
+        "MoE floor on H100 across nodes: (E/k) * C/W = {} * {:.0} = {floor:.0} tokens per GPU",
+        oss.sparsity(),
+        ridge(&h100, Span::AcrossDomains { axes: 1 })?
+    );
     tangle_runtime::value("gpt_oss_sparsity", oss.sparsity());
 
     tangle_runtime::cell(9);
-    // book/src/ch07.md:1195
+    // book/src/ch07.md:1641
     critical_batch_widget().write()?;
 
     tangle_runtime::cell(10);
-    // book/src/ch07.md:1355
+    // book/src/ch07.md:1822
     let v5p = Hardware::spec(TPU_V5P);
     let pod = Span::InDomain { axes: 3 };
     let pods = |chips: u64| chips as f64 / f64::from(TPU_V5P.domain);
     let n = fsdp_max_chips(&LLAMA3_70B, &v5p, pod, 40e6)?;
-    println!("40M-token batch: FSDP up to {n} chips ({:.2} pods)", pods(n));
+    println!(
+        "40M-token batch: FSDP up to {n} chips ({:.2} pods)",
+        pods(n)
+    );
     tangle_runtime::value("fsdp_40m_chips", ch06::grouped(n));
     tangle_runtime::value("fsdp_40m_pods", format!("{:.2}", pods(n)));
     let n = fsdp_max_chips(&LLAMA3_70B, &v5p, pod, 16e6)?;
     let flops = 6.0 * 15e12 * 70e9;
     let days = training_days(flops, n, &v5p, 0.5)?;
-    println!("LLaMA-3 70B: {flops:.2e} FLOPs, 16M-token batch on {n} chips ({:.2} pods), {days:.1} days at 50% MFU",
-        pods(n));
+    println!(
+        "LLaMA-3 70B: {flops:.2e} FLOPs, 16M-token batch on {n} chips ({:.2} pods), {days:.1} days at 50% MFU",
+        pods(n)
+    );
     tangle_runtime::value("llama3_flops", power_of_ten_text(flops, 1));
     tangle_runtime::value("fsdp_16m_chips", ch06::grouped(n));
     tangle_runtime::value("fsdp_16m_pods", format!("{:.1}", pods(n)));
     tangle_runtime::value("llama3_days", format!("{days:.0}"));
     let mem = fsdp_memory(&LLAMA3_70B, n, 16e6)?;
-    println!("per chip: {:.2} GB of weights and Adam state, {:.1} GB of checkpoints, fits in 96 GB: {}",
-        mem.states / 1e9, mem.activations / 1e9, mem.fits(&v5p));
+    println!(
+        "per chip: {:.2} GB of weights and Adam state, {:.1} GB of checkpoints, fits in 96 GB: {}",
+        mem.states / 1e9,
+        mem.activations / 1e9,
+        mem.fits(&v5p)
+    );
 
     tangle_runtime::cell(11);
-    // book/src/ch07.md:1425
+    // book/src/ch07.md:1915
     fsdp_memory_widget().write()?;
 
     tangle_runtime::cell(12);
-    // book/src/ch07.md:1487
+    // book/src/ch07.md:1990
     tangle_runtime::figure::svg("tp-sharding", (760, 250), |root| {
         use tangle_runtime::figure::{self, HPos, VPos, plotters::prelude::*};
         let tp = 4;
-        let shades: Vec<RGBColor> = (0..tp).map(|i| figure::gray(0.92 - 0.12 * f64::from(i))).collect();
+        let shades: Vec<RGBColor> = (0..tp)
+            .map(|i| figure::gray(0.92 - 0.12 * f64::from(i)))
+            .collect();
         let (d, f, b) = (80, 280, 84);
         let (top, gap) = (62, 34);
         // Draws an array as `tp` column blocks, block i shaded as chip i; labels the blocks when wide.
-        let blocks = |x: i32, w: i32, h: i32, label: &str, name_blocks: bool| -> Result<(), Box<dyn std::error::Error>> {
+        let blocks = |x: i32,
+                      w: i32,
+                      h: i32,
+                      label: &str,
+                      name_blocks: bool|
+         -> Result<(), Box<dyn std::error::Error>> {
             let bw = w / tp;
             for (i, shade) in shades.iter().enumerate() {
                 let x0 = x + bw * i as i32;
-                root.draw(&Rectangle::new([(x0, top), (x0 + bw, top + h)], shade.filled()))?;
-                root.draw(&Rectangle::new([(x0, top), (x0 + bw, top + h)], figure::INK.stroke_width(1)))?;
+                root.draw(&Rectangle::new(
+                    [(x0, top), (x0 + bw, top + h)],
+                    shade.filled(),
+                ))?;
+                root.draw(&Rectangle::new(
+                    [(x0, top), (x0 + bw, top + h)],
+                    figure::INK.stroke_width(1),
+                ))?;
                 if name_blocks {
-                    root.draw(&Text::new(format!("chip {i}"), (x0 + bw / 2, top + h / 2), figure::aligned(14.0, HPos::Center, VPos::Center)))?;
+                    root.draw(&Text::new(
+                        format!("chip {i}"),
+                        (x0 + bw / 2, top + h / 2),
+                        figure::aligned(14.0, HPos::Center, VPos::Center),
+                    ))?;
                 }
             }
-            root.draw(&Text::new(label.to_string(), (x + w / 2, top - 10), figure::aligned(15.0, HPos::Center, VPos::Bottom)))?;
+            root.draw(&Text::new(
+                label.to_string(),
+                (x + w / 2, top - 10),
+                figure::aligned(15.0, HPos::Center, VPos::Bottom),
+            ))?;
             Ok(())
         };
         let x_in = 30;
         blocks(x_in, d, b, "In[B, D], gathered", false)?;
         let x_w = x_in + d + gap;
-        root.draw(&Circle::new((x_in + d + gap / 2, top + b / 2), 3, figure::INK.filled()))?;
+        root.draw(&Circle::new(
+            (x_in + d + gap / 2, top + b / 2),
+            3,
+            figure::INK.filled(),
+        ))?;
         blocks(x_w, f, d, "W_in[D, F_TP]", true)?;
         let x_t = x_w + f + gap;
-        root.draw(&Text::new("=", (x_w + f + gap / 2, top + b / 2), figure::aligned(28.0, HPos::Center, VPos::Center)))?;
+        root.draw(&Text::new(
+            "=",
+            (x_w + f + gap / 2, top + b / 2),
+            figure::aligned(28.0, HPos::Center, VPos::Center),
+        ))?;
         blocks(x_t, f, b, "Tmp[B, F_TP]", true)?;
         let notes = [
             (x_in + d / 2, "D-slices from all chips"),
@@ -273,7 +464,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             (x_t + f / 2, "each chip computes its own columns"),
         ];
         for (x, note) in notes {
-            root.draw(&Text::new(note, (x, top + d.max(b) + 14), figure::aligned(14.0, HPos::Center, VPos::Top)))?;
+            root.draw(&Text::new(
+                note,
+                (x, top + d.max(b) + 14),
+                figure::aligned(14.0, HPos::Center, VPos::Top),
+            ))?;
         }
         root.draw(&Text::new(
             format!("TP = {tp}: W_out[F_TP, D] is split the same way, by rows, and its partial outputs are reduce-scattered"),
@@ -282,33 +477,56 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(13);
-    // book/src/ch07.md:1588
+    // book/src/ch07.md:2133
     let spans = [
-        ("v5p 1 axis", Hardware::spec(TPU_V5P), Span::InDomain { axes: 1 }),
-        ("H100 NVLink", Hardware::spec(H100), Span::InDomain { axes: 1 }),
-        ("B200 NVLink", Hardware::spec(B200), Span::InDomain { axes: 1 }),
-        ("H100 x-node", Hardware::spec(H100), Span::AcrossDomains { axes: 1 }),
+        (
+            "v5p 1 axis",
+            Hardware::spec(TPU_V5P),
+            Span::InDomain { axes: 1 },
+        ),
+        (
+            "H100 NVLink",
+            Hardware::spec(H100),
+            Span::InDomain { axes: 1 },
+        ),
+        (
+            "B200 NVLink",
+            Hardware::spec(B200),
+            Span::InDomain { axes: 1 },
+        ),
+        (
+            "H100 x-node",
+            Hardware::spec(H100),
+            Span::AcrossDomains { axes: 1 },
+        ),
     ];
     print!("{:<30}", "largest TP degree");
-    for (name, _, _) in spans { print!(" {name:>12}"); }
+    for (name, _, _) in spans {
+        print!(" {name:>12}");
+    }
     println!();
     for m in MODELS.iter().filter(|m| m.representable) {
         print!("{:<30}", m.label);
-        for (_, hw, span) in spans { print!(" {:>12.1}", tp_max(m, &hw, span)?); }
+        for (_, hw, span) in spans {
+            print!(" {:>12.1}", tp_max(m, &hw, span)?);
+        }
         println!();
     }
     let (_, v5p, axis) = spans[0];
-    tangle_runtime::value("llama3_tp_max_v5p", format!("{:.0}", tp_max(&LLAMA3_70B, &v5p, axis)?));
+    tangle_runtime::value(
+        "llama3_tp_max_v5p",
+        format!("{:.0}", tp_max(&LLAMA3_70B, &v5p, axis)?),
+    );
     let f_for_8way = 8.0 * ridge(&v5p, axis)?;
     println!("F needed for 8-way TP on v5p: {f_for_8way:.0}");
     tangle_runtime::value("f_for_8way_tp", ch06::grouped(f_for_8way.round() as u64));
 
     tangle_runtime::cell(14);
-    // book/src/ch07.md:1653
+    // book/src/ch07.md:2231
     tp_widget().write()?;
 
     tangle_runtime::cell(15);
-    // book/src/ch07.md:1899
+    // book/src/ch07.md:2552
     let v5p = Hardware::spec(TPU_V5P);
     let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
     let dp = optimal_fsdp_degree(&wide, &v5p, 64, 48_000.0, 2, 1)?;
@@ -316,32 +534,55 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("dp_opt", format!("{dp:.2}"));
     let floor = mixed_min_tokens_per_chip(&wide, &v5p, 2, 1)?;
     let fsdp_floor = min_tokens_per_chip(&wide, &v5p, Span::InDomain { axes: 3 })?;
-    println!("mixed floor alpha^2 / (2F) = {floor:.1} tokens per chip; pure FSDP on 3 axes: {:.0}",
-        fsdp_floor);
+    println!(
+        "mixed floor alpha^2 / (2F) = {floor:.1} tokens per chip; pure FSDP on 3 axes: {:.0}",
+        fsdp_floor
+    );
     tangle_runtime::value("mixed_floor", format!("{floor:.1}"));
     // Above both floors FSDP's ratio grows as B/N and the mix's as its square root: they meet where
     // B/N is FSDP's floor squared over the mixed one (to the nearest hundred, as the sentence has it).
     let overtake = (fsdp_floor * fsdp_floor / floor / 100.0).round() * 100.0;
     tangle_runtime::value("fsdp_overtakes_mix", ch06::grouped(overtake as u64));
-    println!("{:>8} {:>10} {:>8} {:>8} {:>8}  compute-bound", "B/N", "B", "FSDP", "TP", "mixed");
+    println!(
+        "{:>8} {:>10} {:>8} {:>8} {:>8}  compute-bound",
+        "B/N", "B", "FSDP", "TP", "mixed"
+    );
     let per_chip = [50.0, 100.0, 200.0, 400.0, 850.0, 1700.0];
     let sweep = mixed_sweep(&wide, &v5p, 64, &per_chip.map(|b| 64.0 * b))?;
     for p in &sweep {
         let r = p.ratios();
-        let ok: Vec<&str> = ["FSDP", "TP", "mixed"].into_iter().zip(r).filter(|(_, x)| *x >= 1.0).map(|(n, _)| n).collect();
-        println!("{:>8} {:>10} {:>8.2} {:>8.2} {:>8.2}  {}", p.batch / 64.0, p.batch, r[0], r[1], r[2],
-            if ok.is_empty() { "none".to_string() } else { ok.join(", ") });
+        let ok: Vec<&str> = ["FSDP", "TP", "mixed"]
+            .into_iter()
+            .zip(r)
+            .filter(|(_, x)| *x >= 1.0)
+            .map(|(n, _)| n)
+            .collect();
+        println!(
+            "{:>8} {:>10} {:>8.2} {:>8.2} {:>8.2}  {}",
+            p.batch / 64.0,
+            p.batch,
+            r[0],
+            r[1],
+            r[2],
+            if ok.is_empty() {
+                "none".to_string()
+            } else {
+                ok.join(", ")
+            }
+        );
     }
     let crossing = 4096.0 * floor;
     println!("16x16x16 slice: FLOPs curve meets the mixed comms curve at B = {crossing:.3e}");
     tangle_runtime::value("mixed_crossing_4096", power_of_ten_text(crossing, 1));
 
     tangle_runtime::cell(16);
-    // book/src/ch07.md:1949
+    // book/src/ch07.md:2623
     tangle_runtime::figure::svg("mixed-ratio-4x4x4", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let sweep = mixed_sweep(&wide, &v5p, 64, &log_space(640.0, 640_000.0, 241)?)?;
-        let series = |k: usize| -> Vec<(f64, f64)> { sweep.iter().map(|p| (p.batch, p.ratios()[k])).collect() };
+        let series = |k: usize| -> Vec<(f64, f64)> {
+            sweep.iter().map(|p| (p.batch, p.ratios()[k])).collect()
+        };
         let mut chart = ChartBuilder::on(root)
             .margin(16)
             .x_label_area_size(48)
@@ -355,13 +596,31 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             .y_label_formatter(&|v| format!("{v}"))
             .book_style(16.0)
             .draw()?;
-        chart.draw_series(LineSeries::new(vec![(640.0, 1.0), (640_000.0, 1.0)], figure::gray(0.6).stroke_width(1)))?;
+        chart.draw_series(LineSeries::new(
+            vec![(640.0, 1.0), (640_000.0, 1.0)],
+            figure::gray(0.6).stroke_width(1),
+        ))?;
         let (rx, ry) = chart.plotting_area().map_coordinate(&(600_000.0, 1.0));
         let (_, below_tp) = chart.plotting_area().map_coordinate(&(600_000.0, 0.5));
-        root.draw(&Text::new("compute-bound (above 1)", (rx, ry - 5), figure::aligned(15.0, HPos::Right, VPos::Bottom)))?;
-        root.draw(&Text::new("communication-bound (below 1)", (rx, below_tp), figure::aligned(15.0, HPos::Right, VPos::Top)))?;
-        chart.draw_series(DashedLineSeries::new(series(0), 9, 5, figure::gray(0.3).stroke_width(2)))?;
-        chart.draw_series(DottedLineSeries::new(series(1), 0, 5, |p| Circle::new(p, 1.5, figure::gray(0.2).filled())))?;
+        root.draw(&Text::new(
+            "compute-bound (above 1)",
+            (rx, ry - 5),
+            figure::aligned(15.0, HPos::Right, VPos::Bottom),
+        ))?;
+        root.draw(&Text::new(
+            "communication-bound (below 1)",
+            (rx, below_tp),
+            figure::aligned(15.0, HPos::Right, VPos::Top),
+        ))?;
+        chart.draw_series(DashedLineSeries::new(
+            series(0),
+            9,
+            5,
+            figure::gray(0.3).stroke_width(2),
+        ))?;
+        chart.draw_series(DottedLineSeries::new(series(1), 0, 5, |p| {
+            Circle::new(p, 1.5, figure::gray(0.2).filled())
+        }))?;
         chart.draw_series(LineSeries::new(series(2), figure::INK.stroke_width(2)))?;
         let (lx, ly) = chart.plotting_area().map_coordinate(&(800.0, 25.0));
         figure::legend(
@@ -379,16 +638,28 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(17);
-    // book/src/ch07.md:1993
+    // book/src/ch07.md:2687
     tangle_runtime::figure::svg("mixed-times-16x16x16", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let chips = 4096;
         let sweep = mixed_sweep(&wide, &v5p, chips, &log_space(4.0e4, 4.0e7, 241)?)?;
-        let ms = |f: fn(&SweepPoint) -> f64| -> Vec<(f64, f64)> { sweep.iter().map(|p| (p.batch, 1e3 * f(p))).collect() };
+        let ms = |f: fn(&SweepPoint) -> f64| -> Vec<(f64, f64)> {
+            sweep.iter().map(|p| (p.batch, 1e3 * f(p))).collect()
+        };
         let crossing = chips as f64 * mixed_min_tokens_per_chip(&wide, &v5p, 2, 1)?;
         // The y range spans whole decades around every curve, so nothing is clipped.
-        let all: Vec<f64> = sweep.iter().flat_map(|p| [p.math, p.fsdp_comms, p.tp_comms, p.mixed_comms]).map(|t| 1e3 * t).collect();
-        let lo = 10f64.powf(all.iter().copied().fold(f64::INFINITY, f64::min).log10().floor());
+        let all: Vec<f64> = sweep
+            .iter()
+            .flat_map(|p| [p.math, p.fsdp_comms, p.tp_comms, p.mixed_comms])
+            .map(|t| 1e3 * t)
+            .collect();
+        let lo = 10f64.powf(
+            all.iter()
+                .copied()
+                .fold(f64::INFINITY, f64::min)
+                .log10()
+                .floor(),
+        );
         let hi = 10f64.powf(all.iter().copied().fold(0.0, f64::max).log10().ceil());
         let mut chart = ChartBuilder::on(root)
             .margin(16)
@@ -405,13 +676,35 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             .book_style(16.0)
             .draw()?;
         chart.draw_series(LineSeries::new(ms(|p| p.math), figure::INK.stroke_width(3)))?;
-        chart.draw_series(DashedLineSeries::new(ms(|p| p.fsdp_comms), 9, 5, figure::gray(0.35).stroke_width(2)))?;
-        chart.draw_series(DottedLineSeries::new(ms(|p| p.tp_comms), 0, 5, |p| Circle::new(p, 1.5, figure::gray(0.2).filled())))?;
-        chart.draw_series(LineSeries::new(ms(|p| p.mixed_comms), figure::gray(0.55).stroke_width(2)))?;
-        let at = sweep.iter().min_by(|a, b| (a.batch - crossing).abs().total_cmp(&(b.batch - crossing).abs())).map(|p| 1e3 * p.math).unwrap_or(1.0);
+        chart.draw_series(DashedLineSeries::new(
+            ms(|p| p.fsdp_comms),
+            9,
+            5,
+            figure::gray(0.35).stroke_width(2),
+        ))?;
+        chart.draw_series(DottedLineSeries::new(ms(|p| p.tp_comms), 0, 5, |p| {
+            Circle::new(p, 1.5, figure::gray(0.2).filled())
+        }))?;
+        chart.draw_series(LineSeries::new(
+            ms(|p| p.mixed_comms),
+            figure::gray(0.55).stroke_width(2),
+        ))?;
+        let at = sweep
+            .iter()
+            .min_by(|a, b| {
+                (a.batch - crossing)
+                    .abs()
+                    .total_cmp(&(b.batch - crossing).abs())
+            })
+            .map(|p| 1e3 * p.math)
+            .unwrap_or(1.0);
         chart.draw_series([Circle::new((crossing, at), 5, figure::INK.filled())])?;
         let (px, py) = chart.plotting_area().map_coordinate(&(crossing, at));
-        root.draw(&Text::new(format!("B = {crossing:.1e}"), (px + 8, py + 6), figure::aligned(15.0, HPos::Left, VPos::Top)))?;
+        root.draw(&Text::new(
+            format!("B = {crossing:.1e}"),
+            (px + 8, py + 6),
+            figure::aligned(15.0, HPos::Left, VPos::Top),
+        ))?;
         figure::legend(
             root,
             (80, 10),
@@ -428,39 +721,73 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(18);
-    // book/src/ch07.md:2127
+    // book/src/ch07.md:2913
     mixed_widget().write()?;
 
     tangle_runtime::cell(19);
-    // book/src/ch07.md:2160
+    // book/src/ch07.md:2963
     let sweep = split_sweep(&wide, &v5p, 64, 48_000.0, (2, 1))?;
     let (best, fastest) = fastest_split(&sweep).ok_or("a sweep over 64 chips has rows")?;
-    println!("N = 64, B = 48,000, F = 32,768: T_math = {:.1} us at every split", sweep[0].1.math * 1e6);
-    println!("{:>3} {:>3} {:>12} {:>10} {:>13} {:>11}", "DP", "TP", "T_FSDP (us)", "T_TP (us)", "network (us)", "math/comms");
+    println!(
+        "N = 64, B = 48,000, F = 32,768: T_math = {:.1} us at every split",
+        sweep[0].1.math * 1e6
+    );
+    println!(
+        "{:>3} {:>3} {:>12} {:>10} {:>13} {:>11}",
+        "DP", "TP", "T_FSDP (us)", "T_TP (us)", "network (us)", "math/comms"
+    );
     for (dp, c) in &sweep {
-        println!("{:>3} {:>3} {:>12.1} {:>10.1} {:>13.1} {:>11.2}{}", dp, 64 / dp, c.fsdp_comms * 1e6, c.tp_comms * 1e6,
-            c.clock().comms * 1e6, c.clock().ratio(), if *dp == best { "  <- fastest" } else { "" });
+        println!(
+            "{:>3} {:>3} {:>12.1} {:>10.1} {:>13.1} {:>11.2}{}",
+            dp,
+            64 / dp,
+            c.fsdp_comms * 1e6,
+            c.tp_comms * 1e6,
+            c.clock().comms * 1e6,
+            c.clock().ratio(),
+            if *dp == best { "  <- fastest" } else { "" }
+        );
     }
-    println!("closed form (7.10): DP_opt = {:.2}", optimal_fsdp_degree(&wide, &v5p, 64, 48_000.0, 2, 1)?);
-    tangle_runtime::value("fastest_mesh", format!("{best}-way FSDP by {}-way TP", 64 / best));
+    println!(
+        "closed form (7.10): DP_opt = {:.2}",
+        optimal_fsdp_degree(&wide, &v5p, 64, 48_000.0, 2, 1)?
+    );
+    tangle_runtime::value(
+        "fastest_mesh",
+        format!("{best}-way FSDP by {}-way TP", 64 / best),
+    );
     tangle_runtime::value("fastest_mesh_short", format!("{best} × {}", 64 / best));
-    tangle_runtime::value("fastest_mesh_ratio", format!("{:.2}", fastest.clock().ratio()));
+    tangle_runtime::value(
+        "fastest_mesh_ratio",
+        format!("{:.2}", fastest.clock().ratio()),
+    );
     let bound: Vec<String> = sweep
         .iter()
         .filter(|(_, c)| c.clock().ratio() >= 1.0)
         .map(|(dp, _)| format!("{dp} × {}", 64 / dp))
         .collect();
     let (last, rest) = bound.split_last().ok_or("some mesh is compute-bound")?;
-    tangle_runtime::value("compute_bound_meshes", format!("{} and {last}", rest.join(", ")));
+    tangle_runtime::value(
+        "compute_bound_meshes",
+        format!("{} and {last}", rest.join(", ")),
+    );
 
     tangle_runtime::cell(20);
-    // book/src/ch07.md:2224
+    // book/src/ch07.md:3066
     tangle_runtime::figure::svg("fsdp-tp-split", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let dps = log_space(1.0, 64.0, 241)?;
-        let clocks = dps.iter().map(|&dp| mixed_clock_relaxed(&wide, &v5p, 64.0, dp, (2, 1), 48_000.0)).collect::<std::result::Result<Vec<_>, _>>()?;
+        let clocks = dps
+            .iter()
+            .map(|&dp| mixed_clock_relaxed(&wide, &v5p, 64.0, dp, (2, 1), 48_000.0))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
         // The x axis is log2(DP), so that its ticks fall on the meshes that exist.
-        let us = |f: fn(&MixedClock) -> f64| -> Vec<(f64, f64)> { dps.iter().zip(&clocks).map(|(&x, c)| (x.log2(), 1e6 * f(c))).collect() };
+        let us = |f: fn(&MixedClock) -> f64| -> Vec<(f64, f64)> {
+            dps.iter()
+                .zip(&clocks)
+                .map(|(&x, c)| (x.log2(), 1e6 * f(c)))
+                .collect()
+        };
         let dp_opt = optimal_fsdp_degree(&wide, &v5p, 64, 48_000.0, 2, 1)?;
         let mut chart = ChartBuilder::on(root)
             .margin(16)
@@ -478,10 +805,23 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             .y_label_formatter(&|v: &f64| ch06::grouped(v.round() as u64))
             .book_style(16.0)
             .draw()?;
-        chart.draw_series(LineSeries::new(us(|c| c.math), figure::gray(0.55).stroke_width(2)))?;
-        chart.draw_series(DashedLineSeries::new(us(|c| c.fsdp_comms), 9, 5, figure::gray(0.3).stroke_width(2)))?;
-        chart.draw_series(DottedLineSeries::new(us(|c| c.tp_comms), 0, 5, |p| Circle::new(p, 1.5, figure::gray(0.2).filled())))?;
-        chart.draw_series(LineSeries::new(us(|c| c.clock().comms), figure::INK.stroke_width(3)))?;
+        chart.draw_series(LineSeries::new(
+            us(|c| c.math),
+            figure::gray(0.55).stroke_width(2),
+        ))?;
+        chart.draw_series(DashedLineSeries::new(
+            us(|c| c.fsdp_comms),
+            9,
+            5,
+            figure::gray(0.3).stroke_width(2),
+        ))?;
+        chart.draw_series(DottedLineSeries::new(us(|c| c.tp_comms), 0, 5, |p| {
+            Circle::new(p, 1.5, figure::gray(0.2).filled())
+        }))?;
+        chart.draw_series(LineSeries::new(
+            us(|c| c.clock().comms),
+            figure::INK.stroke_width(3),
+        ))?;
         // The meshes that exist: powers of two, with the fastest one ringed.
         for (dp, c) in &sweep {
             let at = ((*dp as f64).log2(), 1e6 * c.clock().comms);
@@ -489,13 +829,26 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             if *dp == best {
                 chart.draw_series([Circle::new(at, 9, figure::INK.stroke_width(2))])?;
                 let (px, py) = chart.plotting_area().map_coordinate(&at);
-                root.draw(&Text::new(format!("{best} x {}", 64 / best), (px + 12, py + 4), figure::aligned(15.0, HPos::Left, VPos::Top)))?;
+                root.draw(&Text::new(
+                    format!("{best} x {}", 64 / best),
+                    (px + 12, py + 4),
+                    figure::aligned(15.0, HPos::Left, VPos::Top),
+                ))?;
             }
         }
-        let (x, y_top) = chart.plotting_area().map_coordinate(&(dp_opt.log2(), 20_000.0));
+        let (x, y_top) = chart
+            .plotting_area()
+            .map_coordinate(&(dp_opt.log2(), 20_000.0));
         let (_, y_bottom) = chart.plotting_area().map_coordinate(&(dp_opt.log2(), 20.0));
-        root.draw(&PathElement::new(vec![(x, y_top), (x, y_bottom)], figure::gray(0.6).stroke_width(1)))?;
-        root.draw(&Text::new(format!("DP_opt = {dp_opt:.2}"), (x - 6, y_bottom - 8), figure::aligned(15.0, HPos::Right, VPos::Bottom)))?;
+        root.draw(&PathElement::new(
+            vec![(x, y_top), (x, y_bottom)],
+            figure::gray(0.6).stroke_width(1),
+        ))?;
+        root.draw(&Text::new(
+            format!("DP_opt = {dp_opt:.2}"),
+            (x - 6, y_bottom - 8),
+            figure::aligned(15.0, HPos::Right, VPos::Bottom),
+        ))?;
         figure::legend(
             root,
             (80, 10),
@@ -512,34 +865,72 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(21);
-    // book/src/ch07.md:2338
+    // book/src/ch07.md:3232
     split_widget().write()?;
 
     tangle_runtime::cell(22);
-    // book/src/ch07.md:2347
+    // book/src/ch07.md:3241
     let b: f64 = 4e6;
-    tangle_runtime::value("gpu_split_tokens_per_gpu", ch06::grouped((b / 1024.0).round() as u64));
+    tangle_runtime::value(
+        "gpu_split_tokens_per_gpu",
+        ch06::grouped((b / 1024.0).round() as u64),
+    );
     for chip in [H100, H800] {
         let hw = Hardware::spec(chip);
         for tp in [1, 2, 4, 8] {
-            let c = mixed_layer_clock(&LLAMA3_70B, &hw, Mesh { dp: 1024 / tp, tp, dp_axes: 1, tp_axes: 1 }, b)?;
-            println!("{:<5} TP={tp}: math {:.3} ms, FSDP {:.3} ms, TP {:.3} ms -> math/comms {:.2}", chip.name,
-                c.math * 1e3, c.fsdp_comms * 1e3, c.tp_comms * 1e3, c.clock().ratio());
+            let c = mixed_layer_clock(
+                &LLAMA3_70B,
+                &hw,
+                Mesh {
+                    dp: 1024 / tp,
+                    tp,
+                    dp_axes: 1,
+                    tp_axes: 1,
+                },
+                b,
+            )?;
+            println!(
+                "{:<5} TP={tp}: math {:.3} ms, FSDP {:.3} ms, TP {:.3} ms -> math/comms {:.2}",
+                chip.name,
+                c.math * 1e3,
+                c.fsdp_comms * 1e3,
+                c.tp_comms * 1e3,
+                c.clock().ratio()
+            );
         }
         let (mesh, _) = best_gpu_mesh(&LLAMA3_70B, &hw, 1024, b)?;
-        println!("{:<5} best: {}-way FSDP x {}-way TP", chip.name, mesh.dp, mesh.tp);
+        println!(
+            "{:<5} best: {}-way FSDP x {}-way TP",
+            chip.name, mesh.dp, mesh.tp
+        );
     }
 
     tangle_runtime::cell(23);
-    // book/src/ch07.md:2547
-    let wide = Model { label: "wide-expert variant", f: 16_384, experts: 65, active: 2, ..DEEPSEEK_V3 };
+    // book/src/ch07.md:3513
+    let wide = Model {
+        label: "wide-expert variant",
+        f: 16_384,
+        experts: 65,
+        active: 2,
+        ..DEEPSEEK_V3
+    };
     let (h100, h800) = (Hardware::spec(H100), Hardware::spec(H800));
-    println!("{:>4} {:>10} {:>10} {:>10} {:>10} {:>10}", "EP", "H100 ratio", "H800 ratio", "F_min", "wide ratio", "wide F_min");
+    println!(
+        "{:>4} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "EP", "H100 ratio", "H800 ratio", "F_min", "wide ratio", "wide F_min"
+    );
     for ep in [8, 16, 32, 64] {
-        let ratio = |m: &Model, hw: &Hardware| ep_layer_clock(m, hw, ep, 1.0).map(|c| c.clock().ratio());
-        println!("{:>4} {:>10.2} {:>10.2} {:>10.0} {:>10.2} {:>10.0}", ep, ratio(&DEEPSEEK_V3, &h100)?,
-            ratio(&DEEPSEEK_V3, &h800)?, ep_min_expert_width(&DEEPSEEK_V3, &h100, ep)?,
-            ratio(&wide, &h100)?, ep_min_expert_width(&wide, &h100, ep)?);
+        let ratio =
+            |m: &Model, hw: &Hardware| ep_layer_clock(m, hw, ep, 1.0).map(|c| c.clock().ratio());
+        println!(
+            "{:>4} {:>10.2} {:>10.2} {:>10.0} {:>10.2} {:>10.0}",
+            ep,
+            ratio(&DEEPSEEK_V3, &h100)?,
+            ratio(&DEEPSEEK_V3, &h800)?,
+            ep_min_expert_width(&DEEPSEEK_V3, &h100, ep)?,
+            ratio(&wide, &h100)?,
+            ep_min_expert_width(&wide, &h100, ep)?
+        );
     }
     let g_alpha = f64::from(H100.domain) * h100.flops() / h100.domain_egress();
     println!("G * alpha on H100 = {g_alpha:.0}");
@@ -548,34 +939,67 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("wide_fmin_limit", ch06::grouped(wide_limit.round() as u64));
 
     tangle_runtime::cell(24);
-    // book/src/ch07.md:2647
+    // book/src/ch07.md:3671
     ep_widget().write()?;
 
     tangle_runtime::cell(25);
-    // book/src/ch07.md:2757
+    // book/src/ch07.md:3814
     let h100 = Hardware::spec(H100);
-    let hop = pp_hop_clock(&LLAMA3_70B, &h100, Span::AcrossDomains { axes: 1 }, 16, 4096.0)?;
-    println!("4,096-token microbatch: stage forward {:.2} ms, hop {:.3} ms, hop/compute {:.3}",
-        hop.math * 1e3, hop.comms * 1e3, 1.0 / hop.ratio());
+    let hop = pp_hop_clock(
+        &LLAMA3_70B,
+        &h100,
+        Span::AcrossDomains { axes: 1 },
+        16,
+        4096.0,
+    )?;
+    println!(
+        "4,096-token microbatch: stage forward {:.2} ms, hop {:.3} ms, hop/compute {:.3}",
+        hop.math * 1e3,
+        hop.comms * 1e3,
+        1.0 / hop.ratio()
+    );
     let stage_layers = LLAMA3_70B.layers as f64 / 16.0;
     let hop_bytes = 2.0 * 4096.0 * LLAMA3_70B.d as f64 / stage_layers;
-    println!("bytes per layer: pipeline hop {:.1} MB, TP gathers {:.1} MB ({}x)", hop_bytes / 1e6, 4.0 * 4096.0 * 8192.0 / 1e6,
-        4.0 * 4096.0 * 8192.0 / hop_bytes);
+    println!(
+        "bytes per layer: pipeline hop {:.1} MB, TP gathers {:.1} MB ({}x)",
+        hop_bytes / 1e6,
+        4.0 * 4096.0 * 8192.0 / 1e6,
+        4.0 * 4096.0 * 8192.0 / hop_bytes
+    );
 
     tangle_runtime::cell(26);
-    // book/src/ch07.md:3088
-    let config = ch02::GptConfig { vocab_size: 256, block_size: 64, d_model: 256, n_heads: 4, n_layers: 4, mlp_ratio: 4 };
+    // book/src/ch07.md:4301
+    let config = ch02::GptConfig {
+        vocab_size: 256,
+        block_size: 64,
+        d_model: 256,
+        n_heads: 4,
+        n_layers: 4,
+        mlp_ratio: 4,
+    };
     let tiny = ch02::TinyGpt::new(config, 7)?;
     let blocks = MlpBlock::of_model(&tiny);
     let tokens_per_microbatch = 256;
     let mut rng = ch02::Rng::new(11);
-    let inputs: Vec<Vec<f32>> = (0..8).map(|_| (0..tokens_per_microbatch * config.d_model).map(|_| rng.normal() as f32).collect()).collect();
+    let inputs: Vec<Vec<f32>> = (0..8)
+        .map(|_| {
+            (0..tokens_per_microbatch * config.d_model)
+                .map(|_| rng.normal() as f32)
+                .collect()
+        })
+        .collect();
     // Two runs of one configuration; the one with the shorter step is the less disturbed.
-    let best_of_two = |split: &[usize], schedule: ch06::Schedule, m: usize| -> std::result::Result<ThreadedRun, ParallelError> {
+    let best_of_two = |split: &[usize],
+                       schedule: ch06::Schedule,
+                       m: usize|
+     -> std::result::Result<ThreadedRun, ParallelError> {
         let mut best: Option<ThreadedRun> = None;
         for _ in 0..2 {
             let run = run_threaded_pipeline(&blocks, split, schedule, &inputs[..m])?;
-            if best.as_ref().is_none_or(|b| run.timeline.makespan() < b.timeline.makespan()) {
+            if best
+                .as_ref()
+                .is_none_or(|b| run.timeline.makespan() < b.timeline.makespan())
+            {
                 best = Some(run);
             }
         }
@@ -583,96 +1007,221 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     };
     let balanced = best_of_two(&[2, 2], ch06::Schedule::GPipe, 8)?;
     let times = balanced.stage_times();
-    println!("2 stages x 2 blocks, {tokens_per_microbatch}-token microbatches: forward {:.1} ms, backward {:.1} ms ({:.1}x)",
-        1e3 * times[0].forward, 1e3 * times[0].backward, times[0].backward / times[0].forward);
-    println!("{:<6} {:>5} {:>3} {:>9} {:>10} {:>8}", "order", "split", "m", "measured", "simulated", "formula");
+    println!(
+        "2 stages x 2 blocks, {tokens_per_microbatch}-token microbatches: forward {:.1} ms, backward {:.1} ms ({:.1}x)",
+        1e3 * times[0].forward,
+        1e3 * times[0].backward,
+        times[0].backward / times[0].forward
+    );
+    println!(
+        "{:<6} {:>5} {:>3} {:>9} {:>10} {:>8}",
+        "order", "split", "m", "measured", "simulated", "formula"
+    );
     let mut agree = true;
     let runs = [
-        (ch06::Schedule::GPipe, [2, 2], 1), (ch06::Schedule::GPipe, [2, 2], 2), (ch06::Schedule::GPipe, [2, 2], 4),
-        (ch06::Schedule::GPipe, [2, 2], 8), (ch06::Schedule::OneFOneB, [2, 2], 8),
+        (ch06::Schedule::GPipe, [2, 2], 1),
+        (ch06::Schedule::GPipe, [2, 2], 2),
+        (ch06::Schedule::GPipe, [2, 2], 4),
+        (ch06::Schedule::GPipe, [2, 2], 8),
+        (ch06::Schedule::OneFOneB, [2, 2], 8),
     ];
     for (schedule, split, m) in runs {
-        let run = if m == 8 && schedule == ch06::Schedule::GPipe { balanced.clone() } else { best_of_two(&split, schedule, m)? };
-        let (measured, simulated) = (run.timeline.idle_fraction(), run.simulated()?.idle_fraction());
+        let run = if m == 8 && schedule == ch06::Schedule::GPipe {
+            balanced.clone()
+        } else {
+            best_of_two(&split, schedule, m)?
+        };
+        let (measured, simulated) = (
+            run.timeline.idle_fraction(),
+            run.simulated()?.idle_fraction(),
+        );
         agree &= (measured - simulated).abs() <= 0.08;
-        println!("{:<6} {:>5} {:>3} {:>9.2} {:>10.2} {:>8.2}", schedule.label(), format!("{}+{}", split[0], split[1]), m,
-            measured, simulated, ch06::pipeline_bubble_fraction(2, m as u64)?);
+        println!(
+            "{:<6} {:>5} {:>3} {:>9.2} {:>10.2} {:>8.2}",
+            schedule.label(),
+            format!("{}+{}", split[0], split[1]),
+            m,
+            measured,
+            simulated,
+            ch06::pipeline_bubble_fraction(2, m as u64)?
+        );
     }
     println!("every measured idle fraction within 0.08 of the simulator's: {agree}");
 
     tangle_runtime::cell(27);
-    // book/src/ch07.md:3246
+    // book/src/ch07.md:4569
     let unit = ch06::StageTimes::TRANSFORMER;
-    let scaled = |k: f64| ch06::StageTimes { forward: k * unit.forward, backward: k * unit.backward };
+    let scaled = |k: f64| ch06::StageTimes {
+        forward: k * unit.forward,
+        backward: k * unit.backward,
+    };
     let gpipe = ch06::Schedule::GPipe.orders(2, 8)?;
     let even = ch06::simulate_orders(&gpipe, &[scaled(2.0), scaled(2.0)])?;
     let uneven = ch06::simulate_orders(&gpipe, &[scaled(3.0), scaled(1.0)])?;
-    println!("simulated, 8 microbatches: 2+2 step {:.0} units, idle {:.2}; 3+1 step {:.0} units, idle {:.2} ({:.2}x)",
-        even.makespan(), even.idle_fraction(), uneven.makespan(), uneven.idle_fraction(), uneven.makespan() / even.makespan());
+    println!(
+        "simulated, 8 microbatches: 2+2 step {:.0} units, idle {:.2}; 3+1 step {:.0} units, idle {:.2} ({:.2}x)",
+        even.makespan(),
+        even.idle_fraction(),
+        uneven.makespan(),
+        uneven.idle_fraction(),
+        uneven.makespan() / even.makespan()
+    );
     tangle_runtime::value("idle_even_split", format!("{:.2}", even.idle_fraction()));
-    tangle_runtime::value("idle_uneven_split", format!("{:.2}", uneven.idle_fraction()));
-    tangle_runtime::value("uneven_slowdown", format!("{:.2}", uneven.makespan() / even.makespan()));
+    tangle_runtime::value(
+        "idle_uneven_split",
+        format!("{:.2}", uneven.idle_fraction()),
+    );
+    tangle_runtime::value(
+        "uneven_slowdown",
+        format!("{:.2}", uneven.makespan() / even.makespan()),
+    );
     let lopsided = best_of_two(&[3, 1], ch06::Schedule::GPipe, 8)?;
-    let (measured, simulated) = (lopsided.timeline.idle_fraction(), lopsided.simulated()?.idle_fraction());
+    let (measured, simulated) = (
+        lopsided.timeline.idle_fraction(),
+        lopsided.simulated()?.idle_fraction(),
+    );
     let t = lopsided.stage_times();
-    println!("threads, 3+1: stage 0 takes {:.1}x as long as stage 1; idle {measured:.2} measured, {simulated:.2} simulated from its durations",
-        (t[0].forward + t[0].backward) / (t[1].forward + t[1].backward));
-    println!("measured within 0.08 of the simulator: {}", (measured - simulated).abs() <= 0.08);
+    println!(
+        "threads, 3+1: stage 0 takes {:.1}x as long as stage 1; idle {measured:.2} measured, {simulated:.2} simulated from its durations",
+        (t[0].forward + t[0].backward) / (t[1].forward + t[1].backward)
+    );
+    println!(
+        "measured within 0.08 of the simulator: {}",
+        (measured - simulated).abs() <= 0.08
+    );
 
     tangle_runtime::cell(28);
-    // book/src/ch07.md:3477
-    use ch06::{pipeline_bubble_fraction, simulate_pipeline, Schedule, StageTimes};
-    let split = SplitTimes { forward: 1.0, input_grad: 1.0, weight_grad: 1.0 };
+    // book/src/ch07.md:4888
+    use ch06::{Schedule, StageTimes, pipeline_bubble_fraction, simulate_pipeline};
+    let split = SplitTimes {
+        forward: 1.0,
+        input_grad: 1.0,
+        weight_grad: 1.0,
+    };
     println!("idle fraction (peak microbatches held by stage 0)");
-    println!("{:>2} {:>3}  {:>7}  {:>12} {:>12} {:>12} {:>12}", "PP", "m", "formula", "GPipe", "1F1B", "dW any", "dW <= PP");
+    println!(
+        "{:>2} {:>3}  {:>7}  {:>12} {:>12} {:>12} {:>12}",
+        "PP", "m", "formula", "GPipe", "1F1B", "dW any", "dW <= PP"
+    );
     for (pp, m) in [(4, 8), (8, 8), (8, 32)] {
         let gpipe = simulate_pipeline(Schedule::GPipe, pp, m, StageTimes::TRANSFORMER)?;
         let ofob = simulate_pipeline(Schedule::OneFOneB, pp, m, StageTimes::TRANSFORMER)?;
-        let free = simulate_split_pipeline(pp, m, split, WeightGradPolicy::FillIdle { max_deferred: usize::MAX })?;
-        let capped = simulate_split_pipeline(pp, m, split, WeightGradPolicy::FillIdle { max_deferred: pp })?;
+        let free = simulate_split_pipeline(
+            pp,
+            m,
+            split,
+            WeightGradPolicy::FillIdle {
+                max_deferred: usize::MAX,
+            },
+        )?;
+        let capped = simulate_split_pipeline(
+            pp,
+            m,
+            split,
+            WeightGradPolicy::FillIdle { max_deferred: pp },
+        )?;
         let cell = |idle: f64, held: usize| format!("{idle:.4} ({held:>2})");
-        println!("{:>2} {:>3}  {:>7.4}  {:>12} {:>12} {:>12} {:>12}", pp, m,
+        println!(
+            "{:>2} {:>3}  {:>7.4}  {:>12} {:>12} {:>12} {:>12}",
+            pp,
+            m,
             pipeline_bubble_fraction(pp as u64, m as u64)?,
-            cell(gpipe.idle_fraction(), gpipe.max_in_flight(0)), cell(ofob.idle_fraction(), ofob.max_in_flight(0)),
-            cell(free.idle_fraction(), free.max_in_flight(0)), cell(capped.idle_fraction(), capped.max_in_flight(0)));
+            cell(gpipe.idle_fraction(), gpipe.max_in_flight(0)),
+            cell(ofob.idle_fraction(), ofob.max_in_flight(0)),
+            cell(free.idle_fraction(), free.max_in_flight(0)),
+            cell(capped.idle_fraction(), capped.max_in_flight(0))
+        );
     }
 
     tangle_runtime::cell(29);
-    // book/src/ch07.md:3574
+    // book/src/ch07.md:5075
     tangle_runtime::figure::svg("pipeline-overlap-dw", (720, 440), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
-        let fused = ch06::simulate_pipeline(ch06::Schedule::OneFOneB, 4, 8, ch06::StageTimes { forward: 1.0, backward: 2.0 })?;
-        let split_times = SplitTimes { forward: 1.0, input_grad: 1.0, weight_grad: 1.0 };
-        let split = simulate_split_pipeline(4, 8, split_times, WeightGradPolicy::FillIdle { max_deferred: 4 })?;
+        let fused = ch06::simulate_pipeline(
+            ch06::Schedule::OneFOneB,
+            4,
+            8,
+            ch06::StageTimes {
+                forward: 1.0,
+                backward: 2.0,
+            },
+        )?;
+        let split_times = SplitTimes {
+            forward: 1.0,
+            input_grad: 1.0,
+            weight_grad: 1.0,
+        };
+        let split = simulate_split_pipeline(
+            4,
+            8,
+            split_times,
+            WeightGradPolicy::FillIdle { max_deferred: 4 },
+        )?;
         let end = fused.makespan().max(split.makespan());
         tangle_runtime::value("makespan_fused", format!("{:.0}", fused.makespan()));
         tangle_runtime::value("makespan_split", format!("{:.0}", split.makespan()));
         let (light, mid, dark) = (figure::gray(0.85), figure::gray(0.62), figure::gray(0.32));
         // One bar per pass: (stage, microbatch, start, end, fill, text colour).
-        let fused_bars: Vec<_> = fused.events.iter().map(|e| {
-            let forward = e.kind == ch06::OpKind::Forward;
-            (e.stage, e.microbatch, e.start, e.end, if forward { light } else { dark }, if forward { figure::INK } else { WHITE })
-        }).collect();
-        let split_bars: Vec<_> = split.events.iter().map(|e| {
-            let (fill, ink) = match e.pass {
-                Pass::Forward => (light, figure::INK),
-                Pass::InputGrad => (dark, WHITE),
-                Pass::WeightGrad => (mid, figure::INK),
-            };
-            (e.stage, e.microbatch, e.start, e.end, fill, ink)
-        }).collect();
+        let fused_bars: Vec<_> = fused
+            .events
+            .iter()
+            .map(|e| {
+                let forward = e.kind == ch06::OpKind::Forward;
+                (
+                    e.stage,
+                    e.microbatch,
+                    e.start,
+                    e.end,
+                    if forward { light } else { dark },
+                    if forward { figure::INK } else { WHITE },
+                )
+            })
+            .collect();
+        let split_bars: Vec<_> = split
+            .events
+            .iter()
+            .map(|e| {
+                let (fill, ink) = match e.pass {
+                    Pass::Forward => (light, figure::INK),
+                    Pass::InputGrad => (dark, WHITE),
+                    Pass::WeightGrad => (mid, figure::INK),
+                };
+                (e.stage, e.microbatch, e.start, e.end, fill, ink)
+            })
+            .collect();
         figure::legend(
             root,
             (90, 8),
-            &[(Key::Swatch(light), "forward"), (Key::Swatch(dark), "backward / dX"), (Key::Swatch(mid), "deferred dW"), (Key::Swatch(WHITE), "idle")],
+            &[
+                (Key::Swatch(light), "forward"),
+                (Key::Swatch(dark), "backward / dX"),
+                (Key::Swatch(mid), "deferred dW"),
+                (Key::Swatch(WHITE), "idle"),
+            ],
             15.0,
             true,
         )?;
         let body = root.margin(36, 0, 0, 0);
         let (top, bottom) = body.split_vertically(190);
         let panels = [
-            (&top, format!("chapter 6 1F1B, fused backward: makespan {:.0}", fused.makespan()), &fused_bars, false),
-            (&bottom, format!("split backward, dW fills idle slots: makespan {:.0}", split.makespan()), &split_bars, true),
+            (
+                &top,
+                format!(
+                    "chapter 6 1F1B, fused backward: makespan {:.0}",
+                    fused.makespan()
+                ),
+                &fused_bars,
+                false,
+            ),
+            (
+                &bottom,
+                format!(
+                    "split backward, dW fills idle slots: makespan {:.0}",
+                    split.makespan()
+                ),
+                &split_bars,
+                true,
+            ),
         ];
         for (area, title, bars, last) in panels {
             let mut chart = ChartBuilder::on(area)
@@ -692,8 +1241,14 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
                 .book_style(15.0)
                 .draw()?;
             for stage in 0..4 {
-                let (x0, y) = chart.plotting_area().map_coordinate(&(0.0, (3 - stage) as f64));
-                area.draw(&Text::new(format!("stage {stage}"), (x0 - 10, y - area.get_base_pixel().1), figure::aligned(15.0, HPos::Right, VPos::Center)))?;
+                let (x0, y) = chart
+                    .plotting_area()
+                    .map_coordinate(&(0.0, (3 - stage) as f64));
+                area.draw(&Text::new(
+                    format!("stage {stage}"),
+                    (x0 - 10, y - area.get_base_pixel().1),
+                    figure::aligned(15.0, HPos::Right, VPos::Center),
+                ))?;
             }
             for &(stage, mb, start, stop, fill, ink) in bars.iter() {
                 let y = (3 - stage) as f64;
@@ -701,24 +1256,36 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
                     Rectangle::new([(start, y - 0.36), (stop, y + 0.36)], fill.filled()),
                     Rectangle::new([(start, y - 0.36), (stop, y + 0.36)], WHITE.stroke_width(1)),
                 ])?;
-                let (cx, cy) = chart.plotting_area().map_coordinate(&((start + stop) / 2.0, y));
-                root.draw(&Text::new(mb.to_string(), (cx, cy), figure::aligned(13.0, HPos::Center, VPos::Center).color(&ink)))?;
+                let (cx, cy) = chart
+                    .plotting_area()
+                    .map_coordinate(&((start + stop) / 2.0, y));
+                root.draw(&Text::new(
+                    mb.to_string(),
+                    (cx, cy),
+                    figure::aligned(13.0, HPos::Center, VPos::Center).color(&ink),
+                ))?;
             }
         }
         Ok(())
     })?;
 
     tangle_runtime::cell(30);
-    // book/src/ch07.md:3706
+    // book/src/ch07.md:5325
     pipeline_widget().write()?;
 
     tangle_runtime::cell(31);
-    // book/src/ch07.md:3775
+    // book/src/ch07.md:5410
     let v5p = Hardware::spec(TPU_V5P);
     let chips_per_host = 4;
-    let (hosts, dcn_per_chip) = (TPU_V5P.domain / chips_per_host, 25.0 / f64::from(chips_per_host));
-    println!("v5p pod: {} chips / {chips_per_host} per host = {hosts} hosts; \
-    25 GB/s per host / {chips_per_host} = {dcn_per_chip} GB/s per chip", TPU_V5P.domain);
+    let (hosts, dcn_per_chip) = (
+        TPU_V5P.domain / chips_per_host,
+        25.0 / f64::from(chips_per_host),
+    );
+    println!(
+        "v5p pod: {} chips / {chips_per_host} per host = {hosts} hosts; \
+    25 GB/s per host / {chips_per_host} = {dcn_per_chip} GB/s per chip",
+        TPU_V5P.domain
+    );
     tangle_runtime::value("v5p_pod_hosts", ch06::grouped(hosts.into()));
     tangle_runtime::value("v5p_dcn_per_chip", format!("{dcn_per_chip} GB/s"));
     let dcn_floor = min_tokens_per_domain(&LLAMA3_70B, &v5p)?;
@@ -727,12 +1294,21 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     for batch in [1e6, 2e6] {
         let r = tpu_recipe(&LLAMA3_70B, &v5p, batch)?;
         let per_pod = batch / r.pods as f64;
-        println!("B = {:.0}M: {}-way TP x {}-way FSDP = {} chips, {} pod(s), {:.0} tokens per pod",
-            batch / 1e6, r.tp, r.dp, r.tp * r.dp, r.pods, per_pod);
+        println!(
+            "B = {:.0}M: {}-way TP x {}-way FSDP = {} chips, {} pod(s), {:.0} tokens per pod",
+            batch / 1e6,
+            r.tp,
+            r.dp,
+            r.tp * r.dp,
+            r.pods,
+            per_pod
+        );
         let per_chip = batch / (r.tp * r.dp) as f64;
         let per_pod_chip = per_pod / f64::from(TPU_V5P.domain);
-        println!("  tokens per chip: {per_chip:.1} on the recipe's chips, \
-        {per_pod_chip:.1} on every chip of its pods");
+        println!(
+            "  tokens per chip: {per_chip:.1} on the recipe's chips, \
+        {per_pod_chip:.1} on every chip of its pods"
+        );
         if r.pods == 1 {
             tangle_runtime::value("one_pod_fsdp", ch06::grouped(r.dp));
         }
@@ -740,148 +1316,279 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             tangle_runtime::value("two_pod_chips", ch06::grouped(r.tp * r.dp));
             tangle_runtime::value("two_pod_tokens_per_chip", format!("{per_chip:.0}"));
             tangle_runtime::value("two_pod_tokens_per_pod_chip", format!("{per_pod_chip:.1}"));
-            println!("  mixed FSDP + TP floor (2 + 1 axes): {:.1} tokens per chip",
-                mixed_min_tokens_per_chip(&LLAMA3_70B, &v5p, 2, 1)?);
+            println!(
+                "  mixed FSDP + TP floor (2 + 1 axes): {:.1} tokens per chip",
+                mixed_min_tokens_per_chip(&LLAMA3_70B, &v5p, 2, 1)?
+            );
             let full_pods = r.pods * u64::from(TPU_V5P.domain);
             let c = cross_domain_dp_clock(&LLAMA3_70B, &v5p, full_pods, batch)?;
-            println!("  cross-pod reduction over {full_pods} chips: math/comms = {:.1}", c.ratio());
+            println!(
+                "  cross-pod reduction over {full_pods} chips: math/comms = {:.1}",
+                c.ratio()
+            );
         }
     }
 
     tangle_runtime::cell(32);
-    // book/src/ch07.md:3869
+    // book/src/ch07.md:5542
     dcn_widget().write()?;
 
     tangle_runtime::cell(33);
-    // book/src/ch07.md:3900
-    println!("{:<12} {:>13} {:>20} {:>21}  {}", "node type", "GPUs per node", "GPU egress (bytes/s)", "node egress (bytes/s)", "cross-node limit");
+    // book/src/ch07.md:5573
+    println!(
+        "{:<12} {:>13} {:>20} {:>21}  {}",
+        "node type",
+        "GPUs per node",
+        "GPU egress (bytes/s)",
+        "node egress (bytes/s)",
+        "cross-node limit"
+    );
     for chip in [H100, B200, GB200_NVL72, GB300_NVL72] {
         let hw = Hardware::spec(chip);
         let e9 = |x: f64| format!("{:.0}e9", x / 1e9);
-        let limit = if hw.domain_egress() < hw.link() { "node NICs" } else { "GPU NVLink" };
-        println!("{:<12} {:>13} {:>20} {:>21}  {limit}", chip.name, chip.domain, e9(hw.link()), e9(hw.domain_egress()));
+        let limit = if hw.domain_egress() < hw.link() {
+            "node NICs"
+        } else {
+            "GPU NVLink"
+        };
+        println!(
+            "{:<12} {:>13} {:>20} {:>21}  {limit}",
+            chip.name,
+            chip.domain,
+            e9(hw.link()),
+            e9(hw.domain_egress())
+        );
         if chip == H100 {
-            tangle_runtime::value("h100_node_egress", format!("{:.0} GB/s", hw.domain_egress() / 1e9));
+            tangle_runtime::value(
+                "h100_node_egress",
+                format!("{:.0} GB/s", hw.domain_egress() / 1e9),
+            );
         }
     }
 
     tangle_runtime::cell(34);
-    // book/src/ch07.md:3945
+    // book/src/ch07.md:5638
     let span = Span::AcrossDomains { axes: 1 };
     let h100 = Hardware::spec(H100);
     let r = ridge(&h100, span)?;
-    println!("H100 scale-out ridge: {r:.0} tokens per GPU; 16,384 GPUs need {:.1}M tokens", r * 16_384.0 / 1e6);
+    println!(
+        "H100 scale-out ridge: {r:.0} tokens per GPU; 16,384 GPUs need {:.1}M tokens",
+        r * 16_384.0 / 1e6
+    );
     tangle_runtime::value("h100_scaleout_ridge", ch06::grouped(r.round() as u64));
-    tangle_runtime::value("h100_16k_gpus_batch", format!("{:.1} million", r * 16_384.0 / 1e6));
+    tangle_runtime::value(
+        "h100_16k_gpus_batch",
+        format!("{:.1} million", r * 16_384.0 / 1e6),
+    );
     for hw in [Hardware::spec(H800), Hardware::measured(H800)] {
         let floor = ridge(&hw, span)?;
-        println!("H800 dense baseline ({:?}): {floor:.0} tokens per GPU", hw.mode);
+        println!(
+            "H800 dense baseline ({:?}): {floor:.0} tokens per GPU",
+            hw.mode
+        );
         let name = match hw.mode {
             Mode::Spec => "h800_ridge_spec",
             Mode::Measured => "h800_ridge_measured",
         };
         tangle_runtime::value(name, ch06::grouped(floor.round() as u64));
     }
-    println!("two domains: ring factor {} -> H100 floor {:.1}", ring_factor(2)?, r * ring_factor(2)?);
-    println!("DeepSeek batch schedule: {} to {} tokens (3,072 to 15,360 sequences of 4,096)", 3072 * 4096, 15_360 * 4096);
+    println!(
+        "two domains: ring factor {} -> H100 floor {:.1}",
+        ring_factor(2)?,
+        r * ring_factor(2)?
+    );
+    println!(
+        "DeepSeek batch schedule: {} to {} tokens (3,072 to 15,360 sequences of 4,096)",
+        3072 * 4096,
+        15_360 * 4096
+    );
     tangle_runtime::value("deepseek_batch", ch06::grouped(15_360 * 4096));
 
     tangle_runtime::cell(35);
-    // book/src/ch07.md:4066
+    // book/src/ch07.md:5809
     for run in [DEEPSEEK_V3_RUN, LLAMA_31_RUN] {
         run.validate()?;
-        println!("{}: {} GPUs = {} x EP {}, batch {:.0} tokens, {:.0} per GPU",
-            run.name, run.gpus, run.layout, run.ep, run.batch, run.tokens_per_gpu()?);
-        println!("  replica spans {:.0} nodes; outer DP needs {:.1} tokens per GPU -> {:?}-bound",
-            run.domains_per_replica()?, run.outer_dp_floor()?,
-            if run.tokens_per_gpu()? >= run.outer_dp_floor()? { Bound::Compute } else { Bound::Communication });
+        println!(
+            "{}: {} GPUs = {} x EP {}, batch {:.0} tokens, {:.0} per GPU",
+            run.name,
+            run.gpus,
+            run.layout,
+            run.ep,
+            run.batch,
+            run.tokens_per_gpu()?
+        );
+        println!(
+            "  replica spans {:.0} nodes; outer DP needs {:.1} tokens per GPU -> {:?}-bound",
+            run.domains_per_replica()?,
+            run.outer_dp_floor()?,
+            if run.tokens_per_gpu()? >= run.outer_dp_floor()? {
+                Bound::Compute
+            } else {
+                Bound::Communication
+            }
+        );
     }
-    let per_gpu = |run: Run| run.tokens_per_gpu().map(|t| ch06::grouped(t.round() as u64));
+    let per_gpu = |run: Run| {
+        run.tokens_per_gpu()
+            .map(|t| ch06::grouped(t.round() as u64))
+    };
     tangle_runtime::value("deepseek_tokens_per_gpu", per_gpu(DEEPSEEK_V3_RUN)?);
     tangle_runtime::value("llama31_tokens_per_gpu", per_gpu(LLAMA_31_RUN)?);
     let replica = DEEPSEEK_V3_RUN.gpus / DEEPSEEK_V3_RUN.layout.dp;
     tangle_runtime::value("deepseek_replica_gpus", ch06::grouped(replica));
-    let tp = tp_max(&LLAMA_31_405B, &Hardware::spec(H100), Span::InDomain { axes: 1 })?;
+    let tp = tp_max(
+        &LLAMA_31_405B,
+        &Hardware::spec(H100),
+        Span::InDomain { axes: 1 },
+    )?;
     println!("Llama 3.1 405B: largest TP inside an H100 node {tp:.1}, so 8-way TP hides");
 
     tangle_runtime::cell(36);
-    // book/src/ch07.md:4186
-    use ch06::{param_count, TrainingConfig};
+    // book/src/ch07.md:5966
+    use ch06::{TrainingConfig, param_count};
     let llama2_13b = TrainingConfig {
-        name: "LLaMA-2 13B", d_model: 5120, n_layers: 40, n_heads: 40, n_kv_heads: 40,
-        d_ff: 13_824, vocab_size: 32_000, seq_len: 4096,
+        name: "LLaMA-2 13B",
+        d_model: 5120,
+        n_layers: 40,
+        n_heads: 40,
+        n_kv_heads: 40,
+        d_ff: 13_824,
+        vocab_size: 32_000,
+        seq_len: 4096,
     };
     let p = param_count(&llama2_13b)?;
-    println!("MLP 3LDF = {:.2}B, attention 4LD^2 = {:.2}B, embeddings 2VD = {:.2}B, total {:.2}B",
-        p.ffn as f64 / 1e9, p.attention as f64 / 1e9, p.embeddings as f64 / 1e9, p.total() as f64 / 1e9);
+    println!(
+        "MLP 3LDF = {:.2}B, attention 4LD^2 = {:.2}B, embeddings 2VD = {:.2}B, total {:.2}B",
+        p.ffn as f64 / 1e9,
+        p.attention as f64 / 1e9,
+        p.embeddings as f64 / 1e9,
+        p.total() as f64 / 1e9
+    );
 
     tangle_runtime::cell(37);
-    // book/src/ch07.md:4227
+    // book/src/ch07.md:6021
     let total = p.total() as f64;
     let m = step_memory(&LLAMA2_13B, total, 16e6)?;
-    println!("states (2 + 4 + 4) * {:.2}B = {:.0} GB; activations 2LB(D + 2F) = {:.1} TB",
-        total / 1e9, m.states / 1e9, m.activations / 1e12);
-    tangle_runtime::value("activations_over_states", format!("{:.0}", m.activations / m.states));
+    println!(
+        "states (2 + 4 + 4) * {:.2}B = {:.0} GB; activations 2LB(D + 2F) = {:.1} TB",
+        total / 1e9,
+        m.states / 1e9,
+        m.activations / 1e12
+    );
+    tangle_runtime::value(
+        "activations_over_states",
+        format!("{:.0}", m.activations / m.states),
+    );
 
     tangle_runtime::cell(38);
-    // book/src/ch07.md:4247
+    // book/src/ch07.md:6048
     let v5p = Hardware::spec(TPU_V5P);
     let chips: u64 = 16 * 16 * 16;
     let batch = 3e6;
-    println!("sequences per batch: {:.1} (3 * 2^20 / 32,768 = {})", batch / 32_768.0, 3 * (1 << 20) / 32_768);
+    println!(
+        "sequences per batch: {:.1} (3 * 2^20 / 32,768 = {})",
+        batch / 32_768.0,
+        3 * (1 << 20) / 32_768
+    );
     tangle_runtime::value("q3_sequences", format!("{:.1}", batch / 32_768.0));
-    println!("slice HBM: {:.0} TB; one chip: {:.0} GB; params + Adam: {:.0} GB -> pure DP fits: {}",
-        chips as f64 * TPU_V5P.hbm / 1e12, TPU_V5P.hbm / 1e9, m.states / 1e9, m.states <= TPU_V5P.hbm);
-    tangle_runtime::value("q3_slice_hbm", format!("{:.0} TB", chips as f64 * TPU_V5P.hbm / 1e12));
+    println!(
+        "slice HBM: {:.0} TB; one chip: {:.0} GB; params + Adam: {:.0} GB -> pure DP fits: {}",
+        chips as f64 * TPU_V5P.hbm / 1e12,
+        TPU_V5P.hbm / 1e9,
+        m.states / 1e9,
+        m.states <= TPU_V5P.hbm
+    );
+    tangle_runtime::value(
+        "q3_slice_hbm",
+        format!("{:.0} TB", chips as f64 * TPU_V5P.hbm / 1e12),
+    );
     let m3 = step_memory(&LLAMA2_13B, total, batch)?;
-    println!("total memory at 3M tokens: {:.2} TB of activations + states = {:.2} TB, {:.2} GB per chip",
-        m3.activations / 1e12, (m3.activations + m3.states) / 1e12, (m3.activations + m3.states) / chips as f64 / 1e9);
-    tangle_runtime::value("q3_total_memory", format!("{:.0} TB", (m3.activations + m3.states) / 1e12));
+    println!(
+        "total memory at 3M tokens: {:.2} TB of activations + states = {:.2} TB, {:.2} GB per chip",
+        m3.activations / 1e12,
+        (m3.activations + m3.states) / 1e12,
+        (m3.activations + m3.states) / chips as f64 / 1e9
+    );
+    tangle_runtime::value(
+        "q3_total_memory",
+        format!("{:.0} TB", (m3.activations + m3.states) / 1e12),
+    );
     let fsdp_floor = min_tokens_per_chip(&LLAMA2_13B, &v5p, Span::InDomain { axes: 3 })?;
-    println!("FSDP alone needs {:.0} * {} = {:.2}M tokens > 3M: {:?}-bound", fsdp_floor, chips, fsdp_floor * chips as f64 / 1e6,
-        fsdp_layer_clock(&LLAMA2_13B, &v5p, Span::InDomain { axes: 3 }, chips, batch)?.bound());
+    println!(
+        "FSDP alone needs {:.0} * {} = {:.2}M tokens > 3M: {:?}-bound",
+        fsdp_floor,
+        chips,
+        fsdp_floor * chips as f64 / 1e6,
+        fsdp_layer_clock(&LLAMA2_13B, &v5p, Span::InDomain { axes: 3 }, chips, batch)?.bound()
+    );
     tangle_runtime::value("q3_fsdp_floor", format!("{fsdp_floor:.0}"));
-    tangle_runtime::value("q3_fsdp_batch", format!("{:.1}M", fsdp_floor * chips as f64 / 1e6));
+    tangle_runtime::value(
+        "q3_fsdp_batch",
+        format!("{:.1}M", fsdp_floor * chips as f64 / 1e6),
+    );
     let mixed_floor = mixed_min_tokens_per_chip(&LLAMA2_13B, &v5p, 2, 1)?;
     let dp = optimal_fsdp_degree(&LLAMA2_13B, &v5p, chips, batch, 2, 1)?;
-    println!("mixed floor alpha^2 / 2F = {mixed_floor:.0} tokens per chip ({:.0} per chip available); DP_opt = {dp:.0}",
-        batch / chips as f64);
+    println!(
+        "mixed floor alpha^2 / 2F = {mixed_floor:.0} tokens per chip ({:.0} per chip available); DP_opt = {dp:.0}",
+        batch / chips as f64
+    );
     tangle_runtime::value("q3_mixed_floor", format!("{mixed_floor:.0}"));
     tangle_runtime::value("q3_tokens_per_chip", format!("{:.0}", batch / chips as f64));
     tangle_runtime::value("q3_dp_opt", ch06::grouped(dp.round() as u64));
-    let mesh = Mesh { dp: 1024, tp: 4, dp_axes: 2, tp_axes: 1 };
+    let mesh = Mesh {
+        dp: 1024,
+        tp: 4,
+        dp_axes: 2,
+        tp_axes: 1,
+    };
     let c = mixed_layer_clock(&LLAMA2_13B, &v5p, mesh, batch)?.clock();
-    println!("1024-way FSDP x 4-way TP: math/comms = {:.2} ({:?}-bound)", c.ratio(), c.bound());
+    println!(
+        "1024-way FSDP x 4-way TP: math/comms = {:.2} ({:?}-bound)",
+        c.ratio(),
+        c.bound()
+    );
     for mfu in [0.4, 0.5] {
         let step = 6.0 * batch * total / (chips as f64 * v5p.flops() * mfu);
-        println!("step time at {:.0}% MFU: 6 * 3M * {:.2}B / (4096 * 459 TFLOP/s * {mfu}) = {:.0} ms",
-            100.0 * mfu, total / 1e9, step * 1e3);
+        println!(
+            "step time at {:.0}% MFU: 6 * 3M * {:.2}B / (4096 * 459 TFLOP/s * {mfu}) = {:.0} ms",
+            100.0 * mfu,
+            total / 1e9,
+            step * 1e3
+        );
         let name = format!("q3_step_mfu{:.0}", 100.0 * mfu);
         tangle_runtime::value(&name, format!("{:.0} ms", step * 1e3));
     }
 
     tangle_runtime::cell(39);
-    // book/src/ch07.md:4355
+    // book/src/ch07.md:6239
     llama2_widget().write()?;
 
     tangle_runtime::cell(40);
-    // book/src/ch07.md:4503
+    // book/src/ch07.md:6520
     tangle_runtime::value("b200_flops_gain", format!("{:.1}", B200.flops / H100.flops));
     for chip in [H100, B200] {
         let hw = Hardware::spec(chip);
-        println!("{:<5} DP floor across nodes {:>5.0} tokens per GPU; largest TP for Llama 3 70B in a node {:.1}",
-            chip.name, ridge(&hw, Span::AcrossDomains { axes: 1 })?, tp_max(&LLAMA3_70B, &hw, Span::InDomain { axes: 1 })?);
+        println!(
+            "{:<5} DP floor across nodes {:>5.0} tokens per GPU; largest TP for Llama 3 70B in a node {:.1}",
+            chip.name,
+            ridge(&hw, Span::AcrossDomains { axes: 1 })?,
+            tp_max(&LLAMA3_70B, &hw, Span::InDomain { axes: 1 })?
+        );
     }
 
     tangle_runtime::cell(41);
-    // book/src/ch07.md:4521
+    // book/src/ch07.md:6542
     let hw = Hardware::spec(H100);
     let out = Span::AcrossDomains { axes: 1 };
-    println!("E/k = {:.2}; floor = {:.0} tokens per GPU; a 62,914,560-token batch feeds {} GPUs",
-        DEEPSEEK_V3.sparsity(), min_tokens_per_chip(&DEEPSEEK_V3, &hw, out)?, fsdp_max_chips(&DEEPSEEK_V3, &hw, out, 62_914_560.0)?);
+    println!(
+        "E/k = {:.2}; floor = {:.0} tokens per GPU; a 62,914,560-token batch feeds {} GPUs",
+        DEEPSEEK_V3.sparsity(),
+        min_tokens_per_chip(&DEEPSEEK_V3, &hw, out)?,
+        fsdp_max_chips(&DEEPSEEK_V3, &hw, out, 62_914_560.0)?
+    );
 
     tangle_runtime::cell(42);
-    // book/src/ch07.md:4536
+    // book/src/ch07.md:6561
     // The optimum grows as the square root of B, so it doubles, and so does the fastest mesh's FSDP
     // degree. The math grows fourfold but the network clock at the balanced split only twofold, so
     // the layer moves twice as far from the communication bound: exactly twice here, because 32
@@ -891,54 +1598,99 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     for batch in [48_000.0, 192_000.0] {
         let sweep = split_sweep(&wide, &v5p, 64, batch, (2, 1))?;
         let (dp, clock) = fastest_split(&sweep).ok_or("a sweep over 64 chips has rows")?;
-        println!("B = {batch:>7}: DP_opt = {:.2}, fastest {dp} x {}, math/comms {:.2}",
-            optimal_fsdp_degree(&wide, &v5p, 64, batch, 2, 1)?, 64 / dp, clock.clock().ratio());
+        println!(
+            "B = {batch:>7}: DP_opt = {:.2}, fastest {dp} x {}, math/comms {:.2}",
+            optimal_fsdp_degree(&wide, &v5p, 64, batch, 2, 1)?,
+            64 / dp,
+            clock.clock().ratio()
+        );
     }
 
     tangle_runtime::cell(43);
-    // book/src/ch07.md:4560
-    let flat = Run { layout: Layout { tp: 8, pp: 1, dp: 2048 }, ..LLAMA_31_RUN };
+    // book/src/ch07.md:6589
+    let flat = Run {
+        layout: Layout {
+            tp: 8,
+            pp: 1,
+            dp: 2048,
+        },
+        ..LLAMA_31_RUN
+    };
     for run in [LLAMA_31_RUN, flat] {
         let (have, need) = (run.tokens_per_gpu()?, run.outer_dp_floor()?);
-        println!("{}: {:.0} tokens per GPU, outer DP needs {:.1} -> {:?}-bound", run.layout, have, need,
-            if have >= need { Bound::Compute } else { Bound::Communication });
+        println!(
+            "{}: {:.0} tokens per GPU, outer DP needs {:.1} -> {:?}-bound",
+            run.layout,
+            have,
+            need,
+            if have >= need {
+                Bound::Compute
+            } else {
+                Bound::Communication
+            }
+        );
     }
 
     tangle_runtime::cell(44);
-    // book/src/ch07.md:4578
+    // book/src/ch07.md:6623
     // Under GPipe the order makes no difference: either way the heavy stage idles for one pass
     // through the light stage. Under 1F1B a heavy first stage never waits, because the light stage
     // returns each gradient before the heavy one is ready for it, so the step is just the heavy
     // stage's own work; a heavy last stage must wait for the first forward and leaves the final
     // backward to the light stage.
     let unit = ch06::StageTimes::TRANSFORMER;
-    let scaled = |k: f64| ch06::StageTimes { forward: k * unit.forward, backward: k * unit.backward };
+    let scaled = |k: f64| ch06::StageTimes {
+        forward: k * unit.forward,
+        backward: k * unit.backward,
+    };
     for schedule in [ch06::Schedule::GPipe, ch06::Schedule::OneFOneB] {
         let orders = schedule.orders(2, 8)?;
-        for (name, times) in [("3+1", [scaled(3.0), scaled(1.0)]), ("1+3", [scaled(1.0), scaled(3.0)])] {
+        for (name, times) in [
+            ("3+1", [scaled(3.0), scaled(1.0)]),
+            ("1+3", [scaled(1.0), scaled(3.0)]),
+        ] {
             let t = ch06::simulate_orders(&orders, &times)?;
-            println!("{:<5} {name}: step {:.0} units, idle {:.2}", schedule.label(), t.makespan(), t.idle_fraction());
+            println!(
+                "{:<5} {name}: step {:.0} units, idle {:.2}",
+                schedule.label(),
+                t.makespan(),
+                t.idle_fraction()
+            );
         }
     }
 
     tangle_runtime::cell(45);
-    // book/src/ch07.md:4607
+    // book/src/ch07.md:6663
     // (PP-1)/(m+PP-1) < 1/20 exactly when m > 19 (PP-1): 20 microbatches for two stages, 134 for
     // eight. Deep pipelines need many microbatches, hence a large batch, one more reason they sit
     // awkwardly with data parallelism.
     for stages in [2usize, 8] {
-        let m = (1..).find(|&m| ch06::pipeline_bubble_fraction(stages as u64, m).is_ok_and(|b| b < 0.05)).ok_or("some m works")?;
-        let idle = |schedule: ch06::Schedule, m: usize| ch06::simulate_pipeline(schedule, stages, m, ch06::StageTimes::TRANSFORMER).map(|t| t.idle_fraction());
-        println!("{stages} stages: m = {m} (GPipe {:.4}, 1F1B {:.4}); one fewer gives {:.4}", idle(ch06::Schedule::GPipe, m as usize)?,
-            idle(ch06::Schedule::OneFOneB, m as usize)?, idle(ch06::Schedule::GPipe, m as usize - 1)?);
+        let m = (1..)
+            .find(|&m| ch06::pipeline_bubble_fraction(stages as u64, m).is_ok_and(|b| b < 0.05))
+            .ok_or("some m works")?;
+        let idle = |schedule: ch06::Schedule, m: usize| {
+            ch06::simulate_pipeline(schedule, stages, m, ch06::StageTimes::TRANSFORMER)
+                .map(|t| t.idle_fraction())
+        };
+        println!(
+            "{stages} stages: m = {m} (GPipe {:.4}, 1F1B {:.4}); one fewer gives {:.4}",
+            idle(ch06::Schedule::GPipe, m as usize)?,
+            idle(ch06::Schedule::OneFOneB, m as usize)?,
+            idle(ch06::Schedule::GPipe, m as usize - 1)?
+        );
     }
 
     tangle_runtime::cell(46);
-    // book/src/ch07.md:4628
+    // book/src/ch07.md:6693
     let v5p = Hardware::spec(TPU_V5P);
     let floor = min_tokens_per_domain(&DEEPSEEK_V3, &v5p)?;
-    println!("dense floor {:.0}, DeepSeek-V3 floor {:.0} tokens per pod; 16M over 8 pods gives {:.0} -> clears it: {}",
-        min_tokens_per_domain(&LLAMA3_70B, &v5p)?, floor, 16e6 / 8.0, 16e6 / 8.0 >= floor);
+    println!(
+        "dense floor {:.0}, DeepSeek-V3 floor {:.0} tokens per pod; 16M over 8 pods gives {:.0} -> clears it: {}",
+        min_tokens_per_domain(&LLAMA3_70B, &v5p)?,
+        floor,
+        16e6 / 8.0,
+        16e6 / 8.0 >= floor
+    );
 
     Ok(())
 }

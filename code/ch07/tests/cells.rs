@@ -3,10 +3,18 @@
 
 use ch07::*;
 
-// book/src/ch07.md:584
+// book/src/ch07.md:847
 #[test]
 fn memory_formula_tracks_published_totals_of_representable_rows() {
-    let close = [LLAMA3_70B, DEEPSEEK_V3, MOE_753B, MOE_1_60T, MOE_2_45T, MOE_952B, MOE_427B];
+    let close = [
+        LLAMA3_70B,
+        DEEPSEEK_V3,
+        MOE_753B,
+        MOE_1_60T,
+        MOE_2_45T,
+        MOE_952B,
+        MOE_427B,
+    ];
     for m in close {
         let rel = (m.memory_params() / m.published_params.unwrap() - 1.0).abs();
         assert!(rel < 0.05, "{}: off by {rel}", m.label);
@@ -25,8 +33,14 @@ fn activated_width_is_k_times_f_and_dense_is_one_expert() {
     for m in MODELS {
         assert!(m.validate().is_ok(), "{}", m.label);
     }
-    let bad = Model { active: 300, ..DEEPSEEK_V3 };
-    assert!(matches!(bad.validate(), Err(ParallelError::Mismatch { .. })));
+    let bad = Model {
+        active: 300,
+        ..DEEPSEEK_V3
+    };
+    assert!(matches!(
+        bad.validate(),
+        Err(ParallelError::Mismatch { .. })
+    ));
 }
 
 #[test]
@@ -41,7 +55,7 @@ fn measured_mode_scales_flops_and_bandwidth() {
     assert!(spec.collective(Span::InDomain { axes: 0 }).is_err());
 }
 
-// book/src/ch07.md:998
+// book/src/ch07.md:1408
 #[test]
 fn ridge_is_where_weight_traffic_clocks_are_equal() {
     for chip in CHIPS {
@@ -77,7 +91,7 @@ fn ridge_curve_saturates_at_one() {
     assert_eq!(c[2].1, 1.0);
 }
 
-// book/src/ch07.md:1202
+// book/src/ch07.md:1648
 #[test]
 fn dp_ridge_is_where_backward_clocks_meet_and_scales_with_sparsity() {
     let hw = Hardware::spec(H100);
@@ -98,8 +112,13 @@ fn published_numbers_for_data_parallelism() {
     let v5p = Hardware::spec(TPU_V5P);
     assert_eq!(ridge(&v5p, Span::InDomain { axes: 1 }).unwrap(), 2550.0);
     assert!((ridge(&v5p, Span::InDomain { axes: 3 }).unwrap() - 850.0).abs() < 1e-9);
-    let moe = Model { experts: 128, active: 4, ..LLAMA3_70B };
-    let floor = min_tokens_per_chip(&moe, &Hardware::spec(H100), Span::AcrossDomains { axes: 1 }).unwrap();
+    let moe = Model {
+        experts: 128,
+        active: 4,
+        ..LLAMA3_70B
+    };
+    let floor =
+        min_tokens_per_chip(&moe, &Hardware::spec(H100), Span::AcrossDomains { axes: 1 }).unwrap();
     assert_eq!(floor, 79_200.0);
     assert_eq!(largest_replicated_model(&v5p), 9.6e9);
 }
@@ -116,7 +135,7 @@ fn more_axes_lower_the_tpu_floor_but_not_the_gpu_one() {
     assert_eq!(g1, g3);
 }
 
-// book/src/ch07.md:1432
+// book/src/ch07.md:1922
 #[test]
 fn fsdp_has_the_dp_ridge_and_divides_memory() {
     let hw = Hardware::spec(TPU_V5P);
@@ -131,8 +150,18 @@ fn fsdp_has_the_dp_ridge_and_divides_memory() {
     assert!((one.total() / many.total() - 1000.0).abs() < 1e-6);
     // The chips FSDP can feed really are compute-bound, and one more is not.
     let n = fsdp_max_chips(&LLAMA3_70B, &hw, span, 16e6).unwrap();
-    assert_eq!(fsdp_layer_clock(&LLAMA3_70B, &hw, span, n, 16e6).unwrap().bound(), Bound::Compute);
-    assert_eq!(fsdp_layer_clock(&LLAMA3_70B, &hw, span, n + 1, 16e6).unwrap().bound(), Bound::Communication);
+    assert_eq!(
+        fsdp_layer_clock(&LLAMA3_70B, &hw, span, n, 16e6)
+            .unwrap()
+            .bound(),
+        Bound::Compute
+    );
+    assert_eq!(
+        fsdp_layer_clock(&LLAMA3_70B, &hw, span, n + 1, 16e6)
+            .unwrap()
+            .bound(),
+        Bound::Communication
+    );
 }
 
 #[test]
@@ -147,14 +176,17 @@ fn llama3_70b_estimate_matches_the_published_one() {
 #[test]
 fn training_days_rejects_impossible_utilisation() {
     let hw = Hardware::spec(TPU_V5P);
-    assert!(matches!(training_days(1e24, 100, &hw, 1.5), Err(ParallelError::OutOfRange { .. })));
+    assert!(matches!(
+        training_days(1e24, 100, &hw, 1.5),
+        Err(ParallelError::OutOfRange { .. })
+    ));
     assert!(training_days(1e24, 0, &hw, 0.5).is_err());
     let d1 = training_days(1e24, 100, &hw, 0.5).unwrap();
     let d2 = training_days(1e24, 200, &hw, 0.5).unwrap();
     assert!((d1 / d2 - 2.0).abs() < 1e-12);
 }
 
-// book/src/ch07.md:1660
+// book/src/ch07.md:2238
 #[test]
 fn tp_bound_is_where_clocks_meet_and_batch_free() {
     let hw = Hardware::spec(TPU_V5P);
@@ -172,7 +204,7 @@ fn tp_bound_is_where_clocks_meet_and_batch_free() {
     assert!(tp_layer_clock(&LLAMA3_70B, &hw, span, 0, 1e4).is_err());
 }
 
-// book/src/ch07.md:2201
+// book/src/ch07.md:3030
 #[test]
 fn the_fastest_mesh_brackets_the_closed_form_optimum() {
     let hw = Hardware::spec(TPU_V5P);
@@ -183,9 +215,22 @@ fn the_fastest_mesh_brackets_the_closed_form_optimum() {
         let (best, clock) = fastest_split(&sweep).unwrap();
         let opt = optimal_fsdp_degree(&wide, &hw, chips, batch, 2, 1).unwrap();
         // The fastest divisor is the one just below or just above the real-valued optimum.
-        let below = sweep.iter().map(|r| r.0).filter(|&dp| dp as f64 <= opt).max().unwrap_or(1);
-        let above = sweep.iter().map(|r| r.0).filter(|&dp| dp as f64 >= opt).min().unwrap_or(chips);
-        assert!(best == below || best == above, "N={chips} B={batch}: {best} vs {opt}");
+        let below = sweep
+            .iter()
+            .map(|r| r.0)
+            .filter(|&dp| dp as f64 <= opt)
+            .max()
+            .unwrap_or(1);
+        let above = sweep
+            .iter()
+            .map(|r| r.0)
+            .filter(|&dp| dp as f64 >= opt)
+            .min()
+            .unwrap_or(chips);
+        assert!(
+            best == below || best == above,
+            "N={chips} B={batch}: {best} vs {opt}"
+        );
         // No integer split beats the relaxed optimum.
         let relaxed = mixed_clock_relaxed(&wide, &hw, chips as f64, opt, (2, 1), batch).unwrap();
         assert!(clock.clock().comms >= relaxed.clock().comms * (1.0 - 1e-12));
@@ -194,7 +239,7 @@ fn the_fastest_mesh_brackets_the_closed_form_optimum() {
     assert!(fastest_split(&[]).is_none());
 }
 
-// book/src/ch07.md:2383
+// book/src/ch07.md:3299
 #[test]
 fn optimal_fsdp_degree_balances_the_two_collectives() {
     let hw = Hardware::spec(TPU_V5P);
@@ -208,8 +253,10 @@ fn optimal_fsdp_degree_balances_the_two_collectives() {
         let worse = mixed_clock_relaxed(&wide, &hw, 64.0, other, (2, 1), 48_000.0).unwrap();
         assert!(worse.clock().comms > c.clock().comms);
     }
-    assert!(matches!(optimal_fsdp_degree(&wide, &Hardware::spec(H100), 64, 48_000.0, 2, 1),
-        Err(ParallelError::WrongFabric { .. })));
+    assert!(matches!(
+        optimal_fsdp_degree(&wide, &Hardware::spec(H100), 64, 48_000.0, 2, 1),
+        Err(ParallelError::WrongFabric { .. })
+    ));
 }
 
 #[test]
@@ -220,7 +267,9 @@ fn mixed_floor_is_where_the_balanced_mesh_turns_compute_bound() {
         let n = 4096.0;
         let b = floor * n;
         let dp = optimal_fsdp_degree(&m, &hw, 4096, b, 2, 1).unwrap();
-        let c = mixed_clock_relaxed(&m, &hw, n, dp, (2, 1), b).unwrap().clock();
+        let c = mixed_clock_relaxed(&m, &hw, n, dp, (2, 1), b)
+            .unwrap()
+            .clock();
         assert!((c.ratio() - 1.0).abs() < 1e-9, "{}", m.label);
     }
 }
@@ -228,9 +277,24 @@ fn mixed_floor_is_where_the_balanced_mesh_turns_compute_bound() {
 #[test]
 fn gpu_mix_keeps_tp_inside_the_domain() {
     let hw = Hardware::spec(H100);
-    let mesh = Mesh { dp: 128, tp: 8, dp_axes: 1, tp_axes: 1 };
+    let mesh = Mesh {
+        dp: 128,
+        tp: 8,
+        dp_axes: 1,
+        tp_axes: 1,
+    };
     let c = mixed_layer_clock(&LLAMA3_70B, &hw, mesh, 4e6).unwrap();
-    let wider = mixed_layer_clock(&LLAMA3_70B, &hw, Mesh { tp: 4, dp: 256, ..mesh }, 4e6).unwrap();
+    let wider = mixed_layer_clock(
+        &LLAMA3_70B,
+        &hw,
+        Mesh {
+            tp: 4,
+            dp: 256,
+            ..mesh
+        },
+        4e6,
+    )
+    .unwrap();
     // TP does not shrink the cross-domain FSDP traffic on a GPU whose NVLink outruns its NICs.
     assert!((c.fsdp_comms / wider.fsdp_comms - 1.0).abs() < 1e-12);
     // With full-node TP the FSDP clock is the scale-out ridge: ratio = (B/N) / 2475.
@@ -239,7 +303,17 @@ fn gpu_mix_keeps_tp_inside_the_domain() {
     // On the H800 the slow NVLink stage dominates pure FSDP, and full-node TP removes it.
     let h800 = Hardware::spec(H800);
     let (best, clock) = best_gpu_mesh(&LLAMA3_70B, &h800, 1024, 4e6).unwrap();
-    let pure = mixed_layer_clock(&LLAMA3_70B, &h800, Mesh { dp: 1024, tp: 1, ..mesh }, 4e6).unwrap();
+    let pure = mixed_layer_clock(
+        &LLAMA3_70B,
+        &h800,
+        Mesh {
+            dp: 1024,
+            tp: 1,
+            ..mesh
+        },
+        4e6,
+    )
+    .unwrap();
     assert!(best.tp > 1);
     assert!(clock.clock().comms < pure.clock().comms);
     assert_eq!(pure.clock().bound(), Bound::Communication);
@@ -249,14 +323,24 @@ fn gpu_mix_keeps_tp_inside_the_domain() {
     assert!(mixed_layer_clock(&LLAMA3_70B, &hw, Mesh { tp: 3, ..mesh }, 4e6).is_err());
 }
 
-// book/src/ch07.md:2654
+// book/src/ch07.md:3678
 #[test]
 fn ep_regimes_match_the_closed_forms_without_shared_experts() {
     let hw = Hardware::spec(H100);
     let g = f64::from(H100.domain);
     let alpha = hw.flops() / hw.domain_egress();
     // k_r >= EP/G: one copy per remote node, F_min = alpha (EP - G) / k.
-    let narrow = Model { label: "k=8", d: 4096, f: 2048, layers: 1, experts: 256, active: 8, shared: 0, published_params: None, representable: true };
+    let narrow = Model {
+        label: "k=8",
+        d: 4096,
+        f: 2048,
+        layers: 1,
+        experts: 256,
+        active: 8,
+        shared: 0,
+        published_params: None,
+        representable: true,
+    };
     let f16 = ep_min_expert_width(&narrow, &hw, 16).unwrap();
     let expect16 = alpha * (16.0 - g) / 8.0;
     // The local NVLink part may dominate instead; the scale-out part alone must equal the form.
@@ -273,17 +357,34 @@ fn ep_regimes_match_the_closed_forms_without_shared_experts() {
 #[test]
 fn ep_checks_its_inputs() {
     let hw = Hardware::spec(H100);
-    assert!(matches!(ep_layer_clock(&DEEPSEEK_V3, &hw, 3, 100.0), Err(ParallelError::NotDividing { .. })));
+    assert!(matches!(
+        ep_layer_clock(&DEEPSEEK_V3, &hw, 3, 100.0),
+        Err(ParallelError::NotDividing { .. })
+    ));
     assert!(ep_layer_clock(&DEEPSEEK_V3, &Hardware::spec(TPU_V5P), 8, 100.0).is_err());
     // Within one node there is no scale-out traffic, and one GPU moves nothing at all.
-    assert_eq!(ep_layer_clock(&DEEPSEEK_V3, &hw, 8, 100.0).unwrap().scale_out_comms, 0.0);
-    assert_eq!(ep_layer_clock(&DEEPSEEK_V3, &hw, 1, 100.0).unwrap().local_comms, 0.0);
+    assert_eq!(
+        ep_layer_clock(&DEEPSEEK_V3, &hw, 8, 100.0)
+            .unwrap()
+            .scale_out_comms,
+        0.0
+    );
+    assert_eq!(
+        ep_layer_clock(&DEEPSEEK_V3, &hw, 1, 100.0)
+            .unwrap()
+            .local_comms,
+        0.0
+    );
 }
 
-// book/src/ch07.md:3147
+// book/src/ch07.md:4403
 fn tiny_blocks(n: usize, d: usize, f: usize, seed: u64) -> (Vec<Vec<f32>>, Vec<Vec<f32>>) {
     let mut rng = ch02::Rng::new(seed);
-    let mut draw = |len: usize| (0..len).map(|_| 0.3 * rng.normal() as f32).collect::<Vec<f32>>();
+    let mut draw = |len: usize| {
+        (0..len)
+            .map(|_| 0.3 * rng.normal() as f32)
+            .collect::<Vec<f32>>()
+    };
     let w_in = (0..n).map(|_| draw(d * f)).collect();
     let w_out = (0..n).map(|_| draw(f * d)).collect();
     (w_in, w_out)
@@ -291,31 +392,58 @@ fn tiny_blocks(n: usize, d: usize, f: usize, seed: u64) -> (Vec<Vec<f32>>, Vec<V
 
 fn microbatches(m: usize, rows: usize, d: usize) -> Vec<Vec<f32>> {
     let mut rng = ch02::Rng::new(99);
-    (0..m).map(|_| (0..rows * d).map(|_| rng.normal() as f32).collect()).collect()
+    (0..m)
+        .map(|_| (0..rows * d).map(|_| rng.normal() as f32).collect())
+        .collect()
 }
 
 #[test]
 fn every_split_and_schedule_computes_the_same_step() {
     let (d, f) = (8, 32);
     let (w_in, w_out) = tiny_blocks(4, d, f, 5);
-    let blocks: Vec<MlpBlock> = w_in.iter().zip(&w_out).map(|(a, b)| MlpBlock { w_in: a, w_out: b, d, f }).collect();
+    let blocks: Vec<MlpBlock> = w_in
+        .iter()
+        .zip(&w_out)
+        .map(|(a, b)| MlpBlock {
+            w_in: a,
+            w_out: b,
+            d,
+            f,
+        })
+        .collect();
     let inputs = microbatches(5, 3, d);
     let reference = run_threaded_pipeline(&blocks, &[4], ch06::Schedule::GPipe, &inputs).unwrap();
     assert!(reference.loss > 0.0);
     for split in [vec![2, 2], vec![1, 3], vec![3, 1], vec![1, 1, 1, 1]] {
         for schedule in [ch06::Schedule::GPipe, ch06::Schedule::OneFOneB] {
             let run = run_threaded_pipeline(&blocks, &split, schedule, &inputs).unwrap();
-            assert!((run.loss - reference.loss).abs() < 1e-9 * reference.loss, "{split:?} {schedule:?}");
+            assert!(
+                (run.loss - reference.loss).abs() < 1e-9 * reference.loss,
+                "{split:?} {schedule:?}"
+            );
             for (g, r) in run.grads.iter().zip(&reference.grads) {
-                assert_eq!(g, r, "{split:?} {schedule:?}: each microbatch's arithmetic is the same");
+                assert_eq!(
+                    g, r,
+                    "{split:?} {schedule:?}: each microbatch's arithmetic is the same"
+                );
             }
             let t = &run.timeline;
             assert_eq!(t.events.len(), 2 * split.len() * inputs.len());
             for mb in 0..inputs.len() {
                 for s in 1..split.len() {
-                    let at = |stage: usize, kind: ch06::OpKind| t.events.iter().find(|e| e.stage == stage && e.microbatch == mb && e.kind == kind).unwrap();
-                    assert!(at(s, ch06::OpKind::Forward).start >= at(s - 1, ch06::OpKind::Forward).end);
-                    assert!(at(s - 1, ch06::OpKind::Backward).start >= at(s, ch06::OpKind::Backward).end);
+                    let at = |stage: usize, kind: ch06::OpKind| {
+                        t.events
+                            .iter()
+                            .find(|e| e.stage == stage && e.microbatch == mb && e.kind == kind)
+                            .unwrap()
+                    };
+                    assert!(
+                        at(s, ch06::OpKind::Forward).start >= at(s - 1, ch06::OpKind::Forward).end
+                    );
+                    assert!(
+                        at(s - 1, ch06::OpKind::Backward).start
+                            >= at(s, ch06::OpKind::Backward).end
+                    );
                 }
             }
         }
@@ -328,7 +456,16 @@ fn pipeline_gradients_match_finite_differences() {
     let (mut w_in, w_out) = tiny_blocks(2, d, f, 8);
     let inputs = microbatches(2, 2, d);
     let loss = |w_in: &[Vec<f32>]| {
-        let blocks: Vec<MlpBlock> = w_in.iter().zip(&w_out).map(|(a, b)| MlpBlock { w_in: a, w_out: b, d, f }).collect();
+        let blocks: Vec<MlpBlock> = w_in
+            .iter()
+            .zip(&w_out)
+            .map(|(a, b)| MlpBlock {
+                w_in: a,
+                w_out: b,
+                d,
+                f,
+            })
+            .collect();
         run_threaded_pipeline(&blocks, &[1, 1], ch06::Schedule::OneFOneB, &inputs).unwrap()
     };
     let analytic = loss(&w_in).grads[0].w_in[5];
@@ -338,7 +475,10 @@ fn pipeline_gradients_match_finite_differences() {
     w_in[0][5] -= 2.0 * h;
     let down = loss(&w_in).loss;
     let numeric = (up - down) / (2.0 * f64::from(h));
-    assert!((f64::from(analytic) - numeric).abs() < 2e-3 * numeric.abs().max(1e-2), "{analytic} vs {numeric}");
+    assert!(
+        (f64::from(analytic) - numeric).abs() < 2e-3 * numeric.abs().max(1e-2),
+        "{analytic} vs {numeric}"
+    );
 }
 
 #[test]
@@ -354,53 +494,126 @@ fn gelu_grad_is_the_slope_of_chapter_2s_gelu() {
 fn threaded_pipeline_rejects_bad_plans() {
     let (d, f) = (4, 8);
     let (w_in, w_out) = tiny_blocks(2, d, f, 1);
-    let blocks: Vec<MlpBlock> = w_in.iter().zip(&w_out).map(|(a, b)| MlpBlock { w_in: a, w_out: b, d, f }).collect();
+    let blocks: Vec<MlpBlock> = w_in
+        .iter()
+        .zip(&w_out)
+        .map(|(a, b)| MlpBlock {
+            w_in: a,
+            w_out: b,
+            d,
+            f,
+        })
+        .collect();
     let inputs = microbatches(2, 2, d);
     let gpipe = ch06::Schedule::GPipe;
-    assert!(matches!(run_threaded_pipeline(&blocks, &[1, 2], gpipe, &inputs), Err(ParallelError::Mismatch { .. })));
-    assert!(matches!(run_threaded_pipeline(&blocks, &[2, 0], gpipe, &inputs), Err(ParallelError::ZeroCount { .. })));
+    assert!(matches!(
+        run_threaded_pipeline(&blocks, &[1, 2], gpipe, &inputs),
+        Err(ParallelError::Mismatch { .. })
+    ));
+    assert!(matches!(
+        run_threaded_pipeline(&blocks, &[2, 0], gpipe, &inputs),
+        Err(ParallelError::ZeroCount { .. })
+    ));
     assert!(run_threaded_pipeline(&blocks, &[], gpipe, &inputs).is_err());
     assert!(run_threaded_pipeline(&blocks, &[1, 1], gpipe, &[]).is_err());
-    assert!(matches!(run_threaded_pipeline(&blocks, &[1, 1], gpipe, &[vec![1.0; 5]]), Err(ParallelError::NotDividing { .. })));
-    let short = MlpBlock { w_in: &w_in[0][..10], ..blocks[0] };
-    assert!(matches!(run_threaded_pipeline(&[short, blocks[1]], &[1, 1], gpipe, &inputs), Err(ParallelError::Mismatch { .. })));
+    assert!(matches!(
+        run_threaded_pipeline(&blocks, &[1, 1], gpipe, &[vec![1.0; 5]]),
+        Err(ParallelError::NotDividing { .. })
+    ));
+    let short = MlpBlock {
+        w_in: &w_in[0][..10],
+        ..blocks[0]
+    };
+    assert!(matches!(
+        run_threaded_pipeline(&[short, blocks[1]], &[1, 1], gpipe, &inputs),
+        Err(ParallelError::Mismatch { .. })
+    ));
 }
 
-// book/src/ch07.md:3513
+// book/src/ch07.md:4949
 #[test]
 fn fused_split_simulator_reproduces_chapter_6_one_f1b() {
-    let split = SplitTimes { forward: 1.0, input_grad: 1.25, weight_grad: 0.75 };
+    let split = SplitTimes {
+        forward: 1.0,
+        input_grad: 1.25,
+        weight_grad: 0.75,
+    };
     for (pp, m) in [(1, 1), (2, 3), (4, 8), (8, 8), (8, 32)] {
         let ours = simulate_split_pipeline(pp, m, split, WeightGradPolicy::Fused).unwrap();
-        let theirs = ch06::simulate_pipeline(ch06::Schedule::OneFOneB, pp, m, ch06::StageTimes { forward: 1.0, backward: 2.0 }).unwrap();
-        assert!((ours.makespan() - theirs.makespan()).abs() < 1e-9, "PP={pp} m={m}");
+        let theirs = ch06::simulate_pipeline(
+            ch06::Schedule::OneFOneB,
+            pp,
+            m,
+            ch06::StageTimes {
+                forward: 1.0,
+                backward: 2.0,
+            },
+        )
+        .unwrap();
+        assert!(
+            (ours.makespan() - theirs.makespan()).abs() < 1e-9,
+            "PP={pp} m={m}"
+        );
         assert!((ours.idle_fraction() - theirs.idle_fraction()).abs() < 1e-9);
     }
 }
 
 #[test]
 fn filling_idle_slots_never_loses_and_wins_when_there_is_a_bubble() {
-    let split = SplitTimes { forward: 1.0, input_grad: 1.0, weight_grad: 1.0 };
+    let split = SplitTimes {
+        forward: 1.0,
+        input_grad: 1.0,
+        weight_grad: 1.0,
+    };
     for (pp, m) in [(2, 4), (4, 8), (8, 8), (8, 32)] {
         let fused = simulate_split_pipeline(pp, m, split, WeightGradPolicy::Fused).unwrap();
-        let fill = simulate_split_pipeline(pp, m, split, WeightGradPolicy::FillIdle { max_deferred: pp }).unwrap();
+        let fill = simulate_split_pipeline(
+            pp,
+            m,
+            split,
+            WeightGradPolicy::FillIdle { max_deferred: pp },
+        )
+        .unwrap();
         assert!(fill.makespan() < fused.makespan(), "PP={pp} m={m}");
         assert_eq!(fill.events.len(), 3 * pp * m);
         // Work is conserved: the same busy time, spread over less wall-clock.
         let busy = |t: &SplitTimeline| t.events.iter().map(|e| e.end - e.start).sum::<f64>();
         assert!((busy(&fill) - busy(&fused)).abs() < 1e-9);
     }
-    let any = WeightGradPolicy::FillIdle { max_deferred: usize::MAX };
-    assert!(simulate_split_pipeline(4, 8, SplitTimes { weight_grad: 0.0, ..split }, any).is_err());
+    let any = WeightGradPolicy::FillIdle {
+        max_deferred: usize::MAX,
+    };
+    assert!(
+        simulate_split_pipeline(
+            4,
+            8,
+            SplitTimes {
+                weight_grad: 0.0,
+                ..split
+            },
+            any
+        )
+        .is_err()
+    );
     assert!(simulate_split_pipeline(0, 8, split, any).is_err());
     assert!(simulate_split_pipeline(4, 0, split, any).is_err());
 }
 
 #[test]
 fn split_timeline_respects_dependencies() {
-    let split = SplitTimes { forward: 1.0, input_grad: 1.0, weight_grad: 1.0 };
-    let t = simulate_split_pipeline(4, 6, split, WeightGradPolicy::FillIdle { max_deferred: 2 }).unwrap();
-    let find = |s: usize, mb: usize, p: Pass| t.events.iter().find(|e| e.stage == s && e.microbatch == mb && e.pass == p).unwrap();
+    let split = SplitTimes {
+        forward: 1.0,
+        input_grad: 1.0,
+        weight_grad: 1.0,
+    };
+    let t = simulate_split_pipeline(4, 6, split, WeightGradPolicy::FillIdle { max_deferred: 2 })
+        .unwrap();
+    let find = |s: usize, mb: usize, p: Pass| {
+        t.events
+            .iter()
+            .find(|e| e.stage == s && e.microbatch == mb && e.pass == p)
+            .unwrap()
+    };
     for mb in 0..6 {
         for s in 1..4 {
             assert!(find(s, mb, Pass::Forward).start >= find(s - 1, mb, Pass::Forward).end);
@@ -421,12 +634,28 @@ fn split_timeline_respects_dependencies() {
 #[test]
 fn pipeline_hop_is_cheap_and_checked() {
     let hw = Hardware::spec(H100);
-    let c = pp_hop_clock(&LLAMA3_70B, &hw, Span::AcrossDomains { axes: 1 }, 16, 4096.0).unwrap();
+    let c = pp_hop_clock(
+        &LLAMA3_70B,
+        &hw,
+        Span::AcrossDomains { axes: 1 },
+        16,
+        4096.0,
+    )
+    .unwrap();
     assert_eq!(c.bound(), Bound::Compute);
-    assert!(pp_hop_clock(&LLAMA3_70B, &hw, Span::AcrossDomains { axes: 1 }, 81, 4096.0).is_err());
+    assert!(
+        pp_hop_clock(
+            &LLAMA3_70B,
+            &hw,
+            Span::AcrossDomains { axes: 1 },
+            81,
+            4096.0
+        )
+        .is_err()
+    );
 }
 
-// book/src/ch07.md:3876
+// book/src/ch07.md:5549
 #[test]
 fn dcn_floor_is_where_cross_domain_clocks_meet() {
     let hw = Hardware::spec(TPU_V5P);
@@ -441,16 +670,29 @@ fn dcn_floor_is_where_cross_domain_clocks_meet() {
     assert!(tpu_recipe(&LLAMA3_70B, &hw, 100.0).is_err());
 }
 
-// book/src/ch07.md:4102
+// book/src/ch07.md:5866
 #[test]
 fn worked_examples_validate_and_match_the_published_numbers() {
     assert_eq!(DEEPSEEK_V3_RUN.batch, 62_914_560.0);
     assert_eq!(DEEPSEEK_V3_RUN.tokens_per_gpu().unwrap(), 30_720.0);
     assert_eq!(LLAMA_31_RUN.tokens_per_gpu().unwrap().round(), 977.0);
-    let bad = Run { gpus: 2000, ..DEEPSEEK_V3_RUN };
-    assert!(matches!(bad.validate(), Err(ParallelError::Mismatch { .. })));
+    let bad = Run {
+        gpus: 2000,
+        ..DEEPSEEK_V3_RUN
+    };
+    assert!(matches!(
+        bad.validate(),
+        Err(ParallelError::Mismatch { .. })
+    ));
     // PP across nodes divides the per-node reduction; TP inside a node does not.
-    let no_pp = Run { layout: Layout { tp: 8, pp: 1, dp: 2048 }, ..LLAMA_31_RUN };
+    let no_pp = Run {
+        layout: Layout {
+            tp: 8,
+            pp: 1,
+            dp: 2048,
+        },
+        ..LLAMA_31_RUN
+    };
     let ratio = no_pp.outer_dp_floor().unwrap() / LLAMA_31_RUN.outer_dp_floor().unwrap();
     assert!((ratio - 16.0 * ring_factor(2048).unwrap() / ring_factor(128).unwrap()).abs() < 1e-9);
 }
@@ -460,17 +702,26 @@ fn gpu_ridges_match_the_published_ones() {
     let span = Span::AcrossDomains { axes: 1 };
     assert_eq!(ridge(&Hardware::spec(H100), span).unwrap(), 2475.0);
     assert_eq!(ridge(&Hardware::spec(H800), span).unwrap(), 4950.0);
-    assert_eq!(ridge(&Hardware::measured(H800), span).unwrap().round(), 4517.0);
+    assert_eq!(
+        ridge(&Hardware::measured(H800), span).unwrap().round(),
+        4517.0
+    );
     let need = ridge(&Hardware::spec(H100), span).unwrap() * 16_384.0;
     assert!((need / 1e6 - 40.6).abs() < 0.05, "{need}");
 }
 
-// book/src/ch07.md:4362
+// book/src/ch07.md:6246
 #[test]
 fn llama2_answers_follow_from_the_shapes() {
     let cfg = ch06::TrainingConfig {
-        name: "LLaMA-2 13B", d_model: 5120, n_layers: 40, n_heads: 40, n_kv_heads: 40,
-        d_ff: 13_824, vocab_size: 32_000, seq_len: 4096,
+        name: "LLaMA-2 13B",
+        d_model: 5120,
+        n_layers: 40,
+        n_heads: 40,
+        n_kv_heads: 40,
+        d_ff: 13_824,
+        vocab_size: 32_000,
+        seq_len: 4096,
     };
     let p = ch06::param_count(&cfg).unwrap().total() as f64;
     assert!((p / 13.0e9 - 1.0).abs() < 0.01);
@@ -491,35 +742,59 @@ fn ten_bytes_per_parameter_is_chapter_6_weights_plus_moments() {
     assert_eq!(bytes as f64, ADAM_BYTES_PER_PARAM);
 }
 
-// book/src/ch07.md:4390
+// book/src/ch07.md:6280
 use tangle_runtime::widget::Widget;
 
 /// Every calculator of the chapter, in order.
 fn calculators() -> Vec<Widget> {
     vec![
-        two_clocks_widget(), roofline_widget(), critical_batch_widget(), fsdp_memory_widget(), tp_widget(),
-        mixed_widget(), split_widget(), ep_widget(), pipeline_widget(), dcn_widget(), llama2_widget(),
+        two_clocks_widget(),
+        roofline_widget(),
+        critical_batch_widget(),
+        fsdp_memory_widget(),
+        tp_widget(),
+        mixed_widget(),
+        split_widget(),
+        ep_widget(),
+        pipeline_widget(),
+        dcn_widget(),
+        llama2_widget(),
     ]
 }
 
 /// A calculator's committed data file, the one the book inlines.
 fn committed(w: &Widget) -> String {
-    let path = format!("{}/../../figures/ch07/{}.widget.json", env!("CARGO_MANIFEST_DIR"), w.name());
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e} (run `cargo tangle accept --chapter ch07`)"))
+    let path = format!(
+        "{}/../../figures/ch07/{}.widget.json",
+        env!("CARGO_MANIFEST_DIR"),
+        w.name()
+    );
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{path}: {e} (run `cargo tangle accept --chapter ch07`)"))
 }
 
 /// What a calculator shows under `label` with some inputs moved from their defaults.
 fn shown(w: &Widget, settings: &[(&str, &str)], label: &str) -> String {
     let at = w.at_labels(settings).unwrap();
     let values = w.shown(&at).unwrap();
-    values.into_iter().find(|(l, _)| l == label).map(|(_, v)| v).unwrap_or_else(|| panic!("{}: no {label:?}", w.name()))
+    values
+        .into_iter()
+        .find(|(l, _)| l == label)
+        .map(|(_, v)| v)
+        .unwrap_or_else(|| panic!("{}: no {label:?}", w.name()))
 }
 
 #[test]
 fn committed_calculator_data_equals_the_native_values() {
     for w in calculators() {
-        let checked = w.check_data(&committed(&w), 200).unwrap_or_else(|e| panic!("{}: {e}", w.name()));
-        assert!(checked >= 200.min(w.combinations()), "{}: only {checked} combinations", w.name());
+        let checked = w
+            .check_data(&committed(&w), 200)
+            .unwrap_or_else(|e| panic!("{}: {e}", w.name()));
+        assert!(
+            checked >= 200.min(w.combinations()),
+            "{}: only {checked} combinations",
+            w.name()
+        );
     }
 }
 
@@ -527,18 +802,54 @@ fn committed_calculator_data_equals_the_native_values() {
 fn calculators_start_where_the_printed_outputs_are() {
     let clocks = two_clocks_widget();
     assert_eq!(shown(&clocks, &[], "math / comms"), "1.00");
-    assert_eq!(shown(&clocks, &[("Tokens per chip", "640")], "math / comms"), "0.25");
-    assert_eq!(shown(&clocks, &[("On the wire", "activations")], "math / comms"), "11.24");
-    assert_eq!(shown(&roofline_widget(), &[], "ridge C / W"), "2,550 tokens");
+    assert_eq!(
+        shown(&clocks, &[("Tokens per chip", "640")], "math / comms"),
+        "0.25"
+    );
+    assert_eq!(
+        shown(&clocks, &[("On the wire", "activations")], "math / comms"),
+        "11.24"
+    );
+    assert_eq!(
+        shown(&roofline_widget(), &[], "ridge C / W"),
+        "2,550 tokens"
+    );
     let dp = critical_batch_widget();
     assert_eq!(shown(&dp, &[], "critical batch per chip"), "2,550 tokens");
-    assert_eq!(shown(&dp, &[("ICI axes (TPU)", "3")], "critical batch per chip"), "850 tokens");
-    assert_eq!(shown(&dp, &[("ICI axes (TPU)", "3")], "DP_max for this batch"), "18,823");
-    assert_eq!(shown(&dp, &[("Hardware", "H100")], "critical batch per chip"), "2,475 tokens");
-    assert_eq!(shown(&dp, &[("Hardware", "H800")], "critical batch per chip"), "4,950 tokens");
-    assert_eq!(shown(&dp, &[("Hardware", "H800"), ("Rates", "measured")], "critical batch per chip"), "4,517 tokens");
-    let moe = Model { label: "MoE E=128, k=4", experts: 128, active: 4, ..LLAMA3_70B };
-    assert_eq!(min_tokens_per_chip(&moe, &Hardware::spec(H100), Span::AcrossDomains { axes: 1 }).unwrap(), 79_200.0);
+    assert_eq!(
+        shown(&dp, &[("ICI axes (TPU)", "3")], "critical batch per chip"),
+        "850 tokens"
+    );
+    assert_eq!(
+        shown(&dp, &[("ICI axes (TPU)", "3")], "DP_max for this batch"),
+        "18,823"
+    );
+    assert_eq!(
+        shown(&dp, &[("Hardware", "H100")], "critical batch per chip"),
+        "2,475 tokens"
+    );
+    assert_eq!(
+        shown(&dp, &[("Hardware", "H800")], "critical batch per chip"),
+        "4,950 tokens"
+    );
+    assert_eq!(
+        shown(
+            &dp,
+            &[("Hardware", "H800"), ("Rates", "measured")],
+            "critical batch per chip"
+        ),
+        "4,517 tokens"
+    );
+    let moe = Model {
+        label: "MoE E=128, k=4",
+        experts: 128,
+        active: 4,
+        ..LLAMA3_70B
+    };
+    assert_eq!(
+        min_tokens_per_chip(&moe, &Hardware::spec(H100), Span::AcrossDomains { axes: 1 }).unwrap(),
+        79_200.0
+    );
     let mem = fsdp_memory_widget();
     assert_eq!(shown(&mem, &[], "weights and Adam state"), "0.04 GB");
     assert_eq!(shown(&mem, &[], "checkpoints"), "8.9 GB");
@@ -546,17 +857,50 @@ fn calculators_start_where_the_printed_outputs_are() {
     assert_eq!(shown(&mem, &[("DP", "1")], "one chip"), "overflows");
     let tp = tp_widget();
     assert_eq!(shown(&tp, &[], "largest TP that hides"), "13.0");
-    assert_eq!(shown(&tp, &[("TP group", "across domains")], "largest TP that hides"), "11.6");
-    assert_eq!(shown(&tp, &[("Hardware", "TPU v5p")], "largest TP that hides"), "11.2");
+    assert_eq!(
+        shown(
+            &tp,
+            &[("TP group", "across domains")],
+            "largest TP that hides"
+        ),
+        "11.6"
+    );
+    assert_eq!(
+        shown(&tp, &[("Hardware", "TPU v5p")], "largest TP that hides"),
+        "11.2"
+    );
     assert_eq!(shown(&tp, &[], "at this TP"), "compute-bound");
-    assert_eq!(shown(&tp, &[("TP", "16")], "at this TP"), "communication-bound");
-    assert_eq!(shown(&tp, &[("Hardware", "H100"), ("Model", "LLaMA-2 13B")], "largest TP that hides"), "6.3");
+    assert_eq!(
+        shown(&tp, &[("TP", "16")], "at this TP"),
+        "communication-bound"
+    );
+    assert_eq!(
+        shown(
+            &tp,
+            &[("Hardware", "H100"), ("Model", "LLaMA-2 13B")],
+            "largest TP that hides"
+        ),
+        "6.3"
+    );
     let mixed = mixed_widget();
     assert_eq!(shown(&mixed, &[], "DP_opt"), "13.69");
     assert_eq!(shown(&mixed, &[], "nearest mesh"), "16 × 4");
-    assert_eq!(shown(&mixed, &[], "mixed floor α²/(2F)"), "99.2 tokens per chip");
-    assert_eq!(shown(&mixed, &[("Tokens per chip B/N", "850")], "math / comms, FSDP"), "1.00");
-    assert_eq!(shown(&mixed, &[("Tokens per chip B/N", "100")], "compute-bound"), "mix");
+    assert_eq!(
+        shown(&mixed, &[], "mixed floor α²/(2F)"),
+        "99.2 tokens per chip"
+    );
+    assert_eq!(
+        shown(
+            &mixed,
+            &[("Tokens per chip B/N", "850")],
+            "math / comms, FSDP"
+        ),
+        "1.00"
+    );
+    assert_eq!(
+        shown(&mixed, &[("Tokens per chip B/N", "100")], "compute-bound"),
+        "mix"
+    );
     let split = split_widget();
     assert_eq!(shown(&split, &[], "fastest mesh"), "16 × 4");
     assert_eq!(shown(&split, &[], "its math / comms"), "2.35");
@@ -564,14 +908,37 @@ fn calculators_start_where_the_printed_outputs_are() {
     let ep = ep_widget();
     assert_eq!(shown(&ep, &[], "math / comms"), "1.20");
     assert_eq!(shown(&ep, &[], "narrowest expert that hides"), "1,711");
-    assert_eq!(shown(&ep, &[("Hardware", "H800"), ("EP", "16")], "math / comms"), "0.93");
-    assert_eq!(shown(&ep, &[("Model", "MoE 427B"), ("EP", "256")], "math / comms"), "—");
+    assert_eq!(
+        shown(&ep, &[("Hardware", "H800"), ("EP", "16")], "math / comms"),
+        "0.93"
+    );
+    assert_eq!(
+        shown(&ep, &[("Model", "MoE 427B"), ("EP", "256")], "math / comms"),
+        "—"
+    );
     let pipe = pipeline_widget();
     assert_eq!(shown(&pipe, &[], "idle fraction"), "0.2727");
     assert_eq!(shown(&pipe, &[], "peak microbatches held by stage 0"), "4");
-    assert_eq!(shown(&pipe, &[("Schedule", "GPipe")], "peak microbatches held by stage 0"), "8");
-    assert_eq!(shown(&pipe, &[("Schedule", "1F1B, dW deferred")], "idle fraction"), "0.1111");
-    assert_eq!(shown(&pipe, &[("Schedule", "1F1B, dW deferred"), ("Stages PP", "8")], "idle fraction"), "0.2258");
+    assert_eq!(
+        shown(
+            &pipe,
+            &[("Schedule", "GPipe")],
+            "peak microbatches held by stage 0"
+        ),
+        "8"
+    );
+    assert_eq!(
+        shown(&pipe, &[("Schedule", "1F1B, dW deferred")], "idle fraction"),
+        "0.1111"
+    );
+    assert_eq!(
+        shown(
+            &pipe,
+            &[("Schedule", "1F1B, dW deferred"), ("Stages PP", "8")],
+            "idle fraction"
+        ),
+        "0.2258"
+    );
     let dcn = dcn_widget();
     assert_eq!(shown(&dcn, &[], "DCN floor per pod"), "73,440 tokens");
     assert_eq!(shown(&dcn, &[], "recipe"), "8-way TP × 2,048-way FSDP");
@@ -580,15 +947,26 @@ fn calculators_start_where_the_printed_outputs_are() {
     assert_eq!(shown(&dcn, &[("Batch B", "1M")], "pods"), "1");
     let q = llama2_widget();
     let answers = [
-        ("Q1 parameters", "13.02B"), ("Q2 weights + Adam", "130 GB"), ("Q2 activations", "41.9 TB"),
-        ("Q3 sequences of 32,768", "91.6"), ("Q3 memory per chip", "1.95 GB"), ("Q3 FSDP alone needs", "3.48M tokens"),
-        ("Q3 FSDP alone", "communication-bound"), ("Q3 mixed floor", "235 tokens per chip"), ("Q3 DP_opt", "1333"),
-        ("Q3 mesh", "1,024-way FSDP × 4-way TP"), ("Q3 mesh math / comms", "1.36"), ("Q3 that mesh is", "compute-bound"),
+        ("Q1 parameters", "13.02B"),
+        ("Q2 weights + Adam", "130 GB"),
+        ("Q2 activations", "41.9 TB"),
+        ("Q3 sequences of 32,768", "91.6"),
+        ("Q3 memory per chip", "1.95 GB"),
+        ("Q3 FSDP alone needs", "3.48M tokens"),
+        ("Q3 FSDP alone", "communication-bound"),
+        ("Q3 mixed floor", "235 tokens per chip"),
+        ("Q3 DP_opt", "1333"),
+        ("Q3 mesh", "1,024-way FSDP × 4-way TP"),
+        ("Q3 mesh math / comms", "1.36"),
+        ("Q3 that mesh is", "compute-bound"),
         ("Q3 step at 40% MFU", "312 ms"),
     ];
     let at = q.default_at();
     let values = q.shown(&at).unwrap();
     for (label, value) in answers {
-        assert!(values.iter().any(|(l, v)| l == label && v == value), "{label}: {value} not in {values:?}");
+        assert!(
+            values.iter().any(|(l, v)| l == label && v == value),
+            "{label}: {value} not in {values:?}"
+        );
     }
 }

@@ -55,12 +55,30 @@ fn format_cell(cell: &Cell, edition: &str) -> Result<String, FmtError> {
     match cell.kind {
         CellKind::Save | CellKind::Test => rustfmt(&cell.code, edition),
         CellKind::Run => {
-            // Inside a function body, as in main.rs; the wrapper lines go again afterwards.
-            let wrapped = format!("fn cell() {{\n{}}}\n", cell.code);
-            let formatted = rustfmt(&wrapped, edition)?;
+            // Inside a function body, as in main.rs, indented as the body is; the wrapper
+            // lines and the indentation go again afterwards. A statement rustfmt cannot
+            // format (a string literal past the width) it leaves as it was given, so it must
+            // be given indented, or taking the body out again would unindent it.
+            let formatted = rustfmt(&wrap_body(&cell.code), edition)?;
             Ok(unwrap_body(&formatted))
         }
     }
+}
+
+/// `code` as the body of `fn cell() { ... }`, four spaces deeper (but not the lines that
+/// continue a multi-line string, whose text must not change).
+fn wrap_body(code: &str) -> String {
+    let literal_lines = crate::generate::literal_continuation_lines(code);
+    let mut out = String::from("fn cell() {\n");
+    for (i, line) in code.lines().enumerate() {
+        if !line.is_empty() && !literal_lines.contains(&(i + 1)) {
+            out.push_str("    ");
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push_str("}\n");
+    out
 }
 
 /// The body of `fn cell() { ... }` as rustfmt printed it, four spaces of indentation removed
@@ -127,5 +145,18 @@ mod tests {
             "Prose   with  spaces.\n\n- item\n\n  ```rust\n  // @save\n  pub fn f(x: u32) -> u32 {\n      x + 1\n  }\n  ```\n\n```rust\nlet s = \"a\n  b\";\nif true {\n    println!(\"{}\", f(1))\n}\n```\n"
         );
         assert_eq!(format_chapter(&chapter(&out), "2024").unwrap(), None, "formatting is idempotent");
+    }
+
+    #[test]
+    fn a_statement_rustfmt_leaves_alone_keeps_its_indentation() {
+        if !have_rustfmt() {
+            eprintln!("skipped: rustfmt is not installed");
+            return;
+        }
+        let long = "x".repeat(120);
+        let md = format!("```rust\nfor i in 0..2 {{\n    f(\n\"{long}\",\n    i)?;\n}}\n```\n");
+        let once = format_chapter(&chapter(&md), "2024").unwrap().unwrap_or(md.clone());
+        assert!(once.contains("\n    f(\n"), "{once}");
+        assert_eq!(format_chapter(&chapter(&once), "2024").unwrap(), None, "formatting is idempotent:\n{once}");
     }
 }
