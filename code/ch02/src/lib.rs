@@ -438,7 +438,10 @@ impl Kernels {
 /// `#[inline(always)]`, so that its code is generated again inside each wrapper,
 /// with that wrapper's instructions.
 macro_rules! dispatch_kernels {
-    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? = $body:ident) => {
+    (
+        $(#[$doc:meta])*
+        fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? = $body:ident
+    ) => {
         $(#[$doc])*
         fn $name(kernels: Kernels, $($arg: $ty),*) $(-> $ret)? {
             #[cfg(target_arch = "x86_64")]
@@ -460,13 +463,15 @@ macro_rules! dispatch_kernels {
                 #[cfg(target_arch = "x86_64")]
                 Kernels::Avx512 => unsafe { avx512($($arg),*) },
                 #[cfg(not(target_arch = "x86_64"))]
-                Kernels::Avx2 | Kernels::Avx512 => unreachable!("x86 SIMD is never detected off x86-64"),
+                Kernels::Avx2 | Kernels::Avx512 => {
+                    unreachable!("x86 SIMD is never detected off x86-64")
+                }
             }
         }
     };
 }
 
-// book/src/ch02.md:598
+// book/src/ch02.md:603
 /// A read-only matrix inside a buffer: element `(r, c)` is
 /// `data[r * row_stride + c * col_stride]`. Strides let one buffer be read as a
 /// transpose, or as one head's columns of a wider matrix, without copying.
@@ -671,7 +676,7 @@ fn linear_backward(
     );
 }
 
-// book/src/ch02.md:811
+// book/src/ch02.md:816
 const LN_EPS: f32 = 1e-5;
 
 /// What a LayerNorm keeps for its backward pass: its output, and per row the
@@ -752,7 +757,7 @@ fn layernorm_backward(
     }
 }
 
-// book/src/ch02.md:908
+// book/src/ch02.md:913
 /// Sizes that the attention kernels need together.
 #[derive(Clone, Copy, Debug)]
 struct AttnShape {
@@ -946,7 +951,7 @@ fn softmax_backward_in_place(dp: &mut [f32], p: &[f32], scale: f32) {
     }
 }
 
-// book/src/ch02.md:1107
+// book/src/ch02.md:1112
 /// Mean cross-entropy of `logits` (`rows x vocab`) against `targets`. When `dlogits`
 /// is given it receives `(softmax - one_hot) * grad_scale`, the gradient of the loss.
 ///
@@ -983,7 +988,7 @@ fn cross_entropy(logits: &[f32], targets: &[u32], dlogits: Option<(&mut [f32], f
     (total / targets.len() as f64) as f32
 }
 
-// book/src/ch02.md:1154
+// book/src/ch02.md:1159
 /// A batch of `batch` sequences of `seq` token ids, with the next token as target.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Batch {
@@ -1272,7 +1277,7 @@ impl TinyGpt {
     }
 }
 
-// book/src/ch02.md:1456
+// book/src/ch02.md:1461
 dispatch_kernels! {
     /// The forward pass, compiled for each kernel variant.
     fn forward_with(model: &TinyGpt, tape: &mut Tape) = forward_impl
@@ -1355,7 +1360,7 @@ fn block_forward(
     linear(out, &bt.fc_act, p.fc2_w, p.fc2_b, Some(&bt.mid));
 }
 
-// book/src/ch02.md:1545
+// book/src/ch02.md:1550
 /// Parameter gradients in the flat layout of [`TinyGpt::flat_params`], plus the
 /// activation-gradient buffers the backward pass reuses from step to step.
 #[derive(Clone, Debug)]
@@ -1575,7 +1580,7 @@ fn block_backward(
     );
 }
 
-// book/src/ch02.md:1776
+// book/src/ch02.md:1781
 /// AdamW (Loshchilov and Hutter): Adam's per-parameter step sizes, with weight
 /// decay applied to the weights directly instead of through the gradient.
 #[derive(Clone, Debug)]
@@ -1684,7 +1689,13 @@ impl AdamW {
 
 dispatch_kernels! {
     /// [`adamw_update`], compiled for each kernel variant.
-    fn adamw_update_with(step: AdamStep, params: &mut [f32], m: &mut [f32], v: &mut [f32], parts: &[(&[f32], f32)]) = adamw_update
+    fn adamw_update_with(
+        step: AdamStep,
+        params: &mut [f32],
+        m: &mut [f32],
+        v: &mut [f32],
+        parts: &[(&[f32], f32)],
+    ) = adamw_update
 }
 
 /// Updates `params` and their moments `m`, `v` with the gradient `sum w * g` over `parts`.
@@ -1729,7 +1740,7 @@ fn adamw_update(
     }
 }
 
-// book/src/ch02.md:1945
+// book/src/ch02.md:1956
 /// One data-parallel worker: its own tape and gradients, reused every step.
 struct Worker {
     tape: Option<Tape>,
@@ -1835,7 +1846,7 @@ impl Worker {
     }
 }
 
-// book/src/ch02.md:2059
+// book/src/ch02.md:2070
 /// A byte-level corpus: every byte is a token, so `vocab_size` is 256.
 #[derive(Clone, Debug)]
 pub struct Corpus {
@@ -1876,7 +1887,7 @@ impl Corpus {
     }
 }
 
-// book/src/ch02.md:2152
+// book/src/ch02.md:2163
 /// Forward-pass FLOPs per token, by component (a multiply-add counts as two).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FlopsPerToken {
@@ -1932,7 +1943,7 @@ pub fn flops_per_token(config: &GptConfig, seq_len: usize) -> Result<FlopsPerTok
     })
 }
 
-// book/src/ch02.md:2254
+// book/src/ch02.md:2265
 /// The configuration Chapter 6 measures and the benchmark against PyTorch uses.
 pub const MEASUREMENT_CONFIG: GptConfig = GptConfig {
     vocab_size: 256,

@@ -32,7 +32,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(1);
-    // book/src/ch02.md:2103
+    // book/src/ch02.md:2114
     let text = std::fs::read("book/data/tiny-tales.txt")?;
     let corpus = Corpus::from_bytes(&text);
     println!("corpus: {} bytes", corpus.len());
@@ -57,7 +57,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(2);
-    // book/src/ch02.md:2209
+    // book/src/ch02.md:2220
     let flops = flops_per_token(&MEASUREMENT_CONFIG, MEASUREMENT_CONFIG.block_size)?;
     let rows = [
         ("qkv projection", flops.qkv),

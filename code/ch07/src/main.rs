@@ -380,7 +380,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     let flops = 6.0 * 15e12 * 70e9;
     let days = training_days(flops, n, &v5p, 0.5)?;
     println!(
-        "LLaMA-3 70B: {flops:.2e} FLOPs, 16M-token batch on {n} chips ({:.2} pods), {days:.1} days at 50% MFU",
+        "LLaMA-3 70B: {flops:.2e} FLOPs, 16M-token batch on {n} chips ({:.2} pods), \
+     {days:.1} days at 50% MFU",
         pods(n)
     );
     tangle_runtime::value("llama3_flops", power_of_ten_text(flops, 1));
@@ -396,11 +397,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(11);
-    // book/src/ch07.md:1915
+    // book/src/ch07.md:1916
     fsdp_memory_widget().write()?;
 
     tangle_runtime::cell(12);
-    // book/src/ch07.md:1990
+    // book/src/ch07.md:1991
     tangle_runtime::figure::svg("tp-sharding", (760, 250), |root| {
         use tangle_runtime::figure::{self, HPos, VPos, plotters::prelude::*};
         let tp = 4;
@@ -471,13 +472,18 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             ))?;
         }
         root.draw(&Text::new(
-            format!("TP = {tp}: W_out[F_TP, D] is split the same way, by rows, and its partial outputs are reduce-scattered"),
-            (380, top + d.max(b) + 50), figure::aligned(14.0, HPos::Center, VPos::Top)))?;
+            format!(
+                "TP = {tp}: W_out[F_TP, D] is split the same way, by rows, \
+         and its partial outputs are reduce-scattered"
+            ),
+            (380, top + d.max(b) + 50),
+            figure::aligned(14.0, HPos::Center, VPos::Top),
+        ))?;
         Ok(())
     })?;
 
     tangle_runtime::cell(13);
-    // book/src/ch07.md:2133
+    // book/src/ch07.md:2139
     let spans = [
         (
             "v5p 1 axis",
@@ -522,11 +528,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("f_for_8way_tp", ch06::grouped(f_for_8way.round() as u64));
 
     tangle_runtime::cell(14);
-    // book/src/ch07.md:2231
+    // book/src/ch07.md:2237
     tp_widget().write()?;
 
     tangle_runtime::cell(15);
-    // book/src/ch07.md:2552
+    // book/src/ch07.md:2558
     let v5p = Hardware::spec(TPU_V5P);
     let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
     let dp = optimal_fsdp_degree(&wide, &v5p, 64, 48_000.0, 2, 1)?;
@@ -576,7 +582,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("mixed_crossing_4096", power_of_ten_text(crossing, 1));
 
     tangle_runtime::cell(16);
-    // book/src/ch07.md:2623
+    // book/src/ch07.md:2629
     tangle_runtime::figure::svg("mixed-ratio-4x4x4", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let sweep = mixed_sweep(&wide, &v5p, 64, &log_space(640.0, 640_000.0, 241)?)?;
@@ -638,7 +644,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(17);
-    // book/src/ch07.md:2687
+    // book/src/ch07.md:2693
     tangle_runtime::figure::svg("mixed-times-16x16x16", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let chips = 4096;
@@ -721,11 +727,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(18);
-    // book/src/ch07.md:2913
+    // book/src/ch07.md:2919
     mixed_widget().write()?;
 
     tangle_runtime::cell(19);
-    // book/src/ch07.md:2963
+    // book/src/ch07.md:2969
     let sweep = split_sweep(&wide, &v5p, 64, 48_000.0, (2, 1))?;
     let (best, fastest) = fastest_split(&sweep).ok_or("a sweep over 64 chips has rows")?;
     println!(
@@ -773,7 +779,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(20);
-    // book/src/ch07.md:3066
+    // book/src/ch07.md:3072
     tangle_runtime::figure::svg("fsdp-tp-split", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let dps = log_space(1.0, 64.0, 241)?;
@@ -865,11 +871,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(21);
-    // book/src/ch07.md:3232
+    // book/src/ch07.md:3238
     split_widget().write()?;
 
     tangle_runtime::cell(22);
-    // book/src/ch07.md:3241
+    // book/src/ch07.md:3247
     let b: f64 = 4e6;
     tangle_runtime::value(
         "gpu_split_tokens_per_gpu",
@@ -906,7 +912,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(23);
-    // book/src/ch07.md:3513
+    // book/src/ch07.md:3519
     let wide = Model {
         label: "wide-expert variant",
         f: 16_384,
@@ -939,11 +945,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("wide_fmin_limit", ch06::grouped(wide_limit.round() as u64));
 
     tangle_runtime::cell(24);
-    // book/src/ch07.md:3671
+    // book/src/ch07.md:3677
     ep_widget().write()?;
 
     tangle_runtime::cell(25);
-    // book/src/ch07.md:3814
+    // book/src/ch07.md:3820
     let h100 = Hardware::spec(H100);
     let hop = pp_hop_clock(
         &LLAMA3_70B,
@@ -968,7 +974,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(26);
-    // book/src/ch07.md:4301
+    // book/src/ch07.md:4307
     let config = ch02::GptConfig {
         vocab_size: 256,
         block_size: 64,
@@ -1008,7 +1014,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     let balanced = best_of_two(&[2, 2], ch06::Schedule::GPipe, 8)?;
     let times = balanced.stage_times();
     println!(
-        "2 stages x 2 blocks, {tokens_per_microbatch}-token microbatches: forward {:.1} ms, backward {:.1} ms ({:.1}x)",
+        "2 stages x 2 blocks, {tokens_per_microbatch}-token microbatches: forward {:.1} ms, \
+     backward {:.1} ms ({:.1}x)",
         1e3 * times[0].forward,
         1e3 * times[0].backward,
         times[0].backward / times[0].forward
@@ -1049,7 +1056,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("every measured idle fraction within 0.08 of the simulator's: {agree}");
 
     tangle_runtime::cell(27);
-    // book/src/ch07.md:4569
+    // book/src/ch07.md:4576
     let unit = ch06::StageTimes::TRANSFORMER;
     let scaled = |k: f64| ch06::StageTimes {
         forward: k * unit.forward,
@@ -1059,7 +1066,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     let even = ch06::simulate_orders(&gpipe, &[scaled(2.0), scaled(2.0)])?;
     let uneven = ch06::simulate_orders(&gpipe, &[scaled(3.0), scaled(1.0)])?;
     println!(
-        "simulated, 8 microbatches: 2+2 step {:.0} units, idle {:.2}; 3+1 step {:.0} units, idle {:.2} ({:.2}x)",
+        "simulated, 8 microbatches: 2+2 step {:.0} units, idle {:.2}; 3+1 step {:.0} units, \
+     idle {:.2} ({:.2}x)",
         even.makespan(),
         even.idle_fraction(),
         uneven.makespan(),
@@ -1082,7 +1090,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
     let t = lopsided.stage_times();
     println!(
-        "threads, 3+1: stage 0 takes {:.1}x as long as stage 1; idle {measured:.2} measured, {simulated:.2} simulated from its durations",
+        "threads, 3+1: stage 0 takes {:.1}x as long as stage 1; idle {measured:.2} measured, \
+     {simulated:.2} simulated from its durations",
         (t[0].forward + t[0].backward) / (t[1].forward + t[1].backward)
     );
     println!(
@@ -1091,7 +1100,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(28);
-    // book/src/ch07.md:4888
+    // book/src/ch07.md:4897
     use ch06::{Schedule, StageTimes, pipeline_bubble_fraction, simulate_pipeline};
     let split = SplitTimes {
         forward: 1.0,
@@ -1134,7 +1143,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(29);
-    // book/src/ch07.md:5075
+    // book/src/ch07.md:5084
     tangle_runtime::figure::svg("pipeline-overlap-dw", (720, 440), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let fused = ch06::simulate_pipeline(
@@ -1270,11 +1279,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(30);
-    // book/src/ch07.md:5325
+    // book/src/ch07.md:5334
     pipeline_widget().write()?;
 
     tangle_runtime::cell(31);
-    // book/src/ch07.md:5410
+    // book/src/ch07.md:5419
     let v5p = Hardware::spec(TPU_V5P);
     let chips_per_host = 4;
     let (hosts, dcn_per_chip) = (
@@ -1330,11 +1339,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(32);
-    // book/src/ch07.md:5542
+    // book/src/ch07.md:5551
     dcn_widget().write()?;
 
     tangle_runtime::cell(33);
-    // book/src/ch07.md:5573
+    // book/src/ch07.md:5582
     println!(
         "{:<12} {:>13} {:>20} {:>21}  {}",
         "node type",
@@ -1367,7 +1376,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(34);
-    // book/src/ch07.md:5638
+    // book/src/ch07.md:5647
     let span = Span::AcrossDomains { axes: 1 };
     let h100 = Hardware::spec(H100);
     let r = ridge(&h100, span)?;
@@ -1405,7 +1414,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("deepseek_batch", ch06::grouped(15_360 * 4096));
 
     tangle_runtime::cell(35);
-    // book/src/ch07.md:5809
+    // book/src/ch07.md:5818
     for run in [DEEPSEEK_V3_RUN, LLAMA_31_RUN] {
         run.validate()?;
         println!(
@@ -1444,7 +1453,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("Llama 3.1 405B: largest TP inside an H100 node {tp:.1}, so 8-way TP hides");
 
     tangle_runtime::cell(36);
-    // book/src/ch07.md:5966
+    // book/src/ch07.md:5975
     use ch06::{TrainingConfig, param_count};
     let llama2_13b = TrainingConfig {
         name: "LLaMA-2 13B",
@@ -1466,7 +1475,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(37);
-    // book/src/ch07.md:6021
+    // book/src/ch07.md:6030
     let total = p.total() as f64;
     let m = step_memory(&LLAMA2_13B, total, 16e6)?;
     println!(
@@ -1481,7 +1490,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(38);
-    // book/src/ch07.md:6048
+    // book/src/ch07.md:6057
     let v5p = Hardware::spec(TPU_V5P);
     let chips: u64 = 16 * 16 * 16;
     let batch = 3e6;
@@ -1529,7 +1538,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     let mixed_floor = mixed_min_tokens_per_chip(&LLAMA2_13B, &v5p, 2, 1)?;
     let dp = optimal_fsdp_degree(&LLAMA2_13B, &v5p, chips, batch, 2, 1)?;
     println!(
-        "mixed floor alpha^2 / 2F = {mixed_floor:.0} tokens per chip ({:.0} per chip available); DP_opt = {dp:.0}",
+        "mixed floor alpha^2 / 2F = {mixed_floor:.0} tokens per chip ({:.0} per chip available); \
+     DP_opt = {dp:.0}",
         batch / chips as f64
     );
     tangle_runtime::value("q3_mixed_floor", format!("{mixed_floor:.0}"));
@@ -1560,16 +1570,17 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(39);
-    // book/src/ch07.md:6239
+    // book/src/ch07.md:6249
     llama2_widget().write()?;
 
     tangle_runtime::cell(40);
-    // book/src/ch07.md:6520
+    // book/src/ch07.md:6530
     tangle_runtime::value("b200_flops_gain", format!("{:.1}", B200.flops / H100.flops));
     for chip in [H100, B200] {
         let hw = Hardware::spec(chip);
         println!(
-            "{:<5} DP floor across nodes {:>5.0} tokens per GPU; largest TP for Llama 3 70B in a node {:.1}",
+            "{:<5} DP floor across nodes {:>5.0} tokens per GPU; \
+         largest TP for Llama 3 70B in a node {:.1}",
             chip.name,
             ridge(&hw, Span::AcrossDomains { axes: 1 })?,
             tp_max(&LLAMA3_70B, &hw, Span::InDomain { axes: 1 })?
@@ -1577,7 +1588,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(41);
-    // book/src/ch07.md:6542
+    // book/src/ch07.md:6553
     let hw = Hardware::spec(H100);
     let out = Span::AcrossDomains { axes: 1 };
     println!(
@@ -1588,7 +1599,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(42);
-    // book/src/ch07.md:6561
+    // book/src/ch07.md:6572
     // The optimum grows as the square root of B, so it doubles, and so does the fastest mesh's FSDP
     // degree. The math grows fourfold but the network clock at the balanced split only twofold, so
     // the layer moves twice as far from the communication bound: exactly twice here, because 32
@@ -1607,7 +1618,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(43);
-    // book/src/ch07.md:6589
+    // book/src/ch07.md:6600
     let flat = Run {
         layout: Layout {
             tp: 8,
@@ -1632,7 +1643,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(44);
-    // book/src/ch07.md:6623
+    // book/src/ch07.md:6634
     // Under GPipe the order makes no difference: either way the heavy stage idles for one pass
     // through the light stage. Under 1F1B a heavy first stage never waits, because the light stage
     // returns each gradient before the heavy one is ready for it, so the step is just the heavy
@@ -1660,7 +1671,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(45);
-    // book/src/ch07.md:6663
+    // book/src/ch07.md:6674
     // (PP-1)/(m+PP-1) < 1/20 exactly when m > 19 (PP-1): 20 microbatches for two stages, 134 for
     // eight. Deep pipelines need many microbatches, hence a large batch, one more reason they sit
     // awkwardly with data parallelism.
@@ -1681,11 +1692,12 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(46);
-    // book/src/ch07.md:6693
+    // book/src/ch07.md:6704
     let v5p = Hardware::spec(TPU_V5P);
     let floor = min_tokens_per_domain(&DEEPSEEK_V3, &v5p)?;
     println!(
-        "dense floor {:.0}, DeepSeek-V3 floor {:.0} tokens per pod; 16M over 8 pods gives {:.0} -> clears it: {}",
+        "dense floor {:.0}, DeepSeek-V3 floor {:.0} tokens per pod; \
+     16M over 8 pods gives {:.0} -> clears it: {}",
         min_tokens_per_domain(&LLAMA3_70B, &v5p)?,
         floor,
         16e6 / 8.0,

@@ -135,7 +135,7 @@ fn more_axes_lower_the_tpu_floor_but_not_the_gpu_one() {
     assert_eq!(g1, g3);
 }
 
-// book/src/ch07.md:1922
+// book/src/ch07.md:1923
 #[test]
 fn fsdp_has_the_dp_ridge_and_divides_memory() {
     let hw = Hardware::spec(TPU_V5P);
@@ -186,7 +186,7 @@ fn training_days_rejects_impossible_utilisation() {
     assert!((d1 / d2 - 2.0).abs() < 1e-12);
 }
 
-// book/src/ch07.md:2238
+// book/src/ch07.md:2244
 #[test]
 fn tp_bound_is_where_clocks_meet_and_batch_free() {
     let hw = Hardware::spec(TPU_V5P);
@@ -204,7 +204,7 @@ fn tp_bound_is_where_clocks_meet_and_batch_free() {
     assert!(tp_layer_clock(&LLAMA3_70B, &hw, span, 0, 1e4).is_err());
 }
 
-// book/src/ch07.md:3030
+// book/src/ch07.md:3036
 #[test]
 fn the_fastest_mesh_brackets_the_closed_form_optimum() {
     let hw = Hardware::spec(TPU_V5P);
@@ -239,7 +239,7 @@ fn the_fastest_mesh_brackets_the_closed_form_optimum() {
     assert!(fastest_split(&[]).is_none());
 }
 
-// book/src/ch07.md:3299
+// book/src/ch07.md:3305
 #[test]
 fn optimal_fsdp_degree_balances_the_two_collectives() {
     let hw = Hardware::spec(TPU_V5P);
@@ -323,7 +323,7 @@ fn gpu_mix_keeps_tp_inside_the_domain() {
     assert!(mixed_layer_clock(&LLAMA3_70B, &hw, Mesh { tp: 3, ..mesh }, 4e6).is_err());
 }
 
-// book/src/ch07.md:3678
+// book/src/ch07.md:3684
 #[test]
 fn ep_regimes_match_the_closed_forms_without_shared_experts() {
     let hw = Hardware::spec(H100);
@@ -377,7 +377,7 @@ fn ep_checks_its_inputs() {
     );
 }
 
-// book/src/ch07.md:4403
+// book/src/ch07.md:4410
 fn tiny_blocks(n: usize, d: usize, f: usize, seed: u64) -> (Vec<Vec<f32>>, Vec<Vec<f32>>) {
     let mut rng = ch02::Rng::new(seed);
     let mut draw = |len: usize| {
@@ -530,7 +530,7 @@ fn threaded_pipeline_rejects_bad_plans() {
     ));
 }
 
-// book/src/ch07.md:4949
+// book/src/ch07.md:4958
 #[test]
 fn fused_split_simulator_reproduces_chapter_6_one_f1b() {
     let split = SplitTimes {
@@ -655,7 +655,7 @@ fn pipeline_hop_is_cheap_and_checked() {
     );
 }
 
-// book/src/ch07.md:5549
+// book/src/ch07.md:5558
 #[test]
 fn dcn_floor_is_where_cross_domain_clocks_meet() {
     let hw = Hardware::spec(TPU_V5P);
@@ -670,7 +670,7 @@ fn dcn_floor_is_where_cross_domain_clocks_meet() {
     assert!(tpu_recipe(&LLAMA3_70B, &hw, 100.0).is_err());
 }
 
-// book/src/ch07.md:5866
+// book/src/ch07.md:5875
 #[test]
 fn worked_examples_validate_and_match_the_published_numbers() {
     assert_eq!(DEEPSEEK_V3_RUN.batch, 62_914_560.0);
@@ -710,7 +710,7 @@ fn gpu_ridges_match_the_published_ones() {
     assert!((need / 1e6 - 40.6).abs() < 0.05, "{need}");
 }
 
-// book/src/ch07.md:6246
+// book/src/ch07.md:6256
 #[test]
 fn llama2_answers_follow_from_the_shapes() {
     let cfg = ch06::TrainingConfig {
@@ -742,7 +742,7 @@ fn ten_bytes_per_parameter_is_chapter_6_weights_plus_moments() {
     assert_eq!(bytes as f64, ADAM_BYTES_PER_PARAM);
 }
 
-// book/src/ch07.md:6280
+// book/src/ch07.md:6290
 use tangle_runtime::widget::Widget;
 
 /// Every calculator of the chapter, in order.
