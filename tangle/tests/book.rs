@@ -148,7 +148,15 @@ fn prose_shares_no_dozen_word_run_with_the_seeds() {
 #[test]
 fn prose_quotes_computed_numbers_instead_of_typing_them() {
     // (chapter, number as written, why it stays typed)
-    const ALLOWED: &[(&str, &str, &str)] = &[];
+    const ALLOWED: &[(&str, &str, &str)] = &[
+        // MegaScale's published MFU [@jiang]; the masked toy MFU merely lands near it.
+        ("ch06", "55.2", "a fact from the literature, not a result of the code"),
+        // Llama 3's share of interruptions traced to hardware [@llama3], not a 78.0 GiB row.
+        ("ch06", "78", "a fact from the literature, not a result of the code"),
+        // The goodput example's 45 % MFU and the $45k device price (`45_000.0`, which the
+        // check does not read as a literal), not the plan table's 45.2 GiB.
+        ("ch06", "45", "inputs stated in prose"),
+    ];
     let project = Project::load(&root()).unwrap();
     let mut found = Vec::new();
     for chapter in &project.book.chapters {
@@ -363,8 +371,10 @@ fn prose_paraphrases_no_seed_sentence() {
 #[test]
 fn the_paraphrase_threshold_separates_a_reworded_sentence_from_an_unrelated_one() {
     let seed = "Both totals land on the published sizes from shapes alone, which is our license to trust the rest of the ledger.";
-    let paraphrase = "Both totals land on the published sizes from the shapes alone, which lets us trust the rest of the ledger.";
-    let unrelated = "A pipeline of four stages idles for three of every eleven microbatch slots before the first gradient arrives.";
+    let paraphrase =
+        "Both totals land on the published sizes from the shapes alone, which lets us trust the rest of the ledger.";
+    let unrelated =
+        "A pipeline of four stages idles for three of every eleven microbatch slots before the first gradient arrives.";
     let reordered = "The rest of the ledger can be trusted because the shapes alone reproduce both published totals.";
     assert!(sequence_ratio(&words_of(seed), &words_of(paraphrase)) >= PARAPHRASE);
     assert!(is_paraphrase(seed, paraphrase));
