@@ -337,19 +337,19 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("plan_70b_tp8_pp2_tp_comm_gib", gib(node_tp.tp_comm_gib));
 
     tangle_runtime::cell(15);
-    // book/src/ch06.md:2409
+    // book/src/ch06.md:2412
     let payload = expert_dispatch_bytes(8 * 8192, 4096, 8, balanced_off_device_fraction(8)?)?;
     let dispatch = format!("{:.1} GiB", payload / GIB);
     println!("MoE dispatch+combine, 8 sequences of 8K tokens, top-8: {dispatch} per layer per step");
     tangle_runtime::value("moe_dispatch_gib", dispatch);
 
     tangle_runtime::cell(16);
-    // book/src/ch06.md:2582
+    // book/src/ch06.md:2585
     let roofline = measured_matmul_flops(1024, 8)?;
     println!("measured matmul roofline on this CPU: {:.0} GFLOP/s", roofline / 1e9);
 
     tangle_runtime::cell(17);
-    // book/src/ch06.md:2596
+    // book/src/ch06.md:2599
     let toy = tiny.config();
     let toy_tokens_per_s = ch02::benchmark_training(10)?;
     let toy_forward = ch02::flops_per_token(toy, toy.block_size)?.total as f64;
@@ -360,7 +360,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("toy MFU against the measured roofline: {:.1}%", 100.0 * toy_mfu);
 
     tangle_runtime::cell(18);
-    // book/src/ch06.md:2783
+    // book/src/ch06.md:2786
     let mixed = state_ledger(p_7b, Precision::Mixed, ZeroStage::Replicated, 1)?;
     let payload = checkpoint_payload(&mixed);
     let save = save_stall(payload, 3.0 * GIB)?;
@@ -374,7 +374,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("save_stall_7b", save_s);
 
     tangle_runtime::cell(19);
-    // book/src/ch06.md:2806
+    // book/src/ch06.md:2809
     for devices in [1_024_u64, 16_384] {
         let faults = FaultModel {
             save,
@@ -395,7 +395,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(20);
-    // book/src/ch06.md:2839
+    // book/src/ch06.md:2842
     tangle_runtime::figure::svg("checkpoint-waste", (720, 400), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let fig_save = save_stall(checkpoint_payload(&state_ledger(p_7b, Precision::Mixed, ZeroStage::Replicated, 1)?), 3.0 * GIB)?;
@@ -449,7 +449,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(21);
-    // book/src/ch06.md:3126
+    // book/src/ch06.md:3129
     let wsd = WsdSchedule::new(1_000, 0.05, 0.15)?;
     println!("step  phase    multiplier");
     for step in [0, 24, 500, 900, 999] {
@@ -459,7 +459,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(22);
-    // book/src/ch06.md:3147
+    // book/src/ch06.md:3150
     tangle_runtime::figure::svg("wsd-vs-cosine", (720, 380), |root| {
         use tangle_runtime::figure::{self, BookStyle, Key, plotters::prelude::*};
         let total_steps = 1_000_u64;
@@ -511,7 +511,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(23);
-    // book/src/ch06.md:3391
+    // book/src/ch06.md:3394
     println!(
         "{:<22} {:>8} {:>13} {:>6} {:>7} {:>6} {:>10}",
         "run", "FLOPs", "device-hrs", "days", "cost", "MW", "energy"
@@ -541,7 +541,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("power_ratio_405b_7b", format!("{:.0}", largest.megawatts / smallest.megawatts));
 
     tangle_runtime::cell(24);
-    // book/src/ch06.md:3440
+    // book/src/ch06.md:3443
     tangle_runtime::figure::svg("run-economics", (720, 380), |root| {
         use tangle_runtime::figure::{self, Area, BookStyle, plotters::prelude::*};
         let mut run_costs = Vec::new();
@@ -591,7 +591,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(25);
-    // book/src/ch06.md:3630
+    // book/src/ch06.md:3633
     let owned = Ownership {
         capital_per_device: 45_000.0,
         discount_rate: 0.12,
@@ -625,7 +625,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(26);
-    // book/src/ch06.md:3807
+    // book/src/ch06.md:3810
     // Only the moment line changes: Adam keeps 8 bytes per parameter, 8-bit Adam 2 + 0.5, Muon 4.
     let optimizers = [("Adam", 8.0), ("8-bit Adam", 2.5), ("Muon", 4.0)];
     println!("ZeRO-1 state of the 7B model per device, GiB");
@@ -650,7 +650,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // optimizers shrinks as 1/shards.
 
     tangle_runtime::cell(27);
-    // book/src/ch06.md:3848
+    // book/src/ch06.md:3851
     {
         let fused_total = |seq_len: u64| -> Result<f64, TrainingError> {
             let cfg = TrainingConfig { seq_len, ..LLAMA_7B };
@@ -682,7 +682,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // that the run can drop altogether.
 
     tangle_runtime::cell(28);
-    // book/src/ch06.md:3892
+    // book/src/ch06.md:3895
     {
         // (a) ZeRO-3 divides all 16 bytes per parameter over the 64 devices of every layout.
         let zero3 = PlanOptions { zero_stage: ZeroStage::Stage3, ..Default::default() };
@@ -732,7 +732,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(29);
-    // book/src/ch06.md:3968
+    // book/src/ch06.md:3971
     {
         let (stages, microbatches) = (8, 32);
         let orders = Schedule::OneFOneB.orders(stages, microbatches)?;
@@ -758,7 +758,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(30);
-    // book/src/ch06.md:4007
+    // book/src/ch06.md:4010
     for n in [256, 512, 1024, 2048] {
         let peak = measured_matmul_flops(n, 4)?;
         let mfu = model_flops_utilization(toy_tokens_per_s, toy_flops_per_token, 1, peak)?;
@@ -772,7 +772,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // busier run than Section 6.6's, which is the same lesson again.
 
     tangle_runtime::cell(31);
-    // book/src/ch06.md:4035
+    // book/src/ch06.md:4038
     {
         // w(I) = C_s / I + (1 - p) I / 2M + R / M + p C_s / M, so I* = sqrt(2 C_s M / (1 - p)):
         // the unwarned failures alone follow equation 6.5, with an MTBF of M / (1 - p).
@@ -792,7 +792,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // nearly every failure gives notice.
 
     tangle_runtime::cell(32);
-    // book/src/ch06.md:4070
+    // book/src/ch06.md:4073
     {
         let rental = H100_CLASS_2026.usd_per_device_hour;
         let cases = [
