@@ -101,7 +101,7 @@ pub fn param_count(cfg: &TrainingConfig) -> Result<ParamCount, TrainingError> {
     })
 }
 
-// book/src/ch06.md:187
+// book/src/ch06.md:189
 use std::fmt;
 
 /// Everything that can be wrong with the input to this chapter's calculators.
@@ -214,7 +214,7 @@ impl TrainingConfig {
     }
 }
 
-// book/src/ch06.md:319
+// book/src/ch06.md:321
 /// Bytes in one gibibyte. Every memory figure in this chapter is printed in GiB, because
 /// accelerator capacities (80 GiB, 141 GiB, ...) are quoted in binary units.
 pub const GIB: f64 = 1_073_741_824.0;
@@ -379,7 +379,7 @@ pub fn state_ledger(
     })
 }
 
-// book/src/ch06.md:576
+// book/src/ch06.md:583
 /// Bytes per activation scalar. Activations travel in bf16 in every recipe this chapter
 /// prices, both when they are saved for backward and when they cross a link.
 pub const ACTIVATION_BYTES: u64 = 2;
@@ -432,7 +432,7 @@ pub fn activation_bytes_per_layer(
     })
 }
 
-// book/src/ch06.md:727
+// book/src/ch06.md:741
 use std::alloc::{GlobalAlloc, System};
 use std::cell::Cell;
 
@@ -521,7 +521,7 @@ pub fn measure_saved_bytes(
     Ok(saved.max(0) as usize)
 }
 
-// book/src/ch06.md:822
+// book/src/ch06.md:836
 /// `n` with thousands separators, as in `16,384`.
 pub fn grouped(n: u64) -> String {
     let digits = n.to_string();
@@ -535,7 +535,7 @@ pub fn grouped(n: u64) -> String {
     out
 }
 
-// book/src/ch06.md:1133
+// book/src/ch06.md:1155
 /// Runs `relu(x @ w_up) @ w_down` split column-then-row over `shards` simulated devices.
 ///
 /// Device `k` owns columns `k*w..(k+1)*w` of `w_up` and the same rows of `w_down`
@@ -573,7 +573,7 @@ pub fn tensor_parallel_ffn(
     Ok(total.expect("at least one shard"))
 }
 
-// book/src/ch06.md:1177
+// book/src/ch06.md:1199
 /// SplitMix64: a tiny, fast, well-mixed 64-bit generator. It is not cryptographic, but
 /// its stream is fixed by the seed on every platform, which is what a reproducible book needs.
 #[derive(Debug, Clone)]
@@ -720,7 +720,7 @@ impl Matrix {
     }
 }
 
-// book/src/ch06.md:1359
+// book/src/ch06.md:1381
 /// Per-device tensor-parallel traffic of one layer, forward plus backward, per microbatch.
 ///
 /// For every microbatch a Megatron-style layer all-reduces its `s x b x h` activation four
@@ -741,7 +741,7 @@ pub fn tp_comm_bytes_per_layer(
     Ok(4.0 * ring_factor * payload)
 }
 
-// book/src/ch06.md:1424
+// book/src/ch06.md:1447
 /// The two kinds of work a pipeline stage does for a microbatch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OpKind {
@@ -859,7 +859,7 @@ pub fn one_f1b_order(
     Ok(ops)
 }
 
-// book/src/ch06.md:1552
+// book/src/ch06.md:1575
 /// How long one microbatch's forward and backward take on a stage, in arbitrary time units.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StageTimes {
@@ -1065,7 +1065,7 @@ pub fn pipeline_bubble_fraction(stages: u64, microbatches: u64) -> Result<f64, T
     Ok((s - 1.0) / (m + s - 1.0))
 }
 
-// book/src/ch06.md:1984
+// book/src/ch06.md:2010
 /// A tensor x pipeline x data parallel layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Layout {
@@ -1189,7 +1189,7 @@ pub fn evaluate_plan(
     })
 }
 
-// book/src/ch06.md:2114
+// book/src/ch06.md:2140
 /// Tensor-parallel degrees `plan_table` tries: powers of two up to a node's 8 devices.
 pub const TP_DEGREES: [u64; 4] = [1, 2, 4, 8];
 
@@ -1202,6 +1202,13 @@ pub const PP_DEGREES: [u64; 4] = [1, 2, 4, 8];
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanTable {
     pub rows: Vec<PlanEval>,
+}
+
+impl PlanTable {
+    /// The row that prices `layout`, or `None` if the layout is not legal for this cluster.
+    pub fn row(&self, layout: Layout) -> Option<&PlanEval> {
+        self.rows.iter().find(|row| row.layout == layout)
+    }
 }
 
 impl fmt::Display for PlanTable {
@@ -1255,7 +1262,7 @@ pub fn plan_table(
     Ok(PlanTable { rows })
 }
 
-// book/src/ch06.md:2321
+// book/src/ch06.md:2376
 /// The share of routed tokens that leave their device when routing is balanced over an
 /// expert-parallel group of `ep_degree` devices: all but the `1 / ep_degree` that stay home.
 pub fn balanced_off_device_fraction(ep_degree: u64) -> Result<f64, TrainingError> {
@@ -1287,7 +1294,7 @@ fn fraction(what: &'static str, value: f64) -> Result<f64, TrainingError> {
     in_range(what, value, (0.0..=1.0).contains(&value), "a fraction between 0 and 1")
 }
 
-// book/src/ch06.md:2424
+// book/src/ch06.md:2478
 /// Model FLOPs utilization, equation 6.4.
 ///
 /// `flops_per_token` must be the model's *nominal* cost per trained token
@@ -1312,7 +1319,7 @@ pub fn model_flops_utilization(
     Ok(tokens_per_s * flops_per_token / (devices * peak))
 }
 
-// book/src/ch06.md:2485
+// book/src/ch06.md:2539
 /// This machine's matmul rate in FLOP/s: every core multiplies its own pair of
 /// random `n x n` `f32` matrices with Chapter 2's single-threaded `matmul`, all
 /// cores at once, `repeats` times after two warm-up products. That is how the
@@ -1357,7 +1364,7 @@ pub fn measured_matmul_flops(n: usize, repeats: usize) -> Result<f64, TrainingEr
     Ok(cores as f64 * 2.0 * (n as f64).powi(3) / slowest)
 }
 
-// book/src/ch06.md:2617
+// book/src/ch06.md:2671
 /// Re-exported because the checkpoint API below speaks in durations, so that
 /// `use ch06::*` is all a caller needs.
 pub use std::time::Duration;
@@ -1404,7 +1411,7 @@ pub fn young_interval(faults: &FaultModel) -> Result<Duration, TrainingError> {
     Ok(Duration::from_secs_f64((2.0 * save * mtbf).sqrt()))
 }
 
-// book/src/ch06.md:2673
+// book/src/ch06.md:2727
 /// A published count of job-interrupting failures on one fleet over one window.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FailureRecord {
@@ -1460,7 +1467,7 @@ pub fn save_stall(payload_bytes: f64, write_bytes_per_s: f64) -> Result<Duration
     Ok(Duration::from_secs_f64(payload / bandwidth))
 }
 
-// book/src/ch06.md:2977
+// book/src/ch06.md:3035
 /// The three legs of a warmup-stable-decay schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WsdPhase {
@@ -1550,7 +1557,7 @@ pub fn wsd_multiplier(step: u64, total_steps: u64) -> Result<f64, TrainingError>
     WsdSchedule::new(total_steps, 0.05, 0.15)?.multiplier(step)
 }
 
-// book/src/ch06.md:3227
+// book/src/ch06.md:3285
 /// The compute budget of one pretraining run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TrainingRun {
@@ -1656,7 +1663,7 @@ fn ratio_at_least_one(what: &'static str, value: f64) -> Result<f64, TrainingErr
     in_range(what, value, value.is_finite() && value >= 1.0, "a finite ratio of at least 1")
 }
 
-// book/src/ch06.md:3487
+// book/src/ch06.md:3551
 /// Hours in an average year (365.25 days).
 pub const HOURS_PER_YEAR: f64 = 8_766.0;
 

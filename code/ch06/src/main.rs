@@ -18,7 +18,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // book/src/ch06.md:155
     let billions = |n: u64| format!("{:.2}B", n as f64 / 1e9);
     println!("{:9}  {:>9}  {:>7}  {:>10}  {:>7}", "config", "attention", "ffn", "embeddings", "total");
-    for cfg in [LLAMA_7B, LLAMA_70B] {
+    for (cfg, total_name) in [(LLAMA_7B, "params_7b"), (LLAMA_70B, "params_70b")] {
         let counts = param_count(&cfg)?;
         println!(
             "{:9}  {:>9}  {:>7}  {:>10}  {:>7}",
@@ -28,10 +28,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             billions(counts.embeddings),
             billions(counts.total())
         );
+        tangle_runtime::value(total_name, billions(counts.total()));
     }
 
     tangle_runtime::cell(1);
-    // book/src/ch06.md:488
+    // book/src/ch06.md:490
     let p_7b = param_count(&LLAMA_7B)?.total() as f64;
     print!("{:6}", "GiB");
     for component in StateComponent::ALL {
@@ -45,24 +46,34 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             print!("{:>16.1}", ledger.get(component) / GIB);
         }
         println!("{:>8.1}", ledger.total() / GIB);
+        if precision == Precision::Mixed {
+            tangle_runtime::value("state_7b_gib", format!("{:.1} GiB", ledger.total() / GIB));
+            tangle_runtime::value("weights_bf16_7b_gib", format!("{:.1} GiB", ledger.weights / GIB));
+        }
     }
 
     tangle_runtime::cell(2);
-    // book/src/ch06.md:632
+    // book/src/ch06.md:639
     for policy in ActivationPolicy::ALL {
         let per_layer = activation_bytes_per_layer(&LLAMA_7B, 1, policy)?;
-        let total = per_layer * LLAMA_7B.n_layers;
+        let total = format!("{:.1} GiB", (per_layer * LLAMA_7B.n_layers) as f64 / GIB);
         println!(
-            "{:19} {:6.3} GiB/layer   {:5.1} GiB for {} layers",
+            "{:19} {:6.3} GiB/layer   {total:>9} for {} layers",
             policy.label(),
             per_layer as f64 / GIB,
-            total as f64 / GIB,
             LLAMA_7B.n_layers
         );
+        let total_name = match policy {
+            ActivationPolicy::MaterializeScores => "activations_7b_scores_gib",
+            ActivationPolicy::FusedAttention => "activations_7b_fused_gib",
+            ActivationPolicy::FullRecompute => "activations_7b_recompute_gib",
+        };
+        tangle_runtime::value(total_name, total);
     }
+    tangle_runtime::value("layers_7b", LLAMA_7B.n_layers);
 
     tangle_runtime::cell(3);
-    // book/src/ch06.md:661
+    // book/src/ch06.md:675
     tangle_runtime::figure::svg("activation-policies", (720, 400), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, VPos, plotters::prelude::*};
         let state_gib = state_ledger(p_7b, Precision::Mixed, ZeroStage::Replicated, 1)?.total() / GIB;
@@ -114,12 +125,12 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(4);
-    // book/src/ch06.md:837
+    // book/src/ch06.md:851
     let tiny = ch02::TinyGpt::new(ch02::MEASUREMENT_CONFIG, 6)?;
     println!("TinyGPT for the measurement: {} parameters", grouped(tiny.num_parameters() as u64));
 
     tangle_runtime::cell(5);
-    // book/src/ch06.md:850
+    // book/src/ch06.md:864
     let tiny_batch = {
         let cfg = tiny.config();
         let (sequences, len) = (4, cfg.block_size);
@@ -134,9 +145,10 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     let less = 100.0 * (1.0 - saved_checkpointed as f64 / saved_plain as f64);
     println!("saved tensors, plain       : {:>12} bytes", grouped(saved_plain as u64));
     println!("saved tensors, checkpointed: {:>12} bytes  ({less:.1}% less)", grouped(saved_checkpointed as u64));
+    tangle_runtime::value("checkpointing_saves_pct", format!("{less:.1} %"));
 
     tangle_runtime::cell(6);
-    // book/src/ch06.md:905
+    // book/src/ch06.md:921
     {
         let cfg = tiny.config();
         let per_block = (saved_plain - saved_checkpointed) / cfg.n_layers;
@@ -144,10 +156,12 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         let formula = 2 * (34 * s * b * h + 5 * a * s * s * b); // equation 6.2, at 4 bytes per value
         println!("kept per block, measured                 : {:>10} bytes", grouped(per_block as u64));
         println!("kept per block, equation 6.2 at 4 B/value: {:>10} bytes", grouped(formula as u64));
+        let below = 100.0 * (1.0 - per_block as f64 / formula as f64);
+        tangle_runtime::value("block_below_formula_pct", format!("{below:.0} %"));
     }
 
     tangle_runtime::cell(7);
-    // book/src/ch06.md:956
+    // book/src/ch06.md:974
     for stage in ZeroStage::ALL {
         let total = state_ledger(p_7b, Precision::Mixed, stage, 8)?.total();
         println!(
@@ -156,10 +170,13 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             stage.label(),
             total / GIB
         );
+        if stage == ZeroStage::Stage1 {
+            tangle_runtime::value("zero1_7b_gib", format!("{:.1} GiB", total / GIB));
+        }
     }
 
     tangle_runtime::cell(8);
-    // book/src/ch06.md:991
+    // book/src/ch06.md:1013
     tangle_runtime::figure::svg("zero-stages", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let plans = [
@@ -211,7 +228,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(9);
-    // book/src/ch06.md:1329
+    // book/src/ch06.md:1351
     let mut rng = SplitMix64::new(0);
     let x = Matrix::random_normal(4, 256, 1.0, &mut rng);
     let w_up = Matrix::random_normal(256, 1024, 1.0 / 16.0, &mut rng);
@@ -224,17 +241,18 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(10);
-    // book/src/ch06.md:1383
+    // book/src/ch06.md:1405
     let per_layer = tp_comm_bytes_per_layer(&LLAMA_7B, 1, 8)?;
+    let per_microbatch = format!("{:.1} GiB", per_layer * LLAMA_7B.n_layers as f64 / GIB);
     println!(
-        "tp=8 on the 7B: {:.3} GiB/layer/microbatch, {:.1} GiB per microbatch across {} layers",
+        "tp=8 on the 7B: {:.3} GiB/layer/microbatch, {per_microbatch} per microbatch across {} layers",
         per_layer / GIB,
-        per_layer * LLAMA_7B.n_layers as f64 / GIB,
         LLAMA_7B.n_layers
     );
+    tangle_runtime::value("tp8_comm_7b_gib", per_microbatch);
 
     tangle_runtime::cell(11);
-    // book/src/ch06.md:1761
+    // book/src/ch06.md:1784
     for (stages, microbatches) in [(4, 8), (8, 32), (8, 8)] {
         let timeline =
             simulate_pipeline(Schedule::OneFOneB, stages, microbatches, StageTimes::TRANSFORMER)?;
@@ -243,10 +261,12 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             "S={stages} m={microbatches:2}: simulated idle {:.4}   formula {predicted:.4}",
             timeline.idle_fraction()
         );
+        let idle_percent = format!("{:.0} %", 100.0 * timeline.idle_fraction());
+        tangle_runtime::value(&format!("bubble_s{stages}_m{microbatches}"), idle_percent);
     }
 
     tangle_runtime::cell(12);
-    // book/src/ch06.md:1791
+    // book/src/ch06.md:1817
     tangle_runtime::figure::svg("pipeline-gantt", (720, 300), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let gantt = simulate_pipeline(Schedule::OneFOneB, 4, 8, StageTimes::TRANSFORMER)?;
@@ -292,30 +312,44 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(13);
-    // book/src/ch06.md:2184
+    // book/src/ch06.md:2217
     let plans_7b = plan_table(&LLAMA_7B, 8, &PlanOptions { global_batch: 64, ..Default::default() })?;
     print!("{plans_7b}");
+    let gib = |x: f64| format!("{x:.1} GiB");
+    let pure_dp = plans_7b.row(Layout { tp: 1, pp: 1, dp: 8 }).ok_or("dp=8 is a legal layout")?;
+    tangle_runtime::value("plan_7b_dp8_total_gib", gib(pure_dp.total_gib));
+    tangle_runtime::value("plan_7b_dp8_dp_comm_gib", gib(pure_dp.dp_comm_gib));
+    let pure_tp = plans_7b.row(Layout { tp: 8, pp: 1, dp: 1 }).ok_or("tp=8 is a legal layout")?;
+    tangle_runtime::value("plan_7b_tp8_tp_comm_gib", gib(pure_tp.tp_comm_gib));
 
     tangle_runtime::cell(14);
-    // book/src/ch06.md:2210
+    // book/src/ch06.md:2250
     let plans_70b = plan_table(&LLAMA_70B, 64, &PlanOptions::default())?;
     print!("{plans_70b}");
+    let percent = |fraction: f64| format!("{:.1} %", 100.0 * fraction);
+    let four_way_tp = plans_70b.row(Layout { tp: 4, pp: 1, dp: 16 }).ok_or("a legal layout")?;
+    tangle_runtime::value("plan_70b_tp4_total_gib", gib(four_way_tp.total_gib));
+    let deep_pp = plans_70b.row(Layout { tp: 1, pp: 8, dp: 8 }).ok_or("a legal layout")?;
+    tangle_runtime::value("plan_70b_pp8_total_gib", gib(deep_pp.total_gib));
+    tangle_runtime::value("plan_70b_pp8_bubble", percent(deep_pp.bubble));
+    let node_tp = plans_70b.row(Layout { tp: 8, pp: 2, dp: 4 }).ok_or("a legal layout")?;
+    tangle_runtime::value("plan_70b_tp8_pp2_bubble", percent(node_tp.bubble));
+    tangle_runtime::value("plan_70b_tp8_pp2_tp_comm_gib", gib(node_tp.tp_comm_gib));
 
     tangle_runtime::cell(15);
-    // book/src/ch06.md:2357
+    // book/src/ch06.md:2412
     let payload = expert_dispatch_bytes(8 * 8192, 4096, 8, balanced_off_device_fraction(8)?)?;
-    println!(
-        "MoE dispatch+combine, 8 sequences of 8K tokens, top-8: {:.1} GiB per layer per step",
-        payload / GIB
-    );
+    let dispatch = format!("{:.1} GiB", payload / GIB);
+    println!("MoE dispatch+combine, 8 sequences of 8K tokens, top-8: {dispatch} per layer per step");
+    tangle_runtime::value("moe_dispatch_gib", dispatch);
 
     tangle_runtime::cell(16);
-    // book/src/ch06.md:2531
+    // book/src/ch06.md:2585
     let roofline = measured_matmul_flops(1024, 8)?;
     println!("measured matmul roofline on this CPU: {:.0} GFLOP/s", roofline / 1e9);
 
     tangle_runtime::cell(17);
-    // book/src/ch06.md:2545
+    // book/src/ch06.md:2599
     let toy = tiny.config();
     let toy_tokens_per_s = ch02::benchmark_training(10)?;
     let toy_forward = ch02::flops_per_token(toy, toy.block_size)?.total as f64;
@@ -326,20 +360,21 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("toy MFU against the measured roofline: {:.1}%", 100.0 * toy_mfu);
 
     tangle_runtime::cell(18);
-    // book/src/ch06.md:2732
+    // book/src/ch06.md:2786
     let mixed = state_ledger(p_7b, Precision::Mixed, ZeroStage::Replicated, 1)?;
     let payload = checkpoint_payload(&mixed);
     let save = save_stall(payload, 3.0 * GIB)?;
     let device_mtbf = LLAMA3_405B_FAILURES.per_device_mtbf()?;
     let device_years = device_mtbf.as_secs_f64() / 86_400.0 / 365.0;
-    println!(
-        "checkpoint payload {:.0} GiB -> save stall {:.0} s; per-device MTBF {device_years:.1} device-years",
-        payload / GIB,
-        save.as_secs_f64(),
-    );
+    let payload_gib = format!("{:.0} GiB", payload / GIB);
+    let save_s = format!("{:.0} s", save.as_secs_f64());
+    print!("checkpoint payload {payload_gib} -> save stall {save_s}; ");
+    println!("per-device MTBF {device_years:.1} device-years");
+    tangle_runtime::value("checkpoint_7b_gib", payload_gib);
+    tangle_runtime::value("save_stall_7b", save_s);
 
     tangle_runtime::cell(19);
-    // book/src/ch06.md:2754
+    // book/src/ch06.md:2809
     for devices in [1_024_u64, 16_384] {
         let faults = FaultModel {
             save,
@@ -355,10 +390,12 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             best.as_secs_f64() / 60.0,
             100.0 * waste,
         );
+        let waste_percent = format!("{:.1} %", 100.0 * waste);
+        tangle_runtime::value(&format!("checkpoint_waste_{devices}"), waste_percent);
     }
 
     tangle_runtime::cell(20);
-    // book/src/ch06.md:2784
+    // book/src/ch06.md:2842
     tangle_runtime::figure::svg("checkpoint-waste", (720, 400), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let fig_save = save_stall(checkpoint_payload(&state_ledger(p_7b, Precision::Mixed, ZeroStage::Replicated, 1)?), 3.0 * GIB)?;
@@ -412,7 +449,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(21);
-    // book/src/ch06.md:3071
+    // book/src/ch06.md:3129
     let wsd = WsdSchedule::new(1_000, 0.05, 0.15)?;
     println!("step  phase    multiplier");
     for step in [0, 24, 500, 900, 999] {
@@ -422,17 +459,17 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(22);
-    // book/src/ch06.md:3092
+    // book/src/ch06.md:3150
     tangle_runtime::figure::svg("wsd-vs-cosine", (720, 380), |root| {
         use tangle_runtime::figure::{self, BookStyle, Key, plotters::prelude::*};
         let total_steps = 1_000_u64;
-        let warmup_steps = 50.0;
+        let warmup_steps: u64 = 50;
         let cosine = |step: u64| {
-            let s = step as f64;
-            if s < warmup_steps {
-                (s + 1.0) / warmup_steps
+            let (s, warmup) = (step as f64, warmup_steps as f64);
+            if step < warmup_steps {
+                (s + 1.0) / warmup
             } else {
-                0.5 * (1.0 + (std::f64::consts::PI * (s - warmup_steps) / (total_steps as f64 - warmup_steps)).cos())
+                0.5 * (1.0 + (std::f64::consts::PI * (s - warmup) / (total_steps as f64 - warmup)).cos())
             }
         };
         let mut trunk = Vec::new();
@@ -474,7 +511,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(23);
-    // book/src/ch06.md:3336
+    // book/src/ch06.md:3394
     println!(
         "{:<22} {:>8} {:>13} {:>6} {:>7} {:>6} {:>10}",
         "run", "FLOPs", "device-hrs", "days", "cost", "MW", "energy"
@@ -497,9 +534,14 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     let reported_405b_hours = 30.84e6;
     let gap = 1.0 - economics[2].device_hours / reported_405b_hours;
     println!("405B estimate vs the 30.84M H100-hours reported: {:.1}% lower", 100.0 * gap);
+    tangle_runtime::value("estimate_gap_405b", format!("{:.1} %", 100.0 * gap));
+    let (smallest, largest) = (&economics[0], &economics[2]);
+    tangle_runtime::value("power_405b_mw", format!("{:.1} MW", largest.megawatts));
+    tangle_runtime::value("cost_ratio_405b_7b", format!("{:.0}", largest.cost_usd / smallest.cost_usd));
+    tangle_runtime::value("power_ratio_405b_7b", format!("{:.0}", largest.megawatts / smallest.megawatts));
 
     tangle_runtime::cell(24);
-    // book/src/ch06.md:3380
+    // book/src/ch06.md:3443
     tangle_runtime::figure::svg("run-economics", (720, 380), |root| {
         use tangle_runtime::figure::{self, Area, BookStyle, plotters::prelude::*};
         let mut run_costs = Vec::new();
@@ -549,7 +591,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(25);
-    // book/src/ch06.md:3569
+    // book/src/ch06.md:3633
     let owned = Ownership {
         capital_per_device: 45_000.0,
         discount_rate: 0.12,
@@ -576,13 +618,14 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     let rental = H100_CLASS_2026.usd_per_device_hour;
     match owned.break_even_utilization(rental)? {
         Some(u) => {
-            println!("owning beats ${rental:.2}/hour rental above {:.0}% utilization", 100.0 * u)
+            println!("owning beats ${rental:.2}/hour rental above {:.0}% utilization", 100.0 * u);
+            tangle_runtime::value("break_even_utilization", format!("{:.0} %", 100.0 * u));
         }
         None => println!("owning never beats ${rental:.2}/hour rental"),
     }
 
     tangle_runtime::cell(26);
-    // book/src/ch06.md:3744
+    // book/src/ch06.md:3810
     // Only the moment line changes: Adam keeps 8 bytes per parameter, 8-bit Adam 2 + 0.5, Muon 4.
     let optimizers = [("Adam", 8.0), ("8-bit Adam", 2.5), ("Muon", 4.0)];
     println!("ZeRO-1 state of the 7B model per device, GiB");
@@ -607,7 +650,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // optimizers shrinks as 1/shards.
 
     tangle_runtime::cell(27);
-    // book/src/ch06.md:3785
+    // book/src/ch06.md:3851
     {
         let fused_total = |seq_len: u64| -> Result<f64, TrainingError> {
             let cfg = TrainingConfig { seq_len, ..LLAMA_7B };
@@ -639,7 +682,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // that the run can drop altogether.
 
     tangle_runtime::cell(28);
-    // book/src/ch06.md:3829
+    // book/src/ch06.md:3895
     {
         // (a) ZeRO-3 divides all 16 bytes per parameter over the 64 devices of every layout.
         let zero3 = PlanOptions { zero_stage: ZeroStage::Stage3, ..Default::default() };
@@ -689,7 +732,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(29);
-    // book/src/ch06.md:3905
+    // book/src/ch06.md:3971
     {
         let (stages, microbatches) = (8, 32);
         let orders = Schedule::OneFOneB.orders(stages, microbatches)?;
@@ -715,7 +758,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(30);
-    // book/src/ch06.md:3944
+    // book/src/ch06.md:4010
     for n in [256, 512, 1024, 2048] {
         let peak = measured_matmul_flops(n, 4)?;
         let mfu = model_flops_utilization(toy_tokens_per_s, toy_flops_per_token, 1, peak)?;
@@ -729,7 +772,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // busier run than Section 6.6's, which is the same lesson again.
 
     tangle_runtime::cell(31);
-    // book/src/ch06.md:3972
+    // book/src/ch06.md:4038
     {
         // w(I) = C_s / I + (1 - p) I / 2M + R / M + p C_s / M, so I* = sqrt(2 C_s M / (1 - p)):
         // the unwarned failures alone follow equation 6.5, with an MTBF of M / (1 - p).
@@ -749,7 +792,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // nearly every failure gives notice.
 
     tangle_runtime::cell(32);
-    // book/src/ch06.md:4007
+    // book/src/ch06.md:4073
     {
         let rental = H100_CLASS_2026.usd_per_device_hour;
         let cases = [

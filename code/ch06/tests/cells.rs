@@ -3,7 +3,7 @@
 
 use ch06::*;
 
-// book/src/ch06.md:528
+// book/src/ch06.md:535
 #[test]
 fn mixed_precision_state_is_sixteen_bytes_per_parameter() {
     let ledger = state_ledger(1000.0, Precision::Mixed, ZeroStage::Replicated, 1).unwrap();
@@ -23,7 +23,7 @@ fn param_count_follows_grouped_query_attention() {
     assert_eq!(gqa.embeddings, mha.embeddings);
 }
 
-// book/src/ch06.md:876
+// book/src/ch06.md:891
 #[test]
 fn the_counting_allocator_sees_the_tape_and_checkpointing_shrinks_it() {
     let config = ch02::GptConfig {
@@ -48,7 +48,7 @@ fn the_counting_allocator_sees_the_tape_and_checkpointing_shrinks_it() {
     assert!(measured[1] < measured[0] / 2, "checkpointing kept {measured:?}");
 }
 
-// book/src/ch06.md:1074
+// book/src/ch06.md:1096
 #[test]
 fn zero3_over_n_devices_holds_one_nth_of_the_state() {
     let p = param_count(&LLAMA_70B).unwrap().total() as f64;
@@ -78,7 +78,7 @@ fn each_zero_stage_holds_no_more_than_the_previous_one() {
     }
 }
 
-// book/src/ch06.md:1845
+// book/src/ch06.md:1871
 #[test]
 fn simulated_idle_fraction_matches_closed_form_bubble() {
     for schedule in [Schedule::OneFOneB, Schedule::GPipe] {
@@ -203,7 +203,7 @@ fn tensor_parallel_ffn_matches_unsharded_product() {
     ));
 }
 
-// book/src/ch06.md:2253
+// book/src/ch06.md:2305
 #[test]
 fn plan_table_lists_exactly_the_legal_layouts() {
     let clusters = [(LLAMA_7B, 8, 64), (LLAMA_70B, 64, 128), (LLAMA_70B, 48, 24)];
@@ -244,9 +244,12 @@ fn calculators_reject_impossible_input() {
     assert!(tp_comm_bytes_per_layer(&LLAMA_7B, 1, 0).is_err());
     let options = PlanOptions::default();
     assert!(plan_table(&LLAMA_7B, 0, &options).is_err());
+    // Three stages cannot split 32 layers; the depth is pinned so that editing LLAMA_7B
+    // cannot make the layout legal.
+    let layers_32 = TrainingConfig { n_layers: 32, ..LLAMA_7B };
     let odd_pipeline = Layout { tp: 1, pp: 3, dp: 1 };
     assert!(matches!(
-        evaluate_plan(&LLAMA_7B, odd_pipeline, &options),
+        evaluate_plan(&layers_32, odd_pipeline, &options),
         Err(TrainingError::NotDivisible { what: "n_layers", .. })
     ));
     let odd_replicas = Layout { tp: 1, pp: 1, dp: 3 };
@@ -255,11 +258,11 @@ fn calculators_reject_impossible_input() {
     assert!(evaluate_plan(&LLAMA_7B, Layout { tp: 1, pp: 1, dp: 1 }, &no_memory).is_err());
     assert!(expert_dispatch_bytes(1024, 4096, 2, 1.5).is_err());
     assert!(balanced_off_device_fraction(0).is_err());
-    let message = evaluate_plan(&LLAMA_7B, odd_pipeline, &options).unwrap_err().to_string();
+    let message = evaluate_plan(&layers_32, odd_pipeline, &options).unwrap_err().to_string();
     assert_eq!(message, "n_layers = 32 is not divisible by pp = 3");
 }
 
-// book/src/ch06.md:2451
+// book/src/ch06.md:2505
 #[test]
 fn mfu_grows_with_throughput_and_shrinks_with_fleet_size() {
     let flops_per_token = 6.0 * 7e9;
@@ -283,7 +286,7 @@ fn mfu_rejects_inputs_no_run_can_have() {
     assert!(model_flops_utilization(1_000.0, 4.2e10, 8, f64::INFINITY).is_err());
 }
 
-// book/src/ch06.md:2848
+// book/src/ch06.md:2906
 fn example_faults() -> FaultModel {
     FaultModel {
         save: Duration::from_secs(30),
@@ -351,7 +354,7 @@ fn impossible_fault_inputs_are_errors() {
     assert!(save_stall(-1.0, 1e9).is_err());
 }
 
-// book/src/ch06.md:3151
+// book/src/ch06.md:3209
 #[test]
 fn wsd_legs_meet_without_jumps() {
     let wsd = WsdSchedule::new(1_000, 0.05, 0.15).unwrap();
@@ -395,7 +398,7 @@ fn the_shorthand_is_the_section_schedule() {
     }
 }
 
-// book/src/ch06.md:3437
+// book/src/ch06.md:3501
 #[test]
 fn device_hours_do_not_depend_on_the_fleet() {
     let run = NAMED_RUNS[1];
@@ -427,7 +430,7 @@ fn impossible_runs_and_fleets_are_errors() {
     assert!(run_economics(&run, &FleetAssumptions { peak_flops: 0.0, ..fleet }).is_err());
 }
 
-// book/src/ch06.md:3622
+// book/src/ch06.md:3688
 #[test]
 fn crf_has_the_right_limits() {
     // No return required: repay the principal in equal parts.
