@@ -159,6 +159,8 @@ fn prose_quotes_computed_numbers_instead_of_typing_them() {
         // The goodput example's 45 % MFU and the $45k device price, not the plan table's
         // 45.2 GiB.
         ("ch06", "45", "inputs stated in prose"),
+        ("ch06", "22", "the made-up MFU of the slowdown example (41 % last week, 22 % today)"),
+        ("ch06", "12", "the purchase's discount rate, an input (0.12 in the code)"),
     ];
     let project = Project::load(&root()).unwrap();
     let mut found = Vec::new();

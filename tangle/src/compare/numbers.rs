@@ -25,10 +25,13 @@ use crate::model::{CellKind, Chapter};
 static NUMBER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?").expect("a valid regex"));
 
-/// Words before a number that make it a reference, not a quantity ("Section 6.2").
+/// Words before a number that make it a reference, not a quantity ("Section 6.2", "Sections
+/// 6.3–6.5", "equations 7.10 and 7.11"): the word, then any numbers of a list before this one.
 static REFERENCE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(section|figure|fig\.|equation|eq\.|chapter|table|exercise|step|part|§|ch)\s*$")
-        .expect("a valid regex")
+    Regex::new(
+        r"(?i)(sections?|figures?|figs?\.|equations?|eqs?\.|chapters?|tables?|exercises?|steps?|parts?|§|ch)\s*(?:\d+(?:\.\d+)*\s*(?:,|and|or|to|–|-|&)\s*)*$",
+    )
+    .expect("a valid regex")
 });
 
 /// The digits of a number: commas dropped (`2,475` → `2475`),
@@ -191,6 +194,16 @@ mod tests {
         assert_eq!(found.len(), 2, "{found:#?}");
         assert!(found[0].starts_with("book/src/ch01.md:14:26: `97.25` restates a number this chapter's code prints"));
         assert!(found[1].starts_with("book/src/ch01.md:18:10: `97.3` restates"));
+    }
+
+    #[test]
+    fn references_and_lists_of_them_are_not_quantities() {
+        for before in ["see Sections 6.3–", "Equations 7.10, ", "Eq. 7.6 and ", "in §", "Figure "] {
+            assert!(REFERENCE.is_match(before), "{before}");
+        }
+        for before in ["it takes ", "at 6.3 GiB and ", "the 12 "] {
+            assert!(!REFERENCE.is_match(before), "{before}");
+        }
     }
 
     #[test]
