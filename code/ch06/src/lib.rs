@@ -101,7 +101,7 @@ pub fn param_count(cfg: &TrainingConfig) -> Result<ParamCount, TrainingError> {
     })
 }
 
-// book/src/ch06.md:189
+// book/src/ch06.md:192
 use std::fmt;
 
 /// Everything that can be wrong with the input to this chapter's calculators.
@@ -113,16 +113,37 @@ pub enum TrainingError {
     /// A count that must be at least one (devices, layers, shards, microbatches...) was zero.
     Zero { what: &'static str },
     /// `what` (= `value`) has to be a multiple of `by` (= `divisor`) and is not.
-    NotDivisible { what: &'static str, value: u64, by: &'static str, divisor: u64 },
+    NotDivisible {
+        what: &'static str,
+        value: u64,
+        by: &'static str,
+        divisor: u64,
+    },
     /// A real-valued input lies outside the range where the formula means anything.
-    OutOfRange { what: &'static str, value: f64, expected: &'static str },
+    OutOfRange {
+        what: &'static str,
+        value: f64,
+        expected: &'static str,
+    },
     /// An index (a pipeline stage, say) is not below the count it indexes into.
-    IndexOutOfRange { what: &'static str, index: usize, len: usize },
+    IndexOutOfRange {
+        what: &'static str,
+        index: usize,
+        len: usize,
+    },
     /// Two lists that must have one entry per item of the same thing (per stage, say) differ
     /// in length.
-    LengthMismatch { what: &'static str, expected: usize, got: usize },
+    LengthMismatch {
+        what: &'static str,
+        expected: usize,
+        got: usize,
+    },
     /// Two matrices whose shapes must agree do not.
-    ShapeMismatch { what: &'static str, left: (usize, usize), right: (usize, usize) },
+    ShapeMismatch {
+        what: &'static str,
+        left: (usize, usize),
+        right: (usize, usize),
+    },
     /// A pipeline work order that is not a permutation of one forward and one backward per
     /// microbatch.
     MalformedSchedule { stage: usize, reason: &'static str },
@@ -134,16 +155,29 @@ impl fmt::Display for TrainingError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Zero { what } => write!(f, "{what} must be at least 1, got 0"),
-            Self::NotDivisible { what, value, by, divisor } => {
+            Self::NotDivisible {
+                what,
+                value,
+                by,
+                divisor,
+            } => {
                 write!(f, "{what} = {value} is not divisible by {by} = {divisor}")
             }
-            Self::OutOfRange { what, value, expected } => {
+            Self::OutOfRange {
+                what,
+                value,
+                expected,
+            } => {
                 write!(f, "{what} = {value} is out of range: expected {expected}")
             }
             Self::IndexOutOfRange { what, index, len } => {
                 write!(f, "{what} = {index} is out of range for {len} entries")
             }
-            Self::LengthMismatch { what, expected, got } => {
+            Self::LengthMismatch {
+                what,
+                expected,
+                got,
+            } => {
                 write!(f, "{what}: expected {expected} entries, got {got}")
             }
             Self::ShapeMismatch { what, left, right } => write!(
@@ -166,7 +200,11 @@ impl std::error::Error for TrainingError {}
 
 /// Returns `value` if it is at least one, otherwise a [`TrainingError::Zero`] naming it.
 fn at_least_one(what: &'static str, value: u64) -> Result<u64, TrainingError> {
-    if value == 0 { Err(TrainingError::Zero { what }) } else { Ok(value) }
+    if value == 0 {
+        Err(TrainingError::Zero { what })
+    } else {
+        Ok(value)
+    }
 }
 
 /// Checks that `divisor` splits `value` evenly; uneven splits mean idle or overloaded devices.
@@ -179,24 +217,52 @@ fn divides(
     if value.is_multiple_of(at_least_one(by, divisor)?) {
         Ok(())
     } else {
-        Err(TrainingError::NotDivisible { what, value, by, divisor })
+        Err(TrainingError::NotDivisible {
+            what,
+            value,
+            by,
+            divisor,
+        })
     }
 }
 
 /// `value` if `ok`, otherwise a [`TrainingError::OutOfRange`] naming the quantity and the range
 /// it had to fall in. Each range check of the chapter is a one-line use of it.
-fn in_range(what: &'static str, value: f64, ok: bool, expected: &'static str) -> Result<f64, TrainingError> {
-    if ok { Ok(value) } else { Err(TrainingError::OutOfRange { what, value, expected }) }
+fn in_range(
+    what: &'static str,
+    value: f64,
+    ok: bool,
+    expected: &'static str,
+) -> Result<f64, TrainingError> {
+    if ok {
+        Ok(value)
+    } else {
+        Err(TrainingError::OutOfRange {
+            what,
+            value,
+            expected,
+        })
+    }
 }
 
 /// `value` if it is finite and strictly positive.
 fn positive(what: &'static str, value: f64) -> Result<f64, TrainingError> {
-    in_range(what, value, value.is_finite() && value > 0.0, "a positive, finite number")
+    in_range(
+        what,
+        value,
+        value.is_finite() && value > 0.0,
+        "a positive, finite number",
+    )
 }
 
 /// `value` if it is finite and not negative.
 fn non_negative(what: &'static str, value: f64) -> Result<f64, TrainingError> {
-    in_range(what, value, value.is_finite() && value >= 0.0, "a finite number, zero or more")
+    in_range(
+        what,
+        value,
+        value.is_finite() && value >= 0.0,
+        "a finite number, zero or more",
+    )
 }
 
 impl TrainingConfig {
@@ -214,7 +280,7 @@ impl TrainingConfig {
     }
 }
 
-// book/src/ch06.md:321
+// book/src/ch06.md:390
 /// Bytes in one gibibyte. Every memory figure in this chapter is printed in GiB, because
 /// accelerator capacities (80 GiB, 141 GiB, ...) are quoted in binary units.
 pub const GIB: f64 = 1_073_741_824.0;
@@ -234,8 +300,12 @@ pub enum StateComponent {
 
 impl StateComponent {
     /// All components, in the order the ledger prints them.
-    pub const ALL: [StateComponent; 4] =
-        [Self::Weights, Self::Gradients, Self::MasterWeights, Self::AdamMoments];
+    pub const ALL: [StateComponent; 4] = [
+        Self::Weights,
+        Self::Gradients,
+        Self::MasterWeights,
+        Self::AdamMoments,
+    ];
 
     /// The name used in tables and figure legends.
     pub fn label(self) -> &'static str {
@@ -379,7 +449,7 @@ pub fn state_ledger(
     })
 }
 
-// book/src/ch06.md:583
+// book/src/ch06.md:662
 /// Bytes per activation scalar. Activations travel in bf16 in every recipe this chapter
 /// prices, both when they are saved for backward and when they cross a link.
 pub const ACTIVATION_BYTES: u64 = 2;
@@ -399,8 +469,11 @@ pub enum ActivationPolicy {
 
 impl ActivationPolicy {
     /// The three policies, most to least memory.
-    pub const ALL: [ActivationPolicy; 3] =
-        [Self::MaterializeScores, Self::FusedAttention, Self::FullRecompute];
+    pub const ALL: [ActivationPolicy; 3] = [
+        Self::MaterializeScores,
+        Self::FusedAttention,
+        Self::FullRecompute,
+    ];
 
     /// The policy's name in tables.
     pub fn label(self) -> &'static str {
@@ -432,7 +505,7 @@ pub fn activation_bytes_per_layer(
     })
 }
 
-// book/src/ch06.md:741
+// book/src/ch06.md:858
 use std::alloc::{GlobalAlloc, System};
 use std::cell::Cell;
 
@@ -521,7 +594,7 @@ pub fn measure_saved_bytes(
     Ok(saved.max(0) as usize)
 }
 
-// book/src/ch06.md:836
+// book/src/ch06.md:953
 /// `n` with thousands separators, as in `16,384`.
 pub fn grouped(n: u64) -> String {
     let digits = n.to_string();
@@ -535,7 +608,7 @@ pub fn grouped(n: u64) -> String {
     out
 }
 
-// book/src/ch06.md:1155
+// book/src/ch06.md:1347
 /// Runs `relu(x @ w_up) @ w_down` split column-then-row over `shards` simulated devices.
 ///
 /// Device `k` owns columns `k*w..(k+1)*w` of `w_up` and the same rows of `w_down`
@@ -573,7 +646,7 @@ pub fn tensor_parallel_ffn(
     Ok(total.expect("at least one shard"))
 }
 
-// book/src/ch06.md:1199
+// book/src/ch06.md:1391
 /// SplitMix64: a tiny, fast, well-mixed 64-bit generator. It is not cryptographic, but
 /// its stream is fixed by the seed on every platform, which is what a reproducible book needs.
 #[derive(Debug, Clone)]
@@ -653,7 +726,10 @@ impl Matrix {
 
     /// Entry `(r, c)`; panics like slice indexing when out of bounds.
     pub fn get(&self, r: usize, c: usize) -> f32 {
-        assert!(r < self.rows && c < self.cols, "index ({r}, {c}) out of bounds");
+        assert!(
+            r < self.rows && c < self.cols,
+            "index ({r}, {c}) out of bounds"
+        );
         self.data[r * self.cols + c]
     }
 
@@ -676,7 +752,11 @@ impl Matrix {
             1.0,
             false,
         );
-        Ok(Matrix { rows: self.rows, cols: other.cols, data })
+        Ok(Matrix {
+            rows: self.rows,
+            cols: other.cols,
+            data,
+        })
     }
 
     /// Element-wise `max(x, 0)`.
@@ -693,8 +773,17 @@ impl Matrix {
                 right: other.shape(),
             });
         }
-        let data = self.data.iter().zip(&other.data).map(|(a, b)| a + b).collect();
-        Ok(Matrix { rows: self.rows, cols: self.cols, data })
+        let data = self
+            .data
+            .iter()
+            .zip(&other.data)
+            .map(|(a, b)| a + b)
+            .collect();
+        Ok(Matrix {
+            rows: self.rows,
+            cols: self.cols,
+            data,
+        })
     }
 
     /// Columns `start..start + len`: one device's share of a column-split weight.
@@ -716,11 +805,16 @@ impl Matrix {
                 right: other.shape(),
             });
         }
-        Ok(self.data.iter().zip(&other.data).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max))
+        Ok(self
+            .data
+            .iter()
+            .zip(&other.data)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f32::max))
     }
 }
 
-// book/src/ch06.md:1381
+// book/src/ch06.md:1600
 /// Per-device tensor-parallel traffic of one layer, forward plus backward, per microbatch.
 ///
 /// For every microbatch a Megatron-style layer all-reduces its `s x b x h` activation four
@@ -741,7 +835,7 @@ pub fn tp_comm_bytes_per_layer(
     Ok(4.0 * ring_factor * payload)
 }
 
-// book/src/ch06.md:1447
+// book/src/ch06.md:1666
 /// The two kinds of work a pipeline stage does for a microbatch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OpKind {
@@ -760,12 +854,18 @@ pub struct PipelineOp {
 impl PipelineOp {
     /// The forward pass of microbatch `microbatch`.
     pub fn forward(microbatch: usize) -> Self {
-        Self { kind: OpKind::Forward, microbatch }
+        Self {
+            kind: OpKind::Forward,
+            microbatch,
+        }
     }
 
     /// The backward pass of microbatch `microbatch`.
     pub fn backward(microbatch: usize) -> Self {
-        Self { kind: OpKind::Backward, microbatch }
+        Self {
+            kind: OpKind::Backward,
+            microbatch,
+        }
     }
 }
 
@@ -808,7 +908,9 @@ impl Schedule {
         stages: usize,
         microbatches: usize,
     ) -> Result<Vec<Vec<PipelineOp>>, TrainingError> {
-        (0..stages).map(|stage| self.stage_order(stage, stages, microbatches)).collect()
+        (0..stages)
+            .map(|stage| self.stage_order(stage, stages, microbatches))
+            .collect()
     }
 }
 
@@ -817,7 +919,11 @@ fn check_stage(stage: usize, stages: usize, microbatches: usize) -> Result<(), T
     at_least_one("stages", stages as u64)?;
     at_least_one("microbatches", microbatches as u64)?;
     if stage >= stages {
-        return Err(TrainingError::IndexOutOfRange { what: "stage", index: stage, len: stages });
+        return Err(TrainingError::IndexOutOfRange {
+            what: "stage",
+            index: stage,
+            len: stages,
+        });
     }
     Ok(())
 }
@@ -830,7 +936,9 @@ pub fn gpipe_order(
 ) -> Result<Vec<PipelineOp>, TrainingError> {
     check_stage(stage, stages, microbatches)?;
     let forwards = (0..microbatches).map(PipelineOp::forward);
-    Ok(forwards.chain((0..microbatches).map(PipelineOp::backward)).collect())
+    Ok(forwards
+        .chain((0..microbatches).map(PipelineOp::backward))
+        .collect())
 }
 
 /// The 1F1B work order for one stage.
@@ -859,7 +967,7 @@ pub fn one_f1b_order(
     Ok(ops)
 }
 
-// book/src/ch06.md:1575
+// book/src/ch06.md:1808
 /// How long one microbatch's forward and backward take on a stage, in arbitrary time units.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StageTimes {
@@ -869,7 +977,10 @@ pub struct StageTimes {
 
 impl StageTimes {
     /// The usual Transformer ratio: backward costs about twice forward.
-    pub const TRANSFORMER: StageTimes = StageTimes { forward: 1.0, backward: 2.0 };
+    pub const TRANSFORMER: StageTimes = StageTimes {
+        forward: 1.0,
+        backward: 2.0,
+    };
 
     /// The duration of one operation of `kind`.
     pub fn of(&self, kind: OpKind) -> f64 {
@@ -964,10 +1075,12 @@ fn check_orders(orders: &[Vec<PipelineOp>]) -> Result<usize, TrainingError> {
         }
         let mut seen = vec![[false; 2]; microbatches];
         for op in order {
-            let slot = seen.get_mut(op.microbatch).ok_or(TrainingError::MalformedSchedule {
-                stage,
-                reason: "microbatch id past the end",
-            })?;
+            let slot = seen
+                .get_mut(op.microbatch)
+                .ok_or(TrainingError::MalformedSchedule {
+                    stage,
+                    reason: "microbatch id past the end",
+                })?;
             let kind = &mut slot[op.kind as usize];
             if *kind {
                 return Err(TrainingError::MalformedSchedule {
@@ -1015,7 +1128,9 @@ pub fn simulate_orders(
     while events.len() < 2 * stages * microbatches {
         let mut progressed = false;
         for stage in 0..stages {
-            let Some(&op) = orders[stage].get(next[stage]) else { continue };
+            let Some(&op) = orders[stage].get(next[stage]) else {
+                continue;
+            };
             let mb = op.microbatch;
             let done = |s: usize, kind: OpKind| finished[s][mb][kind as usize];
             // When may this op start, dependency-wise? `None` means "not yet known".
@@ -1024,7 +1139,10 @@ pub fn simulate_orders(
                 OpKind::Forward => done(stage - 1, OpKind::Forward),
                 OpKind::Backward if stage + 1 == stages => done(stage, OpKind::Forward),
                 OpKind::Backward => {
-                    match (done(stage, OpKind::Forward), done(stage + 1, OpKind::Backward)) {
+                    match (
+                        done(stage, OpKind::Forward),
+                        done(stage + 1, OpKind::Backward),
+                    ) {
                         (Some(own), Some(downstream)) => Some(own.max(downstream)),
                         _ => None,
                     }
@@ -1036,15 +1154,27 @@ pub fn simulate_orders(
             finished[stage][mb][op.kind as usize] = Some(end);
             free_at[stage] = end;
             next[stage] += 1;
-            events.push(PipelineEvent { stage, microbatch: mb, kind: op.kind, start, end });
+            events.push(PipelineEvent {
+                stage,
+                microbatch: mb,
+                kind: op.kind,
+                start,
+                end,
+            });
             progressed = true;
         }
         if !progressed {
-            let stage = (0..stages).find(|&s| next[s] < orders[s].len()).unwrap_or(0);
+            let stage = (0..stages)
+                .find(|&s| next[s] < orders[s].len())
+                .unwrap_or(0);
             return Err(TrainingError::Deadlock { stage });
         }
     }
-    Ok(PipelineTimeline { stages, microbatches, events })
+    Ok(PipelineTimeline {
+        stages,
+        microbatches,
+        events,
+    })
 }
 
 /// Simulates `schedule` on `stages` balanced stages with `microbatches` microbatches.
@@ -1065,7 +1195,7 @@ pub fn pipeline_bubble_fraction(stages: u64, microbatches: u64) -> Result<f64, T
     Ok((s - 1.0) / (m + s - 1.0))
 }
 
-// book/src/ch06.md:2010
+// book/src/ch06.md:2319
 /// A tensor x pipeline x data parallel layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Layout {
@@ -1106,7 +1236,11 @@ pub struct PlanOptions {
 impl Default for PlanOptions {
     /// A 128-sequence batch, ZeRO-1, and 80 GiB devices.
     fn default() -> Self {
-        Self { global_batch: 128, zero_stage: ZeroStage::Stage1, device_gib: 80.0 }
+        Self {
+            global_batch: 128,
+            zero_stage: ZeroStage::Stage1,
+            device_gib: 80.0,
+        }
     }
 }
 
@@ -1136,7 +1270,12 @@ pub fn check_layout(
 ) -> Result<(), TrainingError> {
     at_least_one("tp", layout.tp)?;
     divides("n_layers", cfg.n_layers, "pp", layout.pp)?;
-    divides("global_batch", at_least_one("global_batch", global_batch)?, "dp", layout.dp)
+    divides(
+        "global_batch",
+        at_least_one("global_batch", global_batch)?,
+        "dp",
+        layout.dp,
+    )
 }
 
 /// Prices one tensor/pipeline/data-parallel layout for a training run.
@@ -1174,7 +1313,11 @@ pub fn evaluate_plan(
 
     let dp_comm = (2 * (dp - 1)) as f64 / dp as f64 * 2.0 * params_per_shard;
     let tp_comm = tp_comm_bytes_per_layer(cfg, 1, tp)? * layers_here * microbatches as f64;
-    let pp_comm = if pp > 1 { 2.0 * boundary * microbatches as f64 } else { 0.0 };
+    let pp_comm = if pp > 1 {
+        2.0 * boundary * microbatches as f64
+    } else {
+        0.0
+    };
     let total = state.total() + activations;
     Ok(PlanEval {
         layout,
@@ -1189,7 +1332,7 @@ pub fn evaluate_plan(
     })
 }
 
-// book/src/ch06.md:2140
+// book/src/ch06.md:2462
 /// Tensor-parallel degrees `plan_table` tries: powers of two up to a node's 8 devices.
 pub const TP_DEGREES: [u64; 4] = [1, 2, 4, 8];
 
@@ -1213,7 +1356,10 @@ impl PlanTable {
 
 impl fmt::Display for PlanTable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "plan             state   act  total fits  bubble  DP-comm  TP-comm  PP-comm")?;
+        writeln!(
+            f,
+            "plan             state   act  total fits  bubble  DP-comm  TP-comm  PP-comm"
+        )?;
         for row in &self.rows {
             writeln!(
                 f,
@@ -1253,7 +1399,11 @@ pub fn plan_table(
             if !devices.is_multiple_of(tp * pp) {
                 continue;
             }
-            let layout = Layout { tp, pp, dp: devices / (tp * pp) };
+            let layout = Layout {
+                tp,
+                pp,
+                dp: devices / (tp * pp),
+            };
             if check_layout(cfg, layout, options.global_batch).is_ok() {
                 rows.push(evaluate_plan(cfg, layout, options)?);
             }
@@ -1262,7 +1412,7 @@ pub fn plan_table(
     Ok(PlanTable { rows })
 }
 
-// book/src/ch06.md:2376
+// book/src/ch06.md:2787
 /// The share of routed tokens that leave their device when routing is balanced over an
 /// expert-parallel group of `ep_degree` devices: all but the `1 / ep_degree` that stay home.
 pub fn balanced_off_device_fraction(ep_degree: u64) -> Result<f64, TrainingError> {
@@ -1291,10 +1441,15 @@ pub fn expert_dispatch_bytes(
 
 /// `value` if it is a share between 0 and 1 inclusive.
 fn fraction(what: &'static str, value: f64) -> Result<f64, TrainingError> {
-    in_range(what, value, (0.0..=1.0).contains(&value), "a fraction between 0 and 1")
+    in_range(
+        what,
+        value,
+        (0.0..=1.0).contains(&value),
+        "a fraction between 0 and 1",
+    )
 }
 
-// book/src/ch06.md:2478
+// book/src/ch06.md:2896
 /// Model FLOPs utilization, equation 6.4.
 ///
 /// `flops_per_token` must be the model's *nominal* cost per trained token
@@ -1319,7 +1474,7 @@ pub fn model_flops_utilization(
     Ok(tokens_per_s * flops_per_token / (devices * peak))
 }
 
-// book/src/ch06.md:2539
+// book/src/ch06.md:2957
 /// This machine's matmul rate in FLOP/s: every core multiplies its own pair of
 /// random `n x n` `f32` matrices with Chapter 2's single-threaded `matmul`, all
 /// cores at once, `repeats` times after two warm-up products. That is how the
@@ -1338,12 +1493,22 @@ pub fn measured_matmul_flops(n: usize, repeats: usize) -> Result<f64, TrainingEr
             .map(|core| {
                 scope.spawn(move || {
                     let mut rng = SplitMix64::new(core as u64);
-                    let mut random = || (0..n * n).map(|_| rng.next_f64() as f32 - 0.5).collect::<Vec<f32>>();
+                    let mut random = || {
+                        (0..n * n)
+                            .map(|_| rng.next_f64() as f32 - 0.5)
+                            .collect::<Vec<f32>>()
+                    };
                     let (a, b) = (random(), random());
                     let mut c = vec![0.0f32; n * n];
                     let mut product = || {
                         let out = ch02::MatMut::new(&mut c, n, n);
-                        ch02::matmul(out, ch02::Mat::new(&a, n, n), ch02::Mat::new(&b, n, n), 1.0, false);
+                        ch02::matmul(
+                            out,
+                            ch02::Mat::new(&a, n, n),
+                            ch02::Mat::new(&b, n, n),
+                            1.0,
+                            false,
+                        );
                     };
                     product();
                     product();
@@ -1357,14 +1522,17 @@ pub fn measured_matmul_flops(n: usize, repeats: usize) -> Result<f64, TrainingEr
                 })
             })
             .collect();
-        workers.into_iter().map(|w| w.join().expect("matmul worker panicked")).collect()
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("matmul worker panicked"))
+            .collect()
     });
     // The machine is as fast as its slowest core: the trainer waits for every worker.
     let slowest = seconds.iter().copied().fold(0.0, f64::max);
     Ok(cores as f64 * 2.0 * (n as f64).powi(3) / slowest)
 }
 
-// book/src/ch06.md:2671
+// book/src/ch06.md:3111
 /// Re-exported because the checkpoint API below speaks in durations, so that
 /// `use ch06::*` is all a caller needs.
 pub use std::time::Duration;
@@ -1411,7 +1579,7 @@ pub fn young_interval(faults: &FaultModel) -> Result<Duration, TrainingError> {
     Ok(Duration::from_secs_f64((2.0 * save * mtbf).sqrt()))
 }
 
-// book/src/ch06.md:2727
+// book/src/ch06.md:3167
 /// A published count of job-interrupting failures on one fleet over one window.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FailureRecord {
@@ -1426,8 +1594,11 @@ pub struct FailureRecord {
 /// Llama 3 405B pretraining: 419 unexpected interruptions in 54 days on 16,384
 /// GPUs (Grattafiori et al., 2024). Planned interruptions are left out: they
 /// come with a warning and a clean checkpoint.
-pub const LLAMA3_405B_FAILURES: FailureRecord =
-    FailureRecord { window: Duration::from_secs(54 * 86_400), devices: 16_384, failures: 419 };
+pub const LLAMA3_405B_FAILURES: FailureRecord = FailureRecord {
+    window: Duration::from_secs(54 * 86_400),
+    devices: 16_384,
+    failures: 419,
+};
 
 impl FailureRecord {
     /// Mean time between failures of a single device: device-time observed
@@ -1467,7 +1638,7 @@ pub fn save_stall(payload_bytes: f64, write_bytes_per_s: f64) -> Result<Duration
     Ok(Duration::from_secs_f64(payload / bandwidth))
 }
 
-// book/src/ch06.md:3035
+// book/src/ch06.md:3544
 /// The three legs of a warmup-stable-decay schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WsdPhase {
@@ -1511,7 +1682,11 @@ impl WsdSchedule {
                 expected: "at most the total number of steps",
             });
         }
-        Ok(Self { total_steps, warmup_steps, decay_steps })
+        Ok(Self {
+            total_steps,
+            warmup_steps,
+            decay_steps,
+        })
     }
 
     /// Steps in the whole run.
@@ -1557,7 +1732,7 @@ pub fn wsd_multiplier(step: u64, total_steps: u64) -> Result<f64, TrainingError>
     WsdSchedule::new(total_steps, 0.05, 0.15)?.multiplier(step)
 }
 
-// book/src/ch06.md:3285
+// book/src/ch06.md:3825
 /// The compute budget of one pretraining run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TrainingRun {
@@ -1575,9 +1750,24 @@ pub struct TrainingRun {
 /// Llama 3 405B): their parameters, tokens, and fleets of a plausible size.
 /// Parameter counts are the published sizes, not `param_count` of our configs.
 pub const NAMED_RUNS: [TrainingRun; 3] = [
-    TrainingRun { name: "7B on 2T tokens", params: 6.74e9, tokens: 2.0e12, devices: 1_024 },
-    TrainingRun { name: "70B on 15T tokens", params: 70.6e9, tokens: 15.0e12, devices: 16_384 },
-    TrainingRun { name: "405B on 15.6T tokens", params: 405e9, tokens: 15.6e12, devices: 16_384 },
+    TrainingRun {
+        name: "7B on 2T tokens",
+        params: 6.74e9,
+        tokens: 2.0e12,
+        devices: 1_024,
+    },
+    TrainingRun {
+        name: "70B on 15T tokens",
+        params: 70.6e9,
+        tokens: 15.0e12,
+        devices: 16_384,
+    },
+    TrainingRun {
+        name: "405B on 15.6T tokens",
+        params: 405e9,
+        tokens: 15.6e12,
+        devices: 16_384,
+    },
 ];
 
 /// Planning constants for one class of device and the facility around it.
@@ -1660,10 +1850,15 @@ pub fn run_economics(
 /// `value` if it is a finite ratio of at least 1 (a PUE below 1 would mean
 /// the facility generates power instead of consuming it).
 fn ratio_at_least_one(what: &'static str, value: f64) -> Result<f64, TrainingError> {
-    in_range(what, value, value.is_finite() && value >= 1.0, "a finite ratio of at least 1")
+    in_range(
+        what,
+        value,
+        value.is_finite() && value >= 1.0,
+        "a finite ratio of at least 1",
+    )
 }
 
-// book/src/ch06.md:3551
+// book/src/ch06.md:4227
 /// Hours in an average year (365.25 days).
 pub const HOURS_PER_YEAR: f64 = 8_766.0;
 

@@ -17,7 +17,10 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::cell(0);
     // book/src/ch06.md:155
     let billions = |n: u64| format!("{:.2}B", n as f64 / 1e9);
-    println!("{:9}  {:>9}  {:>7}  {:>10}  {:>7}", "config", "attention", "ffn", "embeddings", "total");
+    println!(
+        "{:9}  {:>9}  {:>7}  {:>10}  {:>7}",
+        "config", "attention", "ffn", "embeddings", "total"
+    );
     for (cfg, total_name) in [(LLAMA_7B, "params_7b"), (LLAMA_70B, "params_70b")] {
         let counts = param_count(&cfg)?;
         println!(
@@ -32,7 +35,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(1);
-    // book/src/ch06.md:490
+    // book/src/ch06.md:563
     let p_7b = param_count(&LLAMA_7B)?.total() as f64;
     print!("{:6}", "GiB");
     for component in StateComponent::ALL {
@@ -48,12 +51,15 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         println!("{:>8.1}", ledger.total() / GIB);
         if precision == Precision::Mixed {
             tangle_runtime::value("state_7b_gib", format!("{:.1} GiB", ledger.total() / GIB));
-            tangle_runtime::value("weights_bf16_7b_gib", format!("{:.1} GiB", ledger.weights / GIB));
+            tangle_runtime::value(
+                "weights_bf16_7b_gib",
+                format!("{:.1} GiB", ledger.weights / GIB),
+            );
         }
     }
 
     tangle_runtime::cell(2);
-    // book/src/ch06.md:639
+    // book/src/ch06.md:721
     for policy in ActivationPolicy::ALL {
         let per_layer = activation_bytes_per_layer(&LLAMA_7B, 1, policy)?;
         let total = format!("{:.1} GiB", (per_layer * LLAMA_7B.n_layers) as f64 / GIB);
@@ -73,10 +79,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("layers_7b", LLAMA_7B.n_layers);
 
     tangle_runtime::cell(3);
-    // book/src/ch06.md:675
+    // book/src/ch06.md:757
     tangle_runtime::figure::svg("activation-policies", (720, 400), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, VPos, plotters::prelude::*};
-        let state_gib = state_ledger(p_7b, Precision::Mixed, ZeroStage::Replicated, 1)?.total() / GIB;
+        let state_gib =
+            state_ledger(p_7b, Precision::Mixed, ZeroStage::Replicated, 1)?.total() / GIB;
         let mut policy_totals = Vec::new();
         for policy in ActivationPolicy::ALL {
             let per_layer = activation_bytes_per_layer(&LLAMA_7B, 1, policy)? as f64;
@@ -98,70 +105,125 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         let shades = [figure::gray(0.75), figure::gray(0.55), figure::gray(0.35)];
         for (i, &(_, gib)) in policy_totals.iter().enumerate() {
             let x = i as f64;
-            chart.draw_series([Rectangle::new([(x - 0.28, 0.5), (x + 0.28, gib)], shades[i].filled())])?;
+            chart.draw_series([Rectangle::new(
+                [(x - 0.28, 0.5), (x + 0.28, gib)],
+                shades[i].filled(),
+            )])?;
         }
         // Reference lines over the bars, so that a bar taller than a device visibly crosses it.
         let across = |y: f64| vec![(-0.5, y), (2.5, y)];
-        chart.draw_series(DottedLineSeries::new(across(state_gib), 0, 6, |c| Circle::new(c, 1.5, figure::INK.filled())))?;
-        chart.draw_series(DashedLineSeries::new(across(80.0), 9, 5, figure::INK.stroke_width(2)))?;
-        let line_ys: Vec<i32> = [state_gib, 80.0].iter().map(|&y| chart.plotting_area().map_coordinate(&(0.0, y)).1).collect();
+        chart.draw_series(DottedLineSeries::new(across(state_gib), 0, 6, |c| {
+            Circle::new(c, 1.5, figure::INK.filled())
+        }))?;
+        chart.draw_series(DashedLineSeries::new(
+            across(80.0),
+            9,
+            5,
+            figure::INK.stroke_width(2),
+        ))?;
+        let line_ys: Vec<i32> = [state_gib, 80.0]
+            .iter()
+            .map(|&y| chart.plotting_area().map_coordinate(&(0.0, y)).1)
+            .collect();
         for (i, &(label, gib)) in policy_totals.iter().enumerate() {
             let x = i as f64;
             let (px, top) = chart.plotting_area().map_coordinate(&(x, gib));
             let (_, bottom) = chart.plotting_area().map_coordinate(&(x, 0.5));
             // The value sits inside the top of its bar, below any reference line that crosses there.
-            let label_y = line_ys.iter().filter(|&&y| y >= top && y < top + 24).map(|&y| y + 6).max().unwrap_or(top + 6);
+            let label_y = line_ys
+                .iter()
+                .filter(|&&y| y >= top && y < top + 24)
+                .map(|&y| y + 6)
+                .max()
+                .unwrap_or(top + 6);
             let ink = if i == 2 { WHITE } else { figure::INK };
-            root.draw(&Text::new(format!("{gib:.1} GiB"), (px, label_y), figure::text_top_center(15.0).color(&ink)))?;
-            root.draw(&Text::new(label, (px, bottom + 8), figure::text_top_center(16.0)))?;
+            root.draw(&Text::new(
+                format!("{gib:.1} GiB"),
+                (px, label_y),
+                figure::text_top_center(15.0).color(&ink),
+            ))?;
+            root.draw(&Text::new(
+                label,
+                (px, bottom + 8),
+                figure::text_top_center(16.0),
+            ))?;
         }
         let (right, state_y) = chart.plotting_area().map_coordinate(&(2.45, state_gib));
         let (_, device_y) = chart.plotting_area().map_coordinate(&(2.45, 80.0));
         let right_above = figure::aligned(15.0, HPos::Right, VPos::Bottom);
         let right_below = figure::aligned(15.0, HPos::Right, VPos::Top);
-        root.draw(&Text::new(format!("training state {state_gib:.1} GiB"), (right, state_y - 4), right_above))?;
-        root.draw(&Text::new("one 80 GiB device", (right, device_y + 4), right_below))?;
+        root.draw(&Text::new(
+            format!("training state {state_gib:.1} GiB"),
+            (right, state_y - 4),
+            right_above,
+        ))?;
+        root.draw(&Text::new(
+            "one 80 GiB device",
+            (right, device_y + 4),
+            right_below,
+        ))?;
         Ok(())
     })?;
 
     tangle_runtime::cell(4);
-    // book/src/ch06.md:851
+    // book/src/ch06.md:968
     let tiny = ch02::TinyGpt::new(ch02::MEASUREMENT_CONFIG, 6)?;
-    println!("TinyGPT for the measurement: {} parameters", grouped(tiny.num_parameters() as u64));
+    println!(
+        "TinyGPT for the measurement: {} parameters",
+        grouped(tiny.num_parameters() as u64)
+    );
 
     tangle_runtime::cell(5);
-    // book/src/ch06.md:864
+    // book/src/ch06.md:984
     let tiny_batch = {
         let cfg = tiny.config();
         let (sequences, len) = (4, cfg.block_size);
         let mut rng = ch02::Rng::new(6);
-        let tokens: Vec<u32> = (0..sequences * len).map(|_| rng.below(cfg.vocab_size) as u32).collect();
+        let tokens: Vec<u32> = (0..sequences * len)
+            .map(|_| rng.below(cfg.vocab_size) as u32)
+            .collect();
         // Each sequence's targets are its own tokens rotated left by one.
-        let targets = tokens.chunks(len).flat_map(|row| row[1..].iter().chain(&row[..1]).copied()).collect();
+        let targets = tokens
+            .chunks(len)
+            .flat_map(|row| row[1..].iter().chain(&row[..1]).copied())
+            .collect();
         ch02::Batch::new(sequences, len, tokens, targets)?
     };
     let saved_plain = measure_saved_bytes(&tiny, &tiny_batch, ch02::Memory::KeepAll)?;
-    let saved_checkpointed = measure_saved_bytes(&tiny, &tiny_batch, ch02::Memory::CheckpointBlocks)?;
+    let saved_checkpointed =
+        measure_saved_bytes(&tiny, &tiny_batch, ch02::Memory::CheckpointBlocks)?;
     let less = 100.0 * (1.0 - saved_checkpointed as f64 / saved_plain as f64);
-    println!("saved tensors, plain       : {:>12} bytes", grouped(saved_plain as u64));
-    println!("saved tensors, checkpointed: {:>12} bytes  ({less:.1}% less)", grouped(saved_checkpointed as u64));
+    println!(
+        "saved tensors, plain       : {:>12} bytes",
+        grouped(saved_plain as u64)
+    );
+    println!(
+        "saved tensors, checkpointed: {:>12} bytes  ({less:.1}% less)",
+        grouped(saved_checkpointed as u64)
+    );
     tangle_runtime::value("checkpointing_saves_pct", format!("{less:.1} %"));
 
     tangle_runtime::cell(6);
-    // book/src/ch06.md:921
+    // book/src/ch06.md:1059
     {
         let cfg = tiny.config();
         let per_block = (saved_plain - saved_checkpointed) / cfg.n_layers;
         let (s, b, h, a) = (tiny_batch.seq, tiny_batch.batch, cfg.d_model, cfg.n_heads);
         let formula = 2 * (34 * s * b * h + 5 * a * s * s * b); // equation 6.2, at 4 bytes per value
-        println!("kept per block, measured                 : {:>10} bytes", grouped(per_block as u64));
-        println!("kept per block, equation 6.2 at 4 B/value: {:>10} bytes", grouped(formula as u64));
+        println!(
+            "kept per block, measured                 : {:>10} bytes",
+            grouped(per_block as u64)
+        );
+        println!(
+            "kept per block, equation 6.2 at 4 B/value: {:>10} bytes",
+            grouped(formula as u64)
+        );
         let below = 100.0 * (1.0 - per_block as f64 / formula as f64);
         tangle_runtime::value("block_below_formula_pct", format!("{below:.0} %"));
     }
 
     tangle_runtime::cell(7);
-    // book/src/ch06.md:974
+    // book/src/ch06.md:1118
     for stage in ZeroStage::ALL {
         let total = state_ledger(p_7b, Precision::Mixed, stage, 8)?.total();
         println!(
@@ -176,17 +238,37 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(8);
-    // book/src/ch06.md:1013
+    // book/src/ch06.md:1157
     tangle_runtime::figure::svg("zero-stages", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let plans = [
-            (["fp32", "DDP"], state_ledger(p_7b, Precision::Fp32, ZeroStage::Replicated, 1)?),
-            (["mixed", "DDP"], state_ledger(p_7b, Precision::Mixed, ZeroStage::Replicated, 1)?),
-            (["ZeRO-1", "over 8"], state_ledger(p_7b, Precision::Mixed, ZeroStage::Stage1, 8)?),
-            (["ZeRO-2", "over 8"], state_ledger(p_7b, Precision::Mixed, ZeroStage::Stage2, 8)?),
-            (["ZeRO-3", "over 8"], state_ledger(p_7b, Precision::Mixed, ZeroStage::Stage3, 8)?),
+            (
+                ["fp32", "DDP"],
+                state_ledger(p_7b, Precision::Fp32, ZeroStage::Replicated, 1)?,
+            ),
+            (
+                ["mixed", "DDP"],
+                state_ledger(p_7b, Precision::Mixed, ZeroStage::Replicated, 1)?,
+            ),
+            (
+                ["ZeRO-1", "over 8"],
+                state_ledger(p_7b, Precision::Mixed, ZeroStage::Stage1, 8)?,
+            ),
+            (
+                ["ZeRO-2", "over 8"],
+                state_ledger(p_7b, Precision::Mixed, ZeroStage::Stage2, 8)?,
+            ),
+            (
+                ["ZeRO-3", "over 8"],
+                state_ledger(p_7b, Precision::Mixed, ZeroStage::Stage3, 8)?,
+            ),
         ];
-        let component_shades = [figure::gray(0.25), figure::gray(0.45), figure::gray(0.65), figure::gray(0.85)];
+        let component_shades = [
+            figure::gray(0.25),
+            figure::gray(0.45),
+            figure::gray(0.65),
+            figure::gray(0.85),
+        ];
         let key: Vec<(Key, &str)> = StateComponent::ALL
             .iter()
             .zip(component_shades)
@@ -212,23 +294,47 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             let mut base = 0.0;
             for (component, shade) in StateComponent::ALL.iter().zip(component_shades) {
                 let h = ledger.get(*component) / GIB;
-                chart.draw_series([Rectangle::new([(x - 0.3, base), (x + 0.3, base + h)], shade.filled())])?;
+                chart.draw_series([Rectangle::new(
+                    [(x - 0.3, base), (x + 0.3, base + h)],
+                    shade.filled(),
+                )])?;
                 base += h;
             }
             let (px, top) = chart.plotting_area().map_coordinate(&(x, base));
             let (_, bottom) = chart.plotting_area().map_coordinate(&(x, 0.0));
-            root.draw(&Text::new(format!("{base:.1}"), (px, top - 4), figure::text_bottom_center(15.0)))?;
-            root.draw(&Text::new(label[0], (px, bottom + 6), figure::text_top_center(16.0)))?;
-            root.draw(&Text::new(label[1], (px, bottom + 26), figure::text_top_center(16.0)))?;
+            root.draw(&Text::new(
+                format!("{base:.1}"),
+                (px, top - 4),
+                figure::text_bottom_center(15.0),
+            ))?;
+            root.draw(&Text::new(
+                label[0],
+                (px, bottom + 6),
+                figure::text_top_center(16.0),
+            ))?;
+            root.draw(&Text::new(
+                label[1],
+                (px, bottom + 26),
+                figure::text_top_center(16.0),
+            ))?;
         }
-        chart.draw_series(DashedLineSeries::new(vec![(-0.5, 80.0), (4.5, 80.0)], 9, 5, figure::gray(0.45).stroke_width(2)))?;
+        chart.draw_series(DashedLineSeries::new(
+            vec![(-0.5, 80.0), (4.5, 80.0)],
+            9,
+            5,
+            figure::gray(0.45).stroke_width(2),
+        ))?;
         let (right, y80) = chart.plotting_area().map_coordinate(&(4.45, 80.0));
-        root.draw(&Text::new("80 GiB device", (right, y80 - 4), figure::aligned(15.0, HPos::Right, VPos::Bottom)))?;
+        root.draw(&Text::new(
+            "80 GiB device",
+            (right, y80 - 4),
+            figure::aligned(15.0, HPos::Right, VPos::Bottom),
+        ))?;
         Ok(())
     })?;
 
     tangle_runtime::cell(9);
-    // book/src/ch06.md:1351
+    // book/src/ch06.md:1564
     let mut rng = SplitMix64::new(0);
     let x = Matrix::random_normal(4, 256, 1.0, &mut rng);
     let w_up = Matrix::random_normal(256, 1024, 1.0 / 16.0, &mut rng);
@@ -236,12 +342,18 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     let reference = x.matmul(&w_up)?.relu().matmul(&w_down)?;
     for shards in [2, 4] {
         let gap = tensor_parallel_ffn(&x, &w_up, &w_down, shards)?.max_abs_diff(&reference)?;
-        let verdict = if gap <= 1e-6 { "round-off" } else { "MORE than round-off" };
-        println!("{shards}-way tensor parallel vs single device: max |difference| = {gap:.2e} ({verdict})");
+        let verdict = if gap <= 1e-6 {
+            "round-off"
+        } else {
+            "MORE than round-off"
+        };
+        println!(
+            "{shards}-way tensor parallel vs single device: max |difference| = {gap:.2e} ({verdict})"
+        );
     }
 
     tangle_runtime::cell(10);
-    // book/src/ch06.md:1405
+    // book/src/ch06.md:1624
     let per_layer = tp_comm_bytes_per_layer(&LLAMA_7B, 1, 8)?;
     let per_microbatch = format!("{:.1} GiB", per_layer * LLAMA_7B.n_layers as f64 / GIB);
     println!(
@@ -252,10 +364,14 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("tp8_comm_7b_gib", per_microbatch);
 
     tangle_runtime::cell(11);
-    // book/src/ch06.md:1784
+    // book/src/ch06.md:2039
     for (stages, microbatches) in [(4, 8), (8, 32), (8, 8)] {
-        let timeline =
-            simulate_pipeline(Schedule::OneFOneB, stages, microbatches, StageTimes::TRANSFORMER)?;
+        let timeline = simulate_pipeline(
+            Schedule::OneFOneB,
+            stages,
+            microbatches,
+            StageTimes::TRANSFORMER,
+        )?;
         let predicted = pipeline_bubble_fraction(stages as u64, microbatches as u64)?;
         println!(
             "S={stages} m={microbatches:2}: simulated idle {:.4}   formula {predicted:.4}",
@@ -266,7 +382,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(12);
-    // book/src/ch06.md:1817
+    // book/src/ch06.md:2076
     tangle_runtime::figure::svg("pipeline-gantt", (720, 300), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let gantt = simulate_pipeline(Schedule::OneFOneB, 4, 8, StageTimes::TRANSFORMER)?;
@@ -285,14 +401,21 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             .disable_y_mesh()
             .y_labels(0)
             .x_label_formatter(&|v| format!("{v:.0}"))
-            .x_desc(format!("time units (makespan {makespan:.0}, idle fraction {:.0}%)", 100.0 * idle))
+            .x_desc(format!(
+                "time units (makespan {makespan:.0}, idle fraction {:.0}%)",
+                100.0 * idle
+            ))
             .book_style(16.0)
             .draw()?;
         // Stage 0 on top, as a reader scans a schedule.
         let row = |stage: usize| (gantt.stages - 1 - stage) as f64;
         for stage in 0..gantt.stages {
             let (x0, y) = chart.plotting_area().map_coordinate(&(0.0, row(stage)));
-            root.draw(&Text::new(format!("stage {stage}"), (x0 - 10, y), figure::aligned(16.0, HPos::Right, VPos::Center)))?;
+            root.draw(&Text::new(
+                format!("stage {stage}"),
+                (x0 - 10, y),
+                figure::aligned(16.0, HPos::Right, VPos::Center),
+            ))?;
         }
         for e in &gantt.events {
             let (fill, ink) = match e.kind {
@@ -302,65 +425,132 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             let y = row(e.stage);
             chart.draw_series([
                 Rectangle::new([(e.start, y - 0.36), (e.end, y + 0.36)], fill.filled()),
-                Rectangle::new([(e.start, y - 0.36), (e.end, y + 0.36)], WHITE.stroke_width(1)),
+                Rectangle::new(
+                    [(e.start, y - 0.36), (e.end, y + 0.36)],
+                    WHITE.stroke_width(1),
+                ),
             ])?;
-            let (cx, cy) = chart.plotting_area().map_coordinate(&((e.start + e.end) / 2.0, y));
-            root.draw(&Text::new(e.microbatch.to_string(), (cx, cy), figure::aligned(14.0, HPos::Center, VPos::Center).color(&ink)))?;
+            let (cx, cy) = chart
+                .plotting_area()
+                .map_coordinate(&((e.start + e.end) / 2.0, y));
+            root.draw(&Text::new(
+                e.microbatch.to_string(),
+                (cx, cy),
+                figure::aligned(14.0, HPos::Center, VPos::Center).color(&ink),
+            ))?;
         }
-        figure::legend(root, (90, 8), &[(Key::Swatch(light), "forward"), (Key::Swatch(dark), "backward"), (Key::Swatch(WHITE), "idle (bubble)")], 15.0, true)?;
+        figure::legend(
+            root,
+            (90, 8),
+            &[
+                (Key::Swatch(light), "forward"),
+                (Key::Swatch(dark), "backward"),
+                (Key::Swatch(WHITE), "idle (bubble)"),
+            ],
+            15.0,
+            true,
+        )?;
         Ok(())
     })?;
 
     tangle_runtime::cell(13);
-    // book/src/ch06.md:2217
-    let plans_7b = plan_table(&LLAMA_7B, 8, &PlanOptions { global_batch: 64, ..Default::default() })?;
+    // book/src/ch06.md:2546
+    let plans_7b = plan_table(
+        &LLAMA_7B,
+        8,
+        &PlanOptions {
+            global_batch: 64,
+            ..Default::default()
+        },
+    )?;
     print!("{plans_7b}");
     let gib = |x: f64| format!("{x:.1} GiB");
-    let pure_dp = plans_7b.row(Layout { tp: 1, pp: 1, dp: 8 }).ok_or("dp=8 is a legal layout")?;
+    let pure_dp = plans_7b
+        .row(Layout {
+            tp: 1,
+            pp: 1,
+            dp: 8,
+        })
+        .ok_or("dp=8 is a legal layout")?;
     tangle_runtime::value("plan_7b_dp8_total_gib", gib(pure_dp.total_gib));
     tangle_runtime::value("plan_7b_dp8_dp_comm_gib", gib(pure_dp.dp_comm_gib));
-    let pure_tp = plans_7b.row(Layout { tp: 8, pp: 1, dp: 1 }).ok_or("tp=8 is a legal layout")?;
+    let pure_tp = plans_7b
+        .row(Layout {
+            tp: 8,
+            pp: 1,
+            dp: 1,
+        })
+        .ok_or("tp=8 is a legal layout")?;
     tangle_runtime::value("plan_7b_tp8_tp_comm_gib", gib(pure_tp.tp_comm_gib));
 
     tangle_runtime::cell(14);
-    // book/src/ch06.md:2250
+    // book/src/ch06.md:2598
     let plans_70b = plan_table(&LLAMA_70B, 64, &PlanOptions::default())?;
     print!("{plans_70b}");
     let percent = |fraction: f64| format!("{:.1} %", 100.0 * fraction);
-    let four_way_tp = plans_70b.row(Layout { tp: 4, pp: 1, dp: 16 }).ok_or("a legal layout")?;
+    let four_way_tp = plans_70b
+        .row(Layout {
+            tp: 4,
+            pp: 1,
+            dp: 16,
+        })
+        .ok_or("a legal layout")?;
     tangle_runtime::value("plan_70b_tp4_total_gib", gib(four_way_tp.total_gib));
-    let deep_pp = plans_70b.row(Layout { tp: 1, pp: 8, dp: 8 }).ok_or("a legal layout")?;
+    let deep_pp = plans_70b
+        .row(Layout {
+            tp: 1,
+            pp: 8,
+            dp: 8,
+        })
+        .ok_or("a legal layout")?;
     tangle_runtime::value("plan_70b_pp8_total_gib", gib(deep_pp.total_gib));
     tangle_runtime::value("plan_70b_pp8_bubble", percent(deep_pp.bubble));
-    let node_tp = plans_70b.row(Layout { tp: 8, pp: 2, dp: 4 }).ok_or("a legal layout")?;
+    let node_tp = plans_70b
+        .row(Layout {
+            tp: 8,
+            pp: 2,
+            dp: 4,
+        })
+        .ok_or("a legal layout")?;
     tangle_runtime::value("plan_70b_tp8_pp2_bubble", percent(node_tp.bubble));
     tangle_runtime::value("plan_70b_tp8_pp2_tp_comm_gib", gib(node_tp.tp_comm_gib));
 
     tangle_runtime::cell(15);
-    // book/src/ch06.md:2412
+    // book/src/ch06.md:2828
     let payload = expert_dispatch_bytes(8 * 8192, 4096, 8, balanced_off_device_fraction(8)?)?;
     let dispatch = format!("{:.1} GiB", payload / GIB);
-    println!("MoE dispatch+combine, 8 sequences of 8K tokens, top-8: {dispatch} per layer per step");
+    println!(
+        "MoE dispatch+combine, 8 sequences of 8K tokens, top-8: {dispatch} per layer per step"
+    );
     tangle_runtime::value("moe_dispatch_gib", dispatch);
 
     tangle_runtime::cell(16);
-    // book/src/ch06.md:2585
+    // book/src/ch06.md:3016
     let roofline = measured_matmul_flops(1024, 8)?;
-    println!("measured matmul roofline on this CPU: {:.0} GFLOP/s", roofline / 1e9);
+    println!(
+        "measured matmul roofline on this CPU: {:.0} GFLOP/s",
+        roofline / 1e9
+    );
 
     tangle_runtime::cell(17);
-    // book/src/ch06.md:2599
+    // book/src/ch06.md:3033
     let toy = tiny.config();
     let toy_tokens_per_s = ch02::benchmark_training(10)?;
     let toy_forward = ch02::flops_per_token(toy, toy.block_size)?.total as f64;
     let toy_flops_per_token = 3.0 * toy_forward; // forward, plus a backward pass of twice its cost
     let toy_mfu = model_flops_utilization(toy_tokens_per_s, toy_flops_per_token, 1, roofline)?;
     let achieved = toy_tokens_per_s * toy_flops_per_token / 1e9;
-    println!("tokens/s {:>8}   achieved {achieved:6.1} GFLOP/s", grouped(toy_tokens_per_s.round() as u64));
-    println!("toy MFU against the measured roofline: {:.1}%", 100.0 * toy_mfu);
+    println!(
+        "tokens/s {:>8}   achieved {achieved:6.1} GFLOP/s",
+        grouped(toy_tokens_per_s.round() as u64)
+    );
+    println!(
+        "toy MFU against the measured roofline: {:.1}%",
+        100.0 * toy_mfu
+    );
 
     tangle_runtime::cell(18);
-    // book/src/ch06.md:2786
+    // book/src/ch06.md:3229
     let mixed = state_ledger(p_7b, Precision::Mixed, ZeroStage::Replicated, 1)?;
     let payload = checkpoint_payload(&mixed);
     let save = save_stall(payload, 3.0 * GIB)?;
@@ -374,7 +564,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("save_stall_7b", save_s);
 
     tangle_runtime::cell(19);
-    // book/src/ch06.md:2809
+    // book/src/ch06.md:3252
     for devices in [1_024_u64, 16_384] {
         let faults = FaultModel {
             save,
@@ -395,14 +585,26 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(20);
-    // book/src/ch06.md:2842
+    // book/src/ch06.md:3285
     tangle_runtime::figure::svg("checkpoint-waste", (720, 400), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
-        let fig_save = save_stall(checkpoint_payload(&state_ledger(p_7b, Precision::Mixed, ZeroStage::Replicated, 1)?), 3.0 * GIB)?;
+        let fig_save = save_stall(
+            checkpoint_payload(&state_ledger(
+                p_7b,
+                Precision::Mixed,
+                ZeroStage::Replicated,
+                1,
+            )?),
+            3.0 * GIB,
+        )?;
         let fig_device_mtbf = LLAMA3_405B_FAILURES.per_device_mtbf()?;
         let mut waste_curves = Vec::new();
         for devices in [1_024_u64, 16_384] {
-            let faults = FaultModel { save: fig_save, restart: Duration::from_secs(300), mtbf: cluster_mtbf(fig_device_mtbf, devices)? };
+            let faults = FaultModel {
+                save: fig_save,
+                restart: Duration::from_secs(300),
+                mtbf: cluster_mtbf(fig_device_mtbf, devices)?,
+            };
             let mut curve = Vec::new();
             for minutes in 1..=240_u64 {
                 let waste = checkpoint_waste(&faults, Duration::from_secs(60 * minutes))?;
@@ -431,15 +633,27 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         for (k, (devices, curve, (bx, by))) in waste_curves.iter().enumerate() {
             let label = format!("{} devices", grouped(*devices));
             if k == 0 {
-                chart.draw_series(LineSeries::new(curve.iter().copied(), figure::INK.stroke_width(2)))?;
+                chart.draw_series(LineSeries::new(
+                    curve.iter().copied(),
+                    figure::INK.stroke_width(2),
+                ))?;
                 key.push((Key::Solid(figure::INK), label));
             } else {
-                chart.draw_series(DashedLineSeries::new(curve.iter().copied(), 9, 5, figure::gray(0.35).stroke_width(2)))?;
+                chart.draw_series(DashedLineSeries::new(
+                    curve.iter().copied(),
+                    9,
+                    5,
+                    figure::gray(0.35).stroke_width(2),
+                ))?;
                 key.push((Key::Dashed(figure::gray(0.35)), label));
             }
             chart.draw_series([Circle::new((*bx, *by), 5, figure::INK.filled())])?;
             let (px, py) = chart.plotting_area().map_coordinate(&(*bx, *by));
-            root.draw(&Text::new(format!("optimum {bx:.0} min, {:.1}%", 100.0 * by), (px + 4, py + 10), figure::aligned(15.0, HPos::Left, VPos::Top)))?;
+            root.draw(&Text::new(
+                format!("optimum {bx:.0} min, {:.1}%", 100.0 * by),
+                (px + 4, py + 10),
+                figure::aligned(15.0, HPos::Left, VPos::Top),
+            ))?;
         }
         key.push((Key::Marker(figure::INK), "Young's optimum".to_string()));
         let key: Vec<(Key, &str)> = key.iter().map(|(k, s)| (*k, s.as_str())).collect();
@@ -449,7 +663,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(21);
-    // book/src/ch06.md:3129
+    // book/src/ch06.md:3642
     let wsd = WsdSchedule::new(1_000, 0.05, 0.15)?;
     println!("step  phase    multiplier");
     for step in [0, 24, 500, 900, 999] {
@@ -459,7 +673,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(22);
-    // book/src/ch06.md:3150
+    // book/src/ch06.md:3663
     tangle_runtime::figure::svg("wsd-vs-cosine", (720, 380), |root| {
         use tangle_runtime::figure::{self, BookStyle, Key, plotters::prelude::*};
         let total_steps = 1_000_u64;
@@ -469,7 +683,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             if step < warmup_steps {
                 (s + 1.0) / warmup
             } else {
-                0.5 * (1.0 + (std::f64::consts::PI * (s - warmup) / (total_steps as f64 - warmup)).cos())
+                0.5 * (1.0
+                    + (std::f64::consts::PI * (s - warmup) / (total_steps as f64 - warmup)).cos())
             }
         };
         let mut trunk = Vec::new();
@@ -477,7 +692,9 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             trunk.push((step as f64, wsd_multiplier(step, total_steps)?));
         }
         let (branch_at, branch_len) = (600.0, 40.0);
-        let branch: Vec<(f64, f64)> = (0..=40).map(|k| (branch_at + k as f64, 1.0 - k as f64 / branch_len)).collect();
+        let branch: Vec<(f64, f64)> = (0..=40)
+            .map(|k| (branch_at + k as f64, 1.0 - k as f64 / branch_len))
+            .collect();
         let mut chart = ChartBuilder::on(root)
             .margin(16)
             .x_label_area_size(48)
@@ -491,17 +708,31 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             .y_desc("learning-rate multiplier")
             .book_style(16.0)
             .draw()?;
-        chart.draw_series(LineSeries::new(trunk.iter().copied(), figure::INK.stroke_width(2)))?;
-        let cosine_points: Vec<(f64, f64)> = (0..total_steps).map(|s| (s as f64, cosine(s))).collect();
-        chart.draw_series(DottedLineSeries::new(cosine_points, 0, 5, |c| Circle::new(c, 1.3, figure::gray(0.35).filled())))?;
-        chart.draw_series(DashedLineSeries::new(branch, 8, 5, figure::gray(0.3).stroke_width(2)))?;
+        chart.draw_series(LineSeries::new(
+            trunk.iter().copied(),
+            figure::INK.stroke_width(2),
+        ))?;
+        let cosine_points: Vec<(f64, f64)> =
+            (0..total_steps).map(|s| (s as f64, cosine(s))).collect();
+        chart.draw_series(DottedLineSeries::new(cosine_points, 0, 5, |c| {
+            Circle::new(c, 1.3, figure::gray(0.35).filled())
+        }))?;
+        chart.draw_series(DashedLineSeries::new(
+            branch,
+            8,
+            5,
+            figure::gray(0.3).stroke_width(2),
+        ))?;
         let (lx, ly) = chart.plotting_area().map_coordinate(&(30.0, 0.36));
         figure::legend(
             root,
             (lx, ly),
             &[
                 (Key::Solid(figure::INK), "WSD trunk and final decay"),
-                (Key::Dotted(figure::gray(0.35)), "cosine (commits to the budget)"),
+                (
+                    Key::Dotted(figure::gray(0.35)),
+                    "cosine (commits to the budget)",
+                ),
                 (Key::Dashed(figure::gray(0.3)), "decay branched at step 600"),
             ],
             15.0,
@@ -511,7 +742,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(23);
-    // book/src/ch06.md:3394
+    // book/src/ch06.md:3954
     println!(
         "{:<22} {:>8} {:>13} {:>6} {:>7} {:>6} {:>10}",
         "run", "FLOPs", "device-hrs", "days", "cost", "MW", "energy"
@@ -533,56 +764,121 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
     let reported_405b_hours = 30.84e6;
     let gap = 1.0 - economics[2].device_hours / reported_405b_hours;
-    println!("405B estimate vs the 30.84M H100-hours reported: {:.1}% lower", 100.0 * gap);
+    println!(
+        "405B estimate vs the 30.84M H100-hours reported: {:.1}% lower",
+        100.0 * gap
+    );
     tangle_runtime::value("estimate_gap_405b", format!("{:.1} %", 100.0 * gap));
     let (smallest, largest) = (&economics[0], &economics[2]);
     tangle_runtime::value("power_405b_mw", format!("{:.1} MW", largest.megawatts));
-    tangle_runtime::value("cost_ratio_405b_7b", format!("{:.0}", largest.cost_usd / smallest.cost_usd));
-    tangle_runtime::value("power_ratio_405b_7b", format!("{:.0}", largest.megawatts / smallest.megawatts));
+    tangle_runtime::value(
+        "cost_ratio_405b_7b",
+        format!("{:.0}", largest.cost_usd / smallest.cost_usd),
+    );
+    tangle_runtime::value(
+        "power_ratio_405b_7b",
+        format!("{:.0}", largest.megawatts / smallest.megawatts),
+    );
 
     tangle_runtime::cell(24);
-    // book/src/ch06.md:3443
+    // book/src/ch06.md:4012
     tangle_runtime::figure::svg("run-economics", (720, 380), |root| {
         use tangle_runtime::figure::{self, Area, BookStyle, plotters::prelude::*};
         let mut run_costs = Vec::new();
         for run in &NAMED_RUNS {
             run_costs.push(run_economics(run, &H100_CLASS_2026)?);
         }
-        let run_labels = [["7B", "2T tokens"], ["70B", "15T tokens"], ["405B", "15.6T tokens"]];
+        let run_labels = [
+            ["7B", "2T tokens"],
+            ["70B", "15T tokens"],
+            ["405B", "15.6T tokens"],
+        ];
         let (left, right) = root.split_horizontally(360);
-        let panels: [(&Area, &str, bool); 2] = [(&left, "compute cost (million USD, log)", true), (&right, "facility power (MW)", false)];
+        let panels: [(&Area, &str, bool); 2] = [
+            (&left, "compute cost (million USD, log)", true),
+            (&right, "facility power (MW)", false),
+        ];
         for (area, desc, is_cost) in panels {
-            let value = |e: &RunEconomics| if is_cost { e.cost_usd / 1e6 } else { e.megawatts };
+            let value = |e: &RunEconomics| {
+                if is_cost {
+                    e.cost_usd / 1e6
+                } else {
+                    e.megawatts
+                }
+            };
             let top = run_costs.iter().map(value).fold(0.0, f64::max);
             let mut chart = ChartBuilder::on(area);
             chart.margin(14).x_label_area_size(48).y_label_area_size(64);
-            let bars = |x: f64, v: f64, base: f64| Rectangle::new([(x - 0.3, base), (x + 0.3, v)], figure::gray(if is_cost { 0.45 } else { 0.65 }).filled());
-            let draw_labels = |map: &dyn Fn(f64, f64) -> (i32, i32), base: f64| -> Result<(), Box<dyn std::error::Error>> {
+            let bars = |x: f64, v: f64, base: f64| {
+                Rectangle::new(
+                    [(x - 0.3, base), (x + 0.3, v)],
+                    figure::gray(if is_cost { 0.45 } else { 0.65 }).filled(),
+                )
+            };
+            let draw_labels = |map: &dyn Fn(f64, f64) -> (i32, i32),
+                               base: f64|
+             -> Result<(), Box<dyn std::error::Error>> {
                 for (i, e) in run_costs.iter().enumerate() {
                     let v = value(e);
                     let (px, py) = map(i as f64, v);
                     let (_, bottom) = map(i as f64, base);
-                    let text = if is_cost && v < 1.0 { format!("${v:.2}M") } else if is_cost { format!("${v:.1}M") } else { format!("{v:.1} MW") };
-                    root.draw(&Text::new(text, (px, py - 4), figure::text_bottom_center(15.0)))?;
-                    root.draw(&Text::new(run_labels[i][0], (px, bottom + 6), figure::text_top_center(15.0)))?;
-                    root.draw(&Text::new(run_labels[i][1], (px, bottom + 25), figure::text_top_center(15.0)))?;
+                    let text = if is_cost && v < 1.0 {
+                        format!("${v:.2}M")
+                    } else if is_cost {
+                        format!("${v:.1}M")
+                    } else {
+                        format!("{v:.1} MW")
+                    };
+                    root.draw(&Text::new(
+                        text,
+                        (px, py - 4),
+                        figure::text_bottom_center(15.0),
+                    ))?;
+                    root.draw(&Text::new(
+                        run_labels[i][0],
+                        (px, bottom + 6),
+                        figure::text_top_center(15.0),
+                    ))?;
+                    root.draw(&Text::new(
+                        run_labels[i][1],
+                        (px, bottom + 25),
+                        figure::text_top_center(15.0),
+                    ))?;
                 }
                 Ok(())
             };
             if is_cost {
                 let mut c = chart.build_cartesian_2d(-0.5..2.5, (0.05..(top * 4.0)).log_scale())?;
-                c.configure_mesh().disable_x_mesh().x_labels(0).y_desc(desc)
+                c.configure_mesh()
+                    .disable_x_mesh()
+                    .x_labels(0)
+                    .y_desc(desc)
                     .y_label_formatter(&|v| format!("{v}"))
-                    .book_style(15.0).draw()?;
-                c.draw_series(run_costs.iter().enumerate().map(|(i, e)| bars(i as f64, value(e), 0.05)))?;
+                    .book_style(15.0)
+                    .draw()?;
+                c.draw_series(
+                    run_costs
+                        .iter()
+                        .enumerate()
+                        .map(|(i, e)| bars(i as f64, value(e), 0.05)),
+                )?;
                 let plot = c.plotting_area();
                 draw_labels(&|x, y| plot.map_coordinate(&(x, y)), 0.05)?;
             } else {
                 let mut c = chart.build_cartesian_2d(-0.5..2.5, 0.0..(top * 1.15))?;
-                c.configure_mesh().disable_x_mesh().x_labels(0).y_desc(desc)
+                c.configure_mesh()
+                    .disable_x_mesh()
+                    .x_labels(0)
+                    .y_desc(desc)
                     .y_label_formatter(&|v| format!("{v:.0}"))
-                    .book_style(15.0).draw()?;
-                c.draw_series(run_costs.iter().enumerate().map(|(i, e)| bars(i as f64, value(e), 0.0)))?;
+                    .book_style(15.0)
+                    .draw()?;
+                c.draw_series(
+                    run_costs
+                        .iter()
+                        .enumerate()
+                        .map(|(i, e)| bars(i as f64, value(e), 0.0)),
+                )?;
                 let plot = c.plotting_area();
                 draw_labels(&|x, y| plot.map_coordinate(&(x, y)), 0.0)?;
             }
@@ -591,7 +887,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(25);
-    // book/src/ch06.md:3633
+    // book/src/ch06.md:4309
     let owned = Ownership {
         capital_per_device: 45_000.0,
         discount_rate: 0.12,
@@ -618,14 +914,17 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     let rental = H100_CLASS_2026.usd_per_device_hour;
     match owned.break_even_utilization(rental)? {
         Some(u) => {
-            println!("owning beats ${rental:.2}/hour rental above {:.0}% utilization", 100.0 * u);
+            println!(
+                "owning beats ${rental:.2}/hour rental above {:.0}% utilization",
+                100.0 * u
+            );
             tangle_runtime::value("break_even_utilization", format!("{:.0} %", 100.0 * u));
         }
         None => println!("owning never beats ${rental:.2}/hour rental"),
     }
 
     tangle_runtime::cell(26);
-    // book/src/ch06.md:3810
+    // book/src/ch06.md:4495
     // Only the moment line changes: Adam keeps 8 bytes per parameter, 8-bit Adam 2 + 0.5, Muon 4.
     let optimizers = [("Adam", 8.0), ("8-bit Adam", 2.5), ("Muon", 4.0)];
     println!("ZeRO-1 state of the 7B model per device, GiB");
@@ -650,10 +949,13 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // optimizers shrinks as 1/shards.
 
     tangle_runtime::cell(27);
-    // book/src/ch06.md:3851
+    // book/src/ch06.md:4536
     {
         let fused_total = |seq_len: u64| -> Result<f64, TrainingError> {
-            let cfg = TrainingConfig { seq_len, ..LLAMA_7B };
+            let cfg = TrainingConfig {
+                seq_len,
+                ..LLAMA_7B
+            };
             let per_layer = activation_bytes_per_layer(&cfg, 1, ActivationPolicy::FusedAttention)?;
             Ok((per_layer * cfg.n_layers) as f64)
         };
@@ -661,7 +963,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         let (mut fits, mut overflows) = (1_u64, 1_u64 << 20);
         while overflows - fits > 1 {
             let mid = (fits + overflows) / 2;
-            if fused_total(mid)? > 80.0 * GIB { overflows = mid } else { fits = mid }
+            if fused_total(mid)? > 80.0 * GIB {
+                overflows = mid
+            } else {
+                fits = mid
+            }
         }
         println!(
             "fused-attention activations exceed 80 GiB from seq_len {} on ({:.2} GiB)",
@@ -682,28 +988,38 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // that the run can drop altogether.
 
     tangle_runtime::cell(28);
-    // book/src/ch06.md:3895
+    // book/src/ch06.md:4587
     {
         // (a) ZeRO-3 divides all 16 bytes per parameter over the 64 devices of every layout.
-        let zero3 = PlanOptions { zero_stage: ZeroStage::Stage3, ..Default::default() };
+        let zero3 = PlanOptions {
+            zero_stage: ZeroStage::Stage3,
+            ..Default::default()
+        };
         let table = plan_table(&LLAMA_70B, 64, &zero3)?;
         println!("(a) verdicts that flip under ZeRO-3:");
         for (before, after) in plans_70b.rows.iter().zip(&table.rows) {
             if before.fits != after.fits {
-                println!("    {:15} {:6.1} -> {:5.1} GiB", before.layout, before.total_gib, after.total_gib);
+                println!(
+                    "    {:15} {:6.1} -> {:5.1} GiB",
+                    before.layout, before.total_gib, after.total_gib
+                );
             }
         }
         // The planner's DP column still counts two gradient volumes; ZeRO-3's extra weight gather
         // (Section 6.3) would add half as much again, which this table does not price.
 
         // (b) Twice the microbatches per pipeline: bubbles shrink, memory stays, TP traffic doubles.
-        let bigger = PlanOptions { global_batch: 256, ..Default::default() };
+        let bigger = PlanOptions {
+            global_batch: 256,
+            ..Default::default()
+        };
         let table = plan_table(&LLAMA_70B, 64, &bigger)?;
         println!("(b) fitting layouts with pp >= 4, global batch 128 -> 256:");
         for (before, after) in plans_70b.rows.iter().zip(&table.rows) {
             if after.fits && after.layout.pp >= 4 {
                 println!(
-                    "    {:15} bubble {:4.1}% -> {:4.1}%, memory {:4.1} -> {:4.1} GiB, TP-comm {:5.1} -> {:5.1} GiB",
+                    "    {:15} bubble {:4.1}% -> {:4.1}%, \
+                 memory {:4.1} -> {:4.1} GiB, TP-comm {:5.1} -> {:5.1} GiB",
                     after.layout,
                     100.0 * before.bubble,
                     100.0 * after.bubble,
@@ -717,22 +1033,43 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
 
         // (c) A context-parallel group of c devices shares each sequence: every device keeps the
         // activations of seq_len / c tokens and the state is sharded as before.
-        let long = TrainingConfig { seq_len: 131_072, ..LLAMA_70B };
+        let long = TrainingConfig {
+            seq_len: 131_072,
+            ..LLAMA_70B
+        };
         let table = plan_table(&long, 64, &PlanOptions::default())?;
-        let fitting: Vec<String> = table.rows.iter().filter(|r| r.fits).map(|r| r.layout.to_string()).collect();
-        println!("(c) seq_len 131,072, no context parallelism: {} of {} fit: {}", fitting.len(), table.rows.len(), fitting.join(", "));
+        let fitting: Vec<String> = table
+            .rows
+            .iter()
+            .filter(|r| r.fits)
+            .map(|r| r.layout.to_string())
+            .collect();
+        println!(
+            "(c) seq_len 131,072, no context parallelism: {} of {} fit: {}",
+            fitting.len(),
+            table.rows.len(),
+            fitting.join(", ")
+        );
         for cp in [2_u64, 4] {
-            let shard = TrainingConfig { seq_len: long.seq_len / cp, ..long };
+            let shard = TrainingConfig {
+                seq_len: long.seq_len / cp,
+                ..long
+            };
             let mut fit = 0;
             for row in &table.rows {
-                fit += usize::from(evaluate_plan(&shard, row.layout, &PlanOptions::default())?.fits);
+                fit +=
+                    usize::from(evaluate_plan(&shard, row.layout, &PlanOptions::default())?.fits);
             }
-            println!("    context-parallel degree {cp} ({} devices): {fit} of {} fit", 64 * cp, table.rows.len());
+            println!(
+                "    context-parallel degree {cp} ({} devices): {fit} of {} fit",
+                64 * cp,
+                table.rows.len()
+            );
         }
     }
 
     tangle_runtime::cell(29);
-    // book/src/ch06.md:3971
+    // book/src/ch06.md:4694
     {
         let (stages, microbatches) = (8, 32);
         let orders = Schedule::OneFOneB.orders(stages, microbatches)?;
@@ -740,12 +1077,18 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         let idle_with = |slow_stage: usize, slowdown: f64| -> Result<f64, TrainingError> {
             let mut times = vec![StageTimes::TRANSFORMER; stages];
             let t = StageTimes::TRANSFORMER;
-            times[slow_stage] = StageTimes { forward: slowdown * t.forward, backward: slowdown * t.backward };
+            times[slow_stage] = StageTimes {
+                forward: slowdown * t.forward,
+                backward: slowdown * t.backward,
+            };
             Ok(simulate_orders(&orders, &times)?.idle_fraction())
         };
         println!("S=8 m=32, equation 6.3: {:.1}% idle", 100.0 * bubble);
         for slow_stage in [0, 3, 7] {
-            println!("  stage {slow_stage} 1.3x slower: {:.1}% idle", 100.0 * idle_with(slow_stage, 1.3)?);
+            println!(
+                "  stage {slow_stage} 1.3x slower: {:.1}% idle",
+                100.0 * idle_with(slow_stage, 1.3)?
+            );
         }
         // The straggler's own cost is whatever idle time it adds beyond the fill-and-drain bubble.
         let threshold = (100..=400)
@@ -758,11 +1101,15 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(30);
-    // book/src/ch06.md:4010
+    // book/src/ch06.md:4739
     for n in [256, 512, 1024, 2048] {
         let peak = measured_matmul_flops(n, 4)?;
         let mfu = model_flops_utilization(toy_tokens_per_s, toy_flops_per_token, 1, peak)?;
-        println!("n = {n:4}: roofline {:.0} GFLOP/s, toy MFU {:.1}%", peak / 1e9, 100.0 * mfu);
+        println!(
+            "n = {n:4}: roofline {:.0} GFLOP/s, toy MFU {:.1}%",
+            peak / 1e9,
+            100.0 * mfu
+        );
     }
     // The loop's throughput is one number; each roofline divides it differently, and the weaker
     // the denominator, the better the "utilization" looks. An MFU claims a ratio to one stated
@@ -772,18 +1119,29 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // busier run than Section 6.6's, which is the same lesson again.
 
     tangle_runtime::cell(31);
-    // book/src/ch06.md:4038
+    // book/src/ch06.md:4771
     {
         // w(I) = C_s / I + (1 - p) I / 2M + R / M + p C_s / M, so I* = sqrt(2 C_s M / (1 - p)):
         // the unwarned failures alone follow equation 6.5, with an MTBF of M / (1 - p).
-        let faults = FaultModel { save, restart: Duration::from_secs(300), mtbf: cluster_mtbf(device_mtbf, 16_384)? };
+        let faults = FaultModel {
+            save,
+            restart: Duration::from_secs(300),
+            mtbf: cluster_mtbf(device_mtbf, 16_384)?,
+        };
         let mtbf = faults.mtbf.as_secs_f64();
         for p in [0.0, 0.5, 0.9] {
-            let unwarned = FaultModel { mtbf: faults.mtbf.div_f64(1.0 - p), ..faults };
+            let unwarned = FaultModel {
+                mtbf: faults.mtbf.div_f64(1.0 - p),
+                ..faults
+            };
             let interval = young_interval(&unwarned)?;
             let warned = p * (faults.save.as_secs_f64() + faults.restart.as_secs_f64()) / mtbf;
             let waste = checkpoint_waste(&unwarned, interval)? + warned;
-            println!("p = {p:.1}: checkpoint every {:3.0} min, waste {:.1}%", interval.as_secs_f64() / 60.0, 100.0 * waste);
+            println!(
+                "p = {p:.1}: checkpoint every {:3.0} min, waste {:.1}%",
+                interval.as_secs_f64() / 60.0,
+                100.0 * waste
+            );
         }
         let p_hourly = 1.0 - 2.0 * faults.save.as_secs_f64() * mtbf / 3_600f64.powi(2);
         println!("the optimal interval reaches an hour at p = {p_hourly:.2}");
@@ -792,13 +1150,25 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // nearly every failure gives notice.
 
     tangle_runtime::cell(32);
-    // book/src/ch06.md:4073
+    // book/src/ch06.md:4817
     {
         let rental = H100_CLASS_2026.usd_per_device_hour;
         let cases = [
             ("as priced in Section 6.9", owned),
-            ("energy at twice the price", Ownership { usd_per_kwh: 2.0 * owned.usd_per_kwh, ..owned }),
-            ("a three-year life", Ownership { life_years: 3, ..owned }),
+            (
+                "energy at twice the price",
+                Ownership {
+                    usd_per_kwh: 2.0 * owned.usd_per_kwh,
+                    ..owned
+                },
+            ),
+            (
+                "a three-year life",
+                Ownership {
+                    life_years: 3,
+                    ..owned
+                },
+            ),
         ];
         for (label, case) in cases {
             match case.break_even_utilization(rental)? {

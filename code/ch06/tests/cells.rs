@@ -3,7 +3,7 @@
 
 use ch06::*;
 
-// book/src/ch06.md:535
+// book/src/ch06.md:611
 #[test]
 fn mixed_precision_state_is_sixteen_bytes_per_parameter() {
     let ledger = state_ledger(1000.0, Precision::Mixed, ZeroStage::Replicated, 1).unwrap();
@@ -14,7 +14,10 @@ fn mixed_precision_state_is_sixteen_bytes_per_parameter() {
 fn param_count_follows_grouped_query_attention() {
     let gqa = param_count(&LLAMA_70B).unwrap();
     // Without GQA every layer has four full d x d attention matrices.
-    let mha_config = TrainingConfig { n_kv_heads: LLAMA_70B.n_heads, ..LLAMA_70B };
+    let mha_config = TrainingConfig {
+        n_kv_heads: LLAMA_70B.n_heads,
+        ..LLAMA_70B
+    };
     let mha = param_count(&mha_config).unwrap();
     let d = LLAMA_70B.d_model;
     assert_eq!(mha.attention, LLAMA_70B.n_layers * 4 * d * d);
@@ -23,7 +26,7 @@ fn param_count_follows_grouped_query_attention() {
     assert_eq!(gqa.embeddings, mha.embeddings);
 }
 
-// book/src/ch06.md:891
+// book/src/ch06.md:1023
 #[test]
 fn the_counting_allocator_sees_the_tape_and_checkpointing_shrinks_it() {
     let config = ch02::GptConfig {
@@ -42,20 +45,30 @@ fn the_counting_allocator_sees_the_tape_and_checkpointing_shrinks_it() {
         // The activation buffers are all of it, up to the few hundred bytes of the
         // structs that own them and the tape's copy of the batch.
         let buffers = model.forward(&batch, memory).unwrap().activation_bytes();
-        assert!(saved >= buffers && saved < buffers + 4096, "{memory:?}: {saved} vs {buffers}");
+        assert!(
+            saved >= buffers && saved < buffers + 4096,
+            "{memory:?}: {saved} vs {buffers}"
+        );
         measured.push(saved);
     }
-    assert!(measured[1] < measured[0] / 2, "checkpointing kept {measured:?}");
+    assert!(
+        measured[1] < measured[0] / 2,
+        "checkpointing kept {measured:?}"
+    );
 }
 
-// book/src/ch06.md:1096
+// book/src/ch06.md:1284
 #[test]
 fn zero3_over_n_devices_holds_one_nth_of_the_state() {
     let p = param_count(&LLAMA_70B).unwrap().total() as f64;
     for precision in Precision::ALL {
-        let whole = state_ledger(p, precision, ZeroStage::Replicated, 1).unwrap().total();
+        let whole = state_ledger(p, precision, ZeroStage::Replicated, 1)
+            .unwrap()
+            .total();
         for n in [1, 2, 3, 8, 64, 1000] {
-            let sharded = state_ledger(p, precision, ZeroStage::Stage3, n).unwrap().total();
+            let sharded = state_ledger(p, precision, ZeroStage::Stage3, n)
+                .unwrap()
+                .total();
             assert!((sharded * n as f64 - whole).abs() <= 1e-9 * whole);
         }
     }
@@ -78,14 +91,17 @@ fn each_zero_stage_holds_no_more_than_the_previous_one() {
     }
 }
 
-// book/src/ch06.md:1871
+// book/src/ch06.md:2156
 #[test]
 fn simulated_idle_fraction_matches_closed_form_bubble() {
     for schedule in [Schedule::OneFOneB, Schedule::GPipe] {
         for stages in 1..=8 {
             for microbatches in 1..=12 {
                 for backward in [0.5, 1.0, 2.0, 3.0] {
-                    let times = StageTimes { forward: 1.0, backward };
+                    let times = StageTimes {
+                        forward: 1.0,
+                        backward,
+                    };
                     let timeline =
                         simulate_pipeline(schedule, stages, microbatches, times).unwrap();
                     let formula =
@@ -150,14 +166,25 @@ fn one_f1b_bounds_activation_memory_and_gpipe_does_not() {
 
 #[test]
 fn pipeline_rejects_impossible_input() {
-    assert!(matches!(one_f1b_order(4, 4, 8), Err(TrainingError::IndexOutOfRange { .. })));
-    assert!(matches!(one_f1b_order(0, 0, 8), Err(TrainingError::Zero { what: "stages" })));
+    assert!(matches!(
+        one_f1b_order(4, 4, 8),
+        Err(TrainingError::IndexOutOfRange { .. })
+    ));
+    assert!(matches!(
+        one_f1b_order(0, 0, 8),
+        Err(TrainingError::Zero { what: "stages" })
+    ));
     assert!(matches!(
         simulate_pipeline(Schedule::GPipe, 2, 0, StageTimes::TRANSFORMER),
-        Err(TrainingError::Zero { what: "microbatches" })
+        Err(TrainingError::Zero {
+            what: "microbatches"
+        })
     ));
     assert!(pipeline_bubble_fraction(0, 4).is_err());
-    let bad_time = StageTimes { forward: 1.0, backward: -2.0 };
+    let bad_time = StageTimes {
+        forward: 1.0,
+        backward: -2.0,
+    };
     assert!(matches!(
         simulate_pipeline(Schedule::OneFOneB, 2, 2, bad_time),
         Err(TrainingError::OutOfRange { .. })
@@ -168,11 +195,18 @@ fn pipeline_rejects_impossible_input() {
         vec![PipelineOp::backward(0), PipelineOp::forward(0)],
     ];
     let times = [StageTimes::TRANSFORMER; 2];
-    assert!(matches!(simulate_orders(&deadlocked, &times), Err(TrainingError::Deadlock { .. })));
+    assert!(matches!(
+        simulate_orders(&deadlocked, &times),
+        Err(TrainingError::Deadlock { .. })
+    ));
     let orders = Schedule::OneFOneB.orders(3, 4).unwrap();
     assert!(matches!(
         simulate_orders(&orders, &times),
-        Err(TrainingError::LengthMismatch { expected: 3, got: 2, .. })
+        Err(TrainingError::LengthMismatch {
+            expected: 3,
+            got: 2,
+            ..
+        })
     ));
     let duplicated = vec![vec![PipelineOp::forward(0), PipelineOp::forward(0)]];
     assert!(matches!(
@@ -190,7 +224,10 @@ fn tensor_parallel_ffn_matches_unsharded_product() {
     let reference = x.matmul(&w_up).unwrap().relu().matmul(&w_down).unwrap();
     for shards in [1, 2, 3, 4, 6, 8, 12, 48] {
         let sharded = tensor_parallel_ffn(&x, &w_up, &w_down, shards).unwrap();
-        assert!(sharded.max_abs_diff(&reference).unwrap() <= 1e-5, "{shards} shards");
+        assert!(
+            sharded.max_abs_diff(&reference).unwrap() <= 1e-5,
+            "{shards} shards"
+        );
     }
     assert!(matches!(
         tensor_parallel_ffn(&x, &w_up, &w_down, 5),
@@ -203,12 +240,15 @@ fn tensor_parallel_ffn_matches_unsharded_product() {
     ));
 }
 
-// book/src/ch06.md:2305
+// book/src/ch06.md:2671
 #[test]
 fn plan_table_lists_exactly_the_legal_layouts() {
     let clusters = [(LLAMA_7B, 8, 64), (LLAMA_70B, 64, 128), (LLAMA_70B, 48, 24)];
     for (cfg, devices, global_batch) in clusters {
-        let options = PlanOptions { global_batch, ..Default::default() };
+        let options = PlanOptions {
+            global_batch,
+            ..Default::default()
+        };
         let table = plan_table(&cfg, devices, &options).unwrap();
         let listed: Vec<Layout> = table.rows.iter().map(|row| row.layout).collect();
         let mut legal = Vec::new();
@@ -233,10 +273,22 @@ fn plan_table_lists_exactly_the_legal_layouts() {
 
 #[test]
 fn calculators_reject_impossible_input() {
-    let no_heads = TrainingConfig { n_heads: 0, ..LLAMA_7B };
-    assert!(matches!(param_count(&no_heads), Err(TrainingError::Zero { what: "n_heads" })));
-    let uneven_kv = TrainingConfig { n_kv_heads: 5, ..LLAMA_7B };
-    assert!(matches!(param_count(&uneven_kv), Err(TrainingError::NotDivisible { .. })));
+    let no_heads = TrainingConfig {
+        n_heads: 0,
+        ..LLAMA_7B
+    };
+    assert!(matches!(
+        param_count(&no_heads),
+        Err(TrainingError::Zero { what: "n_heads" })
+    ));
+    let uneven_kv = TrainingConfig {
+        n_kv_heads: 5,
+        ..LLAMA_7B
+    };
+    assert!(matches!(
+        param_count(&uneven_kv),
+        Err(TrainingError::NotDivisible { .. })
+    ));
     assert!(state_ledger(1e9, Precision::Mixed, ZeroStage::Stage3, 0).is_err());
     assert!(state_ledger(-1.0, Precision::Mixed, ZeroStage::Stage1, 8).is_err());
     assert!(state_ledger(f64::NAN, Precision::Mixed, ZeroStage::Stage1, 8).is_err());
@@ -246,23 +298,53 @@ fn calculators_reject_impossible_input() {
     assert!(plan_table(&LLAMA_7B, 0, &options).is_err());
     // Three stages cannot split 32 layers; the depth is pinned so that editing LLAMA_7B
     // cannot make the layout legal.
-    let layers_32 = TrainingConfig { n_layers: 32, ..LLAMA_7B };
-    let odd_pipeline = Layout { tp: 1, pp: 3, dp: 1 };
+    let layers_32 = TrainingConfig {
+        n_layers: 32,
+        ..LLAMA_7B
+    };
+    let odd_pipeline = Layout {
+        tp: 1,
+        pp: 3,
+        dp: 1,
+    };
     assert!(matches!(
         evaluate_plan(&layers_32, odd_pipeline, &options),
-        Err(TrainingError::NotDivisible { what: "n_layers", .. })
+        Err(TrainingError::NotDivisible {
+            what: "n_layers",
+            ..
+        })
     ));
-    let odd_replicas = Layout { tp: 1, pp: 1, dp: 3 };
+    let odd_replicas = Layout {
+        tp: 1,
+        pp: 1,
+        dp: 3,
+    };
     assert!(evaluate_plan(&LLAMA_7B, odd_replicas, &options).is_err());
-    let no_memory = PlanOptions { device_gib: 0.0, ..options };
-    assert!(evaluate_plan(&LLAMA_7B, Layout { tp: 1, pp: 1, dp: 1 }, &no_memory).is_err());
+    let no_memory = PlanOptions {
+        device_gib: 0.0,
+        ..options
+    };
+    assert!(
+        evaluate_plan(
+            &LLAMA_7B,
+            Layout {
+                tp: 1,
+                pp: 1,
+                dp: 1
+            },
+            &no_memory
+        )
+        .is_err()
+    );
     assert!(expert_dispatch_bytes(1024, 4096, 2, 1.5).is_err());
     assert!(balanced_off_device_fraction(0).is_err());
-    let message = evaluate_plan(&layers_32, odd_pipeline, &options).unwrap_err().to_string();
+    let message = evaluate_plan(&layers_32, odd_pipeline, &options)
+        .unwrap_err()
+        .to_string();
     assert_eq!(message, "n_layers = 32 is not divisible by pp = 3");
 }
 
-// book/src/ch06.md:2505
+// book/src/ch06.md:2923
 #[test]
 fn mfu_grows_with_throughput_and_shrinks_with_fleet_size() {
     let flops_per_token = 6.0 * 7e9;
@@ -286,7 +368,7 @@ fn mfu_rejects_inputs_no_run_can_have() {
     assert!(model_flops_utilization(1_000.0, 4.2e10, 8, f64::INFINITY).is_err());
 }
 
-// book/src/ch06.md:2906
+// book/src/ch06.md:3373
 fn example_faults() -> FaultModel {
     FaultModel {
         save: Duration::from_secs(30),
@@ -302,10 +384,18 @@ fn young_interval_minimises_the_waste_numerically() {
     // Scan intervals from 1 s to 3 h on a fine grid and find the best one.
     let (best, best_waste) = (1..=10_800 * 4)
         .map(|quarter_seconds| f64::from(quarter_seconds) / 4.0)
-        .map(|s| (s, checkpoint_waste(&faults, Duration::from_secs_f64(s)).unwrap()))
+        .map(|s| {
+            (
+                s,
+                checkpoint_waste(&faults, Duration::from_secs_f64(s)).unwrap(),
+            )
+        })
         .min_by(|a, b| a.1.total_cmp(&b.1))
         .unwrap();
-    assert!((best - young).abs() <= 0.5, "grid minimum {best} s, Young {young} s");
+    assert!(
+        (best - young).abs() <= 0.5,
+        "grid minimum {best} s, Young {young} s"
+    );
     let at_young = checkpoint_waste(&faults, Duration::from_secs_f64(young)).unwrap();
     assert!(at_young <= best_waste + 1e-12);
     // Flat bottom, steep sides: a factor of two costs less than too-rare saving does.
@@ -317,8 +407,14 @@ fn young_interval_minimises_the_waste_numerically() {
 #[test]
 fn restart_cost_raises_the_floor_but_not_the_optimum() {
     let quick = example_faults();
-    let slow = FaultModel { restart: Duration::from_secs(1_800), ..quick };
-    assert_eq!(young_interval(&quick).unwrap(), young_interval(&slow).unwrap());
+    let slow = FaultModel {
+        restart: Duration::from_secs(1_800),
+        ..quick
+    };
+    assert_eq!(
+        young_interval(&quick).unwrap(),
+        young_interval(&slow).unwrap()
+    );
     let interval = young_interval(&quick).unwrap();
     assert!(
         checkpoint_waste(&slow, interval).unwrap() > checkpoint_waste(&quick, interval).unwrap()
@@ -333,7 +429,9 @@ fn larger_fleets_fail_proportionally_more_often() {
     let ratio = small.as_secs_f64() / large.as_secs_f64();
     assert!((ratio - 16.0).abs() < 1e-6, "{ratio}");
     // On the fleet that produced the record, the job MTBF is window / failures.
-    let own = cluster_mtbf(per_device, LLAMA3_405B_FAILURES.devices).unwrap().as_secs_f64();
+    let own = cluster_mtbf(per_device, LLAMA3_405B_FAILURES.devices)
+        .unwrap()
+        .as_secs_f64();
     let expected = LLAMA3_405B_FAILURES.window.as_secs_f64() / 419.0;
     assert!((own - expected).abs() < 1e-3);
 }
@@ -343,33 +441,66 @@ fn impossible_fault_inputs_are_errors() {
     let faults = example_faults();
     assert!(checkpoint_waste(&faults, Duration::ZERO).is_err());
     assert!(
-        checkpoint_waste(&FaultModel { mtbf: Duration::ZERO, ..faults }, Duration::from_secs(60))
-            .is_err()
+        checkpoint_waste(
+            &FaultModel {
+                mtbf: Duration::ZERO,
+                ..faults
+            },
+            Duration::from_secs(60)
+        )
+        .is_err()
     );
-    assert!(young_interval(&FaultModel { save: Duration::ZERO, ..faults }).is_err());
+    assert!(
+        young_interval(&FaultModel {
+            save: Duration::ZERO,
+            ..faults
+        })
+        .is_err()
+    );
     assert!(cluster_mtbf(Duration::from_secs(3_600), 0).is_err());
-    assert!(FailureRecord { failures: 0, ..LLAMA3_405B_FAILURES }.per_device_mtbf().is_err());
-    assert!(FailureRecord { devices: 0, ..LLAMA3_405B_FAILURES }.per_device_mtbf().is_err());
+    assert!(
+        FailureRecord {
+            failures: 0,
+            ..LLAMA3_405B_FAILURES
+        }
+        .per_device_mtbf()
+        .is_err()
+    );
+    assert!(
+        FailureRecord {
+            devices: 0,
+            ..LLAMA3_405B_FAILURES
+        }
+        .per_device_mtbf()
+        .is_err()
+    );
     assert!(save_stall(1e9, 0.0).is_err());
     assert!(save_stall(-1.0, 1e9).is_err());
 }
 
-// book/src/ch06.md:3209
+// book/src/ch06.md:3739
 #[test]
 fn wsd_legs_meet_without_jumps() {
     let wsd = WsdSchedule::new(1_000, 0.05, 0.15).unwrap();
     let values: Vec<f64> = (0..1_000).map(|s| wsd.multiplier(s).unwrap()).collect();
     // The ramp ends exactly on the plateau and the decay ends exactly at zero.
-    let last_warmup =
-        (0..1_000).filter(|&s| wsd.phase(s).unwrap() == WsdPhase::Warmup).max().unwrap();
+    let last_warmup = (0..1_000)
+        .filter(|&s| wsd.phase(s).unwrap() == WsdPhase::Warmup)
+        .max()
+        .unwrap();
     assert_eq!(values[last_warmup as usize], 1.0);
     assert_eq!(values[999], 0.0);
     // No step moves the multiplier by more than one increment of the shorter leg.
     let warmup_len = last_warmup + 1;
-    let decay_len = (0..1_000).filter(|&s| wsd.phase(s).unwrap() == WsdPhase::Decay).count() as u64;
+    let decay_len = (0..1_000)
+        .filter(|&s| wsd.phase(s).unwrap() == WsdPhase::Decay)
+        .count() as u64;
     let largest_increment = 1.0 / warmup_len.min(decay_len) as f64;
     for pair in values.windows(2) {
-        assert!((pair[1] - pair[0]).abs() <= largest_increment + 1e-12, "{pair:?}");
+        assert!(
+            (pair[1] - pair[0]).abs() <= largest_increment + 1e-12,
+            "{pair:?}"
+        );
     }
     // Ramp up, hold, ramp down: the phases appear in order.
     let phases: Vec<WsdPhase> = (0..1_000).map(|s| wsd.phase(s).unwrap()).collect();
@@ -394,15 +525,21 @@ fn wsd_rejects_what_cannot_be_scheduled() {
 fn the_shorthand_is_the_section_schedule() {
     let wsd = WsdSchedule::new(1_000, 0.05, 0.15).unwrap();
     for step in 0..1_000 {
-        assert_eq!(wsd_multiplier(step, 1_000).unwrap(), wsd.multiplier(step).unwrap());
+        assert_eq!(
+            wsd_multiplier(step, 1_000).unwrap(),
+            wsd.multiplier(step).unwrap()
+        );
     }
 }
 
-// book/src/ch06.md:3501
+// book/src/ch06.md:4126
 #[test]
 fn device_hours_do_not_depend_on_the_fleet() {
     let run = NAMED_RUNS[1];
-    let doubled = TrainingRun { devices: 2 * run.devices, ..run };
+    let doubled = TrainingRun {
+        devices: 2 * run.devices,
+        ..run
+    };
     let one = run_economics(&run, &H100_CLASS_2026).unwrap();
     let two = run_economics(&doubled, &H100_CLASS_2026).unwrap();
     assert_eq!(one.device_hours, two.device_hours);
@@ -412,7 +549,10 @@ fn device_hours_do_not_depend_on_the_fleet() {
     // Energy is power times time, so it does not depend on the fleet either.
     assert!((one.energy_mwh - two.energy_mwh).abs() < 1e-6 * one.energy_mwh);
     // Utilization is the only lever on device-hours.
-    let better = FleetAssumptions { utilization: 0.5, ..H100_CLASS_2026 };
+    let better = FleetAssumptions {
+        utilization: 0.5,
+        ..H100_CLASS_2026
+    };
     let faster = run_economics(&run, &better).unwrap();
     assert!((one.device_hours / faster.device_hours - 1.25).abs() < 1e-12);
 }
@@ -422,15 +562,60 @@ fn impossible_runs_and_fleets_are_errors() {
     let run = NAMED_RUNS[0];
     let fleet = H100_CLASS_2026;
     assert!(run_economics(&TrainingRun { devices: 0, ..run }, &fleet).is_err());
-    assert!(run_economics(&TrainingRun { params: -1.0, ..run }, &fleet).is_err());
-    assert!(run_economics(&TrainingRun { tokens: f64::NAN, ..run }, &fleet).is_err());
-    assert!(run_economics(&run, &FleetAssumptions { utilization: 0.0, ..fleet }).is_err());
-    assert!(run_economics(&run, &FleetAssumptions { utilization: 1.2, ..fleet }).is_err());
+    assert!(
+        run_economics(
+            &TrainingRun {
+                params: -1.0,
+                ..run
+            },
+            &fleet
+        )
+        .is_err()
+    );
+    assert!(
+        run_economics(
+            &TrainingRun {
+                tokens: f64::NAN,
+                ..run
+            },
+            &fleet
+        )
+        .is_err()
+    );
+    assert!(
+        run_economics(
+            &run,
+            &FleetAssumptions {
+                utilization: 0.0,
+                ..fleet
+            }
+        )
+        .is_err()
+    );
+    assert!(
+        run_economics(
+            &run,
+            &FleetAssumptions {
+                utilization: 1.2,
+                ..fleet
+            }
+        )
+        .is_err()
+    );
     assert!(run_economics(&run, &FleetAssumptions { pue: 0.9, ..fleet }).is_err());
-    assert!(run_economics(&run, &FleetAssumptions { peak_flops: 0.0, ..fleet }).is_err());
+    assert!(
+        run_economics(
+            &run,
+            &FleetAssumptions {
+                peak_flops: 0.0,
+                ..fleet
+            }
+        )
+        .is_err()
+    );
 }
 
-// book/src/ch06.md:3688
+// book/src/ch06.md:4367
 #[test]
 fn crf_has_the_right_limits() {
     // No return required: repay the principal in equal parts.
@@ -447,7 +632,9 @@ fn crf_has_the_right_limits() {
     // The annuity really repays the loan: discounted payments sum to the principal.
     let (rate, years) = (0.12, 4);
     let crf = capital_recovery_factor(rate, years).unwrap();
-    let present_value: f64 = (1..=years).map(|t| crf / (1.0_f64 + rate).powi(t as i32)).sum();
+    let present_value: f64 = (1..=years)
+        .map(|t| crf / (1.0_f64 + rate).powi(t as i32))
+        .sum();
     assert!((present_value - 1.0).abs() < 1e-12);
 }
 
@@ -485,6 +672,10 @@ fn impossible_ownership_inputs_are_errors() {
     };
     assert!(owned.cost_per_used_hour(0.0).is_err());
     assert!(owned.cost_per_used_hour(1.5).is_err());
-    assert!(Ownership { pue: 0.5, ..owned }.cost_per_used_hour(0.7).is_err());
+    assert!(
+        Ownership { pue: 0.5, ..owned }
+            .cost_per_used_hour(0.7)
+            .is_err()
+    );
     assert!(owned.break_even_utilization(-2.5).is_err());
 }
