@@ -457,3 +457,13 @@ fn cells_are_formatted_and_fit_the_column() {
     }
     assert!(wide.is_empty(), "{} cell line(s) wider than {COLUMNS} columns:\n{}", wide.len(), wide.join("\n"));
 }
+
+/// The rendered book draws no warning: every figure is placed and referred to, every mention
+/// of a figure or equation exists, every citation key is in the bibliography, no display
+/// equation is cut in two, no code line is wider than the page.
+#[test]
+fn the_book_renders_without_warnings() {
+    let site = tempfile::tempdir().unwrap();
+    let warnings = tangle::render::build_book_warnings(&root(), Some(site.path())).expect("the book builds");
+    assert!(warnings.is_empty(), "{} warning(s):\n{}", warnings.len(), warnings.join("\n"));
+}

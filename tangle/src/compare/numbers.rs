@@ -114,12 +114,8 @@ pub fn hand_typed_numbers(chapter: &Chapter) -> Vec<Diagnostic> {
     // Numbers written in the code are inputs the prose may state: numeric literals of library
     // and run cells, not a number in a comment, a string or a test's assertion (a test that
     // asserts 13.69 checks a result, it does not set an input).
-    let literals: BTreeSet<String> = chapter
-        .cells
-        .iter()
-        .filter(|c| c.kind != CellKind::Test)
-        .flat_map(|c| numeric_literals(&c.code))
-        .collect();
+    let literals: BTreeSet<String> =
+        chapter.cells.iter().filter(|c| c.kind != CellKind::Test).flat_map(|c| numeric_literals(&c.code)).collect();
     let printed: BTreeSet<String> = chapter
         .cells
         .iter()
@@ -214,7 +210,10 @@ mod tests {
 
     #[test]
     fn only_numeric_literals_of_library_and_run_cells_are_inputs() {
-        assert_eq!(numeric_literals("let n = 1_024u64; // 2,475 tokens\nlet s = \"13.69\"; f(990e12)"), vec!["1024", "990"]);
+        assert_eq!(
+            numeric_literals("let n = 1_024u64; // 2,475 tokens\nlet s = \"13.69\"; f(990e12)"),
+            vec!["1024", "990"]
+        );
         let md = "# 1 T\n\n```rust\n/// Prints 2,475 tokens.\nprintln!(\"{}\", 99 * 25);\n```\n\n```output\n2475\n```\n\n```rust\n// @test\n#[test]\nfn t() { assert_eq!(99 * 25, 2475); }\n```\n\nIt is 2,475.\n";
         let found = check(md);
         assert_eq!(found.len(), 1, "{found:#?}");

@@ -21,17 +21,19 @@ pub const NAME: &str = "tangle";
 /// tangle's mdBook preprocessor. `repo_root` is where `figures/` lives.
 pub struct TanglePreprocessor {
     repo_root: Option<PathBuf>,
+    /// Where the warnings of a build also go, rendered plain (for a test that wants none).
+    collected: Option<std::sync::Arc<std::sync::Mutex<Vec<String>>>>,
 }
 
 impl TanglePreprocessor {
     /// A preprocessor that finds the repository root from the book's root at run time.
     pub fn new() -> Self {
-        TanglePreprocessor { repo_root: None }
+        TanglePreprocessor { repo_root: None, collected: None }
     }
 
     /// A preprocessor that reads figures from `repo_root/figures`.
     pub fn with_repo_root(repo_root: impl Into<PathBuf>) -> Self {
-        TanglePreprocessor { repo_root: Some(repo_root.into()) }
+        TanglePreprocessor { repo_root: Some(repo_root.into()), collected: None }
     }
 }
 
@@ -126,6 +128,9 @@ impl Preprocessor for TanglePreprocessor {
         let errors = warnings.iter().filter(|d| d.is_error()).count();
         for w in warnings {
             eprintln!("{}\n", w.render(&sources, style));
+            if let Some(collected) = &self.collected {
+                collected.lock().expect("not poisoned").push(w.render(&sources, Style::Plain));
+            }
         }
         if errors > 0 {
             return Err(anyhow::anyhow!("{errors} error(s) in the chapters (see above)"));
@@ -260,6 +265,22 @@ pub fn build_book(root: &Path) -> anyhow::Result<()> {
 
 /// [`build_book`], writing the site into `dest` instead of `book/book` when given.
 pub fn build_book_into(root: &Path, dest: Option<&Path>) -> anyhow::Result<()> {
+    build(root, dest, None)
+}
+
+/// [`build_book_into`], returning the warnings (and errors) the chapters drew, as printed.
+pub fn build_book_warnings(root: &Path, dest: Option<&Path>) -> anyhow::Result<Vec<String>> {
+    let collected = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    build(root, dest, Some(collected.clone()))?;
+    let warnings = collected.lock().expect("not poisoned").clone();
+    Ok(warnings)
+}
+
+fn build(
+    root: &Path,
+    dest: Option<&Path>,
+    collected: Option<std::sync::Arc<std::sync::Mutex<Vec<String>>>>,
+) -> anyhow::Result<()> {
     let book_root = root.join("book");
     let config_file = book_root.join("book.toml");
     if !config_file.is_file() {
@@ -283,7 +304,7 @@ pub fn build_book_into(root: &Path, dest: Option<&Path>) -> anyhow::Result<()> {
 
     let mut md = mdbook_driver::MDBook::load_with_config(&book_root, config)
         .with_context(|| format!("loading the book at {}", book_root.display()))?;
-    md.with_preprocessor(TanglePreprocessor::with_repo_root(root));
+    md.with_preprocessor(TanglePreprocessor { repo_root: Some(root.to_path_buf()), collected });
     md.build().context("building the HTML book")?;
     // Prose before code in search results; a book whose chapters do not parse keeps mdBook's
     // index (the build has reported why).

@@ -41,5 +41,8 @@ mod search;
 pub mod serve;
 mod widgets;
 
-pub use book::{NAME, TanglePreprocessor, build_book, build_book_into, find_repo_root, run_as_mdbook_preprocessor};
+pub use book::{
+    NAME, TanglePreprocessor, build_book, build_book_into, build_book_warnings, find_repo_root,
+    run_as_mdbook_preprocessor,
+};
 pub use serve::serve;
