@@ -6,7 +6,8 @@
 //! - a page that scrolls sideways (or would, if mdBook did not cut it off),
 //! - on paper, a code, output, table or equation box whose content is cut at its edge,
 //! - an error in the page's console (a script exception, a resource that failed to load),
-//! - a link to a page or an anchor that does not exist.
+//! - a link to a page or an anchor that does not exist,
+//! - a chapter page at 1280 px more than 35 % of whose height is open code.
 //!
 //! The checks themselves are `tangle/scripts/reader-check.js`, evaluated in each page (the
 //! screenshot script's `--check` mode runs the same file). Chromium is driven over the
@@ -248,6 +249,16 @@ fn every_page_reads_without_scrollbars_clipping_errors_or_broken_links() {
             m["smallestFigureLabelPx"]
         );
         let at = format!("{page} at {width} px{}", if media.is_empty() { "" } else { ", printed" });
+        // Prose first: open code may fill at most this share of a chapter page on a desktop.
+        const MAX_CODE_SHARE: f64 = 0.35;
+        let share = m["codeShare"].as_f64().unwrap_or(0.0);
+        if page.starts_with("ch") && *width == 1280 && media.is_empty() && share > MAX_CODE_SHARE {
+            problems.push(format!(
+                "{at}: open code is {:.1} % of the page (at most {:.0} %): fold long cells",
+                100.0 * share,
+                100.0 * MAX_CODE_SHARE
+            ));
+        }
         for p in found["problems"].as_array().into_iter().flatten() {
             problems.push(format!("{at}: {}", p.as_str().unwrap_or_default()));
         }
