@@ -398,7 +398,11 @@ pub fn fmt(project: &Project, chapters: &[String], write: bool) -> anyhow::Resul
     let mut changed = Vec::new();
     for name in chapters {
         let chapter = project.book.chapter(name).expect("selected chapters exist");
-        let Some(text) = accept::fmt::format_chapter(chapter, project.workspace.edition())? else { continue };
+        // The chapter workspace's style (code/ may not exist yet in a new book: then the root's).
+        let style_dir = Some(project.root.join("code")).filter(|d| d.is_dir()).unwrap_or_else(|| project.root.clone());
+        let Some(text) = accept::fmt::format_chapter(chapter, project.workspace.edition(), &style_dir)? else {
+            continue;
+        };
         if write {
             anyhow::ensure!(!on_ci(), "fmt writes the book and never runs with CI set");
             fsutil::replace_if_unchanged(

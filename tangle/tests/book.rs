@@ -9,12 +9,26 @@ use tangle::compare::Verdict;
 use tangle::pipeline::{self, Outcome, Project};
 use tangle::run::RunEnd;
 
+/// The chapter programs time real work (chapter 7 measures a threaded pipeline against the
+/// simulator): while they run, no other test of this file may load the two cores. The run
+/// takes this lock for writing, every other test that does real work for reading.
+static MACHINE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+fn exclusive() -> std::sync::RwLockWriteGuard<'static, ()> {
+    MACHINE.write().unwrap_or_else(|e| e.into_inner())
+}
+
+fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
+    MACHINE.read().unwrap_or_else(|e| e.into_inner())
+}
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
 #[test]
 fn book_outputs_match_prose_and_snapshots() {
+    let _machine = exclusive();
     let root = root();
     let project = Project::load(&root).unwrap_or_else(|e| panic!("the book does not load: {e:#}"));
     let stale = project.stale().unwrap();
@@ -83,6 +97,7 @@ fn book_outputs_match_prose_and_snapshots() {
 /// (`code/`), which the top-level `cargo test --workspace` does not include, so this runs it.
 #[test]
 fn chapter_test_cells_pass() {
+    let _machine = shared();
     let root = root();
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = std::process::Command::new(cargo);
@@ -107,6 +122,7 @@ fn chapter_test_cells_pass() {
 /// seeds sit in `../shared/seeds` beside the repository, as on CI; elsewhere this is skipped.
 #[test]
 fn prose_shares_no_dozen_word_run_with_the_seeds() {
+    let _machine = shared();
     const RUN: usize = 12;
     let seeds_dir = root().join("../shared/seeds");
     let Ok(entries) = std::fs::read_dir(&seeds_dir) else {
@@ -147,6 +163,7 @@ fn prose_shares_no_dozen_word_run_with_the_seeds() {
 /// few exceptions, each with its reason.
 #[test]
 fn prose_quotes_computed_numbers_instead_of_typing_them() {
+    let _machine = shared();
     // (chapter, number as written, why it stays typed)
     const ALLOWED: &[(&str, &str, &str)] = &[
         ("ch07", "989.4", "the H100 datasheet's dense bf16 rate; the code stores it rounded, 990e12"),
@@ -304,6 +321,7 @@ struct SeedSentence {
 /// skips almost every pair before the exact ratio is computed.
 #[test]
 fn prose_paraphrases_no_seed_sentence() {
+    let _machine = shared();
     let seeds_dir = root().join("../shared/seeds");
     let Ok(entries) = std::fs::read_dir(&seeds_dir) else {
         eprintln!("skipped: no seeds at {}", seeds_dir.display());
@@ -439,6 +457,7 @@ fn sentences_keep_their_lines_and_skip_code_and_math() {
 /// sideways on a wide screen.
 #[test]
 fn cells_are_formatted_and_fit_the_column() {
+    let _machine = shared();
     const COLUMNS: usize = 100;
     let project = Project::load(&root()).unwrap();
     let chapters = project.select(&[]).unwrap();
@@ -463,6 +482,7 @@ fn cells_are_formatted_and_fit_the_column() {
 /// equation is cut in two, no code line is wider than the page.
 #[test]
 fn the_book_renders_without_warnings() {
+    let _machine = shared();
     let site = tempfile::tempdir().unwrap();
     let warnings = tangle::render::build_book_warnings(&root(), Some(site.path())).expect("the book builds");
     assert!(warnings.is_empty(), "{} warning(s):\n{}", warnings.len(), warnings.join("\n"));

@@ -2208,7 +2208,7 @@ fn run_stage(
     })
 }
 
-// book/src/ch07.md:4657
+// book/src/ch07.md:4658
 use ch06::{OpKind, TrainingError, one_f1b_order};
 
 impl From<TrainingError> for ParallelError {
@@ -2443,7 +2443,7 @@ pub fn simulate_split_pipeline(
     Ok(SplitTimeline { stages, events })
 }
 
-// book/src/ch07.md:5223
+// book/src/ch07.md:5224
 /// The three schedules of this section as a calculator, drawn as a timeline: chapter 6's GPipe
 /// and 1F1B with a fused backward (twice a forward), and 1F1B with the backward split into
 /// dX and dW (one forward each) and at most $PP$ weight gradients deferred into idle slots.
@@ -2553,7 +2553,7 @@ pub fn pipeline_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:5358
+// book/src/ch07.md:5359
 /// Backward-layer clocks of pure data parallelism across scale-out domains (equation 7.14).
 /// The `chips` are spread evenly over the fewest domains that hold them.
 pub fn cross_domain_dp_clock(
@@ -2610,7 +2610,7 @@ pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     })
 }
 
-// book/src/ch07.md:5492
+// book/src/ch07.md:5493
 /// The data-centre network as a calculator: the per-chip DCN bandwidth is an input, and the
 /// TPU recipe of this section decides how many pods a batch needs.
 pub fn dcn_widget() -> Widget {
@@ -2668,7 +2668,7 @@ pub fn dcn_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:5706
+// book/src/ch07.md:5707
 /// Chapter 6's TP x PP x DP layout, re-exported so that readers of this chapter can build runs.
 pub use ch06::Layout;
 
@@ -2767,7 +2767,7 @@ pub const LLAMA_31_RUN: Run = Run {
     batch: 16e6,
 };
 
-// book/src/ch07.md:6009
+// book/src/ch07.md:6010
 /// The question-2 ledger of a dense model trained without parallelism.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepMemory {
@@ -2787,7 +2787,7 @@ pub fn step_memory(model: &Model, params: f64, batch: f64) -> Result<StepMemory>
     })
 }
 
-// book/src/ch07.md:6158
+// book/src/ch07.md:6159
 /// The three questions with their inputs editable: the shape ($L$, $D$, $F$, with heads of width
 /// 128 and a 32,000-token vocabulary), the batch of question 2, and the batch and slice of
 /// question 3 on TPU v5p. The defaults are LLaMA-2 13B and the questions' own numbers.

@@ -377,7 +377,7 @@ fn ep_checks_its_inputs() {
     );
 }
 
-// book/src/ch07.md:4410
+// book/src/ch07.md:4411
 fn tiny_blocks(n: usize, d: usize, f: usize, seed: u64) -> (Vec<Vec<f32>>, Vec<Vec<f32>>) {
     let mut rng = ch02::Rng::new(seed);
     let mut draw = |len: usize| {
@@ -530,7 +530,7 @@ fn threaded_pipeline_rejects_bad_plans() {
     ));
 }
 
-// book/src/ch07.md:4958
+// book/src/ch07.md:4959
 #[test]
 fn fused_split_simulator_reproduces_chapter_6_one_f1b() {
     let split = SplitTimes {
@@ -655,7 +655,7 @@ fn pipeline_hop_is_cheap_and_checked() {
     );
 }
 
-// book/src/ch07.md:5558
+// book/src/ch07.md:5559
 #[test]
 fn dcn_floor_is_where_cross_domain_clocks_meet() {
     let hw = Hardware::spec(TPU_V5P);
@@ -670,7 +670,7 @@ fn dcn_floor_is_where_cross_domain_clocks_meet() {
     assert!(tpu_recipe(&LLAMA3_70B, &hw, 100.0).is_err());
 }
 
-// book/src/ch07.md:5875
+// book/src/ch07.md:5876
 #[test]
 fn worked_examples_validate_and_match_the_published_numbers() {
     assert_eq!(DEEPSEEK_V3_RUN.batch, 62_914_560.0);
@@ -710,7 +710,7 @@ fn gpu_ridges_match_the_published_ones() {
     assert!((need / 1e6 - 40.6).abs() < 0.05, "{need}");
 }
 
-// book/src/ch07.md:6256
+// book/src/ch07.md:6257
 #[test]
 fn llama2_answers_follow_from_the_shapes() {
     let cfg = ch06::TrainingConfig {
@@ -742,7 +742,7 @@ fn ten_bytes_per_parameter_is_chapter_6_weights_plus_moments() {
     assert_eq!(bytes as f64, ADAM_BYTES_PER_PARAM);
 }
 
-// book/src/ch07.md:6290
+// book/src/ch07.md:6291
 use tangle_runtime::widget::Widget;
 
 /// Every calculator of the chapter, in order.

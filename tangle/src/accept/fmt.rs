@@ -5,6 +5,7 @@
 //! chapter stays as it was. After it, the generated files pass `rustfmt --check`.
 
 use std::io::Write;
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use anyhow::Context;
@@ -14,12 +15,15 @@ use crate::markdown::Edits;
 use crate::model::{Cell, CellKind, Chapter};
 
 /// The chapter's text with every cell formatted, or `None` when every cell already is.
-pub fn format_chapter(chapter: &Chapter, edition: &str) -> anyhow::Result<Option<String>> {
+/// rustfmt runs in `style_dir` (the chapter workspace, `code/`), so it reads the
+/// `rustfmt.toml` that `rustfmt --check` on the generated files would read, whatever the
+/// directory the tool was started from.
+pub fn format_chapter(chapter: &Chapter, edition: &str, style_dir: &Path) -> anyhow::Result<Option<String>> {
     let nl = chapter.newline();
     let mut edits = Edits::new();
     let mut diagnostics = Diagnostics::default();
     for cell in &chapter.cells {
-        match format_cell(cell, edition) {
+        match format_cell(cell, edition, style_dir) {
             Ok(formatted) if formatted == cell.code => {}
             Ok(formatted) => {
                 let mut text = String::new();
@@ -51,15 +55,15 @@ enum FmtError {
 }
 
 /// One cell's code, formatted.
-fn format_cell(cell: &Cell, edition: &str) -> Result<String, FmtError> {
+fn format_cell(cell: &Cell, edition: &str, style_dir: &Path) -> Result<String, FmtError> {
     match cell.kind {
-        CellKind::Save | CellKind::Test => rustfmt(&cell.code, edition),
+        CellKind::Save | CellKind::Test => rustfmt(&cell.code, edition, style_dir),
         CellKind::Run => {
             // Inside a function body, as in main.rs, indented as the body is; the wrapper
             // lines and the indentation go again afterwards. A statement rustfmt cannot
             // format (a string literal past the width) it leaves as it was given, so it must
             // be given indented, or taking the body out again would unindent it.
-            let formatted = rustfmt(&wrap_body(&cell.code), edition)?;
+            let formatted = rustfmt(&wrap_body(&cell.code), edition, style_dir)?;
             Ok(unwrap_body(&formatted))
         }
     }
@@ -100,9 +104,10 @@ fn unwrap_body(formatted: &str) -> String {
     out
 }
 
-fn rustfmt(code: &str, edition: &str) -> Result<String, FmtError> {
+fn rustfmt(code: &str, edition: &str, style_dir: &Path) -> Result<String, FmtError> {
     let mut child = Command::new(std::env::var_os("RUSTFMT").unwrap_or_else(|| "rustfmt".into()))
         .args(["--edition", edition, "--emit", "stdout", "--quiet"])
+        .current_dir(style_dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -139,12 +144,16 @@ mod tests {
             return;
         }
         let md = "Prose   with  spaces.\n\n- item\n\n  ```rust\n  // @save\n  pub fn f( x:u32)->u32{x+1}\n  ```\n\n```rust\nlet s = \"a\n  b\";\nif true { println!(\"{}\",f(1)) }\n```\n";
-        let out = format_chapter(&chapter(md), "2024").unwrap().unwrap();
+        let out = format_chapter(&chapter(md), "2024", &std::env::temp_dir()).unwrap().unwrap();
         assert_eq!(
             out,
             "Prose   with  spaces.\n\n- item\n\n  ```rust\n  // @save\n  pub fn f(x: u32) -> u32 {\n      x + 1\n  }\n  ```\n\n```rust\nlet s = \"a\n  b\";\nif true {\n    println!(\"{}\", f(1))\n}\n```\n"
         );
-        assert_eq!(format_chapter(&chapter(&out), "2024").unwrap(), None, "formatting is idempotent");
+        assert_eq!(
+            format_chapter(&chapter(&out), "2024", &std::env::temp_dir()).unwrap(),
+            None,
+            "formatting is idempotent"
+        );
     }
 
     #[test]
@@ -155,8 +164,12 @@ mod tests {
         }
         let long = "x".repeat(120);
         let md = format!("```rust\nfor i in 0..2 {{\n    f(\n\"{long}\",\n    i)?;\n}}\n```\n");
-        let once = format_chapter(&chapter(&md), "2024").unwrap().unwrap_or(md.clone());
+        let once = format_chapter(&chapter(&md), "2024", &std::env::temp_dir()).unwrap().unwrap_or(md.clone());
         assert!(once.contains("\n    f(\n"), "{once}");
-        assert_eq!(format_chapter(&chapter(&once), "2024").unwrap(), None, "formatting is idempotent:\n{once}");
+        assert_eq!(
+            format_chapter(&chapter(&once), "2024", &std::env::temp_dir()).unwrap(),
+            None,
+            "formatting is idempotent:\n{once}"
+        );
     }
 }
