@@ -18,7 +18,6 @@
 //! `apt-get install chromium`; `TANGLE_CHROMIUM` names another binary).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use tangle_runtime::widget::{Data, OutputKind};
 
@@ -30,11 +29,7 @@ fn root() -> PathBuf {
 }
 
 fn chromium() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("TANGLE_CHROMIUM") {
-        return Some(PathBuf::from(p));
-    }
-    let candidates = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"];
-    candidates.iter().map(PathBuf::from).find(|p| p.is_file())
+    tangle::render::pdf::find_chromium()
 }
 
 /// Runs before anything else on the page: collects script errors and console errors.
@@ -189,20 +184,8 @@ fn chapter_7_calculators_work_in_headless_chromium() {
     std::fs::write(&test_file, test_page).unwrap();
 
     let profile = tempfile::tempdir().unwrap();
-    let output = Command::new(&chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--virtual-time-budget=20000",
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
+    let output = tangle::render::pdf::headless(&chromium, profile.path())
+        .args(["--virtual-time-budget=20000", "--dump-dom"])
         .arg(format!("file://{}", test_file.display()))
         .output()
         .expect("chromium starts");

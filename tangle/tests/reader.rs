@@ -17,7 +17,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -57,29 +57,13 @@ struct Tab {
 
 fn start_browser(chromium: &Path) -> (Browser, Tab) {
     let profile = tempfile::tempdir().unwrap();
-    let mut command = Command::new(chromium);
+    let mut command = tangle::render::pdf::headless(chromium, profile.path());
     command
-        .args([
-            "--headless",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--hide-scrollbars",
-            "--remote-debugging-address=127.0.0.1",
-            "--remote-debugging-port=0",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(["--hide-scrollbars", "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0"])
         .arg("about:blank")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
-        command.arg("--no-sandbox");
-    }
     let child = command.spawn().expect("start chromium");
     let browser = Browser { child, _profile: profile };
     // Chromium writes the port it chose and the browser's websocket path into the profile.

@@ -16,10 +16,13 @@ const TIMEOUT: Duration = Duration::from_secs(180);
 /// The names Chromium goes by on `PATH`, in the order tried.
 const NAMES: &[&str] = &["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"];
 
-/// The Chromium to print with: `$CHROMIUM`, or the first of [`NAMES`] on `PATH`.
+/// The Chromium to print with: `$TANGLE_CHROMIUM` or `$CHROMIUM`, or the first of [`NAMES`]
+/// on `PATH`. The browser tests find theirs the same way.
 pub fn find_chromium() -> Option<PathBuf> {
-    if let Some(named) = std::env::var_os("CHROMIUM").filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(named));
+    for var in ["TANGLE_CHROMIUM", "CHROMIUM"] {
+        if let Some(named) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+            return Some(PathBuf::from(named));
+        }
     }
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
@@ -33,6 +36,31 @@ pub const INSTALL_HINT: &str = "printing the book needs headless Chromium, and n
      `apt-get install chromium` (Debian, Ubuntu) or `dnf install chromium` (Fedora), or set CHROMIUM \
      to its path";
 
+/// A headless Chromium command with a profile of its own in `profile` (so that a running
+/// browser or an old profile changes nothing), kept off the network (the book loads nothing
+/// from it anyway), and without its sandbox where it runs as root (containers, CI), where
+/// Chromium refuses to start one. The caller adds what to do and which page.
+pub fn headless(chromium: &Path, profile: &Path) -> Command {
+    let mut command = Command::new(chromium);
+    command
+        .args([
+            "--headless",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()));
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    #[cfg(unix)]
+    if unsafe { libc::geteuid() } == 0 {
+        command.arg("--no-sandbox");
+    }
+    command
+}
+
 /// Prints `book_dir/print.html` (a built book) to `pdf`.
 pub fn print_book(book_dir: &Path, pdf: &Path) -> anyhow::Result<()> {
     let page = book_dir.join("print.html");
@@ -44,34 +72,16 @@ pub fn print_book(book_dir: &Path, pdf: &Path) -> anyhow::Result<()> {
     if let Some(parent) = pdf.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)?;
     }
-    // A fresh profile, so that a running browser or an old profile changes nothing; the
-    // flags keep it off the network (the book loads nothing from it anyway).
     let profile = tempfile::Builder::new().prefix("tangle-pdf-").tempdir()?;
     let partial = pdf.with_extension("pdf.partial");
-    let mut command = Command::new(&chromium);
+    let mut command = headless(&chromium, profile.path());
     command
-        .args([
-            "--headless",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-pdf-header-footer",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg("--no-pdf-header-footer")
         .arg(format!("--print-to-pdf={}", partial.display()))
         .arg(format!("file://{}", page.display()))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    // Chromium refuses to start its sandbox as root (containers, CI).
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    #[cfg(unix)]
-    if unsafe { libc::geteuid() } == 0 {
-        command.arg("--no-sandbox");
-    }
     let mut child = command.spawn().with_context(|| format!("cannot start {}", chromium.display()))?;
     let stderr = child.stderr.take();
     let log = std::thread::spawn(move || {
