@@ -177,8 +177,9 @@ pub fn check_showing(
     for chapter in chapters {
         let key = cache::key(&project.root, &shared, &project.book, &project.generated, chapter)?;
         // A cached run is only as good as the figures kept from it.
-        let cached =
-            cache::lookup(&project.root, chapter, &key).filter(|_| project.kept_figures().join(chapter).is_dir());
+        // `accept --refresh` asks for this machine's measurements as they come out now.
+        let cached = cache::lookup(&project.root, chapter, &key)
+            .filter(|_| !options.refresh && project.kept_figures().join(chapter).is_dir());
         if cached.is_none() {
             to_build.push(chapter.clone());
         }

@@ -169,8 +169,6 @@ fn prose_quotes_computed_numbers_instead_of_typing_them() {
         ("ch07", "989.4", "the H100 datasheet's dense bf16 rate; the code stores it rounded, 990e12"),
         ("ch07", "3,584", "DeepSeek-V3's published latent width, a fact of its configuration"),
         ("ch07", "3.1", "part of a model's name, Llama 3.1"),
-        // MegaScale's published MFU [@jiang]; the masked toy MFU merely lands near it.
-        ("ch06", "55.2", "a fact from the literature, not a result of the code"),
         // Llama 3's share of interruptions traced to hardware [@llama3], not a 78.0 GiB row.
         ("ch06", "78", "a fact from the literature, not a result of the code"),
         // The goodput example's 45 % MFU and the $45k device price, not the plan table's

@@ -1115,8 +1115,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // the denominator, the better the "utilization" looks. An MFU claims a ratio to one stated
     // peak: ask which peak it is (datasheet or measured, on which operation and size, which data
     // type, dense or sparse) before comparing two of them. On a machine shared with other jobs, as
-    // this book's is, the rooflines also move from run to run: the ones shown here come from a
-    // busier run than Section 6.6's, which is the same lesson again.
+    // this book's is, the roofline also moves between measurements: n = 1024 here and in Section
+    // 6.6 come from the same run and still differ, which is the same lesson again.
 
     tangle_runtime::cell(31);
     // book/src/ch06.md:4771
