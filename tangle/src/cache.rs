@@ -3,12 +3,13 @@
 //! rerun; its recorded outputs are compared instead. A pure function of those inputs, stored
 //! under `target/tangle/cache/`.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::generate::Generated;
+use crate::generate::{Analyses, CellSyntax, Generated};
 use crate::model::Book;
 use crate::run::RunOutput;
 
@@ -107,4 +108,47 @@ pub fn lookup(root: &Path, chapter: &str, key: &str) -> Option<RunOutput> {
 pub fn store(root: &Path, chapter: &str, key: &str, run: &RunOutput) -> anyhow::Result<()> {
     let entry = Entry { key: key.to_string(), run: run.clone() };
     crate::fsutil::write_atomic(&entry_path(root, chapter), &serde_json::to_vec(&entry)?)
+}
+
+/// Cell analyses kept from one command to the next ([`Analyses`]), with what made them.
+#[derive(Debug, Serialize, Deserialize)]
+struct AnalysisFile {
+    /// The tool that analysed: its version, and its executable's size and modification time,
+    /// so that a rebuilt tool, whose analysis may differ, starts afresh.
+    made_by: String,
+    cells: BTreeMap<String, CellSyntax>,
+}
+
+fn analyses_path(root: &Path) -> PathBuf {
+    root.join("target/tangle/cache/analyses.json")
+}
+
+/// The running tool, as [`AnalysisFile::made_by`] names it (`None` if it cannot tell).
+fn made_by() -> Option<String> {
+    let meta = std::env::current_exe().and_then(std::fs::metadata).ok()?;
+    let modified = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
+    Some(format!("{VERSION} {} {}", meta.len(), modified.as_nanos()))
+}
+
+/// The cell analyses the last command recorded under `root` (none if they are missing,
+/// unreadable or made by another build of the tool).
+pub fn load_analyses(root: &Path) -> Analyses {
+    let recorded = std::fs::read(analyses_path(root))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<AnalysisFile>(&bytes).ok())
+        .filter(|file| Some(&file.made_by) == made_by().as_ref());
+    match recorded {
+        Some(file) => Analyses::from_recorded(file.cells),
+        None => Analyses::default(),
+    }
+}
+
+/// Records the analyses a command used, for the next one, when they changed. A cache: a
+/// failure to write it is not an error.
+pub fn store_analyses(root: &Path, analyses: &Analyses) {
+    let (Some(cells), Some(made_by)) = (analyses.used(), made_by()) else { return };
+    let file = AnalysisFile { made_by, cells: cells.clone() };
+    if let Ok(bytes) = serde_json::to_vec(&file) {
+        let _ = crate::fsutil::write_atomic(&analyses_path(root), &bytes);
+    }
 }

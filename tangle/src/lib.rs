@@ -48,3 +48,4 @@ pub(crate) mod generate;
 pub(crate) mod lock;
 pub(crate) mod markdown;
 pub(crate) mod parse;
+pub(crate) mod timing;

@@ -16,7 +16,7 @@ use crate::generate::{self, Generated, Workspace};
 use crate::model::Book;
 use crate::progress::{Plain, Progress};
 use crate::run::{self, RunOutput};
-use crate::{accept, cache, fsutil, parse, snapshot};
+use crate::{accept, cache, fsutil, parse, snapshot, timing};
 
 /// A book loaded and generated in memory.
 pub struct Project {
@@ -30,11 +30,13 @@ impl Project {
     /// Parses every chapter and generates its crate. Mistakes in the input come back as
     /// [`Diagnostics`](crate::diagnostic::Diagnostics) inside the `anyhow::Error`.
     pub fn load(root: &Path) -> anyhow::Result<Project> {
-        let book = parse::load_book(root)?;
+        let book = timing::phase("parse", || parse::load_book(root))?;
         let manifest =
             std::fs::read_to_string(root.join("Cargo.toml")).context("cannot read the top-level Cargo.toml")?;
         let workspace = Workspace::from_manifest(&manifest)?;
-        let generated = generate::generate(&book, &workspace)?;
+        let mut analyses = timing::phase("load analyses", || cache::load_analyses(root));
+        let generated = timing::phase("generate", || generate::generate(&book, &workspace, &mut analyses))?;
+        timing::phase("store analyses", || cache::store_analyses(root, &analyses));
         Ok(Project { root: root.to_path_buf(), book, generated, workspace })
     }
 
@@ -158,7 +160,7 @@ pub fn check_showing(
     options: CheckOptions,
     progress: &dyn Progress,
 ) -> anyhow::Result<Outcome> {
-    let stale = project.stale()?;
+    let stale = timing::phase("stale", || project.stale())?;
     if !stale.is_empty() {
         if on_ci() {
             return Ok(Outcome::Stale(stale));
@@ -169,11 +171,12 @@ pub fn check_showing(
     }
 
     // Cell lines wider than the book's column (issue 13): warnings only, on stderr.
-    parse::lint::report_long_lines(&project.root, &project.book, chapters);
+    timing::phase("lint", || parse::lint::report_long_lines(&project.root, &project.book, chapters));
 
-    let shared = cache::shared_inputs(&project.root);
+    let shared = timing::phase("cache shared inputs", || cache::shared_inputs(&project.root));
     let mut lookups = Vec::new();
     let mut to_build = Vec::new();
+    let _keys = timing::Span::new("cache keys and lookups");
     for chapter in chapters {
         let key = cache::key(&project.root, &shared, &project.book, &project.generated, chapter)?;
         // A cached run is only as good as the figures kept from it.
@@ -185,20 +188,23 @@ pub fn check_showing(
         }
         lookups.push((chapter.clone(), cached));
     }
+    drop(_keys);
     let built = Mutex::new(Vec::new());
     if !to_build.is_empty() {
         progress.line(&format!(" building {}", to_build.join(", ")));
         progress.building(&to_build);
         let build_options = BuildOptions { verbose: options.verbose, locked: on_ci(), full_optimisation: false };
-        let report = build::build(
-            &project.root,
-            &project.book,
-            &project.generated,
-            &to_build,
-            build_options,
-            progress,
-            &collect_into(&built),
-        );
+        let report = timing::phase("build", || {
+            build::build(
+                &project.root,
+                &project.book,
+                &project.generated,
+                &to_build,
+                build_options,
+                progress,
+                &collect_into(&built),
+            )
+        });
         progress.built();
         let report = report?;
         if report.failed() {
@@ -229,7 +235,9 @@ pub fn check_showing(
                 progress.line(&format!("  running {name}"));
                 let current = Arc::new(AtomicUsize::new(0));
                 progress.running(chapter, current.clone());
-                let run = run::run_reporting(&exe, &project.root, chapter, krate, staging.path(), current);
+                let run = timing::phase(&format!("run {name}"), || {
+                    run::run_reporting(&exe, &project.root, chapter, krate, staging.path(), current)
+                });
                 progress.ran(&name);
                 let run = run?;
                 let drawn = match run.completed() {
@@ -244,7 +252,9 @@ pub fn check_showing(
                 (run, false, drawn)
             }
         };
-        results.push(compare(project, &name, run, from_cache, drawn, options)?);
+        results.push(timing::phase(&format!("compare {name}"), || {
+            compare(project, &name, run, from_cache, drawn, options)
+        })?);
     }
     Ok(Outcome::Ran(results))
 }

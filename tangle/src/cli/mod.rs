@@ -163,6 +163,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         // serve takes the repository lock around each of its builds itself.
         return crate::render::serve(&root, port).map(|()| CLEAN);
     }
+    let _total = crate::timing::Span::new("total (after the command line is read)");
     let refresh = matches!(cli.command, Command::Accept { refresh: true, .. });
     let options = CheckOptions { verbose: cli.verbose, refresh };
     // One writer at a time: a second accept, check or book waits (or, with --no-wait, stops).

@@ -3,10 +3,12 @@
 //! cell's last expression needs a `;` to stand among statements, and which lines continue a
 //! multi-line string literal (and so must not be indented when the cell goes inside `main`).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
 use proc_macro2::{TokenStream, TokenTree};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 
@@ -15,7 +17,7 @@ use crate::model::{Cell, CellKind, Chapter};
 
 /// What the emitter and the dependency finder need to know about a cell. Lines are one-based
 /// within the cell's code (line 1 is the marker line of a save or test cell).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CellSyntax {
     /// First path segments (`ch02` in `ch02::TinyGpt`, `use gemm::...`), with their line and
     /// zero-based column.
@@ -28,6 +30,65 @@ pub struct CellSyntax {
     /// `(line, column)` (column zero-based, in characters) just after a run cell's final
     /// expression that has no `;`, where one must go so that the next cell can follow.
     pub needs_semicolon: Option<(usize, usize)>,
+}
+
+/// The analyses of cells that parsed, by a hash of the cell's kind and code, kept from one
+/// command to the next (`cache::load_analyses`): syn, which the tool runs unoptimised so that
+/// it builds fast, takes most of a check that builds nothing, and an edit changes one cell.
+/// A cell that does not parse is analysed again each time (its diagnostic names its chapter
+/// line, which the cell does not determine).
+#[derive(Debug, Default)]
+pub struct Analyses {
+    /// What the previous command left, not yet asked for.
+    known: BTreeMap<String, CellSyntax>,
+    /// What this command asked for: what is kept for the next.
+    used: BTreeMap<String, CellSyntax>,
+    /// Some cell was analysed afresh.
+    analysed: bool,
+}
+
+impl Analyses {
+    /// Analyses recorded by an earlier command (see [`Analyses::used`]).
+    pub fn from_recorded(known: BTreeMap<String, CellSyntax>) -> Analyses {
+        Analyses { known, ..Analyses::default() }
+    }
+
+    /// The analyses this command used, to record for the next one; `None` when they are the
+    /// ones it was given (nothing to write).
+    pub fn used(&self) -> Option<&BTreeMap<String, CellSyntax>> {
+        (self.analysed || !self.known.is_empty()).then_some(&self.used)
+    }
+
+    /// [`cell`], answered from the recorded analyses when this code was analysed before.
+    pub fn cell(&mut self, chapter: &Chapter, cell: &Cell) -> Result<CellSyntax, Box<Diagnostic>> {
+        let key = cell_key(cell);
+        if let Some(syntax) = self.used.get(&key) {
+            return Ok(syntax.clone());
+        }
+        let syntax = match self.known.remove(&key) {
+            Some(syntax) => syntax,
+            None => {
+                self.analysed = true;
+                self::cell(chapter, cell)?
+            }
+        };
+        self.used.insert(key, syntax.clone());
+        Ok(syntax)
+    }
+}
+
+/// What an analysis depends on: the cell's kind and its code, nothing else.
+fn cell_key(cell: &Cell) -> String {
+    let mut h = Sha256::new();
+    let kind: &[u8] = match cell.kind {
+        CellKind::Save => b"save",
+        CellKind::Test => b"test",
+        CellKind::Run => b"run",
+    };
+    h.update(kind);
+    h.update([0]);
+    h.update(cell.code.as_bytes());
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Parses and analyses one cell.
@@ -207,5 +268,53 @@ fn scan_tokens(tokens: TokenStream, refs: &mut Vec<(String, usize, usize)>) {
             TokenTree::Group(g) => scan_tokens(g.stream(), refs),
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn chapter(md: &str) -> Chapter {
+        crate::parse::parse_chapter("ch03", Path::new("book/src/ch03.md"), md.as_bytes().to_vec()).unwrap()
+    }
+
+    #[test]
+    fn recorded_analyses_answer_for_the_same_code_only() {
+        let md = "```rust\n// @save\npub fn f() -> u8 { ch02::g() }\n```\n\n```rust\nlet x = 1;\nch02::h(x)\n```\n";
+        let ch = chapter(md);
+        let mut first = Analyses::default();
+        let fresh: Vec<CellSyntax> = ch.cells.iter().map(|c| first.cell(&ch, c).unwrap()).collect();
+        assert_eq!(fresh, ch.cells.iter().map(|c| cell(&ch, c).unwrap()).collect::<Vec<_>>());
+        assert!(fresh[1].needs_semicolon.is_some());
+        let recorded = first.used().expect("analysed afresh, so there is something to record").clone();
+        assert_eq!(recorded.len(), 2);
+
+        // The next command, same chapter: every cell from the record, nothing to write back.
+        let mut second = Analyses::from_recorded(recorded.clone());
+        let again: Vec<CellSyntax> = ch.cells.iter().map(|c| second.cell(&ch, c).unwrap()).collect();
+        assert_eq!(again, fresh);
+        assert!(second.used().is_none());
+
+        // A run cell edited: analysed again (and its record replaces the old one), the other
+        // cell answered from the record; the same code as a save cell is a different cell.
+        let edited = chapter(&md.replace("ch02::h(x)", "ch04::h(x);"));
+        let mut third = Analyses::from_recorded(recorded);
+        let syntax = third.cell(&edited, &edited.cells[1]).unwrap();
+        assert_eq!(syntax.refs, vec![("ch04".to_string(), 2, 0)]);
+        assert_eq!(syntax.needs_semicolon, None);
+        assert_eq!(third.cell(&edited, &edited.cells[0]).unwrap(), fresh[0]);
+        assert_eq!(third.used().map(BTreeMap::len), Some(2));
+        let mut run = edited.cells[0].clone();
+        run.kind = CellKind::Run;
+        assert_ne!(cell_key(&run), cell_key(&edited.cells[0]));
+
+        // A cell that does not parse is reported every time, never recorded.
+        let broken = chapter("```rust\nlet x = (;\n```\n");
+        let mut fourth = Analyses::default();
+        assert!(fourth.cell(&broken, &broken.cells[0]).is_err());
+        assert!(fourth.cell(&broken, &broken.cells[0]).is_err());
+        assert_eq!(fourth.used().map(BTreeMap::len), Some(0));
     }
 }

@@ -23,20 +23,20 @@ use std::path::Path;
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::model::{Book, CellKind, Chapter};
 
-pub use analyse::literal_continuation_lines;
+pub use analyse::{Analyses, CellSyntax, literal_continuation_lines};
 pub use crates::{CODE, ChapterCrate, Generated, is_location_comment};
 pub use line_map::{LineMap, lexically_normal};
 use manifest::Dependency;
 pub use manifest::{RUN_PROFILE_RESET, Workspace, run_package};
 
-/// Generates every chapter's crate and the workspace around them. Collects every error of
-/// every chapter.
-pub fn generate(book: &Book, workspace: &Workspace) -> Result<Generated, Diagnostics> {
+/// Generates every chapter's crate and the workspace around them, taking cell analyses from
+/// `analyses` where it has them and adding the rest. Collects every error of every chapter.
+pub fn generate(book: &Book, workspace: &Workspace, analyses: &mut Analyses) -> Result<Generated, Diagnostics> {
     let names: BTreeSet<&str> = book.chapters.iter().map(|c| c.name.as_str()).collect();
     let mut crates = Vec::new();
     let mut diagnostics = Diagnostics::default();
     for chapter in &book.chapters {
-        match generate_chapter(chapter, &names, workspace) {
+        match generate_chapter(chapter, &names, workspace, analyses) {
             Ok(krate) => crates.push(krate),
             Err(d) => diagnostics.extend(d),
         }
@@ -54,11 +54,12 @@ fn generate_chapter(
     chapter: &Chapter,
     chapters: &BTreeSet<&str>,
     workspace: &Workspace,
+    analyses: &mut Analyses,
 ) -> Result<ChapterCrate, Diagnostics> {
     let mut diagnostics = Diagnostics::default();
     let mut analysed = Vec::new();
     for cell in &chapter.cells {
-        match analyse::cell(chapter, cell) {
+        match analyses.cell(chapter, cell) {
             Ok(syntax) => analysed.push((cell, syntax)),
             Err(d) => diagnostics.push(*d),
         }
