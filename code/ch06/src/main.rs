@@ -1102,7 +1102,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
 
     tangle_runtime::cell(30);
     // book/src/ch06.md:4739
-    for n in [256, 512, 1024, 2048] {
+    for n in [128, 256, 512, 1024] {
         let peak = measured_matmul_flops(n, 4)?;
         let mfu = model_flops_utilization(toy_tokens_per_s, toy_flops_per_token, 1, peak)?;
         println!(
