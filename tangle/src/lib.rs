@@ -22,7 +22,9 @@
 //!    `render::serve` serves it with live reload, `render::pdf` prints it
 //!
 //! Around them: [`pipeline`] strings the stages together (the library's entry points),
-//! [`cache`] skips build and run for chapters whose inputs did not change, [`snapshot`] mirrors
+//! [`cache`] skips build and run for chapters whose inputs did not change (and keeps each
+//! cell's syn analysis by content hash), [`timing`] reports each phase's time under
+//! `TANGLE_TIMINGS=1`, [`snapshot`] mirrors
 //! every output block in `snapshots/`, [`diagnostic`] locates and renders every error with an
 //! excerpt of the chapter, [`progress`] carries what a check reports while it works, and [`cli`]
 //! is the command line. No module imports one that imports it back (a test checks the graph).
