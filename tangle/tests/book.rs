@@ -459,8 +459,14 @@ fn cells_are_formatted_and_fit_the_column() {
     const COLUMNS: usize = 100;
     let project = Project::load(&root()).unwrap();
     let chapters = project.select(&[]).unwrap();
-    let unformatted = pipeline::fmt(&project, &chapters, false).unwrap();
-    assert!(unformatted.is_empty(), "cells not formatted (run `cargo tangle fmt` and commit): {unformatted:?}");
+    let have_rustfmt =
+        std::process::Command::new("rustfmt").arg("--version").output().is_ok_and(|o| o.status.success());
+    if have_rustfmt {
+        let unformatted = pipeline::fmt(&project, &chapters, false).unwrap();
+        assert!(unformatted.is_empty(), "cells not formatted (run `cargo tangle fmt` and commit): {unformatted:?}");
+    } else {
+        eprintln!("formatting not checked: rustfmt is not installed (`rustup component add rustfmt`)");
+    }
     let mut wide = Vec::new();
     for chapter in &project.book.chapters {
         for cell in &chapter.cells {
