@@ -126,10 +126,9 @@ pub fn hand_typed_numbers(chapter: &Chapter) -> Vec<Diagnostic> {
     let mut found = Vec::new();
     for leaf in doc.leaves.iter().filter(|l| matches!(l.kind, LeafKind::Paragraph | LeafKind::TableCell)) {
         let mut ranges = doc.prose_ranges(leaf);
-        // A figure's caption is prose too (its quotes and references aside).
-        for d in
-            doc.directives_named("figure").filter(|d| leaf.span.start <= d.span.start && d.span.end <= leaf.span.end)
-        {
+        // A figure's or a calculator's caption is prose too (its quotes and references aside).
+        let captioned = doc.directives.iter().filter(|d| d.name == "figure" || d.name == "widget");
+        for d in captioned.filter(|d| leaf.span.start <= d.span.start && d.span.end <= leaf.span.end) {
             let caption = match doc.text(d.args.clone()).find('|') {
                 Some(bar) => d.args.start + bar + 1..d.args.end,
                 None => continue,
@@ -227,5 +226,12 @@ mod tests {
         let found = check(md);
         assert_eq!(found.len(), 1, "{found:#?}");
         assert!(found[0].contains("`44` restates"), "{found:#?}");
+    }
+
+    #[test]
+    fn captions_of_figures_and_calculators_are_prose() {
+        let md = "# 1 T\n\n```rust\nprintln!(\"{}\", 4 * 11);\n```\n\n```output\n44\n```\n\n{{#figure f | Drawn at 44.}}\n\n{{#widget w | Starts at 44.}}\n";
+        let found = check(md);
+        assert_eq!(found.len(), 2, "{found:#?}");
     }
 }
