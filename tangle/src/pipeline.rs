@@ -407,10 +407,10 @@ pub fn accept(project: &Project, results: &[ChapterResult]) -> anyhow::Result<Ac
 /// re-syncs `code/`); returns the chapters whose cells were not (or are no longer) formatted.
 pub fn fmt(project: &Project, chapters: &[String], write: bool) -> anyhow::Result<Vec<PathBuf>> {
     let mut changed = Vec::new();
+    // The chapter workspace's style (code/ may not exist yet in a new book: then the root's).
+    let style_dir = Some(project.root.join("code")).filter(|d| d.is_dir()).unwrap_or_else(|| project.root.clone());
     for name in chapters {
         let chapter = project.book.chapter(name).expect("selected chapters exist");
-        // The chapter workspace's style (code/ may not exist yet in a new book: then the root's).
-        let style_dir = Some(project.root.join("code")).filter(|d| d.is_dir()).unwrap_or_else(|| project.root.clone());
         let Some(text) = accept::fmt::format_chapter(chapter, project.workspace.edition(), &style_dir)? else {
             continue;
         };

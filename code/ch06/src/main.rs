@@ -454,7 +454,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(13);
-    // book/src/ch06.md:2546
+    // book/src/ch06.md:2551
     let plans_7b = plan_table(
         &LLAMA_7B,
         8,
@@ -466,57 +466,37 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     print!("{plans_7b}");
     let gib = |x: f64| format!("{x:.1} GiB");
     let pure_dp = plans_7b
-        .row(Layout {
-            tp: 1,
-            pp: 1,
-            dp: 8,
-        })
+        .row(Layout::new(1, 1, 8))
         .ok_or("dp=8 is a legal layout")?;
     tangle_runtime::value("plan_7b_dp8_total_gib", gib(pure_dp.total_gib));
     tangle_runtime::value("plan_7b_dp8_dp_comm_gib", gib(pure_dp.dp_comm_gib));
     let pure_tp = plans_7b
-        .row(Layout {
-            tp: 8,
-            pp: 1,
-            dp: 1,
-        })
+        .row(Layout::new(8, 1, 1))
         .ok_or("tp=8 is a legal layout")?;
     tangle_runtime::value("plan_7b_tp8_tp_comm_gib", gib(pure_tp.tp_comm_gib));
 
     tangle_runtime::cell(14);
-    // book/src/ch06.md:2598
+    // book/src/ch06.md:2595
     let plans_70b = plan_table(&LLAMA_70B, 64, &PlanOptions::default())?;
     print!("{plans_70b}");
     let percent = |fraction: f64| format!("{:.1} %", 100.0 * fraction);
     let four_way_tp = plans_70b
-        .row(Layout {
-            tp: 4,
-            pp: 1,
-            dp: 16,
-        })
+        .row(Layout::new(4, 1, 16))
         .ok_or("a legal layout")?;
     tangle_runtime::value("plan_70b_tp4_total_gib", gib(four_way_tp.total_gib));
     let deep_pp = plans_70b
-        .row(Layout {
-            tp: 1,
-            pp: 8,
-            dp: 8,
-        })
+        .row(Layout::new(1, 8, 8))
         .ok_or("a legal layout")?;
     tangle_runtime::value("plan_70b_pp8_total_gib", gib(deep_pp.total_gib));
     tangle_runtime::value("plan_70b_pp8_bubble", percent(deep_pp.bubble));
     let node_tp = plans_70b
-        .row(Layout {
-            tp: 8,
-            pp: 2,
-            dp: 4,
-        })
+        .row(Layout::new(8, 2, 4))
         .ok_or("a legal layout")?;
     tangle_runtime::value("plan_70b_tp8_pp2_bubble", percent(node_tp.bubble));
     tangle_runtime::value("plan_70b_tp8_pp2_tp_comm_gib", gib(node_tp.tp_comm_gib));
 
     tangle_runtime::cell(15);
-    // book/src/ch06.md:2828
+    // book/src/ch06.md:2813
     let payload = expert_dispatch_bytes(8 * 8192, 4096, 8, balanced_off_device_fraction(8)?)?;
     let dispatch = format!("{:.1} GiB", payload / GIB);
     println!(
@@ -525,7 +505,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("moe_dispatch_gib", dispatch);
 
     tangle_runtime::cell(16);
-    // book/src/ch06.md:3016
+    // book/src/ch06.md:3001
     let roofline = measured_matmul_flops(1024, 8)?;
     println!(
         "measured matmul roofline on this CPU: {:.0} GFLOP/s",
@@ -533,7 +513,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(17);
-    // book/src/ch06.md:3033
+    // book/src/ch06.md:3018
     let toy = tiny.config();
     let toy_tokens_per_s = ch02::benchmark_training(10)?;
     let toy_forward = ch02::flops_per_token(toy, toy.block_size)?.total as f64;
@@ -550,7 +530,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(18);
-    // book/src/ch06.md:3229
+    // book/src/ch06.md:3214
     let mixed = state_ledger(p_7b, Precision::Mixed, ZeroStage::Replicated, 1)?;
     let payload = checkpoint_payload(&mixed);
     let save = save_stall(payload, 3.0 * GIB)?;
@@ -564,7 +544,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("save_stall_7b", save_s);
 
     tangle_runtime::cell(19);
-    // book/src/ch06.md:3252
+    // book/src/ch06.md:3237
     for devices in [1_024_u64, 16_384] {
         let faults = FaultModel {
             save,
@@ -585,7 +565,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(20);
-    // book/src/ch06.md:3285
+    // book/src/ch06.md:3270
     tangle_runtime::figure::svg("checkpoint-waste", (720, 400), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let fig_save = save_stall(
@@ -663,7 +643,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(21);
-    // book/src/ch06.md:3642
+    // book/src/ch06.md:3627
     let wsd = WsdSchedule::new(1_000, 0.05, 0.15)?;
     println!("step  phase    multiplier");
     for step in [0, 24, 500, 900, 999] {
@@ -673,7 +653,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(22);
-    // book/src/ch06.md:3663
+    // book/src/ch06.md:3648
     tangle_runtime::figure::svg("wsd-vs-cosine", (720, 380), |root| {
         use tangle_runtime::figure::{self, BookStyle, Key, plotters::prelude::*};
         let total_steps = 1_000_u64;
@@ -742,7 +722,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(23);
-    // book/src/ch06.md:3954
+    // book/src/ch06.md:3939
     println!(
         "{:<22} {:>8} {:>13} {:>6} {:>7} {:>6} {:>10}",
         "run", "FLOPs", "device-hrs", "days", "cost", "MW", "energy"
@@ -781,7 +761,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(24);
-    // book/src/ch06.md:4012
+    // book/src/ch06.md:3997
     tangle_runtime::figure::svg("run-economics", (720, 380), |root| {
         use tangle_runtime::figure::{self, Area, BookStyle, plotters::prelude::*};
         let mut run_costs = Vec::new();
@@ -887,7 +867,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(25);
-    // book/src/ch06.md:4309
+    // book/src/ch06.md:4294
     let owned = Ownership {
         capital_per_device: 45_000.0,
         discount_rate: 0.12,
@@ -924,7 +904,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(26);
-    // book/src/ch06.md:4495
+    // book/src/ch06.md:4480
     // Only the moment line changes: Adam keeps 8 bytes per parameter, 8-bit Adam 2 + 0.5, Muon 4.
     let optimizers = [("Adam", 8.0), ("8-bit Adam", 2.5), ("Muon", 4.0)];
     println!("ZeRO-1 state of the 7B model per device, GiB");
@@ -949,7 +929,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // optimizers shrinks as 1/shards.
 
     tangle_runtime::cell(27);
-    // book/src/ch06.md:4536
+    // book/src/ch06.md:4521
     {
         let fused_total = |seq_len: u64| -> Result<f64, TrainingError> {
             let cfg = TrainingConfig {
@@ -988,7 +968,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // that the run can drop altogether.
 
     tangle_runtime::cell(28);
-    // book/src/ch06.md:4587
+    // book/src/ch06.md:4572
     {
         // (a) ZeRO-3 divides all 16 bytes per parameter over the 64 devices of every layout.
         let zero3 = PlanOptions {
@@ -1069,7 +1049,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(29);
-    // book/src/ch06.md:4694
+    // book/src/ch06.md:4679
     {
         let (stages, microbatches) = (8, 32);
         let orders = Schedule::OneFOneB.orders(stages, microbatches)?;
@@ -1101,7 +1081,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(30);
-    // book/src/ch06.md:4739
+    // book/src/ch06.md:4724
     for n in [128, 256, 512, 1024] {
         let peak = measured_matmul_flops(n, 4)?;
         let mfu = model_flops_utilization(toy_tokens_per_s, toy_flops_per_token, 1, peak)?;
@@ -1119,7 +1099,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // 6.6 come from the same run and still differ, which is the same lesson again.
 
     tangle_runtime::cell(31);
-    // book/src/ch06.md:4771
+    // book/src/ch06.md:4756
     {
         // w(I) = C_s / I + (1 - p) I / 2M + R / M + p C_s / M, so I* = sqrt(2 C_s M / (1 - p)):
         // the unwarned failures alone follow equation 6.5, with an MTBF of M / (1 - p).
@@ -1150,7 +1130,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // nearly every failure gives notice.
 
     tangle_runtime::cell(32);
-    // book/src/ch06.md:4817
+    // book/src/ch06.md:4802
     {
         let rental = H100_CLASS_2026.usd_per_device_hour;
         let cases = [

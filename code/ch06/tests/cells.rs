@@ -240,7 +240,7 @@ fn tensor_parallel_ffn_matches_unsharded_product() {
     ));
 }
 
-// book/src/ch06.md:2671
+// book/src/ch06.md:2656
 #[test]
 fn plan_table_lists_exactly_the_legal_layouts() {
     let clusters = [(LLAMA_7B, 8, 64), (LLAMA_70B, 64, 128), (LLAMA_70B, 48, 24)];
@@ -344,7 +344,7 @@ fn calculators_reject_impossible_input() {
     assert_eq!(message, "n_layers = 32 is not divisible by pp = 3");
 }
 
-// book/src/ch06.md:2923
+// book/src/ch06.md:2908
 #[test]
 fn mfu_grows_with_throughput_and_shrinks_with_fleet_size() {
     let flops_per_token = 6.0 * 7e9;
@@ -368,7 +368,7 @@ fn mfu_rejects_inputs_no_run_can_have() {
     assert!(model_flops_utilization(1_000.0, 4.2e10, 8, f64::INFINITY).is_err());
 }
 
-// book/src/ch06.md:3373
+// book/src/ch06.md:3358
 fn example_faults() -> FaultModel {
     FaultModel {
         save: Duration::from_secs(30),
@@ -478,7 +478,7 @@ fn impossible_fault_inputs_are_errors() {
     assert!(save_stall(-1.0, 1e9).is_err());
 }
 
-// book/src/ch06.md:3739
+// book/src/ch06.md:3724
 #[test]
 fn wsd_legs_meet_without_jumps() {
     let wsd = WsdSchedule::new(1_000, 0.05, 0.15).unwrap();
@@ -532,7 +532,7 @@ fn the_shorthand_is_the_section_schedule() {
     }
 }
 
-// book/src/ch06.md:4126
+// book/src/ch06.md:4111
 #[test]
 fn device_hours_do_not_depend_on_the_fleet() {
     let run = NAMED_RUNS[1];
@@ -615,7 +615,7 @@ fn impossible_runs_and_fleets_are_errors() {
     );
 }
 
-// book/src/ch06.md:4367
+// book/src/ch06.md:4352
 #[test]
 fn crf_has_the_right_limits() {
     // No return required: repay the principal in equal parts.

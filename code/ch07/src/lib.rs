@@ -2767,7 +2767,20 @@ pub const LLAMA_31_RUN: Run = Run {
     batch: 16e6,
 };
 
-// book/src/ch07.md:6010
+// book/src/ch07.md:5977
+/// LLaMA-2 13B in chapter 6's terms, for its parameter count and its training state.
+pub const LLAMA2_13B_SHAPE: ch06::TrainingConfig = ch06::TrainingConfig {
+    name: "LLaMA-2 13B",
+    d_model: 5120,
+    n_layers: 40,
+    n_heads: 40,
+    n_kv_heads: 40,
+    d_ff: 13_824,
+    vocab_size: 32_000,
+    seq_len: 4096,
+};
+
+// book/src/ch07.md:6014
 /// The question-2 ledger of a dense model trained without parallelism.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepMemory {
@@ -2787,7 +2800,7 @@ pub fn step_memory(model: &Model, params: f64, batch: f64) -> Result<StepMemory>
     })
 }
 
-// book/src/ch07.md:6159
+// book/src/ch07.md:6163
 /// The three questions with their inputs editable: the shape ($L$, $D$, $F$, with heads of width
 /// 128 and a 32,000-token vocabulary), the batch of question 2, and the batch and slice of
 /// question 3 on TPU v5p. The defaults are LLaMA-2 13B and the questions' own numbers.
@@ -2817,8 +2830,7 @@ pub fn llama2_widget() -> Widget {
             n_heads: d / 128,
             n_kv_heads: d / 128,
             d_ff: f,
-            vocab_size: 32_000,
-            seq_len: 4096,
+            ..LLAMA2_13B_SHAPE
         };
         let params = ch06::param_count(&config)?.total() as f64;
         let model = Model::dense("shape as set", d, f, l, None);

@@ -710,20 +710,10 @@ fn gpu_ridges_match_the_published_ones() {
     assert!((need / 1e6 - 40.6).abs() < 0.05, "{need}");
 }
 
-// book/src/ch07.md:6257
+// book/src/ch07.md:6260
 #[test]
 fn llama2_answers_follow_from_the_shapes() {
-    let cfg = ch06::TrainingConfig {
-        name: "LLaMA-2 13B",
-        d_model: 5120,
-        n_layers: 40,
-        n_heads: 40,
-        n_kv_heads: 40,
-        d_ff: 13_824,
-        vocab_size: 32_000,
-        seq_len: 4096,
-    };
-    let p = ch06::param_count(&cfg).unwrap().total() as f64;
+    let p = ch06::param_count(&LLAMA2_13B_SHAPE).unwrap().total() as f64;
     assert!((p / 13.0e9 - 1.0).abs() < 0.01);
     let m = step_memory(&LLAMA2_13B, p, 16e6).unwrap();
     assert!((m.activations - 2.0 * 40.0 * 16e6 * (5120.0 + 2.0 * 13_824.0)).abs() < 1.0);
@@ -742,7 +732,7 @@ fn ten_bytes_per_parameter_is_chapter_6_weights_plus_moments() {
     assert_eq!(bytes as f64, ADAM_BYTES_PER_PARAM);
 }
 
-// book/src/ch07.md:6291
+// book/src/ch07.md:6284
 use tangle_runtime::widget::Widget;
 
 /// Every calculator of the chapter, in order.
