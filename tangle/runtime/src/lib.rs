@@ -10,6 +10,8 @@
 //! started instead of running on as an orphan.
 
 pub mod figure;
+#[cfg(feature = "sources")]
+pub mod sources;
 pub mod value;
 pub mod widget;
 

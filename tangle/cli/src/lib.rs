@@ -1,0 +1,265 @@
+//! `mdbook-tangle`: the command line of tangle, a thin shell over `tangle-core` (the pipeline)
+//! and `tangle-render` (the book). The command line: parses arguments, calls the pipeline, prints what it found ([`report`]),
+//! and turns it into an exit code: 0 clean, 1 drift or stale, 2 an error in the input or the
+//! build. Diagnostics go to stderr with an excerpt of the chapter; results go to stdout.
+
+mod report;
+mod status;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use tangle_core::config::Config;
+use tangle_core::diagnostic::{Diagnostic, Diagnostics, Sources, Style};
+use tangle_core::lock::IfHeld;
+use tangle_core::pipeline::{self, CheckOptions, Project};
+use tangle_render::RenderOptions;
+
+#[derive(Parser)]
+#[command(name = "tangle", version, about = "Markdown chapters → checked Rust crates → an mdBook")]
+pub struct Cli {
+    /// The project root (the folder with book/ and Cargo.toml); found from the current directory if omitted.
+    #[arg(long, global = true)]
+    root: Option<PathBuf>,
+    /// Say more: paths into the generated code/ beside chapter locations.
+    #[arg(long, short, global = true)]
+    verbose: bool,
+    /// When another tangle run holds the repository, fail at once instead of waiting for it.
+    #[arg(long, global = true)]
+    no_wait: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Write code/ from book/src.
+    Sync {
+        /// Write nothing; fail naming each file of code/ that is stale or was edited by hand.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Build and run the chapters; fail when an output or figure drifted from the prose.
+    Check {
+        /// Only this chapter (repeatable), e.g. `--chapter ch06`.
+        #[arg(long)]
+        chapter: Vec<String>,
+    },
+    /// Write the actual outputs and values into the prose, snapshots/ and figures/.
+    Accept {
+        #[arg(long)]
+        chapter: Vec<String>,
+        /// Rerun every chapter and take this machine's measurements too: outputs and values
+        /// that may vary (redactions, tolerances) are written as they came out now.
+        #[arg(long)]
+        refresh: bool,
+    },
+    /// Format every cell with rustfmt, in place in the chapters.
+    Fmt {
+        /// Write nothing; fail naming each chapter with unformatted cells.
+        #[arg(long)]
+        check: bool,
+        #[arg(long)]
+        chapter: Vec<String>,
+    },
+    /// Everything: sync, check (running what the cache cannot answer), then the HTML book.
+    Book,
+    /// Everything `book` does, then print the book to PDF with headless Chromium.
+    Pdf {
+        /// Where to write the PDF (default: book/book/book.pdf).
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
+    /// Build the book, serve it on 127.0.0.1, and rebuild when a chapter, the theme or a figure changes.
+    Serve {
+        #[arg(long, default_value_t = 3000)]
+        port: u16,
+    },
+    /// Run as an mdBook preprocessor (`[preprocessor.tangle]` in book.toml).
+    Preprocess {
+        #[command(subcommand)]
+        supports: Option<Supports>,
+    },
+}
+
+#[derive(Subcommand)]
+enum Supports {
+    /// Whether the preprocessor supports a renderer (mdBook's protocol).
+    Supports { renderer: String },
+}
+
+pub use report::{CLEAN, DRIFT, ERROR};
+
+/// `mdbook-tangle [supports RENDERER]`: mdBook's preprocessor protocol, as
+/// `tangle preprocess [supports RENDERER]`.
+pub fn preprocessor_main() -> ExitCode {
+    let args = std::env::args_os().skip(1);
+    let argv = ["tangle".into(), "preprocess".into()].into_iter().chain(args);
+    main_from(Cli::parse_from(argv))
+}
+
+pub fn main() -> ExitCode {
+    main_from(Cli::parse())
+}
+
+fn main_from(cli: Cli) -> ExitCode {
+    quiet_on_closed_pipe();
+    show_mdbook_warnings();
+    let root = cli.root.clone();
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            let root = root.or_else(|| std::env::current_dir().ok().and_then(|d| find_root(&d).ok()));
+            let sources = Sources::new(root.as_deref().unwrap_or(Path::new(".")));
+            let style = Style::for_stderr();
+            match err.downcast_ref::<Diagnostics>() {
+                Some(found) => {
+                    for d in found.iter() {
+                        eprintln!("{}\n", d.render(&sources, style));
+                    }
+                    let errors = found.iter().filter(|d| d.is_error()).count();
+                    eprintln!("error: {errors} mistake(s) in the chapters; nothing was run");
+                }
+                None => match err.downcast_ref::<Diagnostic>() {
+                    Some(d) => eprintln!("{}", d.render(&sources, style)),
+                    None => eprintln!("error: {err:#}"),
+                },
+            }
+            ExitCode::from(ERROR)
+        }
+    }
+}
+
+/// mdBook reports what it finds wrong in a book (unclosed HTML, a missing file) through
+/// `tracing`; without a subscriber those reports vanish. Warnings and errors go to stderr
+/// (`RUST_LOG=info` shows more).
+fn show_mdbook_warnings() {
+    let level = match std::env::var("RUST_LOG").ok().as_deref() {
+        Some("trace") => tracing_subscriber::filter::LevelFilter::TRACE,
+        Some("debug") => tracing_subscriber::filter::LevelFilter::DEBUG,
+        Some("info") => tracing_subscriber::filter::LevelFilter::INFO,
+        Some("error") => tracing_subscriber::filter::LevelFilter::ERROR,
+        _ => tracing_subscriber::filter::LevelFilter::WARN,
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_writer(std::io::stderr)
+        .with_ansi(Style::for_stderr() == Style::Colored)
+        .without_time()
+        .with_target(false)
+        .try_init();
+}
+
+/// `cargo tangle check | head` closes our stdout early; like other Unix tools, end quietly
+/// instead of panicking in `println!`.
+fn quiet_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<u8> {
+    if let Command::Preprocess { supports } = &cli.command {
+        return match supports {
+            Some(Supports::Supports { renderer }) => Ok(if renderer == "html" { CLEAN } else { DRIFT }),
+            None => tangle_render::run_as_mdbook_preprocessor().map(|()| CLEAN),
+        };
+    }
+    let root = match cli.root {
+        Some(r) => r,
+        None => find_root(&std::env::current_dir()?)?,
+    };
+    if let Command::Serve { port } = cli.command {
+        // serve takes the repository lock around each of its builds itself.
+        return tangle_render::serve(&Config::load(&root)?, port).map(|()| CLEAN);
+    }
+    let _total = tangle_core::timing::Span::new("total (after the command line is read)");
+    let refresh = matches!(cli.command, Command::Accept { refresh: true, .. });
+    let options = CheckOptions { verbose: cli.verbose, refresh };
+    // One writer at a time: a second accept, check or book waits (or, with --no-wait, stops).
+    let _lock = match cli.command {
+        Command::Sync { check: true } | Command::Fmt { check: true, .. } => None,
+        _ => {
+            let what = match cli.command {
+                Command::Sync { .. } => "sync",
+                Command::Check { .. } => "check",
+                Command::Accept { .. } => "accept",
+                Command::Fmt { .. } => "fmt",
+                _ => "book",
+            };
+            let if_held = if cli.no_wait { IfHeld::Refuse } else { IfHeld::Wait };
+            Some(tangle_core::lock::acquire_with(&Config::load(&root)?.layout.work_dir(), what, if_held)?)
+        }
+    };
+    let project = Project::load(&root)?;
+    match cli.command {
+        Command::Sync { check: true } => {
+            let stale = project.stale()?;
+            for s in &stale {
+                println!("stale: {s}");
+            }
+            if stale.is_empty() {
+                Ok(CLEAN)
+            } else {
+                println!("code/ is out of date with book/src: run `cargo tangle sync` and commit the result");
+                Ok(DRIFT)
+            }
+        }
+        Command::Sync { check: false } => {
+            for (verb, what) in tangle_core::generate::sync::summary(&project.sync()?, &project.generated) {
+                println!("{verb} {what}");
+            }
+            Ok(CLEAN)
+        }
+        Command::Check { chapter } => {
+            let chapters = project.select(&chapter)?;
+            report::report(&project, check(&project, &chapters, options)?, false)
+        }
+        Command::Accept { chapter, .. } => {
+            let chapters = project.select(&chapter)?;
+            report::report(&project, check(&project, &chapters, options)?, true)
+        }
+        Command::Fmt { check, chapter } => {
+            let chapters = project.select(&chapter)?;
+            let changed = pipeline::fmt(&project, &chapters, !check)?;
+            for path in &changed {
+                match check {
+                    true => println!("unformatted: {}", path.display()),
+                    false => println!("formatted {}", path.display()),
+                }
+            }
+            if check && !changed.is_empty() {
+                println!("cells are not formatted: run `cargo tangle fmt`");
+                return Ok(DRIFT);
+            }
+            Ok(CLEAN)
+        }
+        Command::Book | Command::Pdf { .. } => {
+            let chapters = project.select(&[])?;
+            let code = report::report(&project, check(&project, &chapters, options)?, false)?;
+            if code == ERROR {
+                return Ok(code);
+            }
+            let rendered = tangle_render::build_book(&project.config, &RenderOptions::default())?;
+            println!("built {}", rendered.site.join("index.html").display());
+            if let Command::Pdf { output } = &cli.command {
+                let pdf = output.clone().unwrap_or_else(|| rendered.site.join("book.pdf"));
+                tangle_render::pdf::print_book(&rendered.site, &pdf)?;
+                println!("printed {}", pdf.display());
+            }
+            Ok(code)
+        }
+        Command::Serve { .. } | Command::Preprocess { .. } => unreachable!("handled above"),
+    }
+}
+
+/// A check with its progress on stderr (a live status line on a terminal).
+fn check(project: &Project, chapters: &[String], options: CheckOptions) -> anyhow::Result<pipeline::Outcome> {
+    status::with_status(|progress| pipeline::check_showing(project, chapters, options, progress))
+}
+
+pub use tangle_core::config::find_root;

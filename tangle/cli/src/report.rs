@@ -1,0 +1,162 @@
+//! Printing what a check found: diagnostics and drift, one summary line per chapter, and
+//! the exit status they add up to.
+
+use tangle_core::compare::Verdict;
+use tangle_core::diagnostic::{Sources, Style};
+use tangle_core::pipeline::{self, Outcome, Project};
+use tangle_core::run::RunEnd;
+
+/// Exit statuses.
+pub const CLEAN: u8 = 0;
+pub const DRIFT: u8 = 1;
+pub const ERROR: u8 = 2;
+
+/// Prints a check's findings (and accepts them when asked); returns the exit status.
+pub fn report(project: &Project, outcome: Outcome, accept: bool) -> anyhow::Result<u8> {
+    let results = match outcome {
+        Outcome::Stale(stale) => {
+            for s in &stale {
+                println!("stale: {s}");
+            }
+            println!("code/ is out of date with book/src: run `cargo tangle sync` and commit the result");
+            return Ok(DRIFT);
+        }
+        Outcome::CompileErrors(diagnostics) => {
+            let sources = Sources::new(&project.root);
+            let style = Style::for_stderr();
+            for d in &diagnostics {
+                eprintln!("{}\n", d.render(&sources, style));
+            }
+            let errors: Vec<_> = diagnostics.iter().filter(|d| d.is_error()).collect();
+            match errors.iter().any(|d| d.location.is_some()) {
+                true => eprintln!("error: {} compile error(s); fix the cells named above", errors.len()),
+                // Nothing points into a chapter: the build itself broke (a deleted target/
+                // folder, a full disk), not the author's code.
+                false => {
+                    eprintln!("error: the build failed outside the chapters' code (see above); run the command again")
+                }
+            }
+            return Ok(ERROR);
+        }
+        Outcome::Ran(results) => results,
+    };
+    let mut code = CLEAN;
+    let sources = Sources::new(&project.root);
+    for r in &results {
+        let chapter = project.book.chapter(&r.chapter).expect("result of a chapter");
+        // Quotes of unknown values, values published twice, values nothing quotes.
+        for d in &r.values.diagnostics {
+            eprintln!("{}\n", d.render(&sources, Style::for_stderr()));
+            if d.is_error() {
+                code = ERROR;
+            }
+        }
+        match &r.run.end {
+            RunEnd::Completed => {}
+            RunEnd::Failed { cell, message } => {
+                let at = cell_location(chapter, *cell);
+                eprintln!("error: {at}: this cell failed\n{}\n", indent(message));
+                code = ERROR;
+            }
+            RunEnd::TimedOut { cell, seconds } => {
+                let at = cell_location(chapter, *cell);
+                eprintln!(
+                    "error: {at}: this cell was still running after {seconds} s and was stopped \
+                     (raise the limit with `<!-- tangle: timeout N -->` if it is meant to run that long)\n"
+                );
+                code = ERROR;
+            }
+        }
+        if !accept {
+            for v in r.drifted() {
+                if let Verdict::Drift { diff } = &v.verdict {
+                    println!(
+                        "drift: {}: the output differs from what the cell prints\n{}",
+                        v.location,
+                        diff.render(Style::for_stdout())
+                    );
+                }
+            }
+            for v in &r.values.drifts {
+                println!(
+                    "drift: {}: the quoted value `{}` is now `{}`\n{}",
+                    v.location,
+                    v.quote.name,
+                    v.actual,
+                    v.diff.render(Style::for_stdout())
+                );
+            }
+            for f in &r.figures {
+                println!("drift: {f}");
+            }
+            for s in &r.snapshots {
+                let p = s.path().strip_prefix(&project.root).unwrap_or(s.path());
+                println!("drift: {}: {}", p.display(), s.reason());
+            }
+        }
+        let drifted = r.drifted().count();
+        let not_run = r.verdicts.iter().filter(|v| v.verdict == Verdict::NotRun).count();
+        let same = r.verdicts.len() - drifted - not_run;
+        if accept {
+            let changes = [
+                (drifted, "output"),
+                (r.values.drifts.len(), "quoted value"),
+                (r.figures.len(), "figure"),
+                (r.snapshots.len(), "snapshot"),
+            ];
+            let accepted: Vec<String> =
+                changes.iter().filter(|(n, _)| *n > 0).map(|(n, what)| format!("{n} {what}(s)")).collect();
+            match accepted.is_empty() {
+                true => eprintln!("{}: up to date", r.chapter),
+                false => eprintln!("{}: accepting {}", r.chapter, accepted.join(", ")),
+            }
+            continue;
+        }
+        let mut line = format!("{}: {same} cell(s) match", r.chapter);
+        if drifted > 0 {
+            line += &format!(", {drifted} drifted");
+        }
+        if !r.values.drifts.is_empty() {
+            line += &format!(", {} quoted value(s) drifted", r.values.drifts.len());
+        }
+        if !r.figures.is_empty() {
+            line += &format!(", {} figure(s) drifted", r.figures.len());
+        }
+        if !r.snapshots.is_empty() {
+            line += &format!(", {} snapshot(s) stale", r.snapshots.len());
+        }
+        if not_run > 0 {
+            line += &format!(", {not_run} not run");
+        }
+        if r.cached {
+            line += " (cached run)";
+        }
+        eprintln!("{line}");
+        if drifted + r.values.drifts.len() + r.figures.len() + r.snapshots.len() > 0 && code == CLEAN && !accept {
+            code = DRIFT;
+        }
+    }
+    if accept {
+        let accepted = pipeline::accept(project, &results)?;
+        for f in &accepted.files {
+            println!("updated {}", f.display());
+        }
+    } else if code == DRIFT {
+        println!(
+            "outputs drifted from the prose: fix the code, or run `cargo tangle accept` if the new output is right"
+        );
+    }
+    Ok(code)
+}
+
+/// `book/src/chNN.md:LINE` of run cell number `cell`, or just the file.
+fn cell_location(chapter: &tangle_core::model::Chapter, cell: Option<usize>) -> String {
+    match cell.and_then(|i| chapter.run_cells().nth(i)) {
+        Some(c) => chapter.location(c.code_line).to_string(),
+        None => chapter.path.display().to_string(),
+    }
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
+}

@@ -1,0 +1,283 @@
+//! Data-driven tests over fixture books: every `tests/fixtures/<case>/steps` is a script run
+//! against a copy of `<case>/book` in a temporary project; the transcript (commands, exit
+//! codes, filtered output, files shown) must equal `<case>/transcript.snap`.
+//! Update with `INSTA_UPDATE=always cargo test -p tangle --test fixtures` (never on CI).
+//!
+//! Step syntax, one per line (`#` starts a comment):
+//! - `tangle ARGS…`            run the tool, record its exit code and output
+//! - `cat PATH`                record a file
+//! - `replace PATH OLD => NEW` replace the only occurrence of OLD (`\n` allowed) in a file
+//! - `append PATH TEXT`        append a line (`\n` allowed) to a file
+//! - `remember PATH`           note a file's bytes and mtime
+//! - `unchanged PATH`          record whether the file still has the remembered bytes and mtime
+//! - `endings PATH`            record how many lines end in CRLF and in LF
+//! - `write PATH TEXT`        create or overwrite a file with TEXT (`\n` allowed)
+//! - `remove PATH`             remove a file or a folder
+//! - `exists PATH`             record whether a file or folder exists
+//! - `contains PATH TEXT`      record how many times a file contains TEXT
+//! - `took-under SECONDS`      record whether the last `tangle` step took less than SECONDS
+//! - `spawn tangle ARGS…`      start the tool in the background (its output is not recorded)
+//! - `wait-for PATH`           wait (up to 5 min) until PATH exists and ends with a newline
+//! - `signal TERM|INT|KILL`    send the signal to the spawned tool; record how it ended
+//! - `dead PATH`               record whether every pid listed in PATH is gone (within 3 s)
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const CARGO_NOISE: &[&str] = &[
+    "Compiling",
+    "Finished",
+    "Locking",
+    "Adding",
+    "Updating",
+    "Blocking",
+    "Downloaded",
+    "Downloading",
+    "Removing",
+    "Checking",
+    "Fresh",
+    "Removed",
+    "Unpacking",
+];
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2).unwrap().to_path_buf()
+}
+
+/// A fresh project around the fixture's book (a `book.toml` if the fixture has none) and, so
+/// that cargo need not resolve afresh, this repository's lock file for the chapter workspace.
+fn make_project(case: &Path) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&case.join("book"), &dir.path().join("book"));
+    if !dir.path().join("book/book.toml").exists() {
+        std::fs::write(
+            dir.path().join("book/book.toml"),
+            "[book]\ntitle = \"fixture\"\n\n[rust]\nedition = \"2024\"\n",
+        )
+        .unwrap();
+    }
+    std::fs::create_dir_all(dir.path().join("code")).unwrap();
+    std::fs::copy(workspace_root().join("code/Cargo.lock"), dir.path().join("code/Cargo.lock")).unwrap();
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+fn filter_output(text: &str, root: &Path) -> String {
+    let tid = regex::Regex::new(r"thread '([^']+)' \(\d+\)").unwrap();
+    let pid = regex::Regex::new(r"\bpid \d+").unwrap();
+    text.lines()
+        .filter(|l| {
+            let word = l.split_whitespace().next().unwrap_or("");
+            !(l.starts_with(' ') && CARGO_NOISE.contains(&word))
+        })
+        .map(|l| l.replace(&workspace_root().display().to_string(), "[WORKSPACE]"))
+        .map(|l| tid.replace_all(&l.replace(&root.display().to_string(), "[ROOT]"), "thread '$1' [TID]").into_owned())
+        .map(|l| pid.replace_all(&l, "pid [PID]").into_owned())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn run_steps(case: &Path) -> String {
+    let project = make_project(case);
+    let root = project.path();
+    let target = workspace_root().join("target/tangle-fixtures");
+    let mut transcript = String::new();
+    let mut remembered: Option<(Vec<u8>, std::time::SystemTime)> = None;
+    let mut last_took = Duration::ZERO;
+    let mut spawned: Option<std::process::Child> = None;
+    let steps = std::fs::read_to_string(case.join("steps")).unwrap();
+    for line in steps.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+        transcript += &format!("$ {line}\n");
+        let words: Vec<&str> = line.splitn(2, ' ').collect();
+        let rest = words.get(1).copied().unwrap_or("");
+        match words[0] {
+            "tangle" => {
+                let start = Instant::now();
+                let out = Command::new(env!("CARGO_BIN_EXE_tangle"))
+                    .arg("--root")
+                    .arg(root)
+                    .args(rest.split_whitespace())
+                    .env("TANGLE_TARGET_DIR", &target)
+                    .env_remove("CI")
+                    .env_remove(tangle_core::messages::COMMAND_VAR)
+                    .output()
+                    .unwrap();
+                last_took = start.elapsed();
+                let stdout = filter_output(&String::from_utf8_lossy(&out.stdout), root);
+                let stderr = filter_output(&String::from_utf8_lossy(&out.stderr), root);
+                transcript += &format!("exit: {}\n", out.status.code().unwrap_or(-1));
+                if !stdout.is_empty() {
+                    transcript += &format!("stdout:\n{stdout}\n");
+                }
+                if !stderr.is_empty() {
+                    transcript += &format!("stderr:\n{stderr}\n");
+                }
+            }
+            "cat" => {
+                let text = std::fs::read_to_string(root.join(rest)).unwrap_or_else(|e| format!("<{e}>\n"));
+                transcript += &text.replace(&workspace_root().display().to_string(), "[WORKSPACE]");
+            }
+            "replace" => {
+                let (path, change) = rest.split_once(' ').expect("replace PATH OLD => NEW");
+                let (old, new) = change
+                    .split_once(" => ")
+                    .or_else(|| change.strip_suffix(" =>").map(|old| (old, "")))
+                    .expect("replace PATH OLD => NEW");
+                let (old, new) = (old.replace("\\n", "\n"), new.replace("\\n", "\n"));
+                let text = std::fs::read_to_string(root.join(path)).unwrap();
+                assert_eq!(text.matches(&old).count(), 1, "{}: `{old}` must occur once in {path}", case.display());
+                std::fs::write(root.join(path), text.replace(&old, &new)).unwrap();
+            }
+            "write" => {
+                let (path, text) = rest.split_once(' ').expect("write PATH TEXT");
+                let path = root.join(path);
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(path, text.replace("\\n", "\n")).unwrap();
+            }
+            "remove" => {
+                let path = root.join(rest);
+                match path.is_dir() {
+                    true => std::fs::remove_dir_all(path).unwrap(),
+                    false => std::fs::remove_file(path).unwrap(),
+                }
+            }
+            "exists" => transcript += &format!("exists: {}\n", root.join(rest).exists()),
+            "contains" => {
+                let (path, text) = rest.split_once(' ').expect("contains PATH TEXT");
+                let body = std::fs::read_to_string(root.join(path)).unwrap_or_default();
+                transcript += &format!("contains `{text}`: {} time(s)\n", body.matches(text).count());
+            }
+            "append" => {
+                let (path, text) = rest.split_once(' ').unwrap();
+                let mut old = std::fs::read_to_string(root.join(path)).unwrap();
+                old += &format!("{}\n", text.replace("\\n", "\n"));
+                std::fs::write(root.join(path), old).unwrap();
+            }
+            "remember" => {
+                let p = root.join(rest);
+                remembered = Some((std::fs::read(&p).unwrap(), std::fs::metadata(&p).unwrap().modified().unwrap()));
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            "unchanged" => {
+                let p = root.join(rest);
+                let (bytes, mtime) = remembered.clone().expect("`remember` before `unchanged`");
+                let same_bytes = std::fs::read(&p).unwrap() == bytes;
+                let same_mtime = std::fs::metadata(&p).unwrap().modified().unwrap() == mtime;
+                transcript += &format!("same bytes: {same_bytes}, same mtime: {same_mtime}\n");
+            }
+            "endings" => {
+                let text = std::fs::read(root.join(rest)).unwrap();
+                let crlf = text.windows(2).filter(|w| w == b"\r\n").count();
+                let lf = text.iter().filter(|&&b| b == b'\n').count() - crlf;
+                transcript += &format!("line endings: {crlf} CRLF, {lf} LF\n");
+            }
+            "took-under" => {
+                let limit: f64 = rest.parse().expect("took-under SECONDS");
+                transcript += &format!("took under {limit} s: {}\n", last_took.as_secs_f64() < limit);
+            }
+            "spawn" => {
+                let args = rest.strip_prefix("tangle ").expect("spawn tangle ARGS");
+                let child = Command::new(env!("CARGO_BIN_EXE_tangle"))
+                    .arg("--root")
+                    .arg(root)
+                    .args(args.split_whitespace())
+                    .env("TANGLE_TARGET_DIR", &target)
+                    .env_remove("CI")
+                    .env_remove(tangle_core::messages::COMMAND_VAR)
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .spawn()
+                    .unwrap();
+                spawned = Some(child);
+            }
+            "wait-for" => {
+                let start = Instant::now();
+                while !std::fs::read(root.join(rest)).is_ok_and(|b| b.ends_with(b"\n")) {
+                    assert!(start.elapsed() < Duration::from_secs(300), "{}: {rest} never appeared", case.display());
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+            "signal" => {
+                let mut child = spawned.take().expect("`spawn` before `signal`");
+                let signal = match rest {
+                    "TERM" => libc::SIGTERM,
+                    "INT" => libc::SIGINT,
+                    "KILL" => libc::SIGKILL,
+                    other => panic!("unknown signal {other}"),
+                };
+                // SAFETY: kill only sends a signal, to the tool this test started.
+                unsafe { libc::kill(child.id() as i32, signal) };
+                let start = Instant::now();
+                let status = loop {
+                    if let Some(status) = child.try_wait().unwrap() {
+                        break status;
+                    }
+                    assert!(start.elapsed() < Duration::from_secs(10), "tangle did not stop on SIG{rest}");
+                    std::thread::sleep(Duration::from_millis(20));
+                };
+                use std::os::unix::process::ExitStatusExt;
+                transcript += &match (status.code(), status.signal()) {
+                    (Some(code), _) => format!("exit: {code}\n"),
+                    (None, Some(sig)) => format!("killed by signal {sig}\n"),
+                    _ => format!("ended: {status}\n"),
+                };
+            }
+            "dead" => {
+                let text = std::fs::read_to_string(root.join(rest)).unwrap();
+                let pids: Vec<i32> = text.split_whitespace().map(|p| p.parse().unwrap()).collect();
+                let start = Instant::now();
+                let alive = loop {
+                    let alive = pids.iter().filter(|&&p| process_runs(p)).count();
+                    if alive == 0 || start.elapsed() > Duration::from_secs(3) {
+                        break alive;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                };
+                transcript += &format!("processes still running: {alive} of {}\n", pids.len());
+                // Never leave one behind, whatever the transcript says.
+                for &p in pids.iter().filter(|&&p| process_runs(p)) {
+                    // SAFETY: kill only sends a signal, to a process this test's book started.
+                    unsafe { libc::kill(p, libc::SIGKILL) };
+                }
+            }
+            other => panic!("{}: unknown step `{other}`", case.display()),
+        }
+    }
+    transcript
+}
+
+/// Whether `pid` runs (a zombie that no reaper collected does not).
+fn process_runs(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn fixtures() {
+    insta::glob!("fixtures/*/steps", |path| {
+        let case = path.parent().unwrap();
+        let transcript = run_steps(case);
+        insta::with_settings!({
+            snapshot_path => case,
+            prepend_module_to_snapshot => false,
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!("transcript", transcript);
+        });
+    });
+}

@@ -1,0 +1,269 @@
+//! `cargo tangle serve` under clients that misbehave: idle connections, endless request lines,
+//! methods and targets it must refuse, builds swapped while pages are being fetched; and the
+//! real command end to end (live reload, `book/book` kept up to date, a busy port refused).
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tangle_render::serve::http::{self, Site};
+
+/// A server on a free port, in this process, serving `dir`.
+fn start(dir: &Path, config: http::Config) -> (u16, Arc<Site>) {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let site = Site::new(dir.to_path_buf());
+    let served = site.clone();
+    std::thread::spawn(move || http::serve_forever(listener, served, config));
+    (port, site)
+}
+
+fn tiny_site(text: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("index.html"), format!("<html><body><p>{text}</p></body></html>\n")).unwrap();
+    std::fs::write(dir.path().join("style.css"), "p { color: red }\n").unwrap();
+    dir
+}
+
+/// Sends `request` and reads the whole answer (the server closes every connection).
+fn ask(port: u16, request: &[u8]) -> String {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    stream.write_all(request).unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).unwrap();
+    String::from_utf8(answer).unwrap()
+}
+
+fn get(port: u16, path: &str) -> String {
+    ask(port, format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n").as_bytes())
+}
+
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn idle_connections_do_not_keep_other_clients_waiting() {
+    let site = tiny_site("hello");
+    let (port, _site) = start(site.path(), http::Config::default());
+    // Fifty clients connect and say nothing; one sends half a request line.
+    let mut idle: Vec<TcpStream> = (0..50).map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap()).collect();
+    idle[0].write_all(b"GET /ind").unwrap();
+    let started = Instant::now();
+    let answer = get(port, "/");
+    let took = started.elapsed();
+    assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+    assert!(answer.contains("<p>hello</p>"));
+    assert!(took < Duration::from_secs(1), "answered after {took:?} with 50 idle connections");
+    eprintln!("answered in {took:?} with 50 idle connections open");
+}
+
+#[test]
+fn an_idle_client_is_cut_off_at_the_head_deadline() {
+    let site = tiny_site("x");
+    let config = http::Config { head_timeout: Duration::from_millis(300), ..http::Config::default() };
+    let (port, _site) = start(site.path(), config);
+    let mut idle = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    idle.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut answer = String::new();
+    idle.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 408 "), "{answer}");
+}
+
+#[test]
+fn an_endless_request_line_is_refused_and_memory_does_not_grow() {
+    let site = tiny_site("x");
+    let (port, _site) = start(site.path(), http::Config::default());
+    // A line longer than the limit, sent whole, gets its answer.
+    let mut long = b"GET /".to_vec();
+    long.extend(std::iter::repeat_n(b'a', 20_000));
+    let answer = ask(port, &long);
+    assert!(answer.starts_with("HTTP/1.1 414 URI Too Long\r\n"), "{answer}");
+    let mut headers = b"GET / HTTP/1.1\r\n".to_vec();
+    for i in 0..1000 {
+        headers.extend(format!("X-Filler-{i}: {}\r\n", "b".repeat(20)).as_bytes());
+    }
+    let answer = ask(port, &headers);
+    assert!(answer.starts_with("HTTP/1.1 431 "), "{answer}");
+
+    // Up to 1 GiB with no newline: the server stops reading, answers and closes; it never
+    // holds more than its 8 KiB buffer (plus a bounded drain) for it.
+    let before = rss_kib();
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_write_timeout(Some(Duration::from_secs(10))).unwrap();
+    let chunk = vec![b'a'; 1 << 20];
+    stream.write_all(b"GET /").unwrap();
+    let mut sent = 0usize;
+    let started = Instant::now();
+    while sent < 1 << 30 {
+        match stream.write(&chunk) {
+            Ok(n) => sent += n,
+            Err(_) => break,
+        }
+    }
+    let after = rss_kib();
+    eprintln!(
+        "sent {} KiB before the server closed, in {:?}; RSS {before} KiB -> {after} KiB",
+        sent >> 10,
+        started.elapsed()
+    );
+    assert!(sent < 1 << 30, "the server read a whole GiB");
+    assert!(after < before + 64 * 1024, "RSS grew from {before} KiB to {after} KiB");
+    // And it still answers.
+    assert!(get(port, "/").starts_with("HTTP/1.1 200 OK"));
+}
+
+#[test]
+fn methods_garbage_missing_files_and_escapes_are_refused() {
+    let site = tiny_site("x");
+    let (port, _site) = start(site.path(), http::Config::default());
+    let answer = ask(port, b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc");
+    assert!(answer.starts_with("HTTP/1.1 405 Method Not Allowed\r\n"), "{answer}");
+    assert!(answer.contains("\r\nAllow: GET, HEAD\r\n"));
+    for method in ["PUT", "DELETE", "OPTIONS", "BREW"] {
+        let answer = ask(port, format!("{method} / HTTP/1.1\r\n\r\n").as_bytes());
+        assert!(answer.starts_with("HTTP/1.1 405 "), "{method}: {answer}");
+    }
+    for garbage in [&b"hello there\r\n\r\n"[..], b"GET\r\n\r\n", b"GET / HTTP/9.9\r\n\r\n", b"\x00\x01\x02\r\n\r\n"] {
+        let answer = ask(port, garbage);
+        assert!(answer.starts_with("HTTP/1.1 400 Bad Request\r\n"), "{garbage:?}: {answer}");
+    }
+    assert!(get(port, "http://example.com/").starts_with("HTTP/1.1 400 "));
+    assert!(get(port, "/missing.html").starts_with("HTTP/1.1 404 Not Found\r\n"));
+    for escape in ["/../../../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/..%2f..%2fetc/passwd"] {
+        let answer = get(port, escape);
+        assert!(answer.starts_with("HTTP/1.1 404 ") || answer.starts_with("HTTP/1.1 400 "), "{escape}: {answer}");
+        assert!(!answer.contains("root:"));
+    }
+    let answer = get(port, "/style.css");
+    assert!(answer.contains("Content-Type: text/css") && answer.ends_with("p { color: red }\n"));
+    // HEAD: the same headers, no body.
+    let head = ask(port, b"HEAD / HTTP/1.1\r\n\r\n");
+    let full = get(port, "/");
+    assert!(head.starts_with("HTTP/1.1 200 OK\r\n") && head.ends_with("\r\n\r\n"), "{head}");
+    assert_eq!(head, full[..full.find("\r\n\r\n").unwrap() + 4]);
+}
+
+#[test]
+fn pages_carry_the_reload_script_and_the_endpoint_answers_on_a_new_build() {
+    let one = tiny_site("one");
+    let two = tiny_site("two");
+    let (port, site) = start(one.path(), http::Config::default());
+    let page = get(port, "/");
+    assert!(page.contains("var generation = 1;") && page.contains(http::RELOAD_PATH), "{page}");
+    assert!(page.find("<script>").unwrap() < page.find("</body>").unwrap());
+    assert!(get(port, "/style.css").ends_with("p { color: red }\n"), "no script in other files");
+    // An old generation is answered at once.
+    assert!(get(port, "/__tangle/reload?since=0").ends_with("\r\n\r\n1\n"));
+    // The current one waits for the next build.
+    let waiting = std::thread::spawn(move || {
+        let started = Instant::now();
+        (get(port, "/__tangle/reload?since=1"), started.elapsed())
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    site.publish(two.path().to_path_buf());
+    let (answer, waited) = waiting.join().unwrap();
+    assert!(answer.ends_with("\r\n\r\n2\n"), "{answer}");
+    assert!(waited >= Duration::from_millis(250) && waited < Duration::from_secs(5), "{waited:?}");
+    assert!(get(port, "/").contains("<p>two</p>"));
+    assert!(get(port, "/__tangle/other").starts_with("HTTP/1.1 404 "));
+}
+
+#[test]
+fn pages_fetched_while_builds_are_swapped_are_always_whole() {
+    let one = tiny_site("one");
+    let two = tiny_site("two");
+    let (port, site) = start(one.path(), http::Config::default());
+    let dirs = [one.path().to_path_buf(), two.path().to_path_buf()];
+    let swapper = std::thread::spawn(move || {
+        for i in 0..200 {
+            site.publish(dirs[i % 2].clone());
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    });
+    for _ in 0..200 {
+        let page = get(port, "/");
+        assert!(page.starts_with("HTTP/1.1 200 OK\r\n"), "{page}");
+        assert!(page.contains("<p>one</p>") || page.contains("<p>two</p>"));
+    }
+    swapper.join().unwrap();
+}
+
+/// A project around a one-chapter book with no code, for the real `tangle serve`.
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("book/src")).unwrap();
+    std::fs::write(root.join("book/book.toml"), "[book]\ntitle = \"serve\"\n").unwrap();
+    std::fs::write(root.join("book/src/SUMMARY.md"), "# Summary\n\n- [One](ch01.md)\n").unwrap();
+    std::fs::write(root.join("book/src/ch01.md"), "# 1 One\n\nThe first version.\n").unwrap();
+    std::fs::write(root.join("Cargo.toml"), "[workspace]\nresolver = \"3\"\nmembers = []\n").unwrap();
+    dir
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind(("127.0.0.1", 0)).unwrap().local_addr().unwrap().port()
+}
+
+/// Kills the server this test started when the test ends, passing or failing.
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn tangle(root: &Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_tangle"));
+    cmd.arg("--root").arg(root);
+    cmd
+}
+
+fn wait_until(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !ok() {
+        assert!(started.elapsed() < limit, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn the_real_server_rebuilds_reloads_and_keeps_book_book_current() {
+    let project = project();
+    let root: PathBuf = project.path().to_path_buf();
+    let port = free_port();
+    let _server = Server(
+        tangle(&root).args(["serve", "--port", &port.to_string()]).stdout(std::process::Stdio::null()).spawn().unwrap(),
+    );
+    wait_until("the server answers", Duration::from_secs(60), || TcpStream::connect(("127.0.0.1", port)).is_ok());
+    let page = get(port, "/ch01.html");
+    assert!(page.contains("The first version.") && page.contains("var generation = 1;"), "{page}");
+    assert!(std::fs::read_to_string(root.join("book/book/ch01.html")).unwrap().contains("The first version."));
+    assert!(!std::fs::read_to_string(root.join("book/book/ch01.html")).unwrap().contains("__tangle"));
+
+    // A second server on the same port is refused before it builds anything.
+    let book_page = root.join("book/book/ch01.html");
+    let before = std::fs::metadata(&book_page).unwrap().modified().unwrap();
+    let second = tangle(&root).args(["serve", "--port", &port.to_string()]).output().unwrap();
+    assert_eq!(second.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(stderr.contains(&format!("port {port} is in use")), "{stderr}");
+    assert_eq!(std::fs::metadata(&book_page).unwrap().modified().unwrap(), before, "book/book was rebuilt");
+
+    // An edit: the open page's poll answers the new generation, the new page is served,
+    // and book/book follows.
+    let poll = std::thread::spawn(move || get(port, "/__tangle/reload?since=1"));
+    std::thread::sleep(Duration::from_millis(1100));
+    std::fs::write(root.join("book/src/ch01.md"), "# 1 One\n\nThe second version.\n").unwrap();
+    let answer = poll.join().unwrap();
+    assert!(answer.ends_with("\r\n\r\n2\n"), "{answer}");
+    assert!(get(port, "/ch01.html").contains("The second version."));
+    assert!(std::fs::read_to_string(&book_page).unwrap().contains("The second version."));
+}

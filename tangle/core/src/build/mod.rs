@@ -1,0 +1,157 @@
+//! Stage 3, **build**: one `cargo build --release` of the chapter workspace (`code/`) for every
+//! chapter that must run, so that cargo builds independent chapters in parallel; each chapter's
+//! program is reported with the executable cargo made. rustc's JSON diagnostics come back as
+//! [`Diagnostic`]s against the chapter files ([`rustc`]); cargo's own chatter ("could not
+//! compile") is dropped, its progress lines passed on.
+
+mod rustc;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::Context;
+use cargo_metadata::Message;
+
+use crate::config::Layout;
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::generate::Generated;
+use crate::model::Book;
+use crate::progress::Progress;
+
+/// Where tangle builds chapter binaries: apart from `target/release`, so that `cargo tangle`
+/// (itself running from `target/release`) and `cargo test` never wait on each other's lock.
+/// `TANGLE_TARGET_DIR` overrides it (the fixture tests share one across fixture books).
+pub fn target_dir(layout: &Layout) -> PathBuf {
+    match std::env::var_os("TANGLE_TARGET_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => layout.work_dir(),
+    }
+}
+
+/// The built binary of a chapter.
+pub fn binary(layout: &Layout, chapter: &str) -> PathBuf {
+    target_dir(layout).join("release").join(format!("{chapter}{}", std::env::consts::EXE_SUFFIX))
+}
+
+/// What a build found.
+#[derive(Debug, Default)]
+pub struct BuildReport {
+    /// Errors and warnings, located in the chapters where rustc's spans allow.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl BuildReport {
+    pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.diagnostics.iter().filter(|d| d.severity == Severity::Error)
+    }
+
+    pub fn failed(&self) -> bool {
+        self.errors().next().is_some()
+    }
+}
+
+/// Options a build takes from the command line.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BuildOptions {
+    /// Name the generated file and line beside each chapter location.
+    pub verbose: bool,
+    /// Refuse to update `code/Cargo.lock` (on CI).
+    pub locked: bool,
+    /// Build the run programs in the release profile itself, at full optimisation, as the
+    /// libraries are: the reference that the quick build's outputs are checked against.
+    pub full_optimisation: bool,
+}
+
+/// Builds the programs of `chapters` (their `chNN-run` packages, and so their libraries) in
+/// the release profile. `on_built` hears each chapter whose program is built, with the path
+/// of the executable. `Err` is a failure to run cargo at all,
+/// or a failed build without a single compiler message (cargo's own output is then in the
+/// error).
+pub fn build(
+    layout: &Layout,
+    book: &Book,
+    generated: &Generated,
+    chapters: &[String],
+    options: BuildOptions,
+    progress: &dyn Progress,
+    on_built: &(dyn Fn(&str, &Path) + Sync),
+) -> anyhow::Result<BuildReport> {
+    let mut report = BuildReport::default();
+    if chapters.is_empty() {
+        return Ok(report);
+    }
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(&layout.root)
+        .arg("build")
+        .arg("--manifest-path")
+        .arg(generated.code.join("Cargo.toml"))
+        .args(["--release", "--bins", "--message-format=json"])
+        .env("CARGO_TARGET_DIR", target_dir(layout))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if options.locked {
+        cmd.arg("--locked");
+    }
+    for c in chapters {
+        let package = crate::generate::run_package(c);
+        if options.full_optimisation {
+            // cargo keeps both builds apart (the profile is part of an artifact's hash).
+            for (key, value) in crate::generate::RUN_PROFILE_RESET {
+                cmd.arg("--config").arg(format!("profile.release.package.{package:?}.{key}={value}"));
+            }
+        }
+        cmd.arg("--package").arg(package);
+    }
+    let mut child = cmd.spawn().context("cannot run cargo (is a Rust toolchain installed?)")?;
+    let stderr = child.stderr.take().expect("piped stderr");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let mapper = rustc::Mapper { root: &layout.root, book, generated, verbose: options.verbose };
+    std::thread::scope(|scope| {
+        let chatter = scope.spawn(|| relay_progress(stderr, progress));
+        for message in Message::parse_stream(BufReader::new(stdout)) {
+            match message? {
+                Message::CompilerMessage(msg) => {
+                    if let Some(d) = mapper.map(&msg.message) {
+                        report.diagnostics.push(d);
+                    }
+                }
+                Message::CompilerArtifact(artifact) => {
+                    if let Some(exe) = &artifact.executable
+                        && let Some(chapter) = chapters.iter().find(|c| **c == artifact.target.name)
+                    {
+                        on_built(chapter, exe.as_std_path());
+                    }
+                }
+                _ => {}
+            }
+        }
+        let status = child.wait()?;
+        let kept = chatter.join().unwrap_or_default();
+        if !status.success() && !report.failed() {
+            anyhow::bail!("cargo could not build the chapters ({status}):\n{}", kept.trim_end());
+        }
+        Ok(report)
+    })
+}
+
+/// Passes cargo's progress lines ("Compiling ch06 ...") on to the progress log and keeps the
+/// rest, which matters only when the build fails without a compiler message (a broken lock
+/// file, no network).
+fn relay_progress(stderr: impl std::io::Read, progress: &dyn Progress) -> String {
+    let mut kept = String::new();
+    for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+        let word = line.split_whitespace().next().unwrap_or("");
+        let shown =
+            matches!(word, "Compiling" | "Finished" | "Locking" | "Updating" | "Downloaded" | "Downloading" | "Adding");
+        let noise = line.starts_with("error: could not compile") || line.starts_with("warning: build failed");
+        if shown {
+            progress.line(&line);
+        } else if !noise {
+            kept.push_str(&line);
+            kept.push('\n');
+        }
+    }
+    kept
+}

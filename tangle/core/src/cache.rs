@@ -1,0 +1,145 @@
+//! The run cache: a chapter whose generated code, dependency chapters, `Cargo.lock`, runtime
+//! and declared data files hash the same as at its last completed run is neither rebuilt nor
+//! rerun; its recorded outputs are compared instead. A pure function of those inputs, stored
+//! under `target/tangle/cache/`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::config::Layout;
+use crate::generate::{Analyses, CellSyntax, Generated};
+use crate::model::Book;
+use crate::run::RunOutput;
+
+/// Bumped whenever the meaning of a cached run changes.
+const VERSION: &str = concat!("tangle-cache-2:", env!("CARGO_PKG_VERSION"));
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Entry {
+    key: String,
+    run: RunOutput,
+}
+
+fn entry_path(layout: &Layout, chapter: &str) -> PathBuf {
+    layout.work_dir().join("cache").join(format!("{chapter}.json"))
+}
+
+/// Labelled, length-prefixed input to a hash, so that no two input lists collide.
+fn feed(h: &mut Sha256, label: &str, bytes: &[u8]) {
+    h.update((label.len() as u64).to_le_bytes());
+    h.update(label.as_bytes());
+    h.update((bytes.len() as u64).to_le_bytes());
+    h.update(bytes);
+}
+
+fn hex(h: Sha256) -> String {
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The hash of what every chapter's run depends on alike: the chapter workspace's manifest
+/// and lock file, and the generated crates every chapter links (the runtime, its bundled font
+/// included, as the tool holds it). Taken once per check, not per chapter.
+pub fn shared_inputs(layout: &Layout, generated: &Generated) -> String {
+    let mut h = Sha256::new();
+    feed(&mut h, "version", VERSION.as_bytes());
+    for name in ["Cargo.lock", "Cargo.toml"] {
+        let path = layout.code.join(name);
+        feed(&mut h, name, &std::fs::read(layout.abs(path)).unwrap_or_default());
+    }
+    for (path, bytes) in &generated.support {
+        feed(&mut h, &path.display().to_string(), bytes);
+    }
+    hex(h)
+}
+
+/// The hash of everything a chapter's run depends on: the [`shared_inputs`], and its own and
+/// its dependency chapters' code (location comments aside) and declared data files.
+pub fn key(layout: &Layout, shared: &str, book: &Book, generated: &Generated, chapter: &str) -> anyhow::Result<String> {
+    let mut h = Sha256::new();
+    let mut feed = |label: &str, bytes: &[u8]| feed(&mut h, label, bytes);
+    feed("shared", shared.as_bytes());
+    for krate in generated.closure(chapter) {
+        for (path, contents) in &krate.files {
+            let is_test = path.components().any(|c| c.as_os_str() == "tests");
+            let is_dependency_main = krate.chapter != chapter && path.ends_with("src/main.rs");
+            if !is_test && !is_dependency_main {
+                let code = contents
+                    .lines()
+                    .filter(|l| !crate::generate::is_location_comment(l))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                feed(&path.display().to_string(), code.as_bytes());
+            }
+        }
+        let ch = book.chapter(&krate.chapter).expect("generated from a chapter");
+        for (data, line) in &ch.directives.data {
+            let bytes = std::fs::read(layout.abs(data)).map_err(|e| {
+                crate::diagnostic::Diagnostic::error(
+                    ch.location(*line),
+                    format!("the declared data file {} cannot be read: {e}", data.display()),
+                )
+            })?;
+            feed(&data.display().to_string(), &bytes);
+        }
+    }
+    Ok(hex(h))
+}
+
+/// The recorded run for `chapter` if its key still matches.
+pub fn lookup(layout: &Layout, chapter: &str, key: &str) -> Option<RunOutput> {
+    let bytes = std::fs::read(entry_path(layout, chapter)).ok()?;
+    let entry: Entry = serde_json::from_slice(&bytes).ok()?;
+    (entry.key == key).then_some(entry.run)
+}
+
+/// Records a completed run.
+pub fn store(layout: &Layout, chapter: &str, key: &str, run: &RunOutput) -> anyhow::Result<()> {
+    let entry = Entry { key: key.to_string(), run: run.clone() };
+    crate::fsutil::write_atomic(&entry_path(layout, chapter), &serde_json::to_vec(&entry)?)
+}
+
+/// Cell analyses kept from one command to the next ([`Analyses`]), with what made them.
+#[derive(Debug, Serialize, Deserialize)]
+struct AnalysisFile {
+    /// The tool that analysed: its version, and its executable's size and modification time,
+    /// so that a rebuilt tool, whose analysis may differ, starts afresh.
+    made_by: String,
+    cells: BTreeMap<String, CellSyntax>,
+}
+
+fn analyses_path(layout: &Layout) -> PathBuf {
+    layout.work_dir().join("cache/analyses.json")
+}
+
+/// The running tool, as [`AnalysisFile::made_by`] names it (`None` if it cannot tell).
+fn made_by() -> Option<String> {
+    let meta = std::env::current_exe().and_then(std::fs::metadata).ok()?;
+    let modified = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
+    Some(format!("{VERSION} {} {}", meta.len(), modified.as_nanos()))
+}
+
+/// The cell analyses the last command recorded (none if they are missing,
+/// unreadable or made by another build of the tool).
+pub fn load_analyses(layout: &Layout) -> Analyses {
+    let recorded = std::fs::read(analyses_path(layout))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<AnalysisFile>(&bytes).ok())
+        .filter(|file| Some(&file.made_by) == made_by().as_ref());
+    match recorded {
+        Some(file) => Analyses::from_recorded(file.cells),
+        None => Analyses::default(),
+    }
+}
+
+/// Records the analyses a command used, for the next one, when they changed. A cache: a
+/// failure to write it is not an error.
+pub fn store_analyses(layout: &Layout, analyses: &Analyses) {
+    let (Some(cells), Some(made_by)) = (analyses.used(), made_by()) else { return };
+    let file = AnalysisFile { made_by, cells: cells.clone() };
+    if let Ok(bytes) = serde_json::to_vec(&file) {
+        let _ = crate::fsutil::write_atomic(&analyses_path(layout), &bytes);
+    }
+}

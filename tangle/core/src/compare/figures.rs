@@ -1,0 +1,67 @@
+//! Figures are outputs too: the files a chapter's run drew (in its staging folder) against
+//! the committed ones under `figures/chNN/`, byte for byte. That is every SVG figure and every
+//! widget's data file (`*.widget.json`, written by `tangle_runtime::widget`), so a live
+//! calculator whose committed data is stale fails `check` as a stale figure does, and `accept`
+//! copies both.
+
+use std::path::{Path, PathBuf};
+
+/// The files a chapter's run draws into its figures folder and `check` compares.
+pub const DRAWN_SUFFIXES: &[&str] = &[".svg", ".widget.json"];
+
+/// A figure (or widget data file) whose drawn bytes differ from the committed ones.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FigureDrift {
+    Changed(PathBuf),
+    New(PathBuf),
+    NoLongerDrawn(PathBuf),
+}
+
+impl std::fmt::Display for FigureDrift {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let noun = |p: &Path| if p.to_string_lossy().ends_with(".widget.json") { "widget data" } else { "figure" };
+        match self {
+            FigureDrift::Changed(p) => {
+                write!(f, "{}: the drawn {} differs from the committed file", p.display(), noun(p))
+            }
+            FigureDrift::New(p) => write!(f, "{}: drawn by the chapter but not committed", p.display()),
+            FigureDrift::NoLongerDrawn(p) => write!(f, "{}: committed but no longer drawn by the chapter", p.display()),
+        }
+    }
+}
+
+/// Compares the figures and widget data a chapter drew (`drawn/chNN`) with the committed ones
+/// (`figures/chNN`).
+pub fn compare_figures(
+    layout: &crate::config::Layout,
+    drawn: &Path,
+    chapter: &str,
+) -> anyhow::Result<Vec<FigureDrift>> {
+    let committed_dir = layout.abs(&layout.figures).join(chapter);
+    let drawn_dir = drawn.join(chapter);
+    let list = |dir: &Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .map(|rd| {
+                rd.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                    .filter(|n| DRAWN_SUFFIXES.iter().any(|s| n.ends_with(s)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    let (drawn_files, committed_files) = (list(&drawn_dir), list(&committed_dir));
+    let mut drift = Vec::new();
+    for name in &drawn_files {
+        let rel = layout.figures.join(chapter).join(name);
+        match std::fs::read(committed_dir.join(name)) {
+            Err(_) => drift.push(FigureDrift::New(rel)),
+            Ok(old) if old != std::fs::read(drawn_dir.join(name))? => drift.push(FigureDrift::Changed(rel)),
+            Ok(_) => {}
+        }
+    }
+    for name in committed_files.iter().filter(|n| !drawn_files.contains(n)) {
+        drift.push(FigureDrift::NoLongerDrawn(layout.figures.join(chapter).join(name)));
+    }
+    Ok(drift)
+}

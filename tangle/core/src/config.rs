@@ -1,0 +1,465 @@
+//! The book's configuration and layout, read from one place: `book.toml`.
+//!
+//! A project is the folder holding `book.toml` (mdBook's default layout, chapters in `src/`),
+//! or the folder holding `book/book.toml` (this repository's layout, generated files beside
+//! `book/`): when `book.toml` sits in a folder named `book`, its parent is the project root.
+//! The root only says where messages name files from and where chapter programs run; every
+//! path is read relative to `book.toml`. tangle reads what mdBook reads there
+//! (`[book] src`, `[build] build-dir`, `[rust] edition`) and its own table,
+//! `[preprocessor.tangle]`, where mdBook users look for a preprocessor's settings:
+//!
+//! ```toml
+//! [preprocessor.tangle]
+//! code = "code"              # the generated crates
+//! figures = "figures"        # the figures the chapters draw
+//! snapshots = "snapshots"    # one snapshot per output block
+//! target-dir = "target"      # build output and tangle's cache (target-dir/tangle)
+//! references = "references.yaml"
+//! cells = "notebook"         # or "examples": every block a program of its own, as rustdoc
+//! manifest = "Cargo.toml"    # optional: take the [dependencies] of an existing manifest
+//! line-width = 100           # the style checks of `tangle test`; 0 turns the width check off
+//! fmt = true
+//! numbers = true
+//!
+//! [preprocessor.tangle.dependencies]   # Cargo's syntax; renamed packages too
+//! rand_0_8 = { package = "rand", version = "0.8" }
+//! ```
+//!
+//! A path given there is relative to the folder holding `book.toml` (as mdBook's `src` is);
+//! the defaults put tangle's folders at the project root. [`Layout`] keeps every path relative
+//! to the project root, where messages name files from.
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+use anyhow::{Context, bail};
+
+use crate::diagnostic::{Diagnostic, Location};
+use crate::messages;
+
+/// Where everything of a book lives. Paths are relative to [`Layout::root`] (they may start
+/// with `..` when `book.toml` points outside it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    /// The project root, absolute.
+    pub root: PathBuf,
+    /// The folder holding `book.toml`: `""` or `"book"`.
+    pub book: PathBuf,
+    /// The chapters: `[book] src` (mdBook's default `src`).
+    pub src: PathBuf,
+    /// The HTML book: `[build] build-dir` (mdBook's default `book`).
+    pub build: PathBuf,
+    /// The generated crates.
+    pub code: PathBuf,
+    pub figures: PathBuf,
+    pub snapshots: PathBuf,
+    /// Build output; tangle keeps its cache, lock and chapter builds in `target/tangle`.
+    pub target: PathBuf,
+    /// The bibliography `[@key]` citations are looked up in (it need not exist).
+    pub references: PathBuf,
+}
+
+impl Layout {
+    /// `book.toml`, relative to the root.
+    pub fn book_toml(&self) -> PathBuf {
+        self.book.join("book.toml")
+    }
+
+    /// An absolute path for a path relative to the root.
+    pub fn abs(&self, rel: impl AsRef<Path>) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    /// tangle's own working folder (cache, lock, chapter builds, staging), absolute.
+    pub fn work_dir(&self) -> PathBuf {
+        self.root.join(self.work_dir_relative())
+    }
+
+    /// [`Layout::work_dir`] relative to the root: `target/tangle`.
+    pub fn work_dir_relative(&self) -> PathBuf {
+        self.target.join("tangle")
+    }
+
+    /// The layout when `book.toml` is silent: mdBook's defaults for what mdBook reads (beside
+    /// `book.toml`), and tangle's generated folders at the project root.
+    fn defaults(root: &Path, book: &Path) -> Layout {
+        let at = |p: &str| normalize(&book.join(p));
+        Layout {
+            root: root.to_path_buf(),
+            book: book.to_path_buf(),
+            src: at("src"),
+            build: at("book"),
+            code: PathBuf::from("code"),
+            figures: PathBuf::from("figures"),
+            snapshots: PathBuf::from("snapshots"),
+            target: PathBuf::from("target"),
+            references: at("references.yaml"),
+        }
+    }
+}
+
+/// How a chapter's Rust blocks are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CellMode {
+    /// `// @save` library cells, `// @test` cells, and run cells that form one program.
+    #[default]
+    Notebook,
+    /// Every block a program of its own, as rustdoc and `mdbook test` treat them.
+    Examples,
+}
+
+/// The style checks `tangle test` runs besides the book's claims.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checks {
+    /// Cells formatted as rustfmt would.
+    pub fmt: bool,
+    /// The widest a cell line may be, in columns; `None` turns the check off.
+    pub line_width: Option<usize>,
+    /// Numbers in sentences that restate printed ones must be quoted (`{{#value}}`).
+    pub numbers: bool,
+}
+
+/// Everything tangle reads from `book.toml`.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub layout: Layout,
+    /// The Rust edition of the generated crates: `[rust] edition`.
+    pub edition: String,
+    pub cells: CellMode,
+    /// Crates the cells may use: key → Cargo's specification, relative paths relative to the
+    /// project root.
+    pub dependencies: BTreeMap<String, toml::Value>,
+    pub checks: Checks,
+}
+
+/// The keys of `[preprocessor.tangle]`: tangle's own, then mdBook's for any preprocessor.
+const KEYS: &[&str] = &[
+    "code",
+    "figures",
+    "snapshots",
+    "target-dir",
+    "references",
+    "cells",
+    "manifest",
+    "dependencies",
+    "line-width",
+    "fmt",
+    "numbers",
+    "command",
+    "renderers",
+    "renderer",
+    "before",
+    "after",
+    "optional",
+];
+
+/// The nearest folder at or above `start` that holds `book.toml` or `book/book.toml`.
+pub fn find_root(start: &Path) -> anyhow::Result<PathBuf> {
+    start
+        .ancestors()
+        .find(|d| d.join("book.toml").is_file() || d.join("book/book.toml").is_file())
+        .map(Path::to_path_buf)
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "no book here: neither {dir}/book.toml nor {dir}/book/book.toml exists, nor in any folder above.\n\
+                 Start a book with `{new}`, or run `{init}` in an existing mdBook.",
+                dir = start.display(),
+                new = messages::command("new PATH"),
+                init = messages::command("init"),
+            )
+        })
+}
+
+impl Config {
+    /// Reads the configuration of the project at `dir` (a folder holding `book.toml` or
+    /// `book/book.toml`).
+    pub fn load(dir: &Path) -> anyhow::Result<Config> {
+        let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let book_dir = if dir.join("book.toml").is_file() {
+            dir.clone()
+        } else if dir.join("book/book.toml").is_file() {
+            dir.join("book")
+        } else {
+            return Err(find_root(&dir).err().unwrap_or_else(|| anyhow::anyhow!("no book.toml in {}", dir.display())));
+        };
+        let (root, book) = match (book_dir.file_name(), book_dir.parent()) {
+            (Some(name), Some(parent)) if name == "book" => (parent.to_path_buf(), PathBuf::from("book")),
+            _ => (book_dir.clone(), PathBuf::new()),
+        };
+        let file = book.join("book.toml");
+        let text =
+            std::fs::read_to_string(root.join(&file)).with_context(|| format!("cannot read {}", file.display()))?;
+        Config::parse(&root, &book, &text)
+    }
+
+    /// The configuration that `text`, the contents of `root/book/book.toml`, gives.
+    pub fn parse(root: &Path, book: &Path, text: &str) -> anyhow::Result<Config> {
+        let file = book.join("book.toml");
+        let doc: toml::Table = toml::from_str(text).map_err(|e| {
+            let line = e.span().map_or(1, |s| line_of(text, s.start));
+            Diagnostic::error(Location::new(&file, line), format!("book.toml does not parse: {}", e.message()))
+        })?;
+        let mut layout = Layout::defaults(root, book);
+        let at = |v: &str| normalize(&book.join(v));
+        let error = |key: &str, message: String| -> anyhow::Error {
+            Diagnostic::error(Location::new(&file, key_line(text, key)), message).into()
+        };
+        if let Some(src) = doc.get("book").and_then(|b| b.get("src")) {
+            layout.src = at(src.as_str().ok_or_else(|| error("src", "`[book] src` must be a string".into()))?);
+        }
+        if let Some(dir) = doc.get("build").and_then(|b| b.get("build-dir")) {
+            layout.build =
+                at(dir.as_str().ok_or_else(|| error("build-dir", "`[build] build-dir` must be a string".into()))?);
+        }
+        let tangle = doc.get("preprocessor").and_then(|p| p.get("tangle"));
+        let empty = toml::Table::new();
+        let tangle = match tangle {
+            None => &empty,
+            Some(toml::Value::Table(t)) => t,
+            Some(_) => bail!(error("tangle", "`[preprocessor.tangle]` must be a table".into())),
+        };
+        for key in tangle.keys() {
+            if !KEYS.contains(&key.as_str()) {
+                let known: Vec<&str> = KEYS.iter().copied().filter(|k| !["renderer", "optional"].contains(k)).collect();
+                bail!(error(
+                    key,
+                    format!("`{key}` is not a setting of [preprocessor.tangle] (they are: {})", known.join(", "))
+                ));
+            }
+        }
+        let string = |key: &str| -> anyhow::Result<Option<&str>> {
+            match tangle.get(key) {
+                None => Ok(None),
+                Some(toml::Value::String(s)) => Ok(Some(s.as_str())),
+                Some(_) => Err(error(key, format!("`{key}` in [preprocessor.tangle] must be a string (a path)"))),
+            }
+        };
+        let boolean = |key: &str| -> anyhow::Result<bool> {
+            match tangle.get(key) {
+                None => Ok(true),
+                Some(toml::Value::Boolean(b)) => Ok(*b),
+                Some(_) => Err(error(key, format!("`{key}` in [preprocessor.tangle] must be true or false"))),
+            }
+        };
+        for (key, field) in [
+            ("code", &mut layout.code),
+            ("figures", &mut layout.figures),
+            ("snapshots", &mut layout.snapshots),
+            ("target-dir", &mut layout.target),
+            ("references", &mut layout.references),
+        ] {
+            if let Some(v) = string(key)? {
+                *field = at(v);
+            }
+        }
+        let cells = match string("cells")? {
+            None | Some("notebook") => CellMode::Notebook,
+            Some("examples") => CellMode::Examples,
+            Some(other) => {
+                bail!(error("cells", format!("`cells = \"{other}\"`: the modes are \"notebook\" and \"examples\"")))
+            }
+        };
+        let edition = match doc.get("rust").and_then(|r| r.get("edition")) {
+            None => default_edition(cells).to_string(),
+            Some(toml::Value::String(e)) if ["2015", "2018", "2021", "2024"].contains(&e.as_str()) => e.clone(),
+            Some(other) => bail!(error("edition", format!("`[rust] edition = {other}` is not a Rust edition"))),
+        };
+        let line_width = match tangle.get("line-width") {
+            None => Some(100),
+            Some(toml::Value::Integer(0)) => None,
+            Some(toml::Value::Integer(n)) if *n > 0 => Some(*n as usize),
+            Some(_) => bail!(error("line-width", "`line-width` must be a number of columns (0: no check)".into())),
+        };
+        // An examples book is judged on what its examples claim; style is opt-in there.
+        let style_default = cells == CellMode::Notebook;
+        let opt = |key: &str| -> anyhow::Result<bool> {
+            if tangle.contains_key(key) { boolean(key) } else { Ok(style_default) }
+        };
+        let checks = Checks {
+            fmt: opt("fmt")?,
+            line_width: if tangle.contains_key("line-width") || style_default { line_width } else { None },
+            numbers: opt("numbers")?,
+        };
+
+        let mut dependencies = BTreeMap::new();
+        if let Some(manifest) = string("manifest")? {
+            let rel = at(manifest);
+            let text = std::fs::read_to_string(root.join(&rel)).map_err(|e| {
+                error("manifest", format!("`manifest = \"{manifest}\"`: cannot read {}: {e}", rel.display()))
+            })?;
+            let parsed: toml::Table = toml::from_str(&text)
+                .map_err(|e| error("manifest", format!("{} does not parse: {}", rel.display(), e.message())))?;
+            let base = rel.parent().map(Path::to_path_buf).unwrap_or_default();
+            let tables = [parsed.get("dependencies"), parsed.get("workspace").and_then(|w| w.get("dependencies"))];
+            for table in tables.into_iter().flatten() {
+                let table =
+                    table.as_table().ok_or_else(|| error("manifest", "its [dependencies] is not a table".into()))?;
+                for (k, v) in table {
+                    dependencies.insert(k.clone(), rebase(v, &base));
+                }
+            }
+        }
+        match tangle.get("dependencies") {
+            None => {}
+            Some(toml::Value::Table(t)) => {
+                for (k, v) in t {
+                    check_dependency(k, v).map_err(|m| error(k, m))?;
+                    dependencies.insert(k.clone(), rebase(v, book));
+                }
+            }
+            Some(_) => bail!(error("dependencies", "[preprocessor.tangle.dependencies] must be a table".into())),
+        }
+        if dependencies.contains_key(RUNTIME) {
+            bail!(error(
+                RUNTIME,
+                format!("`{RUNTIME}` is not a dependency to declare: tangle writes its own copy into the book")
+            ));
+        }
+        Ok(Config { layout, edition, cells, dependencies, checks })
+    }
+}
+
+/// The runtime crate every chapter program links; tangle generates it into the code folder.
+pub const RUNTIME: &str = "tangle-runtime";
+
+/// The edition when `[rust] edition` is absent: mdBook's (2015) for examples, which it tests
+/// that way; 2021 for notebook chapters, whose generated crates need a 2018-or-later edition.
+fn default_edition(cells: CellMode) -> &'static str {
+    match cells {
+        CellMode::Notebook => "2021",
+        CellMode::Examples => "2015",
+    }
+}
+
+/// A dependency as Cargo would take it: a version string, or a table with a source.
+fn check_dependency(key: &str, spec: &toml::Value) -> Result<(), String> {
+    match spec {
+        toml::Value::String(_) => Ok(()),
+        toml::Value::Table(t) if ["version", "path", "git", "workspace"].iter().any(|k| t.contains_key(*k)) => Ok(()),
+        toml::Value::Table(_) => Err(format!("dependency `{key}` names no version, path or git source")),
+        _ => Err(format!("dependency `{key}` must be a version string or a table, as in Cargo.toml")),
+    }
+}
+
+/// A dependency's relative `path`, taken relative to `base` (relative to the project root).
+fn rebase(spec: &toml::Value, base: &Path) -> toml::Value {
+    let mut spec = spec.clone();
+    if let Some(table) = spec.as_table_mut()
+        && let Some(toml::Value::String(path)) = table.get_mut("path")
+        && Path::new(path.as_str()).is_relative()
+    {
+        *path = normalize(&base.join(path.as_str())).to_string_lossy().into_owned();
+    }
+    spec
+}
+
+/// `book/../code` → `code`, without touching the file system; leading `..` are kept.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out: Vec<Component> = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir if matches!(out.last(), Some(Component::Normal(_))) => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out.iter().collect()
+}
+
+/// `to` (relative to the root) as seen from `from` (a folder relative to the root).
+pub fn relative_to(to: &Path, from: &Path) -> PathBuf {
+    let up = from.components().filter(|c| matches!(c, Component::Normal(_))).count();
+    normalize(&Path::new(&"../".repeat(up)).join(to))
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// The line where `key` is set (`key =` at a line's start), else 1.
+fn key_line(text: &str, key: &str) -> usize {
+    text.lines()
+        .position(|l| {
+            let l = l.trim_start();
+            l.strip_prefix(key).is_some_and(|r| r.trim_start().starts_with('=') || r.trim_start().starts_with('.'))
+                || l.starts_with(&format!("[preprocessor.tangle.{key}"))
+        })
+        .map_or(1, |i| i + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(book: &str, text: &str) -> anyhow::Result<Config> {
+        Config::parse(Path::new("/r"), Path::new(book), text)
+    }
+
+    #[test]
+    fn mdbook_default_layout_without_a_tangle_table() {
+        let c = parse("", "[book]\ntitle = \"Plain\"\n").unwrap();
+        assert_eq!(c.layout.src, Path::new("src"));
+        assert_eq!(c.layout.code, Path::new("code"));
+        assert_eq!(c.layout.build, Path::new("book"));
+        assert_eq!(c.layout.work_dir(), Path::new("/r/target/tangle"));
+        assert_eq!(c.edition, "2021");
+        assert_eq!(c.cells, CellMode::Notebook);
+        assert!(c.checks.fmt && c.checks.numbers && c.checks.line_width == Some(100));
+    }
+
+    #[test]
+    fn paths_are_relative_to_book_toml_and_kept_relative_to_the_root() {
+        let c = parse(
+            "book",
+            "[book]\nsrc = \"src\"\n[rust]\nedition = \"2024\"\n[preprocessor.tangle]\ncode = \"../code\"\n\
+             figures = \"../figures\"\ntarget-dir = \"../target\"\n\
+             [preprocessor.tangle.dependencies]\nlocal = { path = \"../crates/local\" }\n\
+             rand_0_8 = { package = \"rand\", version = \"0.8\" }\n",
+        )
+        .unwrap();
+        assert_eq!(c.layout.src, Path::new("book/src"));
+        assert_eq!(c.layout.code, Path::new("code"));
+        assert_eq!(c.layout.figures, Path::new("figures"));
+        assert_eq!(c.layout.snapshots, Path::new("snapshots"), "the default: at the project root");
+        assert_eq!(c.layout.references, Path::new("book/references.yaml"));
+        assert_eq!(c.edition, "2024");
+        assert_eq!(c.dependencies["local"]["path"].as_str(), Some("crates/local"));
+        assert_eq!(c.dependencies["rand_0_8"]["package"].as_str(), Some("rand"));
+    }
+
+    #[test]
+    fn mistakes_name_the_line_of_book_toml() {
+        let err = parse("", "[book]\n[preprocessor.tangle]\ncdoe = \"x\"\n").unwrap_err();
+        let d = err.downcast_ref::<Diagnostic>().unwrap();
+        let at = d.location.as_ref().unwrap();
+        assert_eq!((at.file.as_path(), at.line), (Path::new("book.toml"), 3));
+        assert!(d.message.contains("`cdoe` is not a setting"), "{}", d.message);
+        let err = parse("", "[preprocessor.tangle]\ncells = \"cells\"\n").unwrap_err();
+        assert!(err.to_string().contains("\"notebook\" and \"examples\""), "{err}");
+        let err = parse("", "[preprocessor.tangle.dependencies]\nrand = { features = [\"x\"] }\n").unwrap_err();
+        assert!(err.to_string().contains("names no version"), "{err}");
+        let err = parse("", "[preprocessor.tangle.dependencies]\ntangle-runtime = \"1\"\n").unwrap_err();
+        assert!(err.to_string().contains("not a dependency to declare"), "{err}");
+        assert!(parse("", "[book\n").is_err());
+    }
+
+    #[test]
+    fn examples_books_have_style_checks_off_unless_asked() {
+        let c = parse("", "[preprocessor.tangle]\ncells = \"examples\"\n").unwrap();
+        assert_eq!(c.edition, "2015");
+        assert_eq!(c.checks, Checks { fmt: false, line_width: None, numbers: false });
+        let c = parse("", "[preprocessor.tangle]\ncells = \"examples\"\nfmt = true\nline-width = 80\n").unwrap();
+        assert_eq!(c.checks, Checks { fmt: true, line_width: Some(80), numbers: false });
+        let c = parse("", "[preprocessor.tangle]\nline-width = 0\nnumbers = false\n").unwrap();
+        assert_eq!(c.checks, Checks { fmt: true, line_width: None, numbers: false });
+    }
+
+    #[test]
+    fn relative_paths_between_folders() {
+        assert_eq!(relative_to(Path::new("crates/local"), Path::new("code")), Path::new("../crates/local"));
+        assert_eq!(relative_to(Path::new("../x"), Path::new("code")), Path::new("../../x"));
+        assert_eq!(normalize(Path::new("book/../code")), Path::new("code"));
+    }
+}

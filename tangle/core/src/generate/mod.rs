@@ -1,0 +1,135 @@
+//! Stage 2, **generate**: [`Chapter`]s → the files of `code/`.
+//!
+//! Cells are written as the author wrote them, comments and layout included: syn analyses them
+//! ([`analyse`]: syntax errors at the chapter line and column, references to other chapters
+//! and to external crates) but never prints them. Each cell is preceded by a
+//! `// book/src/chNN.md:LINE` comment ([`emit`]), so that a generated line maps to its chapter
+//! line by a constant offset ([`LineMap`]), as rustdoc maps doctests. The chapter crates form
+//! their own workspace, `code/Cargo.toml` ([`manifest`]: each chapter a library package and a
+//! package for its run program, compiled unoptimised), ordered so that dependencies come first
+//! ([`order`]); [`sync`] writes the files or reports the stale ones.
+
+mod analyse;
+mod crates;
+mod emit;
+mod line_map;
+mod manifest;
+mod order;
+pub mod runtime;
+pub mod sync;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use crate::config::Config;
+use crate::diagnostic::{Diagnostic, Diagnostics};
+use crate::model::{Book, CellKind, Chapter};
+
+pub use analyse::{Analyses, CellSyntax, literal_continuation_lines};
+pub use crates::{ChapterCrate, Generated, is_location_comment};
+pub use line_map::{LineMap, lexically_normal};
+use manifest::Dependency;
+pub use manifest::{RUN_PROFILE_RESET, Workspace, run_package};
+
+/// Generates every chapter's crate and the workspace around them, taking cell analyses from
+/// `analyses` where it has them and adding the rest. Collects every error of every chapter.
+pub fn generate(book: &Book, config: &Config, analyses: &mut Analyses) -> Result<Generated, Diagnostics> {
+    let workspace = &Workspace::new(config);
+    let code = &config.layout.code;
+    let names: BTreeSet<&str> = book.chapters.iter().map(|c| c.name.as_str()).collect();
+    let mut crates = Vec::new();
+    let mut diagnostics = Diagnostics::default();
+    for chapter in &book.chapters {
+        match generate_chapter(chapter, &names, workspace, &code.join(&chapter.name), analyses) {
+            Ok(krate) => crates.push(krate),
+            Err(d) => diagnostics.extend(d),
+        }
+    }
+    if diagnostics.has_errors() {
+        return Err(diagnostics);
+    }
+    let crates = order::topological(crates)?;
+    let members: Vec<&str> = crates.iter().map(|c| c.chapter.as_str()).collect();
+    let workspace = (code.join("Cargo.toml"), workspace.manifest(&members));
+    let support = runtime::files(code, &config.layout.work_dir_relative());
+    Ok(Generated { code: code.clone(), crates, workspace, support })
+}
+
+fn generate_chapter(
+    chapter: &Chapter,
+    chapters: &BTreeSet<&str>,
+    workspace: &Workspace,
+    dir: &Path,
+    analyses: &mut Analyses,
+) -> Result<ChapterCrate, Diagnostics> {
+    let mut diagnostics = Diagnostics::default();
+    let mut analysed = Vec::new();
+    for cell in &chapter.cells {
+        match analyses.cell(chapter, cell) {
+            Ok(syntax) => analysed.push((cell, syntax)),
+            Err(d) => diagnostics.push(*d),
+        }
+    }
+    if diagnostics.has_errors() {
+        return Err(diagnostics);
+    }
+
+    let mut chapter_deps = BTreeMap::new();
+    let mut deps = BTreeMap::new();
+    let mut dev_deps = BTreeMap::new();
+    for (cell, syntax) in &analysed {
+        for (name, line, column) in &syntax.refs {
+            if *name == chapter.name {
+                continue;
+            }
+            // Located only when needed: finding the column walks the chapter from its start.
+            let loc = || {
+                let (_, col) = analyse::chapter_offset(chapter, cell, *line, *column);
+                chapter.location(cell.code_line + line - 1).with_column(col)
+            };
+            let entry = if chapters.contains(name.as_str()) {
+                chapter_deps.entry(name.clone()).or_insert_with(loc);
+                Dependency::Chapter(name.clone())
+            } else if looks_like_chapter(name) {
+                diagnostics.push(Diagnostic::error(loc(), format!("`{name}` names no chapter")).with_help(format!(
+                    "there is no chapter whose crate is `{name}` (a file {name}.md beside the others)"
+                )));
+                continue;
+            } else if let Some(key) = workspace.dependency_key(name) {
+                Dependency::Workspace(key.to_string())
+            } else {
+                continue;
+            };
+            let target = if cell.kind == CellKind::Test { &mut dev_deps } else { &mut deps };
+            target.insert(name.clone(), entry);
+        }
+    }
+    if diagnostics.has_errors() {
+        return Err(diagnostics);
+    }
+    deps.insert("tangle_runtime".into(), Dependency::Workspace("tangle-runtime".into()));
+    dev_deps.retain(|k, _| !deps.contains_key(k));
+
+    let mut line_map = LineMap::default();
+    let mut files = vec![(dir.join("Cargo.toml"), manifest::chapter(chapter, &deps, &dev_deps))];
+    let lib = dir.join("src/lib.rs");
+    files.push((lib.clone(), emit::items_file(chapter, &analysed, CellKind::Save, &lib, &mut line_map, "")));
+    let main = dir.join("src/main.rs");
+    files.push((main.clone(), emit::main_file(chapter, &analysed, &main, &mut line_map)));
+    files.push((dir.join("run/Cargo.toml"), manifest::run_program(chapter, &deps)));
+    if chapter.cells.iter().any(|c| c.kind == CellKind::Test) {
+        let tests = dir.join("tests/cells.rs");
+        let prelude = format!("use {}::*;\n\n", chapter.name);
+        files.push((
+            tests.clone(),
+            emit::items_file(chapter, &analysed, CellKind::Test, &tests, &mut line_map, &prelude),
+        ));
+    }
+    Ok(ChapterCrate { chapter: chapter.name.clone(), dir: dir.to_path_buf(), chapter_deps, files, line_map })
+}
+
+/// `ch` and digits: the shape of a chapter crate's name, so that `ch99::f` with no chapter 99
+/// is reported rather than left to the compiler.
+fn looks_like_chapter(name: &str) -> bool {
+    name.len() > 2 && name.starts_with("ch") && name[2..].bytes().all(|b| b.is_ascii_digit())
+}

@@ -1,0 +1,17 @@
+//! How messages name the commands a user can run. An installed tool is `tangle`; inside this
+//! repository it runs through cargo's alias, `cargo tangle`, whose `.cargo/config.toml` sets
+//! [`COMMAND_VAR`] to say so. Generated files never depend on it: their headers always say
+//! `tangle sync`, so the same chapters generate the same bytes however the tool was started.
+
+/// The variable naming how the user starts tangle (`cargo tangle` in this repository).
+pub const COMMAND_VAR: &str = "TANGLE_COMMAND";
+
+/// The command the user runs: `tangle`, or what [`COMMAND_VAR`] says.
+pub fn program() -> String {
+    std::env::var(COMMAND_VAR).ok().filter(|c| !c.trim().is_empty()).unwrap_or_else(|| "tangle".to_string())
+}
+
+/// `tangle ARGS` as the user would type it (`command("sync")` → `tangle sync`).
+pub fn command(args: &str) -> String {
+    format!("{} {args}", program())
+}

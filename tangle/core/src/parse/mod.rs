@@ -1,0 +1,136 @@
+//! Stage 1, **parse**: the chapters under the book's `src` folder → a [`Book`].
+//!
+//! Which files are chapters: every Markdown file under `src` (any name, any folder; not
+//! `SUMMARY.md`) that holds at least one Rust cell or output block. Its crate is named after
+//! its file stem ([`crate_name`]): `ch06.md` → `ch06`, `chapter-one.md` → `chapter_one`,
+//! `part1/ch03.md` → `ch03`; two files that would share a crate name are an error naming both.
+//!
+//! Each chapter is read through the shared Markdown front end ([`crate::markdown`]); this stage
+//! classifies its fences ([`chapter`]) and reads its `<!-- tangle: ... -->` comments
+//! ([`directives`]). Every mistake of every chapter is collected before the stage fails.
+
+mod chapter;
+mod directives;
+pub(crate) mod lint;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::config::Layout;
+use crate::diagnostic::{Diagnostic, Diagnostics, Location};
+use crate::model::Book;
+
+pub use chapter::parse_chapter;
+
+/// Reads every chapter under the book's `src` folder, in path order. The error, if any, is
+/// [`Diagnostics`] holding every mistake found.
+pub fn load_book(layout: &Layout) -> anyhow::Result<Book> {
+    let src = layout.abs(&layout.src);
+    anyhow::ensure!(
+        src.is_dir(),
+        "no chapters: {} is not a folder (book.toml's `[book] src` names it)",
+        layout.src.display()
+    );
+    let mut diagnostics = Diagnostics::default();
+    let mut chapters = Vec::new();
+    let mut names: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for (rel, bytes) in markdown_files(&layout.src, &src)? {
+        if let Err(e) = std::str::from_utf8(&bytes) {
+            // mdBook would stop on it too; say where.
+            let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
+            diagnostics.push(Diagnostic::error(
+                Location::new(&rel, line),
+                "the file is not valid UTF-8 (re-save it as UTF-8)",
+            ));
+            continue;
+        }
+        if !might_be_chapter(&bytes) {
+            continue;
+        }
+        let Some(name) = crate_name(&rel) else {
+            diagnostics.push(Diagnostic::error(
+                Location::new(&rel, 1),
+                "this chapter's file name gives no crate name (use letters, digits, `-` or `_`)",
+            ));
+            continue;
+        };
+        match parse_chapter(&name, &rel, bytes) {
+            Ok(chapter) if chapter.cells.is_empty() => {}
+            Ok(chapter) => {
+                if let Some(other) = names.insert(name.clone(), rel.clone()) {
+                    diagnostics.push(
+                        Diagnostic::error(
+                            Location::new(&rel, 1),
+                            format!("this chapter and {} would both be crate `{name}`", other.display()),
+                        )
+                        .with_help("rename one of the files: a chapter's crate is named after its file stem"),
+                    );
+                }
+                chapters.push(chapter);
+            }
+            Err(found) => diagnostics.extend(found),
+        }
+    }
+    if diagnostics.has_errors() {
+        return Err(diagnostics.into());
+    }
+    Ok(Book { chapters })
+}
+
+/// Markdown files under `src` (relative to `root`, with their bytes), `SUMMARY.md` aside, in
+/// path order.
+/// The Markdown files under `src` (absolute), each named as `src_rel` (the same folder
+/// relative to the project root) joined with its path inside.
+fn markdown_files(src_rel: &Path, src: &Path) -> anyhow::Result<Vec<(PathBuf, Vec<u8>)>> {
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(src).follow_links(true).sort_by_file_name() {
+        let entry = entry?;
+        let path = entry.path();
+        if !entry.file_type().is_file() || path.extension().is_none_or(|e| e != "md") {
+            continue;
+        }
+        if path.strip_prefix(src).is_ok_and(|p| p == Path::new("SUMMARY.md")) {
+            continue;
+        }
+        let bytes = std::fs::read(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+        out.push((src_rel.join(path.strip_prefix(src).unwrap_or(path)), bytes));
+    }
+    Ok(out)
+}
+
+/// A cheap first look: a file with no fence at all cannot hold a cell.
+fn might_be_chapter(bytes: &[u8]) -> bool {
+    bytes.windows(3).any(|w| w == b"```" || w == b"~~~")
+}
+
+/// The crate a chapter file becomes: its stem in lower case, every character other than an
+/// ASCII letter, digit or `_` replaced by `_`, and `ch` put in front of a stem that starts
+/// with a digit (`1-intro.md` → `ch1_intro`). `None` when nothing usable is left.
+pub fn crate_name(path: &Path) -> Option<String> {
+    let stem = path.file_stem()?.to_str()?;
+    let mut name: String =
+        stem.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect();
+    if name.trim_matches('_').is_empty() {
+        return None;
+    }
+    if name.starts_with(|c: char| c.is_ascii_digit()) {
+        name.insert_str(0, "ch");
+    }
+    Some(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crate_names_follow_the_file_stem() {
+        let name = |p: &str| crate_name(Path::new(p));
+        assert_eq!(name("book/src/ch06.md").as_deref(), Some("ch06"));
+        assert_eq!(name("book/src/ch1.md").as_deref(), Some("ch1"));
+        assert_eq!(name("book/src/chapter-one.md").as_deref(), Some("chapter_one"));
+        assert_eq!(name("book/src/part1/ch03.md").as_deref(), Some("ch03"));
+        assert_eq!(name("book/src/1 Intro.md").as_deref(), Some("ch1_intro"));
+        assert_eq!(name("book/src/---.md"), None);
+    }
+}

@@ -1,0 +1,446 @@
+//! The stages put together: load (parse + generate) → sync → build → run → compare, and
+//! `accept` on top. The CLI and the tests call these; none of them prints results, they
+//! return them (progress goes to stderr).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, Mutex};
+
+use anyhow::Context;
+
+use crate::build::{self, BuildOptions};
+use crate::compare::{self, CellVerdict, FigureDrift, ValueReport, Verdict};
+use crate::config::{Config, Layout};
+use crate::diagnostic::Diagnostic;
+use crate::generate::sync::{self, Stale};
+use crate::generate::{self, Generated};
+use crate::model::Book;
+use crate::progress::{Plain, Progress};
+use crate::run::{self, RunOutput};
+use crate::{accept, cache, fsutil, parse, snapshot, timing};
+
+/// A book loaded and generated in memory.
+pub struct Project {
+    /// The project root (`config.layout.root`).
+    pub root: PathBuf,
+    /// What `book.toml` says: the layout, the edition, the dependencies, the checks.
+    pub config: Config,
+    pub book: Book,
+    pub generated: Generated,
+}
+
+impl Project {
+    /// Reads `book.toml`, parses every chapter and generates its crate. Mistakes in the input
+    /// come back as [`Diagnostics`](crate::diagnostic::Diagnostics) inside the `anyhow::Error`.
+    pub fn load(root: &Path) -> anyhow::Result<Project> {
+        let config = Config::load(root)?;
+        Project::load_with(config)
+    }
+
+    /// [`Project::load`] with the configuration already read.
+    pub fn load_with(config: Config) -> anyhow::Result<Project> {
+        let layout = &config.layout;
+        let book = timing::phase("parse", || parse::load_book(layout))?;
+        let mut analyses = timing::phase("load analyses", || cache::load_analyses(layout));
+        let generated = timing::phase("generate", || generate::generate(&book, &config, &mut analyses))?;
+        timing::phase("store analyses", || cache::store_analyses(layout, &analyses));
+        Ok(Project { root: layout.root.clone(), config, book, generated })
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.config.layout
+    }
+
+    /// Chapter names to work on: all, or the ones asked for (each must exist).
+    pub fn select(&self, asked: &[String]) -> anyhow::Result<Vec<String>> {
+        if asked.is_empty() {
+            return Ok(self.generated.crates.iter().map(|c| c.chapter.clone()).collect());
+        }
+        // `ch06`, `6`, `06`, `ch06.md` and `book/src/ch06.md` all name chapter 6.
+        let asked: Vec<String> = asked
+            .iter()
+            .map(|a| {
+                let stem = a.rsplit('/').next().unwrap_or(a).trim_end_matches(".md");
+                match stem.parse::<u32>() {
+                    Ok(n) => format!("ch{n:02}"),
+                    Err(_) => stem.to_string(),
+                }
+            })
+            .collect();
+        let asked = &asked[..];
+        for a in asked {
+            if self.book.chapter(a).is_none() {
+                let known: Vec<&str> = self.book.chapters.iter().map(|c| c.name.as_str()).collect();
+                anyhow::bail!("no chapter named `{a}` (the chapters are: {})", known.join(", "));
+            }
+        }
+        Ok(self.generated.crates.iter().map(|c| c.chapter.clone()).filter(|c| asked.contains(c)).collect())
+    }
+
+    pub fn stale(&self) -> anyhow::Result<Vec<Stale>> {
+        sync::stale_files(&self.root, &self.generated)
+    }
+
+    pub fn sync(&self) -> anyhow::Result<Vec<Stale>> {
+        sync::write(&self.root, &self.generated)
+    }
+
+    /// Where the figures of a chapter's last completed run are kept (`<dir>/chNN/*.svg`), so
+    /// that a cached run compares them as a fresh one would.
+    fn kept_figures(&self) -> PathBuf {
+        self.layout().work_dir().join("cache/figures")
+    }
+}
+
+/// One chapter's run and verdicts.
+#[derive(Debug)]
+pub struct ChapterResult {
+    pub chapter: String,
+    pub run: RunOutput,
+    /// The folder holding what the run drew, `<dir>/chNN/*.svg`.
+    pub drawn: PathBuf,
+    pub cached: bool,
+    pub verdicts: Vec<CellVerdict>,
+    /// The prose's quotes of values against what the code published.
+    pub values: ValueReport,
+    pub figures: Vec<FigureDrift>,
+    /// Snapshot files that disagree with the prose.
+    pub snapshots: Vec<snapshot::SnapshotDrift>,
+}
+
+impl ChapterResult {
+    pub fn drifted(&self) -> impl Iterator<Item = &CellVerdict> {
+        self.verdicts.iter().filter(|v| matches!(v.verdict, Verdict::Drift { .. }))
+    }
+
+    pub fn is_clean(&self) -> bool {
+        self.run.completed()
+            && self.drifted().next().is_none()
+            && self.values.drifts.is_empty()
+            && !self.values.diagnostics.iter().any(|d| d.is_error())
+            && self.figures.is_empty()
+            && self.snapshots.is_empty()
+    }
+}
+
+/// What `check` found.
+#[derive(Debug)]
+pub enum Outcome {
+    /// `code/` differs from the chapters and may not be written (`CI=true`).
+    Stale(Vec<Stale>),
+    /// The build failed; its diagnostics (errors and warnings), located in the chapters.
+    CompileErrors(Vec<Diagnostic>),
+    Ran(Vec<ChapterResult>),
+}
+
+/// Whether we are on CI, where nothing in the tree may be written (insta's rule).
+pub fn on_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
+}
+
+/// How a check runs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CheckOptions {
+    pub verbose: bool,
+    /// Rerun every chapter (no cache) and judge outputs and values exactly, redactions and
+    /// tolerances aside: how `accept --refresh` records this machine's measurements.
+    pub refresh: bool,
+}
+
+/// Syncs `code/` (or, on CI, refuses to), builds what the cache cannot answer, runs it and
+/// compares every selected chapter with its prose.
+pub fn check(project: &Project, chapters: &[String]) -> anyhow::Result<Outcome> {
+    check_with(project, chapters, CheckOptions::default())
+}
+
+/// [`check`] with options.
+pub fn check_with(project: &Project, chapters: &[String], options: CheckOptions) -> anyhow::Result<Outcome> {
+    check_showing(project, chapters, options, &Plain)
+}
+
+/// [`check_with`], reporting its progress to `progress`.
+///
+/// The chapters whose runs the cache cannot answer are built by one cargo build, then run one
+/// at a time, in order. (Running a chapter as soon as its program is built, while cargo builds
+/// the chapters after it, was measured slower on two cores: chapter 2's two training threads
+/// then share the machine with rustc; and a program that measures its own speed must not
+/// share it at all.)
+pub fn check_showing(
+    project: &Project,
+    chapters: &[String],
+    options: CheckOptions,
+    progress: &dyn Progress,
+) -> anyhow::Result<Outcome> {
+    let stale = timing::phase("stale", || project.stale())?;
+    if !stale.is_empty() {
+        if on_ci() {
+            return Ok(Outcome::Stale(stale));
+        }
+        for (verb, what) in sync::summary(&project.sync()?, &project.generated) {
+            progress.line(&format!("{verb:>9} {what}"));
+        }
+    }
+
+    // Cell lines wider than the book's column (issue 13): warnings only, on stderr.
+    timing::phase("lint", || parse::lint::report_long_lines(&project.root, &project.book, chapters));
+
+    let shared = timing::phase("cache shared inputs", || cache::shared_inputs(project.layout(), &project.generated));
+    let mut lookups = Vec::new();
+    let mut to_build = Vec::new();
+    let _keys = timing::Span::new("cache keys and lookups");
+    for chapter in chapters {
+        let key = cache::key(project.layout(), &shared, &project.book, &project.generated, chapter)?;
+        // A cached run is only as good as the figures kept from it.
+        // `accept --refresh` asks for this machine's measurements as they come out now.
+        let cached = cache::lookup(project.layout(), chapter, &key)
+            .filter(|_| !options.refresh && project.kept_figures().join(chapter).is_dir());
+        if cached.is_none() {
+            to_build.push(chapter.clone());
+        }
+        lookups.push((chapter.clone(), cached));
+    }
+    drop(_keys);
+    let built = Mutex::new(Vec::new());
+    if !to_build.is_empty() {
+        progress.line(&format!(" building {}", to_build.join(", ")));
+        progress.building(&to_build);
+        let build_options = BuildOptions { verbose: options.verbose, locked: on_ci(), full_optimisation: false };
+        let report = timing::phase("build", || {
+            build::build(
+                project.layout(),
+                &project.book,
+                &project.generated,
+                &to_build,
+                build_options,
+                progress,
+                &collect_into(&built),
+            )
+        });
+        progress.built();
+        let report = report?;
+        if report.failed() {
+            return Ok(Outcome::CompileErrors(report.diagnostics));
+        }
+    }
+    let built = built.into_inner().unwrap_or_else(|e| e.into_inner());
+
+    // The build may have rewritten code/Cargo.lock (a new chapter enters it), so runs are
+    // stored under keys taken after it: the ones taken before would never match again.
+    let shared = if to_build.is_empty() { shared } else { cache::shared_inputs(project.layout(), &project.generated) };
+    // Figures are drawn into a folder of this run's own, so that two runs never wipe each
+    // other's; a completed run's figures then move to where cached runs find them.
+    let staging = crate::lock::run_staging(&project.layout().work_dir())?;
+    let mut results = Vec::new();
+    for (name, cached) in lookups {
+        let (run, from_cache, drawn) = match cached {
+            Some(run) => (run, true, project.kept_figures()),
+            None => {
+                let chapter = project.book.chapter(&name).expect("selected chapters exist");
+                let krate = project.generated.get(&name).expect("every chapter is generated");
+                // The program cargo reported (the copy in target/tangle/release is the same file,
+                // unless another build replaced it since).
+                let exe = match built.iter().find(|(c, _)| *c == name) {
+                    Some((_, exe)) => exe.clone(),
+                    None => build::binary(project.layout(), &name),
+                };
+                progress.line(&format!("  running {name}"));
+                let current = Arc::new(AtomicUsize::new(0));
+                progress.running(chapter, current.clone());
+                let run = timing::phase(&format!("run {name}"), || {
+                    run::run_reporting(&exe, &project.root, chapter, krate, staging.path(), current)
+                });
+                progress.ran(&name);
+                let run = run?;
+                let drawn = match run.completed() {
+                    true => {
+                        keep_figures(&staging.path().join(&name), &project.kept_figures().join(&name))?;
+                        let key = cache::key(project.layout(), &shared, &project.book, &project.generated, &name)?;
+                        cache::store(project.layout(), &name, &key, &run)?;
+                        project.kept_figures()
+                    }
+                    false => staging.path().to_path_buf(),
+                };
+                (run, false, drawn)
+            }
+        };
+        results.push(timing::phase(&format!("compare {name}"), || {
+            compare(project, &name, run, from_cache, drawn, options)
+        })?);
+    }
+    Ok(Outcome::Ran(results))
+}
+
+/// A build's `on_built` that collects each chapter and its program into `built`.
+fn collect_into(built: &Mutex<Vec<(String, PathBuf)>>) -> impl Fn(&str, &Path) + Sync + '_ {
+    move |chapter, exe| built.lock().unwrap_or_else(|e| e.into_inner()).push((chapter.to_string(), exe.to_path_buf()))
+}
+
+/// One chapter's run at full optimisation.
+#[derive(Debug)]
+pub struct ReferenceRun {
+    pub chapter: String,
+    pub run: RunOutput,
+    /// The folder holding what the run drew, `<dir>/chNN/*.svg`.
+    pub drawn: PathBuf,
+}
+
+/// Builds the programs of `chapters` at full optimisation (the release profile, without the
+/// run programs' own, see `generate::manifest::RUN_PROFILE`) and runs each, drawing into
+/// `figures_dir`: the reference that a check's runs must equal, timings aside. Neither the
+/// cache nor the kept figures are touched. (The reference programs are built beside the quick
+/// ones, under their own hashes, so that neither build undoes the other.)
+pub fn run_fully_optimised(
+    project: &Project,
+    chapters: &[String],
+    figures_dir: &Path,
+) -> anyhow::Result<Vec<ReferenceRun>> {
+    let options = BuildOptions { verbose: false, locked: on_ci(), full_optimisation: true };
+    let built = Mutex::new(Vec::new());
+    let report = build::build(
+        project.layout(),
+        &project.book,
+        &project.generated,
+        chapters,
+        options,
+        &Plain,
+        &collect_into(&built),
+    )?;
+    if report.failed() {
+        let errors: Vec<String> = report.errors().map(|d| d.to_string()).collect();
+        anyhow::bail!("the chapters do not build at full optimisation:\n{}", errors.join("\n"));
+    }
+    let built = built.into_inner().unwrap_or_else(|e| e.into_inner());
+    let mut runs = Vec::new();
+    for name in chapters {
+        let chapter = project.book.chapter(name).expect("selected chapters exist");
+        let krate = project.generated.get(name).expect("every chapter is generated");
+        let (_, exe) =
+            built.iter().find(|(c, _)| c == name).with_context(|| format!("cargo built no program for {name}"))?;
+        let run = run::run_reporting(exe, &project.root, chapter, krate, figures_dir, Arc::new(AtomicUsize::new(0)))?;
+        runs.push(ReferenceRun { chapter: name.clone(), run, drawn: figures_dir.to_path_buf() });
+    }
+    Ok(runs)
+}
+
+/// One chapter's verdicts: its outputs, values, figures and snapshots against the prose.
+fn compare(
+    project: &Project,
+    name: &str,
+    run: RunOutput,
+    cached: bool,
+    drawn: PathBuf,
+    options: CheckOptions,
+) -> anyhow::Result<ChapterResult> {
+    let chapter = project.book.chapter(name).expect("selected chapters exist");
+    let verdicts = compare::compare_chapter_with(chapter, &run, options.refresh);
+    let values = match compare::load_recorded(&project.root, chapter) {
+        Ok(recorded) => compare::compare_values(chapter, &run, &recorded, options.refresh),
+        Err(d) => ValueReport { drifts: Vec::new(), diagnostics: vec![*d] },
+    };
+    // A run that stopped early drew only some figures; the rest are not "no longer drawn".
+    let figures = match run.completed() {
+        true => compare::compare_figures(project.layout(), &drawn, name)?,
+        false => Vec::new(),
+    };
+    let snapshots = snapshot::stale(&project.layout().abs(&project.layout().snapshots), chapter);
+    Ok(ChapterResult { chapter: name.to_string(), run, drawn, cached, verdicts, values, figures, snapshots })
+}
+
+/// Replaces `kept` by the figures a completed run drew into `drawn` (a rename within
+/// `target/`, after the old copy is moved aside).
+fn keep_figures(drawn: &Path, kept: &Path) -> anyhow::Result<()> {
+    let parent = kept.parent().expect("a folder under target/");
+    std::fs::create_dir_all(parent)?;
+    if !drawn.is_dir() {
+        std::fs::create_dir_all(drawn)?;
+    }
+    if kept.exists() {
+        let old = tempfile::Builder::new().prefix(".old-").tempdir_in(parent)?;
+        std::fs::rename(kept, old.path().join("figures"))?;
+    }
+    std::fs::rename(drawn, kept).with_context(|| format!("cannot move {} to {}", drawn.display(), kept.display()))
+}
+
+/// What `accept` changed.
+#[derive(Debug, Default)]
+pub struct Accepted {
+    pub files: Vec<PathBuf>,
+}
+
+/// Writes the actual outputs of `results` into the prose, `figures/` and `snapshots/`.
+pub fn accept(project: &Project, results: &[ChapterResult]) -> anyhow::Result<Accepted> {
+    anyhow::ensure!(!on_ci(), "accept writes the book and never runs with CI set");
+    // Temporary files a killed run left where we write (we hold the repository lock, so no
+    // live run owns them).
+    let layout = project.layout();
+    let figure_dirs = project.book.chapters.iter().map(|c| layout.figures.join(&c.name));
+    let chapter_dirs = project.book.chapters.iter().filter_map(|c| c.path.parent().map(Path::to_path_buf));
+    for dir in [layout.snapshots.clone()].into_iter().chain(figure_dirs).chain(chapter_dirs) {
+        fsutil::sweep_temp_files(&project.root.join(dir));
+    }
+    let mut accepted = Accepted::default();
+    for result in results {
+        let chapter = project.book.chapter(&result.chapter).expect("results come from the book");
+        let path = project.root.join(&chapter.path);
+        let text = match accept::rewrite(chapter, &result.run, &result.verdicts, &result.values.drifts) {
+            Some(text) => {
+                // The chapter may have been edited while its program ran; never overwrite that.
+                fsutil::replace_if_unchanged(&path, chapter.source.as_bytes(), text.as_bytes())?;
+                accepted.files.push(chapter.path.clone());
+                text
+            }
+            None => chapter.source.clone(),
+        };
+        let reparsed = parse::parse_chapter(&chapter.name, &chapter.path, text.into_bytes())?;
+        if snapshot::write(&layout.abs(&layout.snapshots), &reparsed)? > 0 {
+            accepted.files.push(layout.snapshots.join(format!("{}__*.snap", chapter.name)));
+        }
+        for drift in &result.figures {
+            match drift {
+                FigureDrift::Changed(rel) | FigureDrift::New(rel) => {
+                    let drawn = result.drawn.join(rel.strip_prefix(&layout.figures)?);
+                    fsutil::write_atomic(&project.root.join(rel), &std::fs::read(drawn)?)?;
+                }
+                FigureDrift::NoLongerDrawn(rel) => std::fs::remove_file(project.root.join(rel))?,
+            }
+            accepted.files.push(match drift {
+                FigureDrift::Changed(p) | FigureDrift::New(p) | FigureDrift::NoLongerDrawn(p) => p.clone(),
+            });
+        }
+    }
+    // The new blocks moved the cells below them, and with them the line comments in `code/`.
+    if !accepted.files.is_empty() {
+        accepted
+            .files
+            .extend(Project::load_with(project.config.clone())?.sync()?.iter().map(|s| s.path().to_path_buf()));
+    }
+    Ok(accepted)
+}
+
+/// Formats the cells of `chapters` with rustfmt. With `write`, rewrites the chapters (and
+/// re-syncs `code/`); returns the chapters whose cells were not (or are no longer) formatted.
+pub fn fmt(project: &Project, chapters: &[String], write: bool) -> anyhow::Result<Vec<PathBuf>> {
+    let mut changed = Vec::new();
+    // The chapter workspace's style (code/ may not exist yet in a new book: then the root's).
+    let code = project.layout().abs(&project.layout().code);
+    let style_dir = Some(code).filter(|d| d.is_dir()).unwrap_or_else(|| project.root.clone());
+    for name in chapters {
+        let chapter = project.book.chapter(name).expect("selected chapters exist");
+        let Some(text) = accept::fmt::format_chapter(chapter, &project.config.edition, &style_dir)? else {
+            continue;
+        };
+        if write {
+            anyhow::ensure!(!on_ci(), "fmt writes the book and never runs with CI set");
+            fsutil::replace_if_unchanged(
+                &project.root.join(&chapter.path),
+                chapter.source.as_bytes(),
+                text.as_bytes(),
+            )?;
+        }
+        changed.push(chapter.path.clone());
+    }
+    if write && !changed.is_empty() {
+        Project::load_with(project.config.clone())?.sync()?;
+    }
+    Ok(changed)
+}

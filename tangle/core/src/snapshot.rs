@@ -1,0 +1,144 @@
+//! `snapshots/`: one insta snapshot per output block, named after its chapter and section,
+//! holding the block's accepted text. `accept` keeps them equal to the prose; the book test
+//! asserts them with insta (which never writes when `CI=true`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::compare::normalize;
+use crate::model::{Cell, Chapter};
+
+/// `ch06__6_1__02`: chapter, section number (or heading slug), and the block's ordinal in
+/// that section. Stable under edits to other sections and to prose.
+pub fn names(chapter: &Chapter) -> Vec<(&Cell, String)> {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut out = Vec::new();
+    for cell in chapter.run_cells().filter(|c| c.output.is_some()) {
+        let section = section_key(&cell.section);
+        let n = counts.entry(section.clone()).or_default();
+        *n += 1;
+        out.push((cell, format!("{}__{section}__{n:02}", chapter.name)));
+    }
+    out
+}
+
+fn section_key(heading: &str) -> String {
+    let number: String = heading.trim().chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+    let number = number.trim_end_matches('.');
+    if !number.is_empty() {
+        return number.replace('.', "_");
+    }
+    let slug: String = heading
+        .to_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect::<String>()
+        .split('_')
+        .filter(|s| !s.is_empty())
+        .take(4)
+        .collect::<Vec<_>>()
+        .join("_");
+    if slug.is_empty() { "intro".into() } else { slug }
+}
+
+/// The snapshot file's path for `name`.
+pub fn path(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("{name}.snap"))
+}
+
+/// The file insta reads: a metadata header, then the block's text.
+/// The header names the chapter only: a line number would change with every prose edit above
+/// the block and churn the snapshot for nothing.
+pub fn contents(chapter: &Chapter, text: &str) -> String {
+    format!("---\nsource: {}\n---\n{}\n", chapter.path.display(), normalize(text))
+}
+
+/// The snapshot files a chapter should have, with their contents.
+pub fn expected(dir: &Path, chapter: &Chapter) -> Vec<(PathBuf, String)> {
+    names(chapter)
+        .into_iter()
+        .filter_map(|(cell, name)| {
+            let block = cell.output.as_ref()?;
+            Some((path(dir, &name), contents(chapter, &block.text)))
+        })
+        .collect()
+}
+
+/// A snapshot file that disagrees with the prose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SnapshotDrift {
+    Missing(PathBuf),
+    Differs(PathBuf),
+    /// No output block has this name any more (a renamed section, a removed block), or it is
+    /// an insta `.snap.new` left behind.
+    Orphan(PathBuf),
+}
+
+impl SnapshotDrift {
+    pub fn path(&self) -> &Path {
+        match self {
+            SnapshotDrift::Missing(p) | SnapshotDrift::Differs(p) | SnapshotDrift::Orphan(p) => p,
+        }
+    }
+
+    pub fn reason(&self) -> &'static str {
+        match self {
+            SnapshotDrift::Missing(_) => "missing",
+            SnapshotDrift::Differs(_) => "differs from its output block",
+            SnapshotDrift::Orphan(_) => "belongs to no output block",
+        }
+    }
+}
+
+/// The chapter's snapshot files that disagree with its prose. `check` reports them as drift;
+/// `accept` removes the difference.
+pub fn stale(dir: &Path, chapter: &Chapter) -> Vec<SnapshotDrift> {
+    let expected = expected(dir, chapter);
+    let mut stale: Vec<SnapshotDrift> = expected
+        .iter()
+        .filter_map(|(path, contents)| match std::fs::read_to_string(path) {
+            Err(_) => Some(SnapshotDrift::Missing(path.clone())),
+            Ok(text) if text != *contents => Some(SnapshotDrift::Differs(path.clone())),
+            Ok(_) => None,
+        })
+        .collect();
+    stale.extend(
+        ours(dir, chapter).into_iter().filter(|p| !expected.iter().any(|(e, _)| e == p)).map(SnapshotDrift::Orphan),
+    );
+    stale
+}
+
+/// Files under `snapshots/` that belong to `chapter` (`chNN__*.snap` and `chNN__*.snap.new`).
+fn ours(dir: &Path, chapter: &Chapter) -> Vec<PathBuf> {
+    let prefix = format!("{}__", chapter.name);
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name.starts_with(&prefix) && (name.ends_with(".snap") || name.ends_with(".snap.new"))
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// Writes the chapter's snapshots (only those that changed) and removes its stale ones.
+/// Returns how many files it changed.
+pub fn write(dir: &Path, chapter: &Chapter) -> anyhow::Result<usize> {
+    let expected = expected(dir, chapter);
+    let mut changed = 0;
+    for (path, contents) in &expected {
+        if crate::fsutil::write_if_changed(path, contents.as_bytes())? {
+            changed += 1;
+        }
+    }
+    for path in ours(dir, chapter) {
+        if !expected.iter().any(|(e, _)| *e == path) {
+            std::fs::remove_file(&path)?;
+            changed += 1;
+        }
+    }
+    Ok(changed)
+}

@@ -1,0 +1,410 @@
+//! The book as mdBook builds it: [`TanglePreprocessor`] (the preprocessor, run in-process by
+//! [`build_book`] or as `cargo tangle preprocess` under a separately installed mdBook), and
+//! the book-wide checks that need every chapter at once (chapters SUMMARY.md leaves out,
+//! figures drawn but never placed, figures the prose never refers to), and the links at the
+//! foot of each chapter to its Markdown and its crate.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use mdbook_preprocessor::book::{Book, BookItem, SectionNumber};
+use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
+
+use super::labels::{self, Labels, Page};
+use super::{chapter, figures};
+use tangle_core::config::{Config, Layout};
+use tangle_core::diagnostic::{Diagnostic, Location, Sources, Style};
+
+/// The name under which the preprocessor registers (`[preprocessor.tangle]`).
+pub const NAME: &str = "tangle";
+
+/// tangle's mdBook preprocessor, with the book's configuration (read from the `book.toml`
+/// mdBook hands it, when it was not given one).
+pub struct TanglePreprocessor {
+    config: Option<Config>,
+    /// Where the warnings of a build also go, rendered plain.
+    collected: Option<std::sync::Arc<std::sync::Mutex<Vec<String>>>>,
+}
+
+impl TanglePreprocessor {
+    /// A preprocessor that reads the configuration from the book mdBook builds.
+    pub fn new() -> Self {
+        TanglePreprocessor { config: None, collected: None }
+    }
+
+    /// A preprocessor for the book `config` describes.
+    pub fn with_config(config: Config) -> Self {
+        TanglePreprocessor { config: Some(config), collected: None }
+    }
+}
+
+impl Default for TanglePreprocessor {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Preprocessor for TanglePreprocessor {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn run(&self, ctx: &PreprocessorContext, mut book: Book) -> mdbook_preprocessor::errors::Result<Book> {
+        let config = match &self.config {
+            Some(config) => config.clone(),
+            None => Config::load(&ctx.root)?,
+        };
+        let layout = &config.layout;
+        let repo_root = &layout.root;
+        let figures_dir = layout.abs(&layout.figures);
+        let src_dir = layout.abs(&layout.src);
+        // Paths in warnings: relative to the project root, as every other tangle message.
+        let src_rel = layout.src.clone();
+
+        let mut inputs: Vec<(PathBuf, String)> = Vec::new();
+        for item in book.iter() {
+            if let BookItem::Chapter(ch) = item
+                && let Some(path) = &ch.path
+            {
+                inputs.push((path.clone(), ch.content.clone()));
+            }
+        }
+        let pages: Vec<Page> = inputs.iter().map(|(path, content)| Page::new(path, content)).collect();
+        let labels = Labels::collect(&pages);
+        let mut warnings = unlisted_chapters(&src_dir, &src_rel, &inputs);
+        warnings.extend(unreferenced_figures(&pages, &labels, &src_rel, &inputs));
+        let bibliography = match super::citations::Bibliography::load(layout) {
+            Ok(b) => b,
+            Err(d) => {
+                warnings.push(*d);
+                None
+            }
+        };
+        let repository: Option<String> =
+            ctx.config.get("output.html.git-repository-url").ok().flatten().filter(|u: &String| !u.is_empty());
+
+        let mut rendered = std::collections::HashMap::new();
+        for ((path, content), page) in inputs.iter().zip(&pages) {
+            let file = src_rel.join(path);
+            let parsed = tangle_core::parse::crate_name(path)
+                .map(|name| tangle_core::parse::parse_chapter(&name, &file, content.clone().into_bytes()));
+            let chapter = match parsed {
+                Some(Ok(chapter)) if !chapter.cells.is_empty() => Some(chapter),
+                Some(Err(found)) => {
+                    warnings.extend(found.0.into_iter().map(|mut d| {
+                        d.severity = tangle_core::diagnostic::Severity::Warning;
+                        d
+                    }));
+                    None
+                }
+                _ => None,
+            };
+            if let Some(chapter) = &chapter {
+                warnings.extend(unplaced_figures(page, chapter, &file));
+            }
+            let out = chapter::render(page, chapter.as_ref(), &labels, &figures_dir, &file, bibliography.as_ref());
+            warnings.extend(out.warnings);
+            let mut markdown = out.markdown;
+            if let (Some(repository), Some(chapter)) = (&repository, &chapter) {
+                markdown.push_str(&source_links(repository, &file, &chapter.name));
+            }
+            rendered.insert(path.clone(), (markdown, page.number));
+        }
+        book.for_each_chapter_mut(|ch| {
+            let Some(path) = &ch.path else { return };
+            if let Some((markdown, number)) = rendered.remove(path) {
+                if let Some(n) = number {
+                    ch.number = Some(SectionNumber::new(vec![n]));
+                }
+                ch.content = markdown;
+            }
+        });
+        let sources = Sources::new(repo_root);
+        let style = Style::for_stderr();
+        let errors = warnings.iter().filter(|d| d.is_error()).count();
+        for w in warnings {
+            eprintln!("{}\n", w.render(&sources, style));
+            if let Some(collected) = &self.collected {
+                collected.lock().expect("not poisoned").push(w.render(&sources, Style::Plain));
+            }
+        }
+        if errors > 0 {
+            return Err(anyhow::anyhow!("{errors} error(s) in the chapters (see above)"));
+        }
+        Ok(book)
+    }
+
+    fn supports_renderer(&self, renderer: &str) -> mdbook_preprocessor::errors::Result<bool> {
+        // MathML, inline SVG and <details> are HTML; other renderers get raw Markdown.
+        Ok(renderer == "html")
+    }
+}
+
+/// Chapter files (files with cells) that SUMMARY.md does not list: checked by tangle, never
+/// shown.
+fn unlisted_chapters(src_dir: &Path, src_rel: &Path, listed: &[(PathBuf, String)]) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(src_dir).sort_by_file_name().into_iter().filter_map(Result::ok) {
+        let path = entry.path();
+        let Ok(rel) = path.strip_prefix(src_dir) else { continue };
+        if path.extension().is_none_or(|e| e != "md") || rel == Path::new("SUMMARY.md") {
+            continue;
+        }
+        if listed.iter().any(|(p, _)| p == rel) {
+            continue;
+        }
+        let has_cells = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|text| tangle_core::parse::parse_chapter("x", rel, text.into_bytes()).ok())
+            .is_some_and(|c| !c.cells.is_empty());
+        if has_cells {
+            out.push(Diagnostic::warning(
+                Location::new(src_rel.join(rel), 1),
+                "this chapter is not listed in SUMMARY.md, so the book leaves it out",
+            ));
+        }
+    }
+    out
+}
+
+/// The foot of a chapter page: links to its Markdown source and to the crate made from it.
+fn source_links(repository: &str, file: &Path, krate: &str) -> String {
+    let repository = repository.trim_end_matches('/');
+    let file = file.to_string_lossy().replace('\\', "/");
+    format!(
+        "\n\n<p class=\"tangle-source\">This chapter's source: <a href=\"{repository}/blob/main/{file}\"><code>{file}</code></a>. \
+         Its code as a crate: <a href=\"{repository}/tree/main/code/{krate}\"><code>code/{krate}</code></a> \
+         (library cells in <code>src/lib.rs</code>, run cells in <code>src/main.rs</code>).</p>\n"
+    )
+}
+
+/// Figures no sentence of the book refers to (by `{{#ref fig:...}}` or "Figure N.M"): a
+/// figure the text never points at is one the reader is left to find the reason for.
+fn unreferenced_figures(
+    pages: &[Page],
+    labels: &Labels,
+    src_rel: &Path,
+    inputs: &[(PathBuf, String)],
+) -> Vec<Diagnostic> {
+    let referenced: std::collections::HashSet<String> = pages
+        .iter()
+        .flat_map(|p| super::refs::referenced(p, labels))
+        .filter(|l| l.kind == labels::RefKind::Figure)
+        .map(|l| format!("{}#{}", l.stem, l.id))
+        .collect();
+    let mut out = Vec::new();
+    for (page, (path, _)) in pages.iter().zip(inputs) {
+        for d in page.doc.directives_named("figure") {
+            let name = labels::figure_name(page.doc.text(d.args.clone()));
+            let Some(label) = labels.figure(&page.stem, name) else { continue };
+            if referenced.contains(&format!("{}#{}", label.stem, label.id)) {
+                continue;
+            }
+            let (line, _) = page.doc.line_col(d.span.start);
+            out.push(
+                Diagnostic::warning(
+                    Location::new(src_rel.join(path), line),
+                    format!("Figure {} (`{name}`) is never referred to from the prose", label.number),
+                )
+                .with_help(format!(
+                    "say where the text discusses it: \"Figure {}\" or `{{{{#ref fig:{name}}}}}`",
+                    label.number
+                )),
+            );
+        }
+    }
+    out
+}
+
+/// Figures a chapter's cells draw but no `{{#figure}}` places.
+fn unplaced_figures(page: &Page, chapter: &tangle_core::model::Chapter, file: &Path) -> Vec<Diagnostic> {
+    let placed: Vec<&str> =
+        page.doc.directives_named("figure").map(|d| labels::figure_name(page.doc.text(d.args.clone()))).collect();
+    let mut out = Vec::new();
+    for cell in &chapter.cells {
+        for name in figures::drawn_figure_names(&cell.code) {
+            if !placed.contains(&name.as_str()) {
+                out.push(Diagnostic::warning(
+                    Location::new(file, cell.code_line),
+                    format!("figure `{name}` is drawn but never placed (add `{{{{#figure {name} | caption}}}}`)"),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// How [`build_book`] builds.
+#[derive(Debug, Clone, Default)]
+pub struct RenderOptions {
+    /// Write the site here instead of the book's `build-dir` (`book/book`).
+    pub dest: Option<PathBuf>,
+}
+
+/// What [`build_book`] made.
+#[derive(Debug)]
+pub struct Rendered {
+    /// The folder holding `index.html`.
+    pub site: PathBuf,
+    /// The warnings the chapters drew, as printed (plain text).
+    pub warnings: Vec<String>,
+}
+
+/// Builds the HTML book with mdBook's library, running [`TanglePreprocessor`] in-process.
+pub fn build_book(book: &Config, options: &RenderOptions) -> anyhow::Result<Rendered> {
+    let layout = &book.layout;
+    let book_root = layout.abs(&layout.book);
+    let config_file = book_root.join("book.toml");
+    if !config_file.is_file() {
+        bail!("no book at {}: {} is missing", book_root.display(), config_file.display());
+    }
+    let collected = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut config = mdbook_driver::config::Config::from_disk(&config_file)
+        .with_context(|| format!("reading {}", config_file.display()))?;
+    // Our preprocessor runs first, before mdBook's `links` (which expands `{{#include}}`), so
+    // that program output is never expanded. A `[preprocessor.tangle]` table (for authors who
+    // run `mdbook` themselves) is replaced by the in-process preprocessor below.
+    let mut preprocessors: std::collections::BTreeMap<String, serde_json::Value> =
+        config.preprocessors().context("reading [preprocessor] tables")?;
+    preprocessors.insert(NAME.into(), serde_json::json!({ "command": "tangle preprocess", "before": ["links"] }));
+    config.set("preprocessor", &preprocessors)?;
+    // The HTML must not load anything from the network.
+    config.set("output.html.mathjax-support", false)?;
+    config.set("output.html.playground.runnable", false)?;
+    if let Some(dest) = &options.dest {
+        config.set("build.build-dir", dest.to_string_lossy().as_ref())?;
+    }
+
+    let mut md = mdbook_driver::MDBook::load_with_config(&book_root, config)
+        .with_context(|| format!("loading the book at {}", book_root.display()))?;
+    md.with_preprocessor(TanglePreprocessor { config: Some(book.clone()), collected: Some(collected.clone()) });
+    md.build().context("building the HTML book")?;
+    let site = md.build_dir_for("html");
+    // Prose before code in search results; a book whose chapters do not parse keeps mdBook's
+    // index (the build has reported why).
+    if let Ok(chapters) = tangle_core::parse::load_book(layout)
+        && let Err(why) = super::search::separate_code(&site, &searchable_code(layout, &chapters))
+    {
+        eprintln!("warning: the search index keeps code and prose together: {why:#}");
+    }
+    let warnings = collected.lock().expect("not poisoned").clone();
+    Ok(Rendered { site, warnings })
+}
+
+/// The text of every cell and output block, as the page shows it, by page (`ch07.html`).
+fn searchable_code(layout: &Layout, book: &tangle_core::model::Book) -> std::collections::HashMap<String, Vec<String>> {
+    let mut out = std::collections::HashMap::new();
+    for chapter in &book.chapters {
+        let rel = chapter.path.strip_prefix(&layout.src).unwrap_or(&chapter.path);
+        let page = rel.with_extension("html").to_string_lossy().replace('\\', "/");
+        let mut snippets = Vec::new();
+        for cell in &chapter.cells {
+            snippets.push(super::cells::shown_code(cell).to_string());
+            if let Some(output) = &cell.output {
+                snippets.push(tangle_core::compare::visible(&output.text));
+            }
+        }
+        out.insert(page, snippets);
+    }
+    out
+}
+
+/// The standard mdBook preprocessor protocol on stdin/stdout.
+///
+/// `cargo tangle preprocess supports <renderer>` exits 0 when the renderer is supported and 1
+/// otherwise; `cargo tangle preprocess` reads `[context, book]` JSON on stdin and writes the
+/// processed book as JSON on stdout.
+pub fn run_as_mdbook_preprocessor() -> anyhow::Result<()> {
+    let pre = TanglePreprocessor::new();
+    let (ctx, book) = mdbook_preprocessor::parse_input(std::io::stdin().lock())
+        .context("reading the [context, book] JSON that mdBook sends on stdin")?;
+    let built = semver::Version::parse(mdbook_preprocessor::MDBOOK_VERSION).ok();
+    let caller = semver::Version::parse(&ctx.mdbook_version).ok();
+    if let (Some(built), Some(caller)) = (built, caller)
+        && !semver::VersionReq::parse(&format!("~{}.{}", built.major, built.minor))
+            .is_ok_and(|req| req.matches(&caller))
+    {
+        eprintln!("tangle preprocess: warning: built against mdBook {built}, called by mdBook {caller}");
+    }
+    let processed = pre.run(&ctx, book)?;
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer(&mut out, &processed)?;
+    out.flush()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mdbook_preprocessor::book::Chapter;
+
+    #[test]
+    fn preprocessor_protocol_round_trip_numbers_the_chapter() {
+        let mut book = Book::new();
+        let content = "# 6 Six\n\n```output rtol=0.1\n1 < 2\n```\n\n$$ a \\tag{6.1} $$\n";
+        book.push_item(Chapter::new("Six", content.to_string(), "ch06.md", vec![]));
+        let ctx = PreprocessorContext::new(
+            PathBuf::from("/nonexistent/book"),
+            mdbook_preprocessor::config::Config::default(),
+            "html".to_string(),
+        );
+        // What mdBook writes on the preprocessor's stdin.
+        let input = serde_json::to_vec(&(&ctx, &book)).unwrap();
+        let (ctx, book) = mdbook_preprocessor::parse_input(&input[..]).unwrap();
+        let config = Config::parse(Path::new("/nonexistent"), Path::new("book"), "").unwrap();
+        let out = TanglePreprocessor::with_config(config).run(&ctx, book).unwrap();
+        let ch = out.chapters().next().unwrap();
+        assert_eq!(ch.number, Some(SectionNumber::new(vec![6])));
+        assert!(ch.content.contains("<pre class=\"tangle-output\"><samp>1 &lt; 2</samp></pre>"));
+        assert!(ch.content.contains("id=\"eq-6-1\""));
+        assert!(TanglePreprocessor::new().supports_renderer("html").unwrap());
+        assert!(!TanglePreprocessor::new().supports_renderer("epub").unwrap());
+    }
+
+    #[test]
+    fn build_book_renders_offline_html_with_numbered_figures_and_equations() {
+        let root = std::env::temp_dir().join(format!("tangle-build-book-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("book/src")).unwrap();
+        std::fs::create_dir_all(root.join("figures/ch03")).unwrap();
+        std::fs::write(
+            root.join("book/book.toml"),
+            "[book]\ntitle = \"T\"\n\n[preprocessor.tangle]\ncommand = \"false\"\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("book/src/SUMMARY.md"), "# Summary\n\n- [Three](ch03.md)\n").unwrap();
+        std::fs::write(
+            root.join("book/src/ch03.md"),
+            "# 3 Three\n\nSee Figure 3.1 and equation 3.1.\n\n$$ E = mc^2 \\tag{3.1} $$\n\n{{#figure bars | Bars.}}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("figures/ch03/bars.svg"),
+            "<svg width=\"4\" height=\"4\" xmlns=\"http://www.w3.org/2000/svg\"><rect/></svg>\n",
+        )
+        .unwrap();
+        // The [preprocessor.tangle] table names a command that would fail: build_book must not run it.
+        build_book(&Config::load(&root).unwrap(), &RenderOptions::default()).unwrap();
+        let html = std::fs::read_to_string(root.join("book/book/ch03.html")).unwrap();
+        assert!(html.contains("Figure 3.1.</span>"), "numbered caption");
+        assert!(html.contains("href=\"#fig-bars\""), "linked mention");
+        assert!(html.contains("id=\"eq-3-1\"") && html.contains("<math"), "MathML equation");
+        for page in std::fs::read_dir(root.join("book/book")).unwrap() {
+            let path = page.unwrap().path();
+            if path.extension().is_some_and(|e| e == "html") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                for bad in ["src=\"http://", "src=\"https://", "href=\"http://", "href=\"https://"] {
+                    assert!(!text.contains(bad), "{} loads {bad}...", path.display());
+                }
+            }
+        }
+        std::fs::remove_dir_all(&root).ok();
+    }
+
+    #[test]
+    fn no_network_resources_in_the_book_stylesheet() {
+        let css = include_str!("../../../book/theme/tangle.css");
+        assert!(!css.contains("http://") && !css.contains("https://") && !css.contains("@import"));
+    }
+}

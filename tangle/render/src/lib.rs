@@ -1,0 +1,46 @@
+//! Stage 7, **render**: the HTML book, built by mdBook's library with tangle's preprocessor.
+//!
+//! mdBook reads the chapters under `[book] src` and hands every chapter to [`TanglePreprocessor`] (which runs
+//! before mdBook's own `{{#include}}` expansion, so that nothing in program output expands).
+//! The preprocessor reads each chapter through the shared Markdown front end
+//! ([`tangle_core::markdown`]) and tangle's parse, numbers what can be referred to ([`labels`]) and
+//! rewrites each chapter ([`chapter`]) into Markdown and HTML that mdBook shows:
+//!
+//! - `output` blocks become preformatted program output; cells lose their marker line, test
+//!   cells and figure-drawing cells fold ([`cells`]);
+//! - `{{#figure name | caption}}` places `figures/chNN/name.svg` (the figures folder of
+//!   [`tangle_core::config::Layout`]) as a numbered figure
+//!   ([`figures`]); `{{#ref fig:name}}` and plain "Figure 6.1" become links ([`refs`]);
+//! - `{{#widget name | caption}}` places a live calculator (a form whose values a run cell
+//!   computed with `tangle_runtime::widget`) as a numbered figure ([`widgets`]);
+//! - diagram fences (```` ```sequence ````) are drawn as SVG ([`diagrams`]);
+//! - `$$ ... \tag{6.1} $$` and `$...$` become MathML at build time ([`math`]);
+//! - `[@key]` cites an entry of the book's `references.yaml`, rendered in one style with a reference
+//!   list per chapter ([`citations`]);
+//! - blockquotes opening with `> **Note — ...**` become asides ([`callouts`]);
+//! - chapters take their number from their heading (`# 6 Distributed ...`).
+//!
+//! After mdBook, [`search`] rebuilds the search index with cell code in a field of its own, so
+//! that prose ranks first. [`pdf`] prints the built book to PDF through headless Chromium (`cargo tangle pdf`).
+//!
+//! Nothing in the output loads a script, stylesheet or font from the network. [`serve`] serves
+//! the book while an author writes.
+
+mod book;
+mod callouts;
+mod cells;
+mod chapter;
+mod citations;
+mod diagrams;
+mod figures;
+mod html;
+mod labels;
+mod math;
+pub mod pdf;
+mod refs;
+mod search;
+pub mod serve;
+mod widgets;
+
+pub use book::{NAME, RenderOptions, Rendered, TanglePreprocessor, build_book, run_as_mdbook_preprocessor};
+pub use serve::serve;

@@ -1,0 +1,229 @@
+//! `cargo tangle serve`: builds the HTML book, serves it on localhost, and rebuilds it when a
+//! source changes, without ever serving a half-built book or letting one client stall others.
+//!
+//! - The port is taken first: a busy one is refused before anything is built or written.
+//! - Each build goes to a fresh folder of this server's own (`target/tangle/serve/run-*/build-N`,
+//!   removed when the server ends, swept by the next one if it was killed); once complete it is
+//!   published atomically ([`http::Site::publish`]), and the build before the previous one is
+//!   deleted. A failed build leaves the served one in place.
+//! - A successful build is also copied to `book/book` (or the `build-dir` of `book.toml`),
+//!   which authors open directly.
+//! - Builds hold the repository lock ([`tangle_core::lock`]), so a rebuild never reads a chapter or
+//!   a figure that an `accept` is halfway through writing. The lock is taken per build, never
+//!   for the server's lifetime.
+//! - Changes are found by polling modification times every half second (no watcher crate).
+//! - The HTTP side is [`http`]; pages get a live-reload script there, not on disk.
+
+pub mod http;
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context, bail};
+use tangle_core::config::{Config, Layout};
+
+/// The newest modification time under the book's sources, theme and figures.
+fn newest_change(layout: &Layout) -> SystemTime {
+    let watched = [layout.src.clone(), layout.book.join("theme"), layout.book_toml(), layout.figures.clone()];
+    watched
+        .iter()
+        .flat_map(|p| walkdir::WalkDir::new(layout.abs(p)).into_iter().filter_map(Result::ok))
+        .filter_map(|e| e.metadata().ok()?.modified().ok())
+        .max()
+        .unwrap_or(SystemTime::UNIX_EPOCH)
+}
+
+/// Binds `127.0.0.1:port`, with a message that says what to do when it is taken.
+pub fn bind(port: u16) -> anyhow::Result<TcpListener> {
+    match TcpListener::bind(("127.0.0.1", port)) {
+        Ok(listener) => Ok(listener),
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+            bail!("port {port} is in use (another `cargo tangle serve`?); pass --port N to serve on another one")
+        }
+        Err(e) => Err(e).with_context(|| format!("cannot listen on 127.0.0.1:{port}")),
+    }
+}
+
+/// Builds the book, serves it on `127.0.0.1:port`, and rebuilds whenever a file under
+/// `book/src`, `book/theme`, `book/book.toml` or `figures/` changes. Runs until killed.
+pub fn serve(config: &Config, port: u16) -> anyhow::Result<()> {
+    let listener = bind(port)?;
+    let mut builds = Builds::new(config)?;
+    let first = builds.build()?;
+    let site = http::Site::new(first);
+    println!("serving the book on http://127.0.0.1:{port}/ (rebuilds on save, pages reload themselves; Ctrl-C stops)");
+    {
+        let layout = config.layout.clone();
+        let site = site.clone();
+        std::thread::Builder::new().name("tangle-serve-watch".into()).spawn(move || {
+            let mut seen = newest_change(&layout);
+            loop {
+                std::thread::sleep(Duration::from_millis(500));
+                let now = newest_change(&layout);
+                if now <= seen {
+                    continue;
+                }
+                seen = now;
+                match builds.build() {
+                    Ok(dir) => {
+                        let generation = site.publish(dir);
+                        builds.forget_old();
+                        println!("rebuilt the book (build {generation})");
+                    }
+                    Err(e) => eprintln!("rebuild failed, still serving the previous build: {e:#}"),
+                }
+            }
+        })?;
+    }
+    http::serve_forever(listener, site, http::Config::default());
+    Ok(())
+}
+
+/// This server's builds: numbered folders in a staging folder of its own.
+struct Builds {
+    config: Config,
+    staging: tangle_core::lock::Staging,
+    /// The number of the last build started.
+    last: u64,
+}
+
+impl Builds {
+    fn new(config: &Config) -> anyhow::Result<Builds> {
+        let staging = tangle_core::lock::staging(&config.layout.work_dir(), "serve")?;
+        Ok(Builds { config: config.clone(), staging, last: 0 })
+    }
+
+    fn dir(&self, n: u64) -> PathBuf {
+        self.staging.path().join(format!("build-{n}"))
+    }
+
+    /// Builds into a new folder, under the repository lock, and copies the result to the
+    /// author's `book/book`. Returns the folder to serve.
+    fn build(&mut self) -> anyhow::Result<PathBuf> {
+        self.last += 1;
+        let out = self.dir(self.last);
+        let _lock = tangle_core::lock::acquire(&self.config.layout.work_dir(), "serve (rebuilding the book)")?;
+        // The configuration as it is now (an edited book.toml takes effect at once).
+        let config = Config::load(&self.config.layout.root).unwrap_or_else(|_| self.config.clone());
+        let built = build_into(&config, &out).and_then(|(site, book_dir)| {
+            mirror(&site, &book_dir).with_context(|| format!("cannot update {}", book_dir.display()))?;
+            Ok(site)
+        });
+        if built.is_err() {
+            let _ = std::fs::remove_dir_all(&out);
+        }
+        built
+    }
+
+    /// Deletes the builds before the previous one (a request may still be reading the
+    /// previous one).
+    fn forget_old(&self) {
+        for n in 1..self.last.saturating_sub(1) {
+            let _ = std::fs::remove_dir_all(self.dir(n));
+        }
+    }
+}
+
+/// Builds the HTML book into `out`. Returns the folder holding `index.html` and the author's
+/// configured build folder (`book/book`).
+pub fn build_into(config: &Config, out: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
+    let layout = &config.layout;
+    // Read afresh: a broken book.toml fails the build (and the served book stays).
+    let book_toml = layout.abs(layout.book_toml());
+    mdbook_driver::config::Config::from_disk(&book_toml).with_context(|| format!("reading {}", book_toml.display()))?;
+    let authors_dir = layout.abs(&layout.build);
+    super::book::build_book(config, &super::RenderOptions { dest: Some(out.to_path_buf()) })?;
+    // With more than one renderer, mdBook puts each in a subfolder.
+    match out.join("index.html").is_file() {
+        true => Ok((out.to_path_buf(), authors_dir)),
+        false => Ok((out.join("html"), authors_dir.join("html"))),
+    }
+}
+
+/// Replaces `dest` by a copy of `site`: copied next to it first, then swapped in by two
+/// renames, so that `dest` is never a half-copied book.
+fn mirror(site: &Path, dest: &Path) -> anyhow::Result<()> {
+    let parent = dest.parent().context("the book folder has a parent")?;
+    std::fs::create_dir_all(parent)?;
+    let fresh = tempfile::Builder::new().prefix(".tangle-book-").tempdir_in(parent)?;
+    copy_tree(site, fresh.path())?;
+    let old = tempfile::Builder::new().prefix(".tangle-old-").tempdir_in(parent)?;
+    let old_book = old.path().join("book");
+    if dest.exists() {
+        std::fs::rename(dest, &old_book)?;
+    }
+    std::fs::rename(fresh.keep(), dest)?;
+    drop(old);
+    Ok(())
+}
+
+fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry?;
+        let target = to.join(entry.path().strip_prefix(from)?);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny_book(root: &Path) {
+        std::fs::create_dir_all(root.join("book/src")).unwrap();
+        std::fs::write(root.join("book/book.toml"), "[book]\ntitle = \"T\"\n").unwrap();
+        std::fs::write(root.join("book/src/SUMMARY.md"), "# Summary\n\n- [One](ch01.md)\n").unwrap();
+        std::fs::write(root.join("book/src/ch01.md"), "# 1 One\n\nFirst words.\n").unwrap();
+    }
+
+    #[test]
+    fn builds_go_to_fresh_folders_and_the_authors_copy_follows() {
+        let root = tempfile::tempdir().unwrap();
+        tiny_book(root.path());
+        let mut builds = Builds::new(&Config::load(root.path()).unwrap()).unwrap();
+        let first = builds.build().unwrap();
+        assert!(first.join("ch01.html").is_file());
+        let page = std::fs::read_to_string(root.path().join("book/book/ch01.html")).unwrap();
+        assert!(page.contains("First words."));
+        assert!(!page.contains("__tangle"), "no reload script on disk");
+        std::fs::write(root.path().join("book/src/ch01.md"), "# 1 One\n\nSecond words.\n").unwrap();
+        let second = builds.build().unwrap();
+        assert_ne!(first, second);
+        assert!(std::fs::read_to_string(first.join("ch01.html")).unwrap().contains("First words."));
+        assert!(std::fs::read_to_string(second.join("ch01.html")).unwrap().contains("Second words."));
+        let page = std::fs::read_to_string(root.path().join("book/book/ch01.html")).unwrap();
+        assert!(page.contains("Second words."));
+        let third = builds.build().unwrap();
+        builds.forget_old();
+        assert!(!first.exists() && second.exists() && third.exists());
+        // No temporary folders left next to book/book.
+        let leftovers: Vec<_> = std::fs::read_dir(root.path().join("book"))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(".tangle"))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+        // A build that fails leaves nothing behind and the served one in place.
+        std::fs::write(root.path().join("book/book.toml"), "[book\n").unwrap();
+        assert!(builds.build().is_err());
+        assert!(third.exists() && !builds.dir(builds.last).exists());
+    }
+
+    #[test]
+    fn a_busy_port_is_refused_before_anything_is_built() {
+        let root = tempfile::tempdir().unwrap();
+        tiny_book(root.path());
+        let taken = TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        let port = taken.local_addr().unwrap().port();
+        let err = serve(&Config::load(root.path()).unwrap(), port).unwrap_err().to_string();
+        assert!(err.contains(&format!("port {port} is in use")) && err.contains("--port"), "{err}");
+        assert!(!root.path().join("book/book").exists());
+        assert!(!root.path().join("target").exists());
+    }
+}
