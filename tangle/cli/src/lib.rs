@@ -3,6 +3,7 @@
 //! and turns it into an exit code: 0 clean, 1 drift or stale, 2 an error in the input or the
 //! build. Diagnostics go to stderr with an excerpt of the chapter; results go to stdout.
 
+mod preprocess;
 mod report;
 mod status;
 
@@ -91,6 +92,7 @@ enum Supports {
 }
 
 pub use report::{CLEAN, DRIFT, ERROR};
+use report::Results;
 
 /// `mdbook-tangle [supports RENDERER]`: mdBook's preprocessor protocol, as
 /// `tangle preprocess [supports RENDERER]`.
@@ -165,8 +167,8 @@ fn quiet_on_closed_pipe() {
 fn run(cli: Cli) -> anyhow::Result<u8> {
     if let Command::Preprocess { supports } = &cli.command {
         return match supports {
-            Some(Supports::Supports { renderer }) => Ok(if renderer == "html" { CLEAN } else { DRIFT }),
-            None => tangle_render::run_as_mdbook_preprocessor().map(|()| CLEAN),
+            Some(Supports::Supports { renderer }) => Ok(preprocess::supports(renderer)),
+            None => preprocess::run(),
         };
     }
     let root = match cli.root {
@@ -195,7 +197,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             Some(tangle_core::lock::acquire_with(&Config::load(&root)?.layout.work_dir(), what, if_held)?)
         }
     };
-    let project = Project::load(&root)?;
+    let project = load_project(&root)?;
     match cli.command {
         Command::Sync { check: true } => {
             let stale = project.stale()?;
@@ -205,23 +207,30 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             if stale.is_empty() {
                 Ok(CLEAN)
             } else {
-                println!("code/ is out of date with book/src: run `cargo tangle sync` and commit the result");
+                println!("{}", report::stale_advice(&project));
                 Ok(DRIFT)
             }
         }
         Command::Sync { check: false } => {
-            for (verb, what) in tangle_core::generate::sync::summary(&project.sync()?, &project.generated) {
+            for (verb, what) in tangle_core::generate::sync::summary(&project.sync()?, &project.generated, &project.layout().theme) {
                 println!("{verb} {what}");
             }
             Ok(CLEAN)
         }
         Command::Check { chapter } => {
             let chapters = project.select(&chapter)?;
-            report::report(&project, check(&project, &chapters, options)?, false)
+            report::report(&project, &check(&project, &chapters, options)?, false, Results::Stdout)
         }
         Command::Accept { chapter, .. } => {
             let chapters = project.select(&chapter)?;
-            report::report(&project, check(&project, &chapters, options)?, true)
+            let outcome = check(&project, &chapters, options)?;
+            let code = report::report(&project, &outcome, true, Results::Stdout)?;
+            if let pipeline::Outcome::Ran(results) = &outcome {
+                for f in pipeline::accept(&project, results)?.files {
+                    println!("updated {}", f.display());
+                }
+            }
+            Ok(code)
         }
         Command::Fmt { check, chapter } => {
             let chapters = project.select(&chapter)?;
@@ -233,14 +242,14 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 }
             }
             if check && !changed.is_empty() {
-                println!("cells are not formatted: run `cargo tangle fmt`");
+                println!("cells are not formatted: run `{}`", tangle_core::messages::command("fmt"));
                 return Ok(DRIFT);
             }
             Ok(CLEAN)
         }
         Command::Book | Command::Pdf { .. } => {
             let chapters = project.select(&[])?;
-            let code = report::report(&project, check(&project, &chapters, options)?, false)?;
+            let code = report::report(&project, &check(&project, &chapters, options)?, false, Results::Stdout)?;
             if code == ERROR {
                 return Ok(code);
             }
@@ -255,6 +264,18 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         }
         Command::Serve { .. } | Command::Preprocess { .. } => unreachable!("handled above"),
     }
+}
+
+/// The project at `root`, with the renderer's theme among the generated files that `sync`
+/// writes and `sync --check` guards.
+pub fn load_project(root: &Path) -> anyhow::Result<Project> {
+    project_with_theme(Project::load(root)?)
+}
+
+fn project_with_theme(mut project: Project) -> anyhow::Result<Project> {
+    let theme = tangle_render::theme::files(project.layout());
+    project.generated.support.extend(theme);
+    Ok(project)
 }
 
 /// A check with its progress on stderr (a live status line on a terminal).

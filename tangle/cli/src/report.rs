@@ -1,9 +1,11 @@
 //! Printing what a check found: diagnostics and drift, one summary line per chapter, and
-//! the exit status they add up to.
+//! the exit status they add up to. It only prints: what to do about the findings (accept
+//! them, render the book) is the command's business.
 
 use tangle_core::compare::Verdict;
 use tangle_core::diagnostic::{Sources, Style};
-use tangle_core::pipeline::{self, Outcome, Project};
+use tangle_core::messages;
+use tangle_core::pipeline::{Outcome, Project};
 use tangle_core::run::RunEnd;
 
 /// Exit statuses.
@@ -11,20 +13,55 @@ pub const CLEAN: u8 = 0;
 pub const DRIFT: u8 = 1;
 pub const ERROR: u8 = 2;
 
-/// Prints a check's findings (and accepts them when asked); returns the exit status.
-pub fn report(project: &Project, outcome: Outcome, accept: bool) -> anyhow::Result<u8> {
+/// Where the report's results go: stdout, or stderr when stdout is not ours (the mdBook
+/// preprocessor's stdout carries the book).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Results {
+    Stdout,
+    Stderr,
+}
+
+impl Results {
+    fn line(self, text: impl std::fmt::Display) {
+        match self {
+            Results::Stdout => println!("{text}"),
+            Results::Stderr => eprintln!("{text}"),
+        }
+    }
+
+    fn style(self) -> Style {
+        match self {
+            Results::Stdout => Style::for_stdout(),
+            Results::Stderr => Style::for_stderr(),
+        }
+    }
+}
+
+/// The message for generated files that are out of date where they may not be written.
+pub fn stale_advice(project: &Project) -> String {
+    format!(
+        "{} is out of date with the chapters: run `{}` and commit the result",
+        project.layout().code.display(),
+        messages::command("sync")
+    )
+}
+
+/// Prints a check's findings; `accepting` words the summary for `accept`, which writes them
+/// next. Returns the exit status.
+pub fn report(project: &Project, outcome: &Outcome, accepting: bool, out: Results) -> anyhow::Result<u8> {
+    let accept = accepting;
     let results = match outcome {
         Outcome::Stale(stale) => {
-            for s in &stale {
-                println!("stale: {s}");
+            for s in stale {
+                out.line(format!("stale: {s}"));
             }
-            println!("code/ is out of date with book/src: run `cargo tangle sync` and commit the result");
+            out.line(stale_advice(project));
             return Ok(DRIFT);
         }
         Outcome::CompileErrors(diagnostics) => {
             let sources = Sources::new(&project.root);
             let style = Style::for_stderr();
-            for d in &diagnostics {
+            for d in diagnostics {
                 eprintln!("{}\n", d.render(&sources, style));
             }
             let errors: Vec<_> = diagnostics.iter().filter(|d| d.is_error()).collect();
@@ -42,7 +79,7 @@ pub fn report(project: &Project, outcome: Outcome, accept: bool) -> anyhow::Resu
     };
     let mut code = CLEAN;
     let sources = Sources::new(&project.root);
-    for r in &results {
+    for r in results {
         let chapter = project.book.chapter(&r.chapter).expect("result of a chapter");
         // Quotes of unknown values, values published twice, values nothing quotes.
         for d in &r.values.diagnostics {
@@ -70,28 +107,28 @@ pub fn report(project: &Project, outcome: Outcome, accept: bool) -> anyhow::Resu
         if !accept {
             for v in r.drifted() {
                 if let Verdict::Drift { diff } = &v.verdict {
-                    println!(
+                    out.line(format!(
                         "drift: {}: the output differs from what the cell prints\n{}",
                         v.location,
-                        diff.render(Style::for_stdout())
-                    );
+                        diff.render(out.style())
+                    ));
                 }
             }
             for v in &r.values.drifts {
-                println!(
+                out.line(format!(
                     "drift: {}: the quoted value `{}` is now `{}`\n{}",
                     v.location,
                     v.quote.name,
                     v.actual,
-                    v.diff.render(Style::for_stdout())
-                );
+                    v.diff.render(out.style())
+                ));
             }
             for f in &r.figures {
-                println!("drift: {f}");
+                out.line(format!("drift: {f}"));
             }
             for s in &r.snapshots {
                 let p = s.path().strip_prefix(&project.root).unwrap_or(s.path());
-                println!("drift: {}: {}", p.display(), s.reason());
+                out.line(format!("drift: {}: {}", p.display(), s.reason()));
             }
         }
         let drifted = r.drifted().count();
@@ -136,15 +173,11 @@ pub fn report(project: &Project, outcome: Outcome, accept: bool) -> anyhow::Resu
             code = DRIFT;
         }
     }
-    if accept {
-        let accepted = pipeline::accept(project, &results)?;
-        for f in &accepted.files {
-            println!("updated {}", f.display());
-        }
-    } else if code == DRIFT {
-        println!(
-            "outputs drifted from the prose: fix the code, or run `cargo tangle accept` if the new output is right"
-        );
+    if !accept && code == DRIFT {
+        out.line(format!(
+            "outputs drifted from the prose: fix the code, or run `{}` if the new output is right",
+            messages::command("accept")
+        ));
     }
     Ok(code)
 }

@@ -49,7 +49,7 @@ pub fn shared_inputs(layout: &Layout, generated: &Generated) -> String {
         let path = layout.code.join(name);
         feed(&mut h, name, &std::fs::read(layout.abs(path)).unwrap_or_default());
     }
-    for (path, bytes) in &generated.support {
+    for (path, bytes) in generated.support.iter().filter(|(p, _)| p.starts_with(&generated.code)) {
         feed(&mut h, &path.display().to_string(), bytes);
     }
     hex(h)

@@ -57,6 +57,9 @@ pub struct Layout {
     pub target: PathBuf,
     /// The bibliography `[@key]` citations are looked up in (it need not exist).
     pub references: PathBuf,
+    /// mdBook's theme folder (`[output.html] theme`, default `theme`), where tangle writes its
+    /// stylesheet, script and math font.
+    pub theme: PathBuf,
 }
 
 impl Layout {
@@ -94,6 +97,7 @@ impl Layout {
             snapshots: PathBuf::from("snapshots"),
             target: PathBuf::from("target"),
             references: at("references.yaml"),
+            theme: at("theme"),
         }
     }
 }
@@ -210,6 +214,9 @@ impl Config {
         if let Some(dir) = doc.get("build").and_then(|b| b.get("build-dir")) {
             layout.build =
                 at(dir.as_str().ok_or_else(|| error("build-dir", "`[build] build-dir` must be a string".into()))?);
+        }
+        if let Some(theme) = doc.get("output").and_then(|o| o.get("html")).and_then(|h| h.get("theme")) {
+            layout.theme = at(theme.as_str().ok_or_else(|| error("theme", "`[output.html] theme` must be a string".into()))?);
         }
         let tangle = doc.get("preprocessor").and_then(|p| p.get("tangle"));
         let empty = toml::Table::new();

@@ -176,7 +176,7 @@ pub fn check_showing(
         if on_ci() {
             return Ok(Outcome::Stale(stale));
         }
-        for (verb, what) in sync::summary(&project.sync()?, &project.generated) {
+        for (verb, what) in sync::summary(&project.sync()?, &project.generated, &project.layout().theme) {
             progress.line(&format!("{verb:>9} {what}"));
         }
     }

@@ -1,10 +1,9 @@
 //! The book as mdBook builds it: [`TanglePreprocessor`] (the preprocessor, run in-process by
-//! [`build_book`] or as `cargo tangle preprocess` under a separately installed mdBook), and
+//! [`build_book`] or by `mdbook-tangle` under a separately installed mdBook), and
 //! the book-wide checks that need every chapter at once (chapters SUMMARY.md leaves out,
 //! figures drawn but never placed, figures the prose never refers to), and the links at the
 //! foot of each chapter to its Markdown and its crate.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -56,6 +55,9 @@ impl Preprocessor for TanglePreprocessor {
             None => Config::load(&ctx.root)?,
         };
         let layout = &config.layout;
+        if ctx.renderer == "html" {
+            require_theme(layout, ctx)?;
+        }
         let repo_root = &layout.root;
         let figures_dir = layout.abs(&layout.figures);
         let src_dir = layout.abs(&layout.src);
@@ -135,10 +137,34 @@ impl Preprocessor for TanglePreprocessor {
         Ok(book)
     }
 
-    fn supports_renderer(&self, renderer: &str) -> mdbook_preprocessor::errors::Result<bool> {
-        // MathML, inline SVG and <details> are HTML; other renderers get raw Markdown.
-        Ok(renderer == "html")
+    fn supports_renderer(&self, _renderer: &str) -> mdbook_preprocessor::errors::Result<bool> {
+        // Every renderer gets the processed book: one that is given the raw chapters would
+        // publish `{{#value}}` and `{{#figure}}` as text (MathML, SVG and <details> are HTML
+        // in Markdown, which Markdown renderers pass through).
+        Ok(true)
     }
+}
+
+/// The HTML needs tangle's stylesheet and script, which a stock `mdbook build` loads only when
+/// `book.toml` lists them (`tangle book` adds them itself).
+fn require_theme(layout: &Layout, ctx: &PreprocessorContext) -> anyhow::Result<()> {
+    let (css, js) = super::theme::entries(layout);
+    let mut lacking = Vec::new();
+    for (key, entry) in [("additional-css", css), ("additional-js", js)] {
+        let listed: Vec<PathBuf> = ctx.config.get(&format!("output.html.{key}")).ok().flatten().unwrap_or_default();
+        if let Some(entry) = super::theme::missing(&listed, &entry) {
+            lacking.push(format!("{key} = [\"{entry}\"]"));
+        }
+    }
+    anyhow::ensure!(
+        lacking.is_empty(),
+        "{}: [output.html] lacks {}: without tangle's stylesheet and script, outputs show as plain \
+         paragraphs and calculators do nothing (add the line, or run `{}`)",
+        layout.book_toml().display(),
+        lacking.join(" and "),
+        tangle_core::messages::command("init"),
+    );
+    Ok(())
 }
 
 /// Chapter files (files with cells) that SUMMARY.md does not list: checked by tangle, never
@@ -269,6 +295,16 @@ pub fn build_book(book: &Config, options: &RenderOptions) -> anyhow::Result<Rend
         config.preprocessors().context("reading [preprocessor] tables")?;
     preprocessors.insert(NAME.into(), serde_json::json!({ "command": "tangle preprocess", "before": ["links"] }));
     config.set("preprocessor", &preprocessors)?;
+    // The theme's stylesheet and script, listed if book.toml does not list them (a stock
+    // `mdbook build` needs the lines; this build does not).
+    let (css, js) = super::theme::entries(layout);
+    for (key, entry) in [("output.html.additional-css", css), ("output.html.additional-js", js)] {
+        let mut listed: Vec<PathBuf> = config.get(key).ok().flatten().unwrap_or_default();
+        if super::theme::missing(&listed, &entry).is_some() {
+            listed.insert(0, PathBuf::from(entry));
+            config.set(key, &listed)?;
+        }
+    }
     // The HTML must not load anything from the network.
     config.set("output.html.mathjax-support", false)?;
     config.set("output.html.playground.runnable", false)?;
@@ -310,30 +346,6 @@ fn searchable_code(layout: &Layout, book: &tangle_core::model::Book) -> std::col
     out
 }
 
-/// The standard mdBook preprocessor protocol on stdin/stdout.
-///
-/// `cargo tangle preprocess supports <renderer>` exits 0 when the renderer is supported and 1
-/// otherwise; `cargo tangle preprocess` reads `[context, book]` JSON on stdin and writes the
-/// processed book as JSON on stdout.
-pub fn run_as_mdbook_preprocessor() -> anyhow::Result<()> {
-    let pre = TanglePreprocessor::new();
-    let (ctx, book) = mdbook_preprocessor::parse_input(std::io::stdin().lock())
-        .context("reading the [context, book] JSON that mdBook sends on stdin")?;
-    let built = semver::Version::parse(mdbook_preprocessor::MDBOOK_VERSION).ok();
-    let caller = semver::Version::parse(&ctx.mdbook_version).ok();
-    if let (Some(built), Some(caller)) = (built, caller)
-        && !semver::VersionReq::parse(&format!("~{}.{}", built.major, built.minor))
-            .is_ok_and(|req| req.matches(&caller))
-    {
-        eprintln!("tangle preprocess: warning: built against mdBook {built}, called by mdBook {caller}");
-    }
-    let processed = pre.run(&ctx, book)?;
-    let mut out = std::io::stdout().lock();
-    serde_json::to_writer(&mut out, &processed)?;
-    out.flush()?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -359,7 +371,7 @@ mod tests {
         assert!(ch.content.contains("<pre class=\"tangle-output\"><samp>1 &lt; 2</samp></pre>"));
         assert!(ch.content.contains("id=\"eq-6-1\""));
         assert!(TanglePreprocessor::new().supports_renderer("html").unwrap());
-        assert!(!TanglePreprocessor::new().supports_renderer("epub").unwrap());
+        assert!(TanglePreprocessor::new().supports_renderer("linkcheck").unwrap());
     }
 
     #[test]
@@ -400,11 +412,5 @@ mod tests {
             }
         }
         std::fs::remove_dir_all(&root).ok();
-    }
-
-    #[test]
-    fn no_network_resources_in_the_book_stylesheet() {
-        let css = include_str!("../../../book/theme/tangle.css");
-        assert!(!css.contains("http://") && !css.contains("https://") && !css.contains("@import"));
     }
 }

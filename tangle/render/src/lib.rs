@@ -40,7 +40,8 @@ pub mod pdf;
 mod refs;
 mod search;
 pub mod serve;
+pub mod theme;
 mod widgets;
 
-pub use book::{NAME, RenderOptions, Rendered, TanglePreprocessor, build_book, run_as_mdbook_preprocessor};
+pub use book::{NAME, RenderOptions, Rendered, TanglePreprocessor, build_book};
 pub use serve::serve;

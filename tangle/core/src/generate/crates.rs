@@ -38,7 +38,8 @@ pub struct Generated {
     /// `code/Cargo.toml`.
     pub workspace: (PathBuf, String),
     /// Files that come from the tool rather than a chapter: the runtime crate every chapter
-    /// program links (`code/tangle-runtime/`), and cargo's configuration for the folder.
+    /// program links (`code/tangle-runtime/`), cargo's configuration for the folder, and what
+    /// the command line adds (the renderer's theme, in the book's theme folder).
     pub support: Vec<(PathBuf, Vec<u8>)>,
 }
 

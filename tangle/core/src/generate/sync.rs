@@ -55,16 +55,24 @@ impl Stale {
 }
 
 /// What `sync` did, as the command prints it: a verb and what it applies to
-/// (`wrote`, `code/ch06/src/lib.rs`). The runtime's files are one entry
-/// (`code/tangle-runtime/ (tangle's runtime, 8 files)`): they change only together, with the tool.
-pub fn summary(fixed: &[Stale], generated: &Generated) -> Vec<(&'static str, String)> {
+/// (`wrote`, `code/ch06/src/lib.rs`). The files of the runtime and of the theme (`theme`, the
+/// book's theme folder) are one entry each (`code/tangle-runtime/ (tangle's runtime, 8 files)`):
+/// they change only together, with the tool.
+pub fn summary(fixed: &[Stale], generated: &Generated, theme: &Path) -> Vec<(&'static str, String)> {
     let runtime = super::runtime::dir(&generated.code);
-    let (inside, outside): (Vec<&Stale>, Vec<&Stale>) = fixed.iter().partition(|s| s.path().starts_with(&runtime));
-    let mut lines: Vec<_> = outside.iter().map(|s| (s.fix_verb(), s.path().display().to_string())).collect();
-    if let Some(first) = inside.first() {
-        let what = if inside.len() == 1 { "1 file".to_string() } else { format!("{} files", inside.len()) };
-        lines.insert(0, (first.fix_verb(), format!("{}/ (tangle's runtime, {what})", runtime.display())));
+    let tool_files = |s: &&Stale| generated.support.iter().any(|(p, _)| p == s.path());
+    let mut lines = Vec::new();
+    let mut rest: Vec<&Stale> = fixed.iter().collect();
+    for (dir, what) in [(runtime.as_path(), "tangle's runtime"), (theme, "tangle's theme")] {
+        let (inside, outside): (Vec<&Stale>, Vec<&Stale>) =
+            rest.into_iter().partition(|s| s.path().starts_with(dir) && tool_files(s));
+        rest = outside;
+        if let Some(first) = inside.first() {
+            let n = if inside.len() == 1 { "1 file".to_string() } else { format!("{} files", inside.len()) };
+            lines.push((first.fix_verb(), format!("{}/ ({what}, {n})", dir.display())));
+        }
     }
+    lines.extend(rest.iter().map(|s| (s.fix_verb(), s.path().display().to_string())));
     lines
 }
 

@@ -1,0 +1,65 @@
+//! `tangle preprocess` and the `mdbook-tangle` binary: tangle as an mdBook preprocessor, for
+//! books built with a separately installed `mdbook build` or `mdbook serve`.
+//!
+//! mdBook asks `supports RENDERER` first: the answer is yes for every renderer, so that no
+//! renderer (a link checker, a PDF backend) ever receives raw `{{#value}}`, `{{#figure}}` or
+//! `{{#widget}}` directives. Then it sends the book as JSON on stdin. Before rendering, the
+//! preprocessor does what `tangle book` does: the cached check of every chapter (building and
+//! running only what changed). A stale, failing or drifted chapter makes it exit non-zero
+//! with tangle's own messages on stderr, and mdBook stops instead of publishing the page.
+//! Stdout carries the book back, so every message goes to stderr.
+
+use std::io::Write;
+
+use anyhow::Context;
+use tangle_core::config::Config;
+use tangle_core::lock::IfHeld;
+use tangle_core::pipeline::{self, CheckOptions, Project};
+use tangle_core::progress::Plain;
+use tangle_render::TanglePreprocessor;
+
+use crate::report::{self, CLEAN, Results};
+
+/// `supports RENDERER`: every renderer gets the processed book.
+pub fn supports(_renderer: &str) -> u8 {
+    CLEAN
+}
+
+/// Reads `[context, book]` from stdin, checks the chapters, and writes the processed book on
+/// stdout. An error (exit 2) when the chapters do not check.
+pub fn run() -> anyhow::Result<u8> {
+    let (ctx, book) = mdbook_preprocessor::parse_input(std::io::stdin().lock())
+        .context("reading the [context, book] JSON that mdBook sends on stdin")?;
+    warn_on_version_mismatch(&ctx.mdbook_version);
+    let config = Config::load(&ctx.root)?;
+    let code = {
+        let _lock = tangle_core::lock::acquire_with(&config.layout.work_dir(), "mdbook (preprocessor)", IfHeld::Wait)?;
+        let project = crate::project_with_theme(Project::load_with(config.clone())?)?;
+        let chapters = project.select(&[])?;
+        let outcome = pipeline::check_showing(&project, &chapters, CheckOptions::default(), &Plain)?;
+        report::report(&project, &outcome, false, Results::Stderr)?
+    };
+    if code != CLEAN {
+        anyhow::bail!(
+            "the chapters do not check (see above), so the book is not rendered; fix them, or run `{}` to see the same report",
+            tangle_core::messages::command("check")
+        );
+    }
+    let processed = mdbook_preprocessor::Preprocessor::run(&TanglePreprocessor::with_config(config), &ctx, book)?;
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer(&mut out, &processed)?;
+    out.flush()?;
+    Ok(CLEAN)
+}
+
+/// mdBook's JSON can change between minor versions: say so when the caller is not the mdBook
+/// this tool was built with.
+fn warn_on_version_mismatch(caller: &str) {
+    let built = semver::Version::parse(mdbook_preprocessor::MDBOOK_VERSION).ok();
+    let caller = semver::Version::parse(caller).ok();
+    if let (Some(built), Some(caller)) = (built, caller)
+        && !semver::VersionReq::parse(&format!("~{}.{}", built.major, built.minor)).is_ok_and(|req| req.matches(&caller))
+    {
+        eprintln!("tangle preprocess: warning: built against mdBook {built}, called by mdBook {caller}");
+    }
+}
