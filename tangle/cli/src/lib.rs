@@ -6,6 +6,7 @@
 mod preprocess;
 mod report;
 mod status;
+pub mod test;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -65,6 +66,13 @@ enum Command {
         #[arg(long)]
         chapter: Vec<String>,
     },
+    /// Everything CI should run: the check, the chapters' test cells, the book rendered, and
+    /// the style checks book.toml keeps on. Ends with `N passed, N failed, N ignored`.
+    Test {
+        /// Only this chapter (repeatable).
+        #[arg(long)]
+        chapter: Vec<String>,
+    },
     /// Everything: sync, check (running what the cache cannot answer), then the HTML book.
     Book,
     /// Everything `book` does, then print the book to PDF with headless Chromium.
@@ -91,8 +99,8 @@ enum Supports {
     Supports { renderer: String },
 }
 
-pub use report::{CLEAN, DRIFT, ERROR};
 use report::Results;
+pub use report::{CLEAN, DRIFT, ERROR};
 
 /// `mdbook-tangle [supports RENDERER]`: mdBook's preprocessor protocol, as
 /// `tangle preprocess [supports RENDERER]`.
@@ -191,6 +199,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 Command::Check { .. } => "check",
                 Command::Accept { .. } => "accept",
                 Command::Fmt { .. } => "fmt",
+                Command::Test { .. } => "test",
                 _ => "book",
             };
             let if_held = if cli.no_wait { IfHeld::Refuse } else { IfHeld::Wait };
@@ -212,7 +221,9 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             }
         }
         Command::Sync { check: false } => {
-            for (verb, what) in tangle_core::generate::sync::summary(&project.sync()?, &project.generated, &project.layout().theme) {
+            for (verb, what) in
+                tangle_core::generate::sync::summary(&project.sync()?, &project.generated, &project.layout().theme)
+            {
                 println!("{verb} {what}");
             }
             Ok(CLEAN)
@@ -247,6 +258,10 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             }
             Ok(CLEAN)
         }
+        Command::Test { chapter } => {
+            let chapters = project.select(&chapter)?;
+            Ok(test::run(&project, &chapters, options)?.exit_code())
+        }
         Command::Book | Command::Pdf { .. } => {
             let chapters = project.select(&[])?;
             let code = report::report(&project, &check(&project, &chapters, options)?, false, Results::Stdout)?;
@@ -279,7 +294,11 @@ fn project_with_theme(mut project: Project) -> anyhow::Result<Project> {
 }
 
 /// A check with its progress on stderr (a live status line on a terminal).
-fn check(project: &Project, chapters: &[String], options: CheckOptions) -> anyhow::Result<pipeline::Outcome> {
+pub(crate) fn check(
+    project: &Project,
+    chapters: &[String],
+    options: CheckOptions,
+) -> anyhow::Result<pipeline::Outcome> {
     status::with_status(|progress| pipeline::check_showing(project, chapters, options, progress))
 }
 

@@ -58,7 +58,8 @@ fn warn_on_version_mismatch(caller: &str) {
     let built = semver::Version::parse(mdbook_preprocessor::MDBOOK_VERSION).ok();
     let caller = semver::Version::parse(caller).ok();
     if let (Some(built), Some(caller)) = (built, caller)
-        && !semver::VersionReq::parse(&format!("~{}.{}", built.major, built.minor)).is_ok_and(|req| req.matches(&caller))
+        && !semver::VersionReq::parse(&format!("~{}.{}", built.major, built.minor))
+            .is_ok_and(|req| req.matches(&caller))
     {
         eprintln!("tangle preprocess: warning: built against mdBook {built}, called by mdBook {caller}");
     }

@@ -1,13 +1,13 @@
-//! The real book as the last fixture: `code/` is in sync with `book/src`, every chapter builds
-//! and runs, every output block and figure matches what the code produces, and `snapshots/`
-//! holds exactly the prose's output blocks (insta never writes them when `CI=true`).
+//! The real book as the last fixture: `tangle test` passes on it (code/ current, every chapter
+//! builds and runs and matches its prose, every test cell passes, the book renders, the style
+//! checks hold), `snapshots/` holds exactly the prose's output blocks (insta never writes them
+//! when `CI=true`), the rendered book draws no warning, and the prose is our own words, not
+//! the seeds'.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use tangle_core::compare::Verdict;
-use tangle_core::pipeline::{self, Outcome, Project};
-use tangle_core::run::RunEnd;
+use tangle_core::pipeline::{self, Project};
 
 /// The chapter programs time real work (chapter 7 measures a threaded pipeline against the
 /// simulator): while they run, no other test of this file may load the two cores. The run
@@ -26,52 +26,23 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2).unwrap().to_path_buf()
 }
 
+/// `tangle test` on the book, as CI would run it for any book: code/ current, every output,
+/// value, figure and snapshot as the prose has it, every test cell passing, the book rendering,
+/// and the style checks (formatting, the 100-column width, numbers quoted rather than typed).
 #[test]
-fn book_outputs_match_prose_and_snapshots() {
+fn the_book_passes_tangle_test() {
     let _machine = exclusive();
-    let root = root();
-    let project = Project::load(&root).unwrap_or_else(|e| panic!("the book does not load: {e:#}"));
-    let stale = project.stale().unwrap();
-    assert!(
-        stale.is_empty(),
-        "code/ is stale (run `cargo tangle sync` and commit):\n{}",
-        stale.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("\n")
-    );
-
+    let project = mdbook_tangle::load_project(&root()).unwrap_or_else(|e| panic!("the book does not load: {e:#}"));
     let chapters = project.select(&[]).unwrap();
-    let results = match pipeline::check(&project, &chapters).unwrap() {
-        Outcome::Ran(results) => results,
-        Outcome::CompileErrors(errors) => {
-            panic!(
-                "the book does not compile:\n{}",
-                errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n")
-            )
-        }
-        Outcome::Stale(stale) => panic!("code/ is stale: {stale:?}"),
-    };
-    let mut problems = Vec::new();
-    for r in &results {
-        if r.run.end != RunEnd::Completed {
-            problems.push(format!("{}: the chapter program did not complete: {:?}", r.chapter, r.run.end));
-        }
-        for v in &r.verdicts {
-            if let Verdict::Drift { diff } = &v.verdict {
-                problems.push(format!(
-                    "drift at {} (run `cargo tangle accept` if the new output is right):\n{diff}",
-                    v.location
-                ));
-            }
-        }
-        problems.extend(r.figures.iter().map(|f| format!("{f} (run `cargo tangle accept`)")));
-        problems.extend(
-            r.snapshots.iter().map(|s| format!("{}: {} (run `cargo tangle accept`)", s.path().display(), s.reason())),
-        );
-    }
-    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    let tally = mdbook_tangle::test::run(&project, &chapters, pipeline::CheckOptions::default()).unwrap();
+    assert!(tally.failed == 0, "tangle test failed:\n{}", tally.failures.join("\n"));
+    // Every chapter has test cells, outputs and quoted values: far more than a few cases ran.
+    assert!(tally.passed > 100, "only {} case(s) passed", tally.passed);
 
-    // Every output block has its snapshot, equal to the block.
+    // Every output block has its snapshot, equal to the block: insta's update story for them
+    // (`INSTA_UPDATE=always`, never writing when `CI=true`).
     let names: BTreeSet<String> = chapters.iter().cloned().collect();
-    let snapshots = root.join("snapshots");
+    let snapshots = project.layout().abs(&project.layout().snapshots);
     let mut expected_files = BTreeSet::new();
     for chapter in project.book.chapters.iter().filter(|c| names.contains(&c.name)) {
         for (cell, name) in tangle_core::snapshot::names(chapter) {
@@ -91,30 +62,6 @@ fn book_outputs_match_prose_and_snapshots() {
         .unwrap_or_default();
     let orphans: Vec<&String> = on_disk.difference(&expected_files).collect();
     assert!(orphans.is_empty(), "snapshots with no output block (run `cargo tangle accept`): {orphans:?}");
-}
-
-/// Every chapter's `// @test` cells pass. The chapter crates are a workspace of their own
-/// (`code/`), which the top-level `cargo test --workspace` does not include, so this runs it.
-#[test]
-fn chapter_test_cells_pass() {
-    let _machine = shared();
-    let root = root();
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut cmd = std::process::Command::new(cargo);
-    cmd.current_dir(&root)
-        .args(["test", "--release", "--manifest-path", "code/Cargo.toml", "--workspace"])
-        .env("CARGO_TARGET_DIR", root.join("target/tangle"));
-    if pipeline::on_ci() {
-        cmd.arg("--locked");
-    }
-    let out = cmd.output().expect("cargo runs");
-    let text = format!("{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    let passed: usize = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("test result: ok. ")?.split(' ').next()?.parse::<usize>().ok())
-        .sum();
-    assert!(out.status.success(), "chapter tests failed:\n{text}");
-    assert!(passed > 0, "no chapter test ran:\n{text}");
 }
 
 /// The seeds' sentences must not carry over: no run of twelve words of a chapter's prose
@@ -155,46 +102,6 @@ fn prose_shares_no_dozen_word_run_with_the_seeds() {
         }
     }
     assert!(copies.is_empty(), "prose copied from a seed (rewrite it in our own words):\n{}", copies.join("\n"));
-}
-
-/// Every number in a sentence, caption or table cell that restates a number the code prints in
-/// the same section is a quoted value (`{{#value}}`), so that it cannot go stale; numbers that
-/// are also literals in the code are inputs and may stand as prose. The allow-list names the
-/// few exceptions, each with its reason.
-#[test]
-fn prose_quotes_computed_numbers_instead_of_typing_them() {
-    let _machine = shared();
-    // (chapter, number as written, why it stays typed)
-    const ALLOWED: &[(&str, &str, &str)] = &[
-        ("ch07", "989.4", "the H100 datasheet's dense bf16 rate; the code stores it rounded, 990e12"),
-        ("ch07", "3,584", "DeepSeek-V3's published latent width, a fact of its configuration"),
-        ("ch07", "3.1", "part of a model's name, Llama 3.1"),
-        // Llama 3's share of interruptions traced to hardware [@llama3], not a 78.0 GiB row.
-        ("ch06", "78", "a fact from the literature, not a result of the code"),
-        // The goodput example's 45 % MFU and the $45k device price, not the plan table's
-        // 45.2 GiB.
-        ("ch06", "45", "inputs stated in prose"),
-        ("ch06", "22", "the made-up MFU of the slowdown example (41 % last week, 22 % today)"),
-        ("ch06", "12", "the purchase's discount rate, an input (0.12 in the code)"),
-    ];
-    let project = Project::load(&root()).unwrap();
-    let mut found = Vec::new();
-    let mut used = BTreeSet::new();
-    for chapter in &project.book.chapters {
-        for d in tangle_core::compare::hand_typed_numbers(chapter) {
-            let number = d.message.split('`').nth(1).unwrap_or("").to_string();
-            match ALLOWED.iter().position(|(c, n, _)| *c == chapter.name && *n == number) {
-                Some(i) => {
-                    used.insert(i);
-                }
-                None => found.push(d.to_string()),
-            }
-        }
-    }
-    assert!(found.is_empty(), "{} hand-typed number(s):\n{}", found.len(), found.join("\n"));
-    // An entry that nothing needs any more would hide the next hand-typed copy of its number.
-    let stale: Vec<_> = (0..ALLOWED.len()).filter(|i| !used.contains(i)).map(|i| ALLOWED[i]).collect();
-    assert!(stale.is_empty(), "allow-list entries that match nothing (remove them): {stale:?}");
 }
 
 /// How close a chapter sentence may come to a seed sentence: the word-level sequence ratio
@@ -448,37 +355,6 @@ fn sentences_keep_their_lines_and_skip_code_and_math() {
             (14, "A quoted sentence runs on.".to_string()),
         ]
     );
-}
-
-/// The book's cells are formatted as `cargo tangle fmt` leaves them (so the generated crates
-/// pass `rustfmt --check`) and fit the book's 100-column code blocks, so no listing scrolls
-/// sideways on a wide screen.
-#[test]
-fn cells_are_formatted_and_fit_the_column() {
-    let _machine = shared();
-    const COLUMNS: usize = 100;
-    let project = Project::load(&root()).unwrap();
-    let chapters = project.select(&[]).unwrap();
-    let have_rustfmt =
-        std::process::Command::new("rustfmt").arg("--version").output().is_ok_and(|o| o.status.success());
-    if have_rustfmt {
-        let unformatted = pipeline::fmt(&project, &chapters, false).unwrap();
-        assert!(unformatted.is_empty(), "cells not formatted (run `cargo tangle fmt` and commit): {unformatted:?}");
-    } else {
-        eprintln!("formatting not checked: rustfmt is not installed (`rustup component add rustfmt`)");
-    }
-    let mut wide = Vec::new();
-    for chapter in &project.book.chapters {
-        for cell in &chapter.cells {
-            for (i, line) in cell.code.lines().enumerate() {
-                let width = line.chars().count();
-                if width > COLUMNS {
-                    wide.push(format!("{}:{}: {width} columns", chapter.path.display(), cell.code_line + i));
-                }
-            }
-        }
-    }
-    assert!(wide.is_empty(), "{} cell line(s) wider than {COLUMNS} columns:\n{}", wide.len(), wide.join("\n"));
 }
 
 /// The rendered book draws no warning: every figure is placed and referred to, every mention

@@ -58,14 +58,50 @@ pub fn shared_inputs(layout: &Layout, generated: &Generated) -> String {
 /// The hash of everything a chapter's run depends on: the [`shared_inputs`], and its own and
 /// its dependency chapters' code (location comments aside) and declared data files.
 pub fn key(layout: &Layout, shared: &str, book: &Book, generated: &Generated, chapter: &str) -> anyhow::Result<String> {
+    key_of(layout, shared, book, generated, chapter, What::Run)
+}
+
+/// The hash of everything a chapter's test cells depend on: [`key`]'s inputs with the
+/// chapter's own test file instead of its run program.
+pub fn tests_key(
+    layout: &Layout,
+    shared: &str,
+    book: &Book,
+    generated: &Generated,
+    chapter: &str,
+) -> anyhow::Result<String> {
+    key_of(layout, shared, book, generated, chapter, What::Tests)
+}
+
+#[derive(PartialEq, Eq)]
+enum What {
+    Run,
+    Tests,
+}
+
+fn key_of(
+    layout: &Layout,
+    shared: &str,
+    book: &Book,
+    generated: &Generated,
+    chapter: &str,
+    what: What,
+) -> anyhow::Result<String> {
     let mut h = Sha256::new();
     let mut feed = |label: &str, bytes: &[u8]| feed(&mut h, label, bytes);
     feed("shared", shared.as_bytes());
+    if what == What::Tests {
+        feed("what", b"tests");
+    }
     for krate in generated.closure(chapter) {
         for (path, contents) in &krate.files {
             let is_test = path.components().any(|c| c.as_os_str() == "tests");
-            let is_dependency_main = krate.chapter != chapter && path.ends_with("src/main.rs");
-            if !is_test && !is_dependency_main {
+            let is_main = path.ends_with("src/main.rs");
+            let wanted = match what {
+                What::Run => !is_test && (krate.chapter == chapter || !is_main),
+                What::Tests => !is_main && (krate.chapter == chapter || !is_test),
+            };
+            if wanted {
                 let code = contents
                     .lines()
                     .filter(|l| !crate::generate::is_location_comment(l))
@@ -99,6 +135,33 @@ pub fn lookup(layout: &Layout, chapter: &str, key: &str) -> Option<RunOutput> {
 pub fn store(layout: &Layout, chapter: &str, key: &str, run: &RunOutput) -> anyhow::Result<()> {
     let entry = Entry { key: key.to_string(), run: run.clone() };
     crate::fsutil::write_atomic(&entry_path(layout, chapter), &serde_json::to_vec(&entry)?)
+}
+
+/// The test cells' results recorded under `key`, if it still matches.
+pub fn lookup_tests(layout: &Layout, chapter: &str, key: &str) -> Option<Vec<TestRecord>> {
+    let bytes = std::fs::read(tests_path(layout, chapter)).ok()?;
+    let entry: TestsEntry = serde_json::from_slice(&bytes).ok()?;
+    (entry.key == key).then_some(entry.tests)
+}
+
+/// Records the results of a chapter's test cells (only when every test passed or was ignored:
+/// a failure is run again, so that its message is always current).
+pub fn store_tests(layout: &Layout, chapter: &str, key: &str, tests: &[TestRecord]) -> anyhow::Result<()> {
+    let entry = TestsEntry { key: key.to_string(), tests: tests.to_vec() };
+    crate::fsutil::write_atomic(&tests_path(layout, chapter), &serde_json::to_vec(&entry)?)
+}
+
+/// A test's name and whether it passed (`true`) or was ignored (`false`).
+pub type TestRecord = (String, bool);
+
+#[derive(Debug, Serialize, Deserialize)]
+struct TestsEntry {
+    key: String,
+    tests: Vec<TestRecord>,
+}
+
+fn tests_path(layout: &Layout, chapter: &str) -> PathBuf {
+    layout.work_dir().join("cache").join(format!("{chapter}.tests.json"))
 }
 
 /// Cell analyses kept from one command to the next ([`Analyses`]), with what made them.

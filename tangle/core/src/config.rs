@@ -216,7 +216,8 @@ impl Config {
                 at(dir.as_str().ok_or_else(|| error("build-dir", "`[build] build-dir` must be a string".into()))?);
         }
         if let Some(theme) = doc.get("output").and_then(|o| o.get("html")).and_then(|h| h.get("theme")) {
-            layout.theme = at(theme.as_str().ok_or_else(|| error("theme", "`[output.html] theme` must be a string".into()))?);
+            layout.theme =
+                at(theme.as_str().ok_or_else(|| error("theme", "`[output.html] theme` must be a string".into()))?);
         }
         let tangle = doc.get("preprocessor").and_then(|p| p.get("tangle"));
         let empty = toml::Table::new();
@@ -272,7 +273,7 @@ impl Config {
             Some(other) => bail!(error("edition", format!("`[rust] edition = {other}` is not a Rust edition"))),
         };
         let line_width = match tangle.get("line-width") {
-            None => Some(100),
+            None => Some(DEFAULT_LINE_WIDTH),
             Some(toml::Value::Integer(0)) => None,
             Some(toml::Value::Integer(n)) if *n > 0 => Some(*n as usize),
             Some(_) => bail!(error("line-width", "`line-width` must be a number of columns (0: no check)".into())),
@@ -325,6 +326,9 @@ impl Config {
         Ok(Config { layout, edition, cells, dependencies, checks })
     }
 }
+
+/// The widest cell line the book's column shows without scrolling, unless `line-width` says.
+pub const DEFAULT_LINE_WIDTH: usize = 100;
 
 /// The runtime crate every chapter program links; tangle generates it into the code folder.
 pub const RUNTIME: &str = "tangle-runtime";

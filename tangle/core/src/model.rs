@@ -64,6 +64,18 @@ pub struct Directives {
     /// Files of values recorded by a run outside the test command (a benchmark), relative to
     /// the project root, each with the line that declares it.
     pub values: Vec<(PathBuf, usize)>,
+    /// Numbers the prose types by hand on purpose (`<!-- tangle: typed NUMBER REASON -->`).
+    pub typed: Vec<TypedNumber>,
+}
+
+/// A number the prose states by hand although the code prints it too, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypedNumber {
+    /// As the prose writes it (`989.4`, `3,584`).
+    pub number: String,
+    pub reason: String,
+    /// The line of the directive.
+    pub line: usize,
 }
 
 /// `{{#value NAME shown text}}` in a sentence, a caption, a table cell or a callout: a copy of

@@ -16,6 +16,7 @@ use crate::generate::sync::{self, Stale};
 use crate::generate::{self, Generated};
 use crate::model::Book;
 use crate::progress::{Plain, Progress};
+use crate::run::test_cells::{TestCase, TestOutcome};
 use crate::run::{self, RunOutput};
 use crate::{accept, cache, fsutil, parse, snapshot, timing};
 
@@ -182,7 +183,9 @@ pub fn check_showing(
     }
 
     // Cell lines wider than the book's column (issue 13): warnings only, on stderr.
-    timing::phase("lint", || parse::lint::report_long_lines(&project.root, &project.book, chapters));
+    timing::phase("lint", || {
+        parse::lint::report_long_lines(&project.root, &project.book, chapters, project.config.checks.line_width)
+    });
 
     let shared = timing::phase("cache shared inputs", || cache::shared_inputs(project.layout(), &project.generated));
     let mut lookups = Vec::new();
@@ -210,7 +213,7 @@ pub fn check_showing(
                 project.layout(),
                 &project.book,
                 &project.generated,
-                &to_build,
+                build::Targets::Programs(&to_build),
                 build_options,
                 progress,
                 &collect_into(&built),
@@ -300,7 +303,7 @@ pub fn run_fully_optimised(
         project.layout(),
         &project.book,
         &project.generated,
-        chapters,
+        build::Targets::Programs(chapters),
         options,
         &Plain,
         &collect_into(&built),
@@ -443,4 +446,85 @@ pub fn fmt(project: &Project, chapters: &[String], write: bool) -> anyhow::Resul
         Project::load_with(project.config.clone())?.sync()?;
     }
     Ok(changed)
+}
+
+/// What the chapters' test cells did.
+#[derive(Debug)]
+pub enum TestCellsOutcome {
+    /// The test cells did not build; their diagnostics, located in the chapters.
+    CompileErrors(Vec<Diagnostic>),
+    /// Each chapter with test cells, its cases, and whether they come from the cache.
+    Ran(Vec<(String, Vec<TestCase>, bool)>),
+}
+
+/// Builds and runs the `// @test` cells of `chapters` (the chapters without any are left out),
+/// skipping the chapters whose tests and what they depend on passed unchanged before.
+pub fn test_cells(project: &Project, chapters: &[String], progress: &dyn Progress) -> anyhow::Result<TestCellsOutcome> {
+    let with_tests: Vec<&String> = chapters
+        .iter()
+        .filter(|c| {
+            project
+                .book
+                .chapter(c)
+                .is_some_and(|ch| ch.cells.iter().any(|cell| cell.kind == crate::model::CellKind::Test))
+        })
+        .collect();
+    let shared = cache::shared_inputs(project.layout(), &project.generated);
+    let mut done = Vec::new();
+    let mut to_run = Vec::new();
+    for name in with_tests {
+        let key = cache::tests_key(project.layout(), &shared, &project.book, &project.generated, name)?;
+        match cache::lookup_tests(project.layout(), name, &key) {
+            Some(records) => {
+                let chapter = project.book.chapter(name).expect("selected chapters exist");
+                let cases = records
+                    .into_iter()
+                    .map(|(test, passed)| run::test_cells::recorded(chapter, test, passed))
+                    .collect();
+                done.push((name.clone(), cases, true));
+            }
+            None => to_run.push(name.clone()),
+        }
+    }
+    if !to_run.is_empty() {
+        progress.line(&format!(" building the test cells of {}", to_run.join(", ")));
+        let built = Mutex::new(Vec::new());
+        let options = BuildOptions { verbose: false, locked: on_ci(), full_optimisation: false };
+        let report = build::build(
+            project.layout(),
+            &project.book,
+            &project.generated,
+            build::Targets::TestCells(&to_run),
+            options,
+            progress,
+            &collect_into(&built),
+        )?;
+        if report.failed() {
+            return Ok(TestCellsOutcome::CompileErrors(report.diagnostics));
+        }
+        let built = built.into_inner().unwrap_or_else(|e| e.into_inner());
+        // Cargo wrote the lock file if a chapter entered it: keys taken now match next time.
+        let shared = cache::shared_inputs(project.layout(), &project.generated);
+        for name in &to_run {
+            let chapter = project.book.chapter(name).expect("selected chapters exist");
+            let krate = project.generated.get(name).expect("every chapter is generated");
+            let (_, exe) = built
+                .iter()
+                .find(|(c, _)| c == name)
+                .with_context(|| format!("cargo built no test program for {name}"))?;
+            progress.line(&format!("  testing {name}"));
+            let cases = run::test_cells::run(exe, project.layout(), chapter, krate)?;
+            let clean = cases.iter().all(|c| !matches!(c.outcome, TestOutcome::Failed { .. }));
+            if clean {
+                let key = cache::tests_key(project.layout(), &shared, &project.book, &project.generated, name)?;
+                let records: Vec<cache::TestRecord> =
+                    cases.iter().map(|c| (c.name.clone(), c.outcome == TestOutcome::Passed)).collect();
+                cache::store_tests(project.layout(), name, &key, &records)?;
+            }
+            done.push((name.clone(), cases, false));
+        }
+    }
+    // In the book's order.
+    done.sort_by_key(|(name, _, _)| chapters.iter().position(|c| c == name));
+    Ok(TestCellsOutcome::Ran(done))
 }

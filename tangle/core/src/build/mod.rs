@@ -63,31 +63,52 @@ pub struct BuildOptions {
     pub full_optimisation: bool,
 }
 
-/// Builds the programs of `chapters` (their `chNN-run` packages, and so their libraries) in
-/// the release profile. `on_built` hears each chapter whose program is built, with the path
-/// of the executable. `Err` is a failure to run cargo at all,
-/// or a failed build without a single compiler message (cargo's own output is then in the
-/// error).
+/// What a build makes.
+#[derive(Debug, Clone, Copy)]
+pub enum Targets<'a> {
+    /// The chapters' programs (their `chNN-run` packages, and so their libraries).
+    Programs(&'a [String]),
+    /// The chapters' test cells (`chNN/tests/cells.rs`), built as test executables; chapters
+    /// without test cells are left out.
+    TestCells(&'a [String]),
+}
+
+impl Targets<'_> {
+    fn chapters(&self) -> &[String] {
+        match self {
+            Targets::Programs(c) | Targets::TestCells(c) => c,
+        }
+    }
+}
+
+/// Builds `targets` in the release profile. `on_built` hears each chapter whose program (or
+/// test executable) is built, with the path of the executable. `Err` is a failure to run cargo
+/// at all, or a failed build without a single compiler message (cargo's own output is then
+/// in the error).
 pub fn build(
     layout: &Layout,
     book: &Book,
     generated: &Generated,
-    chapters: &[String],
+    targets: Targets,
     options: BuildOptions,
     progress: &dyn Progress,
     on_built: &(dyn Fn(&str, &Path) + Sync),
 ) -> anyhow::Result<BuildReport> {
     let mut report = BuildReport::default();
+    let chapters = targets.chapters();
     if chapters.is_empty() {
         return Ok(report);
     }
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.current_dir(&layout.root)
-        .arg("build")
-        .arg("--manifest-path")
+    cmd.current_dir(&layout.root);
+    match targets {
+        Targets::Programs(_) => cmd.args(["build", "--bins"]),
+        Targets::TestCells(_) => cmd.args(["test", "--no-run", "--test", "cells"]),
+    };
+    cmd.arg("--manifest-path")
         .arg(generated.code.join("Cargo.toml"))
-        .args(["--release", "--bins", "--message-format=json"])
+        .args(["--release", "--message-format=json"])
         .env("CARGO_TARGET_DIR", target_dir(layout))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -95,6 +116,10 @@ pub fn build(
         cmd.arg("--locked");
     }
     for c in chapters {
+        if let Targets::TestCells(_) = targets {
+            cmd.arg("--package").arg(c);
+            continue;
+        }
         let package = crate::generate::run_package(c);
         if options.full_optimisation {
             // cargo keeps both builds apart (the profile is part of an artifact's hash).
@@ -118,9 +143,19 @@ pub fn build(
                     }
                 }
                 Message::CompilerArtifact(artifact) => {
-                    if let Some(exe) = &artifact.executable
-                        && let Some(chapter) = chapters.iter().find(|c| **c == artifact.target.name)
-                    {
+                    let Some(exe) = &artifact.executable else { continue };
+                    let chapter = match targets {
+                        Targets::Programs(_) => chapters.iter().find(|c| **c == artifact.target.name),
+                        // `code/chNN/tests/cells.rs`: the chapter is the package's folder.
+                        Targets::TestCells(_) => chapters.iter().find(|c| {
+                            artifact
+                                .target
+                                .src_path
+                                .as_std_path()
+                                .ends_with(Path::new(c.as_str()).join("tests/cells.rs"))
+                        }),
+                    };
+                    if let Some(chapter) = chapter {
                         on_built(chapter, exe.as_std_path());
                     }
                 }

@@ -10,7 +10,7 @@ mod values;
 
 pub use diff::{Diff, visible};
 pub use figures::{FigureDrift, compare_figures};
-pub use numbers::hand_typed_numbers;
+pub use numbers::{hand_typed_numbers, unquoted_numbers};
 pub use text::{matches, normalize, redact};
 pub use values::{Recorded, ValueDrift, ValueReport, compare_values, load_recorded, replacement};
 

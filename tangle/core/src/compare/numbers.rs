@@ -108,6 +108,31 @@ fn restates(value: &str, printed: &BTreeSet<String>) -> bool {
     printed.iter().filter_map(|p| p.parse::<f64>().ok()).any(|p| p != 0.0 && (v - p).abs() <= 0.005 * p.abs())
 }
 
+/// The style check of hand-typed numbers: [`hand_typed_numbers`] less those the chapter
+/// declares typed on purpose (`<!-- tangle: typed NUMBER REASON -->`), plus an error for each
+/// declaration that no number needs (it would hide the next hand-typed copy of its number).
+pub fn unquoted_numbers(chapter: &Chapter) -> Vec<Diagnostic> {
+    let mut used = vec![false; chapter.directives.typed.len()];
+    let mut found = Vec::new();
+    for d in hand_typed_numbers(chapter) {
+        let number = d.message.split('`').nth(1).unwrap_or("");
+        match chapter.directives.typed.iter().position(|t| t.number == number) {
+            Some(i) => used[i] = true,
+            None => found.push(Diagnostic { severity: crate::diagnostic::Severity::Error, ..d }),
+        }
+    }
+    for (typed, _) in chapter.directives.typed.iter().zip(&used).filter(|(_, used)| !**used) {
+        found.push(
+            Diagnostic::error(
+                chapter.location(typed.line),
+                format!("`tangle: typed {}` matches no number the prose restates", typed.number),
+            )
+            .with_help("remove the directive (the number is quoted now, or no longer written)"),
+        );
+    }
+    found
+}
+
 /// Warnings for the hand-typed copies of computed numbers in `chapter`.
 pub fn hand_typed_numbers(chapter: &Chapter) -> Vec<Diagnostic> {
     let doc = Document::parse(&chapter.source);

@@ -8,6 +8,9 @@
 //! - `timeout SECONDS`: how long the chapter program may run (default 600 s).
 //! - `values PATH...`: files of values recorded outside the test command (a benchmark's
 //!   results), which the prose may quote like the values the chapter's cells publish.
+//! - `typed NUMBER REASON`: a number the prose states by hand on purpose although the code
+//!   prints it too (a datasheet's rate, a name like "Llama 3.1"), with the reason; the check
+//!   for hand-typed numbers lets it stand, and fails when nothing needs the entry any more.
 
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
@@ -27,7 +30,8 @@ pub fn read(path: &Path, doc: &Document, diagnostics: &mut Diagnostics) -> Direc
             if rest.starts_with(char::is_whitespace) {
                 diagnostics.push(
                     Diagnostic::error(at, "a tangle directive needs a colon: `<!-- tangle: WORD ... -->`").with_help(
-                        "known: `tangle: data PATH...`, `tangle: timeout SECONDS`, `tangle: values PATH...`",
+                        "known: `tangle: data PATH...`, `tangle: timeout SECONDS`, `tangle: values PATH...`, \
+                         `tangle: typed NUMBER REASON`",
                     ),
                 );
             }
@@ -60,6 +64,17 @@ pub fn read(path: &Path, doc: &Document, diagnostics: &mut Diagnostics) -> Direc
                     }
                 }
             }
+            "typed" => match args.as_slice() {
+                [number, reason @ ..] if !reason.is_empty() => directives.typed.push(crate::model::TypedNumber {
+                    number: number.to_string(),
+                    reason: reason.join(" "),
+                    line: comment.line,
+                }),
+                _ => diagnostics.push(
+                    Diagnostic::error(at, "`tangle: typed` takes a number and the reason it is typed by hand")
+                        .with_help("write `<!-- tangle: typed 989.4 the H100 datasheet's dense bf16 rate -->`"),
+                ),
+            },
             "timeout" => match args.as_slice() {
                 [n] if n.parse::<u64>().is_ok_and(|s| s > 0) => {
                     directives.timeout = Some(Duration::from_secs(n.parse().expect("checked")));
@@ -71,11 +86,11 @@ pub fn read(path: &Path, doc: &Document, diagnostics: &mut Diagnostics) -> Direc
             },
             "" => diagnostics.push(
                 Diagnostic::error(at, "this tangle directive is empty")
-                    .with_help("known: `data PATH...`, `timeout SECONDS`"),
+                    .with_help("known: `data PATH...`, `timeout SECONDS`, `values PATH...`, `typed NUMBER REASON`"),
             ),
             other => diagnostics.push(
                 Diagnostic::error(at, format!("unknown tangle directive `{other}`"))
-                    .with_help("known: `data`, `timeout`"),
+                    .with_help("known: `data`, `timeout`, `values`, `typed`"),
             ),
         }
     }

@@ -1,15 +1,13 @@
 //! Lints over parsed chapters: things that are not mistakes in the input but that a reader of
 //! the book would notice. Each returns warnings located at `book/src/chNN.md:LINE`.
 //!
-//! - [`long_lines`]: a cell line wider than [`MAX_COLUMNS`]. The book's text column holds
-//!   100 columns of code at desktop width (the width `cargo tangle fmt` formats to); a wider
+//! - [`long_lines`]: a cell line wider than the book's `line-width` (100 columns unless
+//!   `book.toml` says otherwise, [`crate::config::DEFAULT_LINE_WIDTH`]). mdBook's text column
+//!   holds 100 columns of code at desktop width (the width `tangle fmt` formats to); a wider
 //!   line makes its block scroll sideways, and most readers never see its end.
 
 use crate::diagnostic::{Diagnostic, Location};
 use crate::model::Chapter;
-
-/// The widest cell line the book's column shows without scrolling.
-pub const MAX_COLUMNS: usize = 100;
 
 /// Width of a tab in columns, as rustfmt counts it.
 const TAB: usize = 4;
@@ -41,7 +39,10 @@ pub fn long_lines(chapter: &Chapter, max: usize) -> Vec<Diagnostic> {
                         "this cell line is {width} columns wide; the book's column shows {max}, so it scrolls sideways"
                     ),
                 )
-                .with_help("run `cargo tangle fmt`; a string or comment rustfmt cannot break, break by hand"),
+                .with_help(format!(
+                    "run `{}`; a string or comment rustfmt cannot break, break by hand",
+                    crate::messages::command("fmt")
+                )),
             );
         }
     }
@@ -50,20 +51,22 @@ pub fn long_lines(chapter: &Chapter, max: usize) -> Vec<Diagnostic> {
 
 /// [`long_lines`] of the `chapters` named, printed to stderr: the first few of each chapter in
 /// full, the rest counted, so that an unformatted chapter does not bury the check's results.
-pub fn report_long_lines(root: &std::path::Path, book: &crate::model::Book, chapters: &[String]) {
+pub fn report_long_lines(root: &std::path::Path, book: &crate::model::Book, chapters: &[String], max: Option<usize>) {
     const SHOWN: usize = 3;
+    let Some(max) = max else { return };
     let sources = crate::diagnostic::Sources::new(root);
     let style = crate::diagnostic::Style::for_stderr();
     for chapter in book.chapters.iter().filter(|c| chapters.contains(&c.name)) {
-        let found = long_lines(chapter, MAX_COLUMNS);
+        let found = long_lines(chapter, max);
         for d in found.iter().take(SHOWN) {
             eprintln!("{}\n", d.render(&sources, style));
         }
         if found.len() > SHOWN {
             eprintln!(
-                "warning: {} more cell lines of {} are wider than {MAX_COLUMNS} columns (`cargo tangle fmt`)\n",
+                "warning: {} more cell lines of {} are wider than {max} columns (`{}`)\n",
                 found.len() - SHOWN,
-                chapter.path.display()
+                chapter.path.display(),
+                crate::messages::command("fmt")
             );
         }
     }
@@ -81,7 +84,7 @@ mod tests {
             "# 2 T\n\nText.\n\n```rust\nlet a = 1;\n{long}\n```\n\n> ```rust\n> // @save\n> pub const B: u8 = 2;\n> ```\n"
         );
         let chapter = super::super::parse_chapter("ch02", Path::new("book/src/ch02.md"), md.into_bytes()).unwrap();
-        let found = long_lines(&chapter, MAX_COLUMNS);
+        let found = long_lines(&chapter, crate::config::DEFAULT_LINE_WIDTH);
         assert_eq!(found.len(), 1, "{found:?}");
         let at = found[0].location.as_ref().unwrap();
         assert_eq!((at.file.as_path(), at.line, at.column), (Path::new("book/src/ch02.md"), 7, Some(101)));

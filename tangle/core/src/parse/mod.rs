@@ -11,7 +11,7 @@
 
 mod chapter;
 mod directives;
-pub(crate) mod lint;
+pub mod lint;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -9,6 +9,7 @@
 
 pub mod cells;
 pub mod process;
+pub mod test_cells;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -255,7 +256,7 @@ pub fn split_cells(stdout: &str) -> Vec<CellOutput> {
 /// Replaces every `chNN/src/main.rs:LINE:COL` that a panic message names (rustc names files
 /// relative to the chapter workspace, `code/`, and the program's from its package,
 /// `chNN/run/../src/main.rs`) by the chapter position it came from.
-fn locate_generated_paths(message: &str, krate: &ChapterCrate, chapter: &Chapter) -> String {
+pub(crate) fn locate_generated_paths(message: &str, krate: &ChapterCrate, chapter: &Chapter) -> String {
     static RE: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
         Regex::new(r"(?:code/)?([A-Za-z0-9_]+/(?:run/\.\./)?(?:src|tests)/[\w/]+\.rs):(\d+)(?::(\d+))?")
             .expect("a valid regex")

@@ -1,0 +1,227 @@
+//! `tangle test`: everything CI should run for a book, in one command and one report, so that a
+//! passing `tangle test` means `tangle book` passes too:
+//!
+//! 1. the check: every run cell's output against its block, quoted values, figures and
+//!    calculators' data, snapshots (one case per compared cell, per quoted value, and per
+//!    figure or snapshot that drifted);
+//! 2. the chapters' `// @test` cells, one case per test function, a failure reported at the
+//!    failing line of the chapter with the panic message;
+//! 3. the book rendered as `tangle book` renders it (into tangle's working folder), so that
+//!    whatever the renderer refuses (an unknown citation key, a figure that was never drawn, a
+//!    broken include) fails here too;
+//! 4. the style checks `book.toml` keeps on (`fmt`, `line-width`, `numbers`), one case per
+//!    chapter and check.
+//!
+//! It ends with one line, `N passed, N failed, N ignored`. The exit status is 0 when nothing
+//! failed and 1 otherwise.
+
+use std::fmt::Write as _;
+
+use tangle_core::compare::Verdict;
+use tangle_core::diagnostic::{Sources, Style};
+use tangle_core::pipeline::{self, CheckOptions, Outcome, Project, TestCellsOutcome};
+use tangle_core::run::RunEnd;
+use tangle_core::run::test_cells::TestOutcome;
+
+use crate::report::{self, CLEAN, DRIFT, Results};
+
+/// The cases of one `tangle test`.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Tally {
+    pub passed: usize,
+    pub failed: usize,
+    pub ignored: usize,
+    /// One line for each failure, as the summary lists them.
+    pub failures: Vec<String>,
+}
+
+impl Tally {
+    fn pass(&mut self, n: usize) {
+        self.passed += n;
+    }
+
+    fn fail(&mut self, what: impl Into<String>) {
+        self.failed += 1;
+        self.failures.push(what.into());
+    }
+
+    /// `N passed, N failed, N ignored`.
+    pub fn closing_line(&self) -> String {
+        format!("{} passed, {} failed, {} ignored", self.passed, self.failed, self.ignored)
+    }
+
+    pub fn exit_code(&self) -> u8 {
+        if self.failed == 0 { CLEAN } else { DRIFT }
+    }
+}
+
+/// Runs every check of `chapters` and prints the report; the last line on stdout is
+/// [`Tally::closing_line`].
+pub fn run(project: &Project, chapters: &[String], options: CheckOptions) -> anyhow::Result<Tally> {
+    let mut tally = Tally::default();
+    let sources = Sources::new(&project.root);
+
+    eprintln!("outputs, values and figures");
+    let outcome = crate::check(project, chapters, options)?;
+    report::report(project, &outcome, false, Results::Stdout)?;
+    let built = count_check(project, &outcome, &mut tally);
+
+    eprintln!("test cells");
+    if built {
+        match crate::status::with_status(|progress| pipeline::test_cells(project, chapters, progress))? {
+            TestCellsOutcome::CompileErrors(diagnostics) => {
+                for d in &diagnostics {
+                    eprintln!("{}\n", d.render(&sources, Style::for_stderr()));
+                }
+                let first = diagnostics.iter().find(|d| d.is_error()).and_then(|d| d.location.clone());
+                let at = first.map_or_else(String::new, |l| format!("{l}: "));
+                tally.fail(format!("{at}the test cells do not compile"));
+            }
+            TestCellsOutcome::Ran(chapters) => {
+                for (chapter, cases, cached) in chapters {
+                    let (mut passed, mut ignored, mut failed) = (0, 0, 0);
+                    for case in cases {
+                        match case.outcome {
+                            TestOutcome::Passed => passed += 1,
+                            TestOutcome::Ignored => ignored += 1,
+                            TestOutcome::Failed { message, at } => {
+                                failed += 1;
+                                let at = at.unwrap_or(case.location);
+                                println!("FAILED {at}: test `{}`\n{}\n", case.name, indent(&message));
+                                tally.fail(format!("{at}: test `{}`", case.name));
+                            }
+                        }
+                    }
+                    tally.pass(passed);
+                    tally.ignored += ignored;
+                    let cached = if cached { " (cached)" } else { "" };
+                    eprintln!("{chapter}: {passed} test(s) passed, {failed} failed, {ignored} ignored{cached}");
+                }
+            }
+        }
+    } else {
+        eprintln!("  not run: the chapters do not build");
+    }
+
+    eprintln!("the rendered book");
+    let site = project.layout().work_dir().join("test-site");
+    let options = tangle_render::RenderOptions { dest: Some(site) };
+    match tangle_render::build_book(&project.config, &options) {
+        Ok(_) => {
+            eprintln!("  renders");
+            tally.pass(1);
+        }
+        Err(e) => {
+            eprintln!("error: the book does not render: {e:#}");
+            tally.fail(format!("the book does not render ({e})"));
+        }
+    }
+
+    style_checks(project, chapters, &sources, &mut tally)?;
+
+    if !tally.failures.is_empty() {
+        let mut list = String::from("failures:\n");
+        for f in &tally.failures {
+            let _ = writeln!(list, "    {f}");
+        }
+        println!("{list}");
+    }
+    println!("{}", tally.closing_line());
+    Ok(tally)
+}
+
+/// Counts the check's cases; false when the chapters did not build (nothing else can run).
+fn count_check(project: &Project, outcome: &Outcome, tally: &mut Tally) -> bool {
+    let results = match outcome {
+        Outcome::Stale(stale) => {
+            tally.fail(format!("{} file(s) of {} are stale", stale.len(), project.layout().code.display()));
+            return false;
+        }
+        Outcome::CompileErrors(diagnostics) => {
+            let first = diagnostics.iter().find(|d| d.is_error()).and_then(|d| d.location.clone());
+            let at = first.map_or_else(String::new, |l| format!("{l}: "));
+            tally.fail(format!("{at}the chapters do not compile"));
+            return false;
+        }
+        Outcome::Ran(results) => results,
+    };
+    for r in results {
+        let chapter = project.book.chapter(&r.chapter).expect("a result of a chapter");
+        for v in &r.verdicts {
+            match &v.verdict {
+                Verdict::Same => tally.pass(1),
+                Verdict::Drift { .. } => tally.fail(format!("{}: output drifted", v.location)),
+                Verdict::NotRun => tally.fail(format!("{}: not run (an earlier cell failed)", v.location)),
+            }
+        }
+        if let RunEnd::Failed { .. } | RunEnd::TimedOut { .. } = r.run.end {
+            tally.fail(format!("{}: the chapter program did not complete", chapter.path.display()));
+        }
+        tally.pass(chapter.quotes.len().saturating_sub(r.values.drifts.len()));
+        for v in &r.values.drifts {
+            tally.fail(format!("{}: quoted value `{}` drifted", v.location, v.quote.name));
+        }
+        for d in r.values.diagnostics.iter().filter(|d| d.is_error()) {
+            let at = d.location.as_ref().map_or_else(|| chapter.path.display().to_string(), |l| l.to_string());
+            tally.fail(format!("{at}: {}", d.message));
+        }
+        for f in &r.figures {
+            tally.fail(f.to_string());
+        }
+        for s in &r.snapshots {
+            tally.fail(format!("{}: {}", s.path().display(), s.reason()));
+        }
+    }
+    true
+}
+
+/// The style checks `book.toml` keeps on, one case per chapter and check.
+fn style_checks(project: &Project, chapters: &[String], sources: &Sources, tally: &mut Tally) -> anyhow::Result<()> {
+    let checks = &project.config.checks;
+    eprintln!("style");
+    let have_rustfmt =
+        std::process::Command::new("rustfmt").arg("--version").output().is_ok_and(|o| o.status.success());
+    for name in chapters {
+        let chapter = project.book.chapter(name).expect("selected chapters exist");
+        let path = chapter.path.display();
+        if checks.fmt {
+            if !have_rustfmt {
+                eprintln!(
+                    "  {path}: formatting not checked: rustfmt is not installed (`rustup component add rustfmt`)"
+                );
+                tally.ignored += 1;
+            } else if pipeline::fmt(project, std::slice::from_ref(name), false)?.is_empty() {
+                tally.pass(1);
+            } else {
+                let fix = tangle_core::messages::command(&format!("fmt --chapter {name}"));
+                println!("unformatted: {path} (run `{fix}`)");
+                tally.fail(format!("{path}: cells not formatted"));
+            }
+        }
+        if let Some(max) = checks.line_width {
+            let wide = tangle_core::parse::lint::long_lines(chapter, max);
+            for d in wide.iter().take(3) {
+                println!("{}\n", d.render(sources, Style::for_stdout()));
+            }
+            match wide.len() {
+                0 => tally.pass(1),
+                n => tally.fail(format!("{path}: {n} cell line(s) wider than {max} columns")),
+            }
+        }
+        if checks.numbers {
+            let found = tangle_core::compare::unquoted_numbers(chapter);
+            for d in &found {
+                println!("{}\n", d.render(sources, Style::for_stdout()));
+            }
+            match found.len() {
+                0 => tally.pass(1),
+                n => tally.fail(format!("{path}: {n} number(s) typed by hand")),
+            }
+        }
+    }
+    Ok(())
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
+}

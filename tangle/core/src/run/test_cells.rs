@@ -1,0 +1,174 @@
+//! The chapters' `// @test` cells, run: each chapter's test executable (`tests/cells.rs`, built
+//! by [`crate::build`] with [`crate::build::Targets::TestCells`]) runs once under the same
+//! process-group limits as a chapter program, and libtest's report is read back into one
+//! [`TestCase`] per test function, located at the function in the chapter. A failure carries
+//! the panic message with every generated path in it (`ch08/tests/cells.rs:10:5`) replaced by
+//! the chapter line it came from (`book/src/ch08.md:42:5`).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+
+use anyhow::Context;
+
+use super::process::{self, Limits, ProcessEnd};
+use super::{DEFAULT_TIMEOUT, OUTPUT_CAP, PIPE_GRACE};
+use crate::config::Layout;
+use crate::diagnostic::Location;
+use crate::generate::ChapterCrate;
+use crate::model::{CellKind, Chapter};
+
+/// One test function of a chapter's test cells and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestCase {
+    pub name: String,
+    /// Where the function is defined in the chapter (the cell, when the name is not found).
+    pub location: Location,
+    pub outcome: TestOutcome,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TestOutcome {
+    Passed,
+    Ignored,
+    /// The test failed: what it printed, chapter-located, and where it panicked if it said.
+    Failed {
+        message: String,
+        at: Option<Location>,
+    },
+}
+
+/// Runs the test executable `exe` of `chapter` from the chapter workspace and reads its report.
+/// An executable that could not run at all, or died without a report, is one failed case.
+pub fn run(exe: &Path, layout: &Layout, chapter: &Chapter, krate: &ChapterCrate) -> anyhow::Result<Vec<TestCase>> {
+    let mut cmd = std::process::Command::new(exe);
+    cmd.current_dir(layout.abs(&layout.code)).args(["--color", "never"]).env("RUST_BACKTRACE", "0");
+    let timeout = chapter.directives.timeout.unwrap_or(DEFAULT_TIMEOUT);
+    let limits = Limits { timeout, cap: OUTPUT_CAP, grace: PIPE_GRACE };
+    let captured = process::run_group_reporting(cmd, limits, Arc::new(AtomicUsize::new(0)))
+        .with_context(|| format!("cannot run {}", exe.display()))?;
+    let stdout = String::from_utf8_lossy(&captured.stdout);
+    let stderr = String::from_utf8_lossy(&captured.stderr);
+    let mut cases = read_report(&stdout, chapter, krate);
+    let reported_all = stdout.lines().any(|l| l.starts_with("test result: "));
+    if !reported_all {
+        let why = match captured.end {
+            ProcessEnd::TimedOut => {
+                format!("the tests were still running after {} s and were stopped", timeout.as_secs())
+            }
+            ProcessEnd::OverCap { .. } => "the tests printed too much and were stopped".to_string(),
+            _ => "the test program ended without its report".to_string(),
+        };
+        let message = super::locate_generated_paths(&format!("{why}\n{}{}", stdout, stderr), krate, chapter);
+        cases.push(TestCase {
+            name: "(the test program)".into(),
+            location: first_test_cell(chapter),
+            outcome: TestOutcome::Failed { message, at: None },
+        });
+    }
+    Ok(cases)
+}
+
+/// A case recorded by an earlier run (it passed, or was ignored), located in the chapter as it is now.
+pub fn recorded(chapter: &Chapter, name: String, passed: bool) -> TestCase {
+    let location = definition(chapter, &name);
+    TestCase { name, location, outcome: if passed { TestOutcome::Passed } else { TestOutcome::Ignored } }
+}
+
+/// libtest's plain report: `test NAME ... ok|FAILED|ignored` lines, then a `---- NAME stdout ----`
+/// section for each failure.
+fn read_report(stdout: &str, chapter: &Chapter, krate: &ChapterCrate) -> Vec<TestCase> {
+    let mut cases = Vec::new();
+    for line in stdout.lines() {
+        let Some(rest) = line.strip_prefix("test ") else { continue };
+        let Some((name, verdict)) = rest.rsplit_once(" ... ") else { continue };
+        let outcome = match verdict.trim() {
+            "ok" => TestOutcome::Passed,
+            v if v.starts_with("ignored") => TestOutcome::Ignored,
+            "FAILED" => {
+                let raw = failure_section(stdout, name);
+                let message = super::locate_generated_paths(raw.trim_end(), krate, chapter);
+                let at = panic_location(&message, chapter);
+                TestOutcome::Failed { message, at }
+            }
+            _ => continue,
+        };
+        cases.push(TestCase { name: name.to_string(), location: definition(chapter, name), outcome });
+    }
+    cases
+}
+
+/// What libtest printed for the failed test `name`.
+fn failure_section(stdout: &str, name: &str) -> String {
+    let header = format!("---- {name} stdout ----");
+    let Some(start) = stdout.find(&header) else { return String::new() };
+    let body = &stdout[start + header.len()..];
+    let end = body.find("\n---- ").or_else(|| body.find("\nfailures:")).unwrap_or(body.len());
+    body[..end].trim_start_matches('\n').to_string()
+}
+
+/// `panicked at book/src/ch08.md:42:5:` in a located message: where the test failed.
+fn panic_location(message: &str, chapter: &Chapter) -> Option<Location> {
+    let rest = &message[message.find("panicked at ")? + "panicked at ".len()..];
+    let place = rest.split(|c: char| c == '\n').next()?.trim_end_matches(':');
+    let path = chapter.path.display().to_string();
+    let numbers = place.strip_prefix(&path)?.strip_prefix(':')?;
+    let mut parts = numbers.split(':');
+    let line = parts.next()?.parse().ok()?;
+    let location = chapter.location(line);
+    Some(match parts.next().and_then(|c| c.parse().ok()) {
+        Some(column) => location.with_column(column),
+        None => location,
+    })
+}
+
+/// The chapter line of `fn NAME` in the chapter's test cells (`module::name` names too).
+fn definition(chapter: &Chapter, name: &str) -> Location {
+    let short = name.rsplit("::").next().unwrap_or(name);
+    let pattern = format!("fn {short}(");
+    for cell in chapter.cells.iter().filter(|c| c.kind == CellKind::Test) {
+        if let Some(i) = cell.code.lines().position(|l| l.contains(&pattern)) {
+            return chapter.location(cell.code_line + i);
+        }
+    }
+    first_test_cell(chapter)
+}
+
+fn first_test_cell(chapter: &Chapter) -> Location {
+    let line = chapter.cells.iter().find(|c| c.kind == CellKind::Test).map_or(1, |c| c.code_line);
+    chapter.location(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REPORT: &str = "\nrunning 3 tests\ntest adds ... ok\ntest halves ... FAILED\ntest slow ... ignored, takes a minute\n\n\
+failures:\n\n---- halves stdout ----\n\nthread 'halves' (7) panicked at ch01/tests/cells.rs:12:5:\nassertion `left == right` failed\n  left: 3\n right: 2\n\n\
+failures:\n    halves\n\ntest result: FAILED. 1 passed; 1 failed; 1 ignored; 0 measured; 0 filtered out\n";
+
+    #[test]
+    fn libtests_report_becomes_cases_located_in_the_chapter() {
+        let md = "# 1 One\n\n```rust\n// @save\npub fn half(n: u32) -> u32 { n / 2 }\n```\n\n```rust\n// @test\n#[test]\nfn adds() { assert_eq!(1 + 1, 2); }\n\n#[test]\nfn halves() {\n    assert_eq!(half(5), 2);\n    assert_eq!(half(6), 2);\n}\n```\n";
+        let chapter =
+            crate::parse::parse_chapter("ch01", Path::new("book/src/ch01.md"), md.as_bytes().to_vec()).unwrap();
+        let config = crate::config::Config::parse(Path::new("/r"), Path::new("book"), "").unwrap();
+        let book = crate::model::Book { chapters: vec![chapter] };
+        let generated = crate::generate::generate(&book, &config, &mut crate::generate::Analyses::default()).unwrap();
+        let krate = generated.get("ch01").unwrap();
+        // Where the generated test file puts line 16 of the chapter (`assert_eq!(half(6), 2)`).
+        let file = krate.files.iter().find(|(p, _)| p.ends_with("tests/cells.rs")).unwrap();
+        let line = file.1.lines().position(|l| l.contains("half(6)")).unwrap() + 1;
+        let report = REPORT.replace("cells.rs:12:5", &format!("cells.rs:{line}:5"));
+        let cases = read_report(&report, &book.chapters[0], krate);
+        assert_eq!(cases.len(), 3);
+        assert_eq!((cases[0].name.as_str(), cases[0].location.line), ("adds", 11));
+        assert_eq!(cases[0].outcome, TestOutcome::Passed);
+        assert_eq!(cases[2].outcome, TestOutcome::Ignored);
+        let TestOutcome::Failed { message, at } = &cases[1].outcome else { panic!("{:?}", cases[1]) };
+        assert_eq!(cases[1].location.line, 14, "the function's line");
+        assert!(message.contains("panicked at book/src/ch01.md:16:5"), "{message}");
+        assert!(message.contains("left: 3"), "{message}");
+        assert_eq!(at.as_ref().map(|l| (l.line, l.column)), Some((16, Some(5))));
+    }
+}
