@@ -4,7 +4,7 @@
 //! Chapter 6, distributed and frontier training: memory ledgers, ZeRO sharding, tensor and
 //! pipeline parallelism, and the layout planner that composes them.
 
-// book/src/ch06.md:46
+// book/src/ch06.md:51
 /// What a dense decoder-only Transformer run looks like, as far as planning is concerned.
 ///
 /// The chapter needs nothing else: the widths and depth fix the parameter
@@ -65,7 +65,7 @@ impl TrainingConfig {
     }
 }
 
-// book/src/ch06.md:116
+// book/src/ch06.md:121
 /// Parameters of a model, split by the component that owns them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ParamCount {
@@ -101,7 +101,7 @@ pub fn param_count(cfg: &TrainingConfig) -> Result<ParamCount, TrainingError> {
     })
 }
 
-// book/src/ch06.md:192
+// book/src/ch06.md:197
 use std::fmt;
 
 /// Everything that can be wrong with the input to this chapter's calculators.
@@ -280,7 +280,7 @@ impl TrainingConfig {
     }
 }
 
-// book/src/ch06.md:390
+// book/src/ch06.md:395
 /// Bytes in one gibibyte. Every memory figure in this chapter is printed in GiB, because
 /// accelerator capacities (80 GiB, 141 GiB, ...) are quoted in binary units.
 pub const GIB: f64 = 1_073_741_824.0;
@@ -449,7 +449,7 @@ pub fn state_ledger(
     })
 }
 
-// book/src/ch06.md:662
+// book/src/ch06.md:667
 /// Bytes per activation scalar. Activations travel in bf16 in every recipe this chapter
 /// prices, both when they are saved for backward and when they cross a link.
 pub const ACTIVATION_BYTES: u64 = 2;
@@ -505,7 +505,7 @@ pub fn activation_bytes_per_layer(
     })
 }
 
-// book/src/ch06.md:858
+// book/src/ch06.md:863
 use std::alloc::{GlobalAlloc, System};
 use std::cell::Cell;
 
@@ -594,7 +594,7 @@ pub fn measure_saved_bytes(
     Ok(saved.max(0) as usize)
 }
 
-// book/src/ch06.md:953
+// book/src/ch06.md:958
 /// `n` with thousands separators, as in `16,384`.
 pub fn grouped(n: u64) -> String {
     let digits = n.to_string();
@@ -608,7 +608,7 @@ pub fn grouped(n: u64) -> String {
     out
 }
 
-// book/src/ch06.md:1347
+// book/src/ch06.md:1352
 /// Runs `relu(x @ w_up) @ w_down` split column-then-row over `shards` simulated devices.
 ///
 /// Device `k` owns columns `k*w..(k+1)*w` of `w_up` and the same rows of `w_down`
@@ -646,7 +646,7 @@ pub fn tensor_parallel_ffn(
     Ok(total.expect("at least one shard"))
 }
 
-// book/src/ch06.md:1391
+// book/src/ch06.md:1396
 /// SplitMix64: a tiny, fast, well-mixed 64-bit generator. It is not cryptographic, but
 /// its stream is fixed by the seed on every platform, which is what a reproducible book needs.
 #[derive(Debug, Clone)]
@@ -814,7 +814,7 @@ impl Matrix {
     }
 }
 
-// book/src/ch06.md:1600
+// book/src/ch06.md:1605
 /// Per-device tensor-parallel traffic of one layer, forward plus backward, per microbatch.
 ///
 /// For every microbatch a Megatron-style layer all-reduces its `s x b x h` activation four
@@ -835,7 +835,7 @@ pub fn tp_comm_bytes_per_layer(
     Ok(4.0 * ring_factor * payload)
 }
 
-// book/src/ch06.md:1666
+// book/src/ch06.md:1671
 /// The two kinds of work a pipeline stage does for a microbatch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OpKind {
@@ -967,7 +967,7 @@ pub fn one_f1b_order(
     Ok(ops)
 }
 
-// book/src/ch06.md:1808
+// book/src/ch06.md:1813
 /// How long one microbatch's forward and backward take on a stage, in arbitrary time units.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StageTimes {
@@ -1195,7 +1195,7 @@ pub fn pipeline_bubble_fraction(stages: u64, microbatches: u64) -> Result<f64, T
     Ok((s - 1.0) / (m + s - 1.0))
 }
 
-// book/src/ch06.md:2319
+// book/src/ch06.md:2324
 /// A tensor x pipeline x data parallel layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Layout {
@@ -1337,7 +1337,7 @@ pub fn evaluate_plan(
     })
 }
 
-// book/src/ch06.md:2467
+// book/src/ch06.md:2472
 /// Tensor-parallel degrees `plan_table` tries: powers of two up to a node's 8 devices.
 pub const TP_DEGREES: [u64; 4] = [1, 2, 4, 8];
 
@@ -1417,7 +1417,7 @@ pub fn plan_table(
     Ok(PlanTable { rows })
 }
 
-// book/src/ch06.md:2772
+// book/src/ch06.md:2777
 /// The share of routed tokens that leave their device when routing is balanced over an
 /// expert-parallel group of `ep_degree` devices: all but the `1 / ep_degree` that stay home.
 pub fn balanced_off_device_fraction(ep_degree: u64) -> Result<f64, TrainingError> {
@@ -1454,7 +1454,7 @@ fn fraction(what: &'static str, value: f64) -> Result<f64, TrainingError> {
     )
 }
 
-// book/src/ch06.md:2881
+// book/src/ch06.md:2886
 /// Model FLOPs utilization, equation 6.4.
 ///
 /// `flops_per_token` must be the model's *nominal* cost per trained token
@@ -1479,7 +1479,7 @@ pub fn model_flops_utilization(
     Ok(tokens_per_s * flops_per_token / (devices * peak))
 }
 
-// book/src/ch06.md:2942
+// book/src/ch06.md:2947
 /// This machine's matmul rate in FLOP/s: every core multiplies its own pair of
 /// random `n x n` `f32` matrices with Chapter 2's single-threaded `matmul`, all
 /// cores at once, `repeats` times after two warm-up products. That is how the
@@ -1537,7 +1537,7 @@ pub fn measured_matmul_flops(n: usize, repeats: usize) -> Result<f64, TrainingEr
     Ok(cores as f64 * 2.0 * (n as f64).powi(3) / slowest)
 }
 
-// book/src/ch06.md:3096
+// book/src/ch06.md:3101
 /// Re-exported because the checkpoint API below speaks in durations, so that
 /// `use ch06::*` is all a caller needs.
 pub use std::time::Duration;
@@ -1584,7 +1584,7 @@ pub fn young_interval(faults: &FaultModel) -> Result<Duration, TrainingError> {
     Ok(Duration::from_secs_f64((2.0 * save * mtbf).sqrt()))
 }
 
-// book/src/ch06.md:3152
+// book/src/ch06.md:3157
 /// A published count of job-interrupting failures on one fleet over one window.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FailureRecord {
@@ -1643,7 +1643,7 @@ pub fn save_stall(payload_bytes: f64, write_bytes_per_s: f64) -> Result<Duration
     Ok(Duration::from_secs_f64(payload / bandwidth))
 }
 
-// book/src/ch06.md:3529
+// book/src/ch06.md:3534
 /// The three legs of a warmup-stable-decay schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WsdPhase {
@@ -1737,7 +1737,7 @@ pub fn wsd_multiplier(step: u64, total_steps: u64) -> Result<f64, TrainingError>
     WsdSchedule::new(total_steps, 0.05, 0.15)?.multiplier(step)
 }
 
-// book/src/ch06.md:3810
+// book/src/ch06.md:3815
 /// The compute budget of one pretraining run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TrainingRun {
@@ -1863,7 +1863,7 @@ fn ratio_at_least_one(what: &'static str, value: f64) -> Result<f64, TrainingErr
     )
 }
 
-// book/src/ch06.md:4212
+// book/src/ch06.md:4217
 /// Hours in an average year (365.25 days).
 pub const HOURS_PER_YEAR: f64 = 8_766.0;
 

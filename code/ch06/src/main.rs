@@ -15,7 +15,7 @@ fn main() {
 /// The chapter's run cells, in order; `?` in a cell ends the program with its error.
 fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::cell(0);
-    // book/src/ch06.md:155
+    // book/src/ch06.md:160
     let billions = |n: u64| format!("{:.2}B", n as f64 / 1e9);
     println!(
         "{:9}  {:>9}  {:>7}  {:>10}  {:>7}",
@@ -35,7 +35,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(1);
-    // book/src/ch06.md:563
+    // book/src/ch06.md:568
     let p_7b = param_count(&LLAMA_7B)?.total() as f64;
     print!("{:6}", "GiB");
     for component in StateComponent::ALL {
@@ -59,7 +59,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(2);
-    // book/src/ch06.md:721
+    // book/src/ch06.md:726
     for policy in ActivationPolicy::ALL {
         let per_layer = activation_bytes_per_layer(&LLAMA_7B, 1, policy)?;
         let total = format!("{:.1} GiB", (per_layer * LLAMA_7B.n_layers) as f64 / GIB);
@@ -79,7 +79,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("layers_7b", LLAMA_7B.n_layers);
 
     tangle_runtime::cell(3);
-    // book/src/ch06.md:757
+    // book/src/ch06.md:762
     tangle_runtime::figure::svg("activation-policies", (720, 400), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, VPos, plotters::prelude::*};
         let state_gib =
@@ -166,7 +166,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(4);
-    // book/src/ch06.md:968
+    // book/src/ch06.md:973
     let tiny = ch02::TinyGpt::new(ch02::MEASUREMENT_CONFIG, 6)?;
     println!(
         "TinyGPT for the measurement: {} parameters",
@@ -174,7 +174,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(5);
-    // book/src/ch06.md:984
+    // book/src/ch06.md:989
     let tiny_batch = {
         let cfg = tiny.config();
         let (sequences, len) = (4, cfg.block_size);
@@ -204,7 +204,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("checkpointing_saves_pct", format!("{less:.1} %"));
 
     tangle_runtime::cell(6);
-    // book/src/ch06.md:1059
+    // book/src/ch06.md:1064
     {
         let cfg = tiny.config();
         let per_block = (saved_plain - saved_checkpointed) / cfg.n_layers;
@@ -223,7 +223,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(7);
-    // book/src/ch06.md:1118
+    // book/src/ch06.md:1123
     for stage in ZeroStage::ALL {
         let total = state_ledger(p_7b, Precision::Mixed, stage, 8)?.total();
         println!(
@@ -238,7 +238,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(8);
-    // book/src/ch06.md:1157
+    // book/src/ch06.md:1162
     tangle_runtime::figure::svg("zero-stages", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let plans = [
@@ -334,7 +334,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(9);
-    // book/src/ch06.md:1564
+    // book/src/ch06.md:1569
     let mut rng = SplitMix64::new(0);
     let x = Matrix::random_normal(4, 256, 1.0, &mut rng);
     let w_up = Matrix::random_normal(256, 1024, 1.0 / 16.0, &mut rng);
@@ -353,7 +353,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(10);
-    // book/src/ch06.md:1624
+    // book/src/ch06.md:1629
     let per_layer = tp_comm_bytes_per_layer(&LLAMA_7B, 1, 8)?;
     let per_microbatch = format!("{:.1} GiB", per_layer * LLAMA_7B.n_layers as f64 / GIB);
     println!(
@@ -364,7 +364,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("tp8_comm_7b_gib", per_microbatch);
 
     tangle_runtime::cell(11);
-    // book/src/ch06.md:2039
+    // book/src/ch06.md:2044
     for (stages, microbatches) in [(4, 8), (8, 32), (8, 8)] {
         let timeline = simulate_pipeline(
             Schedule::OneFOneB,
@@ -382,7 +382,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(12);
-    // book/src/ch06.md:2076
+    // book/src/ch06.md:2081
     tangle_runtime::figure::svg("pipeline-gantt", (720, 300), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let gantt = simulate_pipeline(Schedule::OneFOneB, 4, 8, StageTimes::TRANSFORMER)?;
@@ -454,7 +454,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(13);
-    // book/src/ch06.md:2551
+    // book/src/ch06.md:2556
     let plans_7b = plan_table(
         &LLAMA_7B,
         8,
@@ -476,7 +476,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("plan_7b_tp8_tp_comm_gib", gib(pure_tp.tp_comm_gib));
 
     tangle_runtime::cell(14);
-    // book/src/ch06.md:2595
+    // book/src/ch06.md:2600
     let plans_70b = plan_table(&LLAMA_70B, 64, &PlanOptions::default())?;
     print!("{plans_70b}");
     let percent = |fraction: f64| format!("{:.1} %", 100.0 * fraction);
@@ -496,7 +496,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("plan_70b_tp8_pp2_tp_comm_gib", gib(node_tp.tp_comm_gib));
 
     tangle_runtime::cell(15);
-    // book/src/ch06.md:2813
+    // book/src/ch06.md:2818
     let payload = expert_dispatch_bytes(8 * 8192, 4096, 8, balanced_off_device_fraction(8)?)?;
     let dispatch = format!("{:.1} GiB", payload / GIB);
     println!(
@@ -505,7 +505,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("moe_dispatch_gib", dispatch);
 
     tangle_runtime::cell(16);
-    // book/src/ch06.md:3001
+    // book/src/ch06.md:3006
     let roofline = measured_matmul_flops(1024, 8)?;
     println!(
         "measured matmul roofline on this CPU: {:.0} GFLOP/s",
@@ -513,7 +513,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(17);
-    // book/src/ch06.md:3018
+    // book/src/ch06.md:3023
     let toy = tiny.config();
     let toy_tokens_per_s = ch02::benchmark_training(10)?;
     let toy_forward = ch02::flops_per_token(toy, toy.block_size)?.total as f64;
@@ -530,7 +530,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(18);
-    // book/src/ch06.md:3214
+    // book/src/ch06.md:3219
     let mixed = state_ledger(p_7b, Precision::Mixed, ZeroStage::Replicated, 1)?;
     let payload = checkpoint_payload(&mixed);
     let save = save_stall(payload, 3.0 * GIB)?;
@@ -544,7 +544,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("save_stall_7b", save_s);
 
     tangle_runtime::cell(19);
-    // book/src/ch06.md:3237
+    // book/src/ch06.md:3242
     for devices in [1_024_u64, 16_384] {
         let faults = FaultModel {
             save,
@@ -565,7 +565,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(20);
-    // book/src/ch06.md:3270
+    // book/src/ch06.md:3275
     tangle_runtime::figure::svg("checkpoint-waste", (720, 400), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let fig_save = save_stall(
@@ -643,7 +643,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(21);
-    // book/src/ch06.md:3627
+    // book/src/ch06.md:3632
     let wsd = WsdSchedule::new(1_000, 0.05, 0.15)?;
     println!("step  phase    multiplier");
     for step in [0, 24, 500, 900, 999] {
@@ -653,7 +653,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(22);
-    // book/src/ch06.md:3648
+    // book/src/ch06.md:3653
     tangle_runtime::figure::svg("wsd-vs-cosine", (720, 380), |root| {
         use tangle_runtime::figure::{self, BookStyle, Key, plotters::prelude::*};
         let total_steps = 1_000_u64;
@@ -722,7 +722,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(23);
-    // book/src/ch06.md:3939
+    // book/src/ch06.md:3944
     println!(
         "{:<22} {:>8} {:>13} {:>6} {:>7} {:>6} {:>10}",
         "run", "FLOPs", "device-hrs", "days", "cost", "MW", "energy"
@@ -761,7 +761,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(24);
-    // book/src/ch06.md:3997
+    // book/src/ch06.md:4002
     tangle_runtime::figure::svg("run-economics", (720, 380), |root| {
         use tangle_runtime::figure::{self, Area, BookStyle, plotters::prelude::*};
         let mut run_costs = Vec::new();
@@ -867,7 +867,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(25);
-    // book/src/ch06.md:4294
+    // book/src/ch06.md:4299
     let owned = Ownership {
         capital_per_device: 45_000.0,
         discount_rate: 0.12,
@@ -904,7 +904,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(26);
-    // book/src/ch06.md:4480
+    // book/src/ch06.md:4485
     // Only the moment line changes: Adam keeps 8 bytes per parameter, 8-bit Adam 2 + 0.5, Muon 4.
     let optimizers = [("Adam", 8.0), ("8-bit Adam", 2.5), ("Muon", 4.0)];
     println!("ZeRO-1 state of the 7B model per device, GiB");
@@ -929,7 +929,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // optimizers shrinks as 1/shards.
 
     tangle_runtime::cell(27);
-    // book/src/ch06.md:4521
+    // book/src/ch06.md:4526
     {
         let fused_total = |seq_len: u64| -> Result<f64, TrainingError> {
             let cfg = TrainingConfig {
@@ -968,7 +968,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // that the run can drop altogether.
 
     tangle_runtime::cell(28);
-    // book/src/ch06.md:4572
+    // book/src/ch06.md:4577
     {
         // (a) ZeRO-3 divides all 16 bytes per parameter over the 64 devices of every layout.
         let zero3 = PlanOptions {
@@ -1049,7 +1049,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(29);
-    // book/src/ch06.md:4679
+    // book/src/ch06.md:4684
     {
         let (stages, microbatches) = (8, 32);
         let orders = Schedule::OneFOneB.orders(stages, microbatches)?;
@@ -1081,7 +1081,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(30);
-    // book/src/ch06.md:4724
+    // book/src/ch06.md:4729
     for n in [128, 256, 512, 1024] {
         let peak = measured_matmul_flops(n, 4)?;
         let mfu = model_flops_utilization(toy_tokens_per_s, toy_flops_per_token, 1, peak)?;
@@ -1099,7 +1099,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // 6.6 come from the same run and still differ, which is the same lesson again.
 
     tangle_runtime::cell(31);
-    // book/src/ch06.md:4756
+    // book/src/ch06.md:4761
     {
         // w(I) = C_s / I + (1 - p) I / 2M + R / M + p C_s / M, so I* = sqrt(2 C_s M / (1 - p)):
         // the unwarned failures alone follow equation 6.5, with an MTBF of M / (1 - p).
@@ -1130,7 +1130,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // nearly every failure gives notice.
 
     tangle_runtime::cell(32);
-    // book/src/ch06.md:4802
+    // book/src/ch06.md:4807
     {
         let rental = H100_CLASS_2026.usd_per_device_hour;
         let cases = [

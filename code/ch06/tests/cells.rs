@@ -3,7 +3,7 @@
 
 use ch06::*;
 
-// book/src/ch06.md:611
+// book/src/ch06.md:616
 #[test]
 fn mixed_precision_state_is_sixteen_bytes_per_parameter() {
     let ledger = state_ledger(1000.0, Precision::Mixed, ZeroStage::Replicated, 1).unwrap();
@@ -26,7 +26,7 @@ fn param_count_follows_grouped_query_attention() {
     assert_eq!(gqa.embeddings, mha.embeddings);
 }
 
-// book/src/ch06.md:1023
+// book/src/ch06.md:1028
 #[test]
 fn the_counting_allocator_sees_the_tape_and_checkpointing_shrinks_it() {
     let config = ch02::GptConfig {
@@ -57,7 +57,7 @@ fn the_counting_allocator_sees_the_tape_and_checkpointing_shrinks_it() {
     );
 }
 
-// book/src/ch06.md:1284
+// book/src/ch06.md:1289
 #[test]
 fn zero3_over_n_devices_holds_one_nth_of_the_state() {
     let p = param_count(&LLAMA_70B).unwrap().total() as f64;
@@ -91,7 +91,7 @@ fn each_zero_stage_holds_no_more_than_the_previous_one() {
     }
 }
 
-// book/src/ch06.md:2156
+// book/src/ch06.md:2161
 #[test]
 fn simulated_idle_fraction_matches_closed_form_bubble() {
     for schedule in [Schedule::OneFOneB, Schedule::GPipe] {
@@ -240,7 +240,7 @@ fn tensor_parallel_ffn_matches_unsharded_product() {
     ));
 }
 
-// book/src/ch06.md:2656
+// book/src/ch06.md:2661
 #[test]
 fn plan_table_lists_exactly_the_legal_layouts() {
     let clusters = [(LLAMA_7B, 8, 64), (LLAMA_70B, 64, 128), (LLAMA_70B, 48, 24)];
@@ -344,7 +344,7 @@ fn calculators_reject_impossible_input() {
     assert_eq!(message, "n_layers = 32 is not divisible by pp = 3");
 }
 
-// book/src/ch06.md:2908
+// book/src/ch06.md:2913
 #[test]
 fn mfu_grows_with_throughput_and_shrinks_with_fleet_size() {
     let flops_per_token = 6.0 * 7e9;
@@ -368,7 +368,7 @@ fn mfu_rejects_inputs_no_run_can_have() {
     assert!(model_flops_utilization(1_000.0, 4.2e10, 8, f64::INFINITY).is_err());
 }
 
-// book/src/ch06.md:3358
+// book/src/ch06.md:3363
 fn example_faults() -> FaultModel {
     FaultModel {
         save: Duration::from_secs(30),
@@ -478,7 +478,7 @@ fn impossible_fault_inputs_are_errors() {
     assert!(save_stall(-1.0, 1e9).is_err());
 }
 
-// book/src/ch06.md:3724
+// book/src/ch06.md:3729
 #[test]
 fn wsd_legs_meet_without_jumps() {
     let wsd = WsdSchedule::new(1_000, 0.05, 0.15).unwrap();
@@ -532,7 +532,7 @@ fn the_shorthand_is_the_section_schedule() {
     }
 }
 
-// book/src/ch06.md:4111
+// book/src/ch06.md:4116
 #[test]
 fn device_hours_do_not_depend_on_the_fleet() {
     let run = NAMED_RUNS[1];
@@ -615,7 +615,7 @@ fn impossible_runs_and_fleets_are_errors() {
     );
 }
 
-// book/src/ch06.md:4352
+// book/src/ch06.md:4357
 #[test]
 fn crf_has_the_right_limits() {
     // No return required: repay the principal in equal parts.

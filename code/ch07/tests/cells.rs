@@ -3,7 +3,7 @@
 
 use ch07::*;
 
-// book/src/ch07.md:847
+// book/src/ch07.md:851
 #[test]
 fn memory_formula_tracks_published_totals_of_representable_rows() {
     let close = [
@@ -55,7 +55,7 @@ fn measured_mode_scales_flops_and_bandwidth() {
     assert!(spec.collective(Span::InDomain { axes: 0 }).is_err());
 }
 
-// book/src/ch07.md:1408
+// book/src/ch07.md:1412
 #[test]
 fn ridge_is_where_weight_traffic_clocks_are_equal() {
     for chip in CHIPS {
@@ -91,7 +91,7 @@ fn ridge_curve_saturates_at_one() {
     assert_eq!(c[2].1, 1.0);
 }
 
-// book/src/ch07.md:1648
+// book/src/ch07.md:1652
 #[test]
 fn dp_ridge_is_where_backward_clocks_meet_and_scales_with_sparsity() {
     let hw = Hardware::spec(H100);
@@ -135,7 +135,7 @@ fn more_axes_lower_the_tpu_floor_but_not_the_gpu_one() {
     assert_eq!(g1, g3);
 }
 
-// book/src/ch07.md:1923
+// book/src/ch07.md:1927
 #[test]
 fn fsdp_has_the_dp_ridge_and_divides_memory() {
     let hw = Hardware::spec(TPU_V5P);
@@ -186,7 +186,7 @@ fn training_days_rejects_impossible_utilisation() {
     assert!((d1 / d2 - 2.0).abs() < 1e-12);
 }
 
-// book/src/ch07.md:2244
+// book/src/ch07.md:2248
 #[test]
 fn tp_bound_is_where_clocks_meet_and_batch_free() {
     let hw = Hardware::spec(TPU_V5P);
@@ -204,7 +204,7 @@ fn tp_bound_is_where_clocks_meet_and_batch_free() {
     assert!(tp_layer_clock(&LLAMA3_70B, &hw, span, 0, 1e4).is_err());
 }
 
-// book/src/ch07.md:3036
+// book/src/ch07.md:3040
 #[test]
 fn the_fastest_mesh_brackets_the_closed_form_optimum() {
     let hw = Hardware::spec(TPU_V5P);
@@ -239,7 +239,7 @@ fn the_fastest_mesh_brackets_the_closed_form_optimum() {
     assert!(fastest_split(&[]).is_none());
 }
 
-// book/src/ch07.md:3305
+// book/src/ch07.md:3309
 #[test]
 fn optimal_fsdp_degree_balances_the_two_collectives() {
     let hw = Hardware::spec(TPU_V5P);
@@ -323,7 +323,7 @@ fn gpu_mix_keeps_tp_inside_the_domain() {
     assert!(mixed_layer_clock(&LLAMA3_70B, &hw, Mesh { tp: 3, ..mesh }, 4e6).is_err());
 }
 
-// book/src/ch07.md:3684
+// book/src/ch07.md:3688
 #[test]
 fn ep_regimes_match_the_closed_forms_without_shared_experts() {
     let hw = Hardware::spec(H100);
@@ -377,7 +377,7 @@ fn ep_checks_its_inputs() {
     );
 }
 
-// book/src/ch07.md:4411
+// book/src/ch07.md:4415
 fn tiny_blocks(n: usize, d: usize, f: usize, seed: u64) -> (Vec<Vec<f32>>, Vec<Vec<f32>>) {
     let mut rng = ch02::Rng::new(seed);
     let mut draw = |len: usize| {
@@ -530,7 +530,7 @@ fn threaded_pipeline_rejects_bad_plans() {
     ));
 }
 
-// book/src/ch07.md:4959
+// book/src/ch07.md:4963
 #[test]
 fn fused_split_simulator_reproduces_chapter_6_one_f1b() {
     let split = SplitTimes {
@@ -655,7 +655,7 @@ fn pipeline_hop_is_cheap_and_checked() {
     );
 }
 
-// book/src/ch07.md:5559
+// book/src/ch07.md:5563
 #[test]
 fn dcn_floor_is_where_cross_domain_clocks_meet() {
     let hw = Hardware::spec(TPU_V5P);
@@ -670,7 +670,7 @@ fn dcn_floor_is_where_cross_domain_clocks_meet() {
     assert!(tpu_recipe(&LLAMA3_70B, &hw, 100.0).is_err());
 }
 
-// book/src/ch07.md:5876
+// book/src/ch07.md:5880
 #[test]
 fn worked_examples_validate_and_match_the_published_numbers() {
     assert_eq!(DEEPSEEK_V3_RUN.batch, 62_914_560.0);
@@ -710,7 +710,7 @@ fn gpu_ridges_match_the_published_ones() {
     assert!((need / 1e6 - 40.6).abs() < 0.05, "{need}");
 }
 
-// book/src/ch07.md:6260
+// book/src/ch07.md:6264
 #[test]
 fn llama2_answers_follow_from_the_shapes() {
     let p = ch06::param_count(&LLAMA2_13B_SHAPE).unwrap().total() as f64;
@@ -732,7 +732,7 @@ fn ten_bytes_per_parameter_is_chapter_6_weights_plus_moments() {
     assert_eq!(bytes as f64, ADAM_BYTES_PER_PARAM);
 }
 
-// book/src/ch07.md:6284
+// book/src/ch07.md:6288
 use tangle_runtime::widget::Widget;
 
 /// Every calculator of the chapter, in order.
