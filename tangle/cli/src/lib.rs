@@ -5,6 +5,7 @@
 
 mod preprocess;
 mod report;
+mod scaffold;
 mod status;
 pub mod test;
 
@@ -86,6 +87,12 @@ enum Command {
         #[arg(long, default_value_t = 3000)]
         port: u16,
     },
+    /// Start a new book in PATH: book.toml, a chapter that shows every feature, a bibliography,
+    /// .gitignore, a CI workflow and a README, generated and checked once, ready to commit.
+    New { path: PathBuf },
+    /// Adopt the mdBook in this folder (or --root): tangle's lines in book.toml and .gitignore,
+    /// the generated files written; no chapter is changed.
+    Init,
     /// Run as an mdBook preprocessor (`[preprocessor.tangle]` in book.toml).
     Preprocess {
         #[command(subcommand)]
@@ -179,6 +186,16 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             None => preprocess::run(),
         };
     }
+    if let Command::New { path } = &cli.command {
+        return scaffold::new(path);
+    }
+    if let Command::Init = &cli.command {
+        let dir = match &cli.root {
+            Some(r) => r.clone(),
+            None => std::env::current_dir()?,
+        };
+        return scaffold::init(&dir);
+    }
     let root = match cli.root {
         Some(r) => r,
         None => find_root(&std::env::current_dir()?)?,
@@ -189,7 +206,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     }
     let _total = tangle_core::timing::Span::new("total (after the command line is read)");
     let refresh = matches!(cli.command, Command::Accept { refresh: true, .. });
-    let options = CheckOptions { verbose: cli.verbose, refresh };
+    let options = CheckOptions { verbose: cli.verbose, refresh, ..CheckOptions::default() };
     // One writer at a time: a second accept, check or book waits (or, with --no-wait, stops).
     let _lock = match cli.command {
         Command::Sync { check: true } | Command::Fmt { check: true, .. } => None,
@@ -237,7 +254,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             let outcome = check(&project, &chapters, options)?;
             let code = report::report(&project, &outcome, true, Results::Stdout)?;
             if let pipeline::Outcome::Ran(results) = &outcome {
-                for f in pipeline::accept(&project, results)?.files {
+                for f in pipeline::accept(&project, results, options.writes)?.files {
                     println!("updated {}", f.display());
                 }
             }
@@ -277,7 +294,9 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             }
             Ok(code)
         }
-        Command::Serve { .. } | Command::Preprocess { .. } => unreachable!("handled above"),
+        Command::Serve { .. } | Command::Preprocess { .. } | Command::New { .. } | Command::Init => {
+            unreachable!("handled above")
+        }
     }
 }
 

@@ -139,9 +139,27 @@ pub fn on_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
 }
 
+/// Whether a command may write the book's generated files and lock file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writes {
+    /// Write what is stale (a check syncs `code/`, a build updates the lock file).
+    Allow,
+    /// Refuse: fail on stale files and build `--locked` (on CI, insta's rule).
+    Refuse,
+}
+
+impl Default for Writes {
+    /// Refuse on CI, allow elsewhere.
+    fn default() -> Self {
+        if on_ci() { Writes::Refuse } else { Writes::Allow }
+    }
+}
+
 /// How a check runs.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CheckOptions {
+    /// Whether stale generated files may be rewritten (and the lock file updated).
+    pub writes: Writes,
     pub verbose: bool,
     /// Rerun every chapter (no cache) and judge outputs and values exactly, redactions and
     /// tolerances aside: how `accept --refresh` records this machine's measurements.
@@ -174,7 +192,7 @@ pub fn check_showing(
 ) -> anyhow::Result<Outcome> {
     let stale = timing::phase("stale", || project.stale())?;
     if !stale.is_empty() {
-        if on_ci() {
+        if options.writes == Writes::Refuse {
             return Ok(Outcome::Stale(stale));
         }
         for (verb, what) in sync::summary(&project.sync()?, &project.generated, &project.layout().theme) {
@@ -207,7 +225,11 @@ pub fn check_showing(
     if !to_build.is_empty() {
         progress.line(&format!(" building {}", to_build.join(", ")));
         progress.building(&to_build);
-        let build_options = BuildOptions { verbose: options.verbose, locked: on_ci(), full_optimisation: false };
+        let build_options = BuildOptions {
+            verbose: options.verbose,
+            locked: options.writes == Writes::Refuse,
+            full_optimisation: false,
+        };
         let report = timing::phase("build", || {
             build::build(
                 project.layout(),
@@ -371,8 +393,9 @@ pub struct Accepted {
 }
 
 /// Writes the actual outputs of `results` into the prose, `figures/` and `snapshots/`.
-pub fn accept(project: &Project, results: &[ChapterResult]) -> anyhow::Result<Accepted> {
-    anyhow::ensure!(!on_ci(), "accept writes the book and never runs with CI set");
+/// `writes` must allow it (`accept` never runs on CI, where the book is only checked).
+pub fn accept(project: &Project, results: &[ChapterResult], writes: Writes) -> anyhow::Result<Accepted> {
+    anyhow::ensure!(writes == Writes::Allow, "accept writes the book and never runs with CI set");
     // Temporary files a killed run left where we write (we hold the repository lock, so no
     // live run owns them).
     let layout = project.layout();

@@ -1,0 +1,239 @@
+//! Starting a book: `tangle new PATH` writes a complete small book (mdBook's layout, one chapter
+//! that shows every feature once, a bibliography, a `.gitignore`, a GitHub Actions workflow
+//! and a README), then generates, builds and runs it once, so that the folder holds everything
+//! CI needs to pass as it is: the generated crates and their lock file, the theme, the figure
+//! and the snapshots. `tangle init` adopts an existing mdBook: it adds tangle's lines to
+//! `book.toml` (editing it in place, comments and order kept) and to `.gitignore`, writes the
+//! generated files, and touches no chapter.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use tangle_core::fsutil::write_atomic;
+use tangle_core::messages;
+use tangle_core::pipeline::{self, CheckOptions, Outcome, Writes};
+
+use crate::report::{self, CLEAN, Results};
+
+/// The template's files: path in the new book, contents.
+const TEMPLATE: &[(&str, &str)] = &[
+    ("book.toml", include_str!("../template/book.toml")),
+    ("src/SUMMARY.md", include_str!("../template/src/SUMMARY.md")),
+    ("src/introduction.md", include_str!("../template/src/introduction.md")),
+    ("src/ch01.md", include_str!("../template/src/ch01.md")),
+    ("references.yaml", include_str!("../template/references.yaml")),
+    ("README.md", include_str!("../template/README.md")),
+    (".gitignore", include_str!("../template/gitignore")),
+    (".github/workflows/book.yml", include_str!("../template/github/book.yml")),
+];
+
+/// `tangle new PATH`: a new book in `path`, which must not exist or be empty.
+pub fn new(path: &Path) -> anyhow::Result<u8> {
+    if path.exists() && std::fs::read_dir(path).map(|mut d| d.next().is_some()).unwrap_or(true) {
+        bail!(
+            "{} exists and is not empty: `{}` makes a new folder (in an existing mdBook, run `{}` there)",
+            path.display(),
+            messages::command("new"),
+            messages::command("init")
+        );
+    }
+    let title = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .map(title_of)
+        .filter(|t| !t.is_empty())
+        .unwrap_or_else(|| "My Book".into());
+    for (rel, text) in TEMPLATE {
+        let text = text
+            .replace("title = \"My Book\"", &format!("title = {}", toml_string(&title)))
+            .replace("# My Book\n", &format!("# {title}\n"))
+            .replace("TANGLE_VERSION", env!("CARGO_PKG_VERSION"));
+        write_atomic(&path.join(rel), text.as_bytes()).with_context(|| format!("cannot write {rel}"))?;
+    }
+    eprintln!("wrote a new book in {}", path.display());
+    // Generate, build and run it once, writing what the code prints (the figure, the snapshots,
+    // the lock file), so that the book passes `tangle test` on CI as it is. The book is new:
+    // nothing the author wrote is rewritten, on CI or not.
+    let project = crate::load_project(path)?;
+    let chapters = project.select(&[])?;
+    let options = CheckOptions { writes: Writes::Allow, ..CheckOptions::default() };
+    let outcome = crate::check(&project, &chapters, options)?;
+    let code = report::report(&project, &outcome, true, Results::Stderr)?;
+    if let Outcome::Ran(results) = &outcome {
+        pipeline::accept(&project, results, Writes::Allow)?;
+    }
+    if code != CLEAN {
+        bail!("the new book does not check (see above): this is a bug in tangle's template");
+    }
+    let shown = path.display();
+    println!(
+        "created {shown}\n\nNext:\n    cd {shown}\n    {}      # the HTML book, in book/index.html\n    {}      # everything CI checks\n\n\
+         Then put it under version control (git init) with the generated code/, figures/, snapshots/\n\
+         and theme/: CI checks that they are current.",
+        messages::command("book"),
+        messages::command("test")
+    );
+    Ok(CLEAN)
+}
+
+/// `my-first_book` → `My First Book`.
+fn title_of(name: &str) -> String {
+    name.split(['-', '_', ' '])
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let mut chars = w.chars();
+            chars.next().map(|c| c.to_uppercase().chain(chars).collect::<String>()).unwrap_or_default()
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A TOML basic string, quoted and escaped by toml's own writer.
+fn toml_string(text: &str) -> String {
+    toml::Value::String(text.to_string()).to_string()
+}
+
+/// `tangle init` in the folder holding an mdBook's `book.toml`.
+pub fn init(dir: &Path) -> anyhow::Result<u8> {
+    let book_toml = dir.join("book.toml");
+    if !book_toml.is_file() {
+        bail!(
+            "no book.toml in {}: `{}` adopts an existing mdBook (run it where book.toml is); to start a book, run `{}`",
+            dir.display(),
+            messages::command("init"),
+            messages::command("new PATH")
+        );
+    }
+    let text = std::fs::read_to_string(&book_toml).context("cannot read book.toml")?;
+    let config = tangle_core::config::Config::load(dir)?;
+    let (css, js) = tangle_render::theme::entries(&config.layout);
+    let edited = edit_book_toml(&text, &css, &js)?;
+    let mut changed = Vec::new();
+    if edited != text {
+        tangle_core::fsutil::replace_if_unchanged(&book_toml, text.as_bytes(), edited.as_bytes())?;
+        changed.push("book.toml ([preprocessor.tangle], tangle's stylesheet and script)".to_string());
+    }
+    let build_dir = config.layout.build.strip_prefix(&config.layout.book).unwrap_or(&config.layout.build);
+    let target = &config.layout.target;
+    let ignore = [format!("/{}/", target.display()), format!("/{}/", build_dir.display()), ".tangle-tmp-*".to_string()];
+    if add_ignore_lines(&dir.join(".gitignore"), &ignore)? {
+        changed.push(".gitignore (build output)".into());
+    }
+    let project = crate::load_project(dir)?;
+    let fixed = project.sync()?;
+    for (verb, what) in tangle_core::generate::sync::summary(&fixed, &project.generated, &project.layout().theme) {
+        eprintln!("{verb} {what}");
+    }
+    for c in &changed {
+        println!("updated {c}");
+    }
+    let chapters: Vec<String> = project.book.chapters.iter().map(|c| c.path.display().to_string()).collect();
+    println!(
+        "tangle adopted this book: {} chapter(s) with Rust cells ({}); no chapter was changed.\n\nNext:\n    {}    # build and run the cells, compare with the prose\n    {}    # everything CI checks\n    {}    # the HTML book",
+        chapters.len(),
+        if chapters.is_empty() { "none yet".to_string() } else { chapters.join(", ") },
+        messages::command("check"),
+        messages::command("test"),
+        messages::command("book"),
+    );
+    Ok(CLEAN)
+}
+
+/// `book.toml` with `[preprocessor.tangle]` and the theme's stylesheet and script added where
+/// they are missing; everything else (comments, order, formatting) as it was.
+fn edit_book_toml(text: &str, css: &str, js: &str) -> anyhow::Result<String> {
+    let mut doc: toml_edit::DocumentMut = text.parse().context("book.toml does not parse")?;
+    let preprocessor = doc.entry("preprocessor").or_insert_with(|| {
+        let mut t = toml_edit::Table::new();
+        t.set_implicit(true);
+        toml_edit::Item::Table(t)
+    });
+    let preprocessor = preprocessor.as_table_mut().context("[preprocessor] in book.toml is not a table")?;
+    if !preprocessor.contains_key("tangle") {
+        let mut tangle = toml_edit::Table::new();
+        let mut before = toml_edit::Array::new();
+        before.push("links");
+        tangle.insert("before", toml_edit::value(before));
+        tangle.decor_mut().set_prefix(
+            "\n# tangle checks the chapters' Rust cells against the outputs in the prose (`tangle check`).\n",
+        );
+        preprocessor.insert("tangle", toml_edit::Item::Table(tangle));
+    }
+    let output = doc.entry("output").or_insert_with(|| {
+        let mut t = toml_edit::Table::new();
+        t.set_implicit(true);
+        toml_edit::Item::Table(t)
+    });
+    let output = output.as_table_mut().context("[output] in book.toml is not a table")?;
+    let html = output.entry("html").or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()));
+    let html = html.as_table_like_mut().context("[output.html] in book.toml is not a table")?;
+    for (key, entry) in [("additional-css", css), ("additional-js", js)] {
+        let item = html.entry(key).or_insert(toml_edit::value(toml_edit::Array::new()));
+        let array = item.as_array_mut().with_context(|| format!("`{key}` in book.toml is not an array"))?;
+        let listed: Vec<PathBuf> = array.iter().filter_map(|v| v.as_str()).map(PathBuf::from).collect();
+        if tangle_render::theme::missing(&listed, entry).is_some() {
+            // First, so that a stylesheet of the author's, listed after it, overrides it.
+            array.insert(0, entry);
+        }
+    }
+    Ok(doc.to_string())
+}
+
+/// Appends the `lines` missing from the `.gitignore` at `path` (creating it); true if it changed.
+fn add_ignore_lines(path: &Path, lines: &[String]) -> anyhow::Result<bool> {
+    let old = std::fs::read_to_string(path).unwrap_or_default();
+    let present: Vec<&str> = old.lines().map(str::trim).collect();
+    let missing: Vec<&String> = lines.iter().filter(|l| !present.contains(&l.as_str())).collect();
+    if missing.is_empty() {
+        return Ok(false);
+    }
+    let mut new = old.clone();
+    if !new.is_empty() && !new.ends_with('\n') {
+        new.push('\n');
+    }
+    new.push_str("# tangle: build output and its cache, the HTML book, half-written temporary files\n");
+    for l in missing {
+        new.push_str(l);
+        new.push('\n');
+    }
+    write_atomic(path, new.as_bytes())?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn book_toml_gains_tangle_and_keeps_the_authors_lines() {
+        let text = "# My notes\n[book]\ntitle = \"T\" # the title\n\n[output.html]\nadditional-css = [\"mine.css\"]\n";
+        let out = edit_book_toml(text, "theme/tangle.css", "theme/tangle.js").unwrap();
+        assert!(out.starts_with("# My notes\n[book]\ntitle = \"T\" # the title\n"), "{out}");
+        let parsed: toml::Table = toml::from_str(&out).unwrap();
+        assert_eq!(parsed["preprocessor"]["tangle"]["before"][0].as_str(), Some("links"));
+        let css: Vec<&str> =
+            parsed["output"]["html"]["additional-css"].as_array().unwrap().iter().filter_map(|v| v.as_str()).collect();
+        assert_eq!(css, ["theme/tangle.css", "mine.css"], "ours first, so the author's overrides it");
+        assert_eq!(parsed["output"]["html"]["additional-js"][0].as_str(), Some("theme/tangle.js"));
+        // A second run changes nothing.
+        assert_eq!(edit_book_toml(&out, "theme/tangle.css", "theme/tangle.js").unwrap(), out);
+    }
+
+    #[test]
+    fn ignore_lines_are_added_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".gitignore");
+        std::fs::write(&path, "*.log").unwrap();
+        let lines = ["/target/".to_string(), "/book/".to_string()];
+        assert!(add_ignore_lines(&path, &lines).unwrap());
+        assert!(!add_ignore_lines(&path, &lines).unwrap());
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("*.log\n") && text.contains("/target/\n/book/\n"), "{text}");
+    }
+
+    #[test]
+    fn titles_from_folder_names() {
+        assert_eq!(title_of("my-first_book"), "My First Book");
+        assert_eq!(toml_string("A \"quoted\" title"), "\"A \\\"quoted\\\" title\"");
+    }
+}
