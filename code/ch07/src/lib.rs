@@ -1990,6 +1990,62 @@ impl ThreadedRun {
             .orders(self.timeline.stages, self.timeline.microbatches)?;
         Ok(ch06::simulate_orders(&orders, &self.stage_times())?)
     }
+
+    /// The same orders replayed with every pass lasting exactly as long as it did in this run,
+    /// each starting as soon as its stage is free and its input has arrived (chapter 6's
+    /// dependency rules). A measured pass can only have started at that moment or later, since a
+    /// thread stamps its start after the input arrives and its end before it sends the output,
+    /// so the replay's step is never longer than the measured one. The difference is what the
+    /// schedule does not explain: hand-overs, and time the operating system gave to others.
+    pub fn replayed(&self) -> Result<ch06::PipelineTimeline> {
+        let (stages, m) = (self.timeline.stages, self.timeline.microbatches);
+        let orders = self.schedule.orders(stages, m)?;
+        let mut took = vec![vec![[0.0f64; 2]; m]; stages];
+        for e in &self.timeline.events {
+            took[e.stage][e.microbatch][e.kind as usize] = e.duration();
+        }
+        let mut finished = vec![vec![[None::<f64>; 2]; m]; stages];
+        let (mut free_at, mut next) = (vec![0.0f64; stages], vec![0usize; stages]);
+        let mut events = Vec::with_capacity(2 * stages * m);
+        while events.len() < 2 * stages * m {
+            let before = events.len();
+            for stage in 0..stages {
+                let Some(&op) = orders[stage].get(next[stage]) else {
+                    continue;
+                };
+                let (mb, kind) = (op.microbatch, op.kind as usize);
+                let own_forward = finished[stage][mb][ch06::OpKind::Forward as usize];
+                let input = match op.kind {
+                    ch06::OpKind::Forward if stage == 0 => Some(0.0),
+                    ch06::OpKind::Forward => finished[stage - 1][mb][kind],
+                    ch06::OpKind::Backward if stage + 1 == stages => own_forward,
+                    ch06::OpKind::Backward => finished[stage + 1][mb][kind]
+                        .zip(own_forward)
+                        .map(|(downstream, own)| downstream.max(own)),
+                };
+                let Some(ready) = input else { continue };
+                let start = free_at[stage].max(ready);
+                let end = start + took[stage][mb][kind];
+                finished[stage][mb][kind] = Some(end);
+                (free_at[stage], next[stage]) = (end, next[stage] + 1);
+                events.push(ch06::PipelineEvent {
+                    stage,
+                    microbatch: mb,
+                    kind: op.kind,
+                    start,
+                    end,
+                });
+            }
+            if events.len() == before {
+                return Err(ch06::TrainingError::Deadlock { stage: 0 }.into());
+            }
+        }
+        Ok(ch06::PipelineTimeline {
+            stages,
+            microbatches: m,
+            events,
+        })
+    }
 }
 
 /// Runs the forward and backward passes of one step of `blocks` as a pipeline: stage `s` owns the
@@ -2208,7 +2264,7 @@ fn run_stage(
     })
 }
 
-// book/src/ch07.md:4658
+// book/src/ch07.md:4767
 use ch06::{OpKind, TrainingError, one_f1b_order};
 
 impl From<TrainingError> for ParallelError {
@@ -2443,7 +2499,7 @@ pub fn simulate_split_pipeline(
     Ok(SplitTimeline { stages, events })
 }
 
-// book/src/ch07.md:5224
+// book/src/ch07.md:5333
 /// The three schedules of this section as a calculator, drawn as a timeline: chapter 6's GPipe
 /// and 1F1B with a fused backward (twice a forward), and 1F1B with the backward split into
 /// dX and dW (one forward each) and at most $PP$ weight gradients deferred into idle slots.
@@ -2553,7 +2609,7 @@ pub fn pipeline_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:5359
+// book/src/ch07.md:5468
 /// Backward-layer clocks of pure data parallelism across scale-out domains (equation 7.14).
 /// The `chips` are spread evenly over the fewest domains that hold them.
 pub fn cross_domain_dp_clock(
@@ -2610,7 +2666,7 @@ pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     })
 }
 
-// book/src/ch07.md:5493
+// book/src/ch07.md:5602
 /// The data-centre network as a calculator: the per-chip DCN bandwidth is an input, and the
 /// TPU recipe of this section decides how many pods a batch needs.
 pub fn dcn_widget() -> Widget {
@@ -2668,7 +2724,7 @@ pub fn dcn_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:5707
+// book/src/ch07.md:5816
 /// Chapter 6's TP x PP x DP layout, re-exported so that readers of this chapter can build runs.
 pub use ch06::Layout;
 
@@ -2767,7 +2823,7 @@ pub const LLAMA_31_RUN: Run = Run {
     batch: 16e6,
 };
 
-// book/src/ch07.md:5977
+// book/src/ch07.md:6086
 /// LLaMA-2 13B in chapter 6's terms, for its parameter count and its training state.
 pub const LLAMA2_13B_SHAPE: ch06::TrainingConfig = ch06::TrainingConfig {
     name: "LLaMA-2 13B",
@@ -2780,7 +2836,7 @@ pub const LLAMA2_13B_SHAPE: ch06::TrainingConfig = ch06::TrainingConfig {
     seq_len: 4096,
 };
 
-// book/src/ch07.md:6014
+// book/src/ch07.md:6123
 /// The question-2 ledger of a dense model trained without parallelism.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepMemory {
@@ -2800,7 +2856,7 @@ pub fn step_memory(model: &Model, params: f64, batch: f64) -> Result<StepMemory>
     })
 }
 
-// book/src/ch07.md:6163
+// book/src/ch07.md:6272
 /// The three questions with their inputs editable: the shape ($L$, $D$, $F$, with heads of width
 /// 128 and a 32,000-token vocabulary), the batch of question 2, and the batch and slice of
 /// question 3 on TPU v5p. The defaults are LLaMA-2 13B and the questions' own numbers.

@@ -377,7 +377,7 @@ fn ep_checks_its_inputs() {
     );
 }
 
-// book/src/ch07.md:4411
+// book/src/ch07.md:4484
 fn tiny_blocks(n: usize, d: usize, f: usize, seed: u64) -> (Vec<Vec<f32>>, Vec<Vec<f32>>) {
     let mut rng = ch02::Rng::new(seed);
     let mut draw = |len: usize| {
@@ -445,6 +445,42 @@ fn every_split_and_schedule_computes_the_same_step() {
                             >= at(s, ch06::OpKind::Backward).end
                     );
                 }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_measured_step_is_never_shorter_than_its_replay() {
+    let (d, f) = (16, 64);
+    let (w_in, w_out) = tiny_blocks(4, d, f, 3);
+    let blocks: Vec<MlpBlock> = w_in
+        .iter()
+        .zip(&w_out)
+        .map(|(a, b)| MlpBlock {
+            w_in: a,
+            w_out: b,
+            d,
+            f,
+        })
+        .collect();
+    let inputs = microbatches(6, 8, d);
+    for split in [vec![2, 2], vec![3, 1], vec![1, 1, 1, 1]] {
+        for schedule in [ch06::Schedule::GPipe, ch06::Schedule::OneFOneB] {
+            let run = run_threaded_pipeline(&blocks, &split, schedule, &inputs).unwrap();
+            let replay = run.replayed().unwrap();
+            assert_eq!(replay.events.len(), run.timeline.events.len());
+            assert!(run.timeline.makespan() >= replay.makespan() - 1e-9);
+            // Same passes, same durations: only the waiting can differ.
+            let busy =
+                |t: &ch06::PipelineTimeline| (0..split.len()).map(|s| t.busy_time(s)).sum::<f64>();
+            assert!((busy(&run.timeline) - busy(&replay)).abs() < 1e-9);
+            for stage in 0..split.len() {
+                assert_eq!(
+                    run.timeline.max_in_flight(stage),
+                    replay.max_in_flight(stage),
+                    "{split:?} {schedule:?}: memory follows from the order alone"
+                );
             }
         }
     }
@@ -530,7 +566,7 @@ fn threaded_pipeline_rejects_bad_plans() {
     ));
 }
 
-// book/src/ch07.md:4959
+// book/src/ch07.md:5068
 #[test]
 fn fused_split_simulator_reproduces_chapter_6_one_f1b() {
     let split = SplitTimes {
@@ -655,7 +691,7 @@ fn pipeline_hop_is_cheap_and_checked() {
     );
 }
 
-// book/src/ch07.md:5559
+// book/src/ch07.md:5668
 #[test]
 fn dcn_floor_is_where_cross_domain_clocks_meet() {
     let hw = Hardware::spec(TPU_V5P);
@@ -670,7 +706,7 @@ fn dcn_floor_is_where_cross_domain_clocks_meet() {
     assert!(tpu_recipe(&LLAMA3_70B, &hw, 100.0).is_err());
 }
 
-// book/src/ch07.md:5876
+// book/src/ch07.md:5985
 #[test]
 fn worked_examples_validate_and_match_the_published_numbers() {
     assert_eq!(DEEPSEEK_V3_RUN.batch, 62_914_560.0);
@@ -710,7 +746,7 @@ fn gpu_ridges_match_the_published_ones() {
     assert!((need / 1e6 - 40.6).abs() < 0.05, "{need}");
 }
 
-// book/src/ch07.md:6260
+// book/src/ch07.md:6369
 #[test]
 fn llama2_answers_follow_from_the_shapes() {
     let p = ch06::param_count(&LLAMA2_13B_SHAPE).unwrap().total() as f64;
@@ -732,7 +768,7 @@ fn ten_bytes_per_parameter_is_chapter_6_weights_plus_moments() {
     assert_eq!(bytes as f64, ADAM_BYTES_PER_PARAM);
 }
 
-// book/src/ch07.md:6284
+// book/src/ch07.md:6393
 use tangle_runtime::widget::Widget;
 
 /// Every calculator of the chapter, in order.
