@@ -1600,12 +1600,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
 
     tangle_runtime::cell(42);
     // book/src/ch07.md:6675
-    // The optimum grows as the square root of B, so it doubles, and so does the fastest mesh's FSDP
-    // degree. The math grows fourfold but the network clock at the balanced split only twofold, so
-    // the layer moves twice as far from the communication bound: exactly twice here, because 32
-    // sits at the same multiple of the new optimum as 16 did of the old one.
+    // The optimum grows as the square root of B. The math grows fourfold but the network clock at
+    // the balanced split only twofold, so the layer moves away from the communication bound.
     let v5p = Hardware::spec(TPU_V5P);
     let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
+    let mut ratios = Vec::new();
     for batch in [48_000.0, 192_000.0] {
         let sweep = split_sweep(&wide, &v5p, 64, batch, (2, 1))?;
         let (dp, clock) = fastest_split(&sweep).ok_or("a sweep over 64 chips has rows")?;
@@ -1615,10 +1614,15 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             64 / dp,
             clock.clock().ratio()
         );
+        ratios.push(clock.clock().ratio());
     }
+    println!(
+        "four times the batch: math/comms at the fastest mesh {:.2}x as large",
+        ratios[1] / ratios[0]
+    );
 
     tangle_runtime::cell(43);
-    // book/src/ch07.md:6703
+    // book/src/ch07.md:6708
     let flat = Run {
         layout: Layout {
             tp: 8,
@@ -1643,12 +1647,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(44);
-    // book/src/ch07.md:6737
-    // Under GPipe the order makes no difference: either way the heavy stage idles for one pass
-    // through the light stage. Under 1F1B a heavy first stage never waits, because the light stage
-    // returns each gradient before the heavy one is ready for it, so the step is just the heavy
-    // stage's own work; a heavy last stage must wait for the first forward and leaves the final
-    // backward to the light stage.
+    // book/src/ch07.md:6742
+    // Under GPipe either order makes the heavy stage idle for one pass through the light stage.
+    // Under 1F1B a heavy first stage never waits, because the light stage returns each gradient
+    // before the heavy one is ready for it, so the step is just the heavy stage's own work; a heavy
+    // last stage must wait for the first forward and leaves the final backward to the light stage.
     let unit = ch06::StageTimes::TRANSFORMER;
     let scaled = |k: f64| ch06::StageTimes {
         forward: k * unit.forward,
@@ -1668,10 +1671,26 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
                 t.idle_fraction()
             );
         }
+        let step = |times: [ch06::StageTimes; 2]| {
+            ch06::simulate_orders(&orders, &times).map(|t| t.makespan())
+        };
+        let heavy_first = step([scaled(3.0), scaled(1.0)])?;
+        let heavy_last = step([scaled(1.0), scaled(3.0)])?;
+        let busy = 8.0 * 3.0 * (unit.forward + unit.backward);
+        println!(
+            "{:<5} heavy stage first: {}; equal to the heavy stage's own work: {}",
+            schedule.label(),
+            match heavy_first.total_cmp(&heavy_last) {
+                std::cmp::Ordering::Less => "shorter step",
+                std::cmp::Ordering::Equal => "same step",
+                std::cmp::Ordering::Greater => "longer step",
+            },
+            heavy_first == busy
+        );
     }
 
     tangle_runtime::cell(45);
-    // book/src/ch07.md:6777
+    // book/src/ch07.md:6799
     // (PP-1)/(m+PP-1) < 1/20 exactly when m > 19 (PP-1): 20 microbatches for two stages, 134 for
     // eight. Deep pipelines need many microbatches, hence a large batch, one more reason they sit
     // awkwardly with data parallelism.
@@ -1692,7 +1711,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(46);
-    // book/src/ch07.md:6807
+    // book/src/ch07.md:6829
     let v5p = Hardware::spec(TPU_V5P);
     let floor = min_tokens_per_domain(&DEEPSEEK_V3, &v5p)?;
     println!(
