@@ -943,7 +943,7 @@ pub fn gpipe_order(
 
 /// The 1F1B work order for one stage.
 ///
-/// Stage `k` first runs `min(m, S - k)` forwards — earlier stages warm up longer, so that
+/// Stage `j` first runs `min(m, S - j)` forwards — earlier stages warm up longer, so that
 /// the stages behind them have work queued — then alternates one backward and one forward
 /// until the forwards run out, and finally drains the remaining backwards. Because backwards
 /// run early, a stage can release each microbatch's activations soon after it is done with
@@ -1549,7 +1549,7 @@ pub struct FaultModel {
     pub save: Duration,
     /// Time to notice a failure, reschedule the job and reload state (R).
     pub restart: Duration,
-    /// Mean time between job-interrupting failures of the whole job (M).
+    /// Mean time between job-interrupting failures of the whole job ($T_\text{MTBF}$).
     pub mtbf: Duration,
 }
 
@@ -1565,7 +1565,7 @@ impl FaultModel {
 }
 
 /// The fraction of wall-clock time a checkpoint policy wastes, equation 6.5:
-/// `C_s / I` for saving, `I / 2M` for recomputing lost steps, `R / M` for restarts.
+/// `C_s / I` for saving, `I / 2 T_mtbf` for recomputing lost steps, `R / T_mtbf` for restarts.
 ///
 /// The model assumes intervals much shorter than the MTBF and failures that
 /// arrive independently; correlated failures (a whole rack) and preemption
@@ -1576,7 +1576,7 @@ pub fn checkpoint_waste(faults: &FaultModel, interval: Duration) -> Result<f64, 
     Ok(save / interval + interval / (2.0 * mtbf) + restart / mtbf)
 }
 
-/// Young's optimal checkpoint interval, equation 6.6: `sqrt(2 C_s M)`, the
+/// Young's optimal checkpoint interval, equation 6.6: `sqrt(2 C_s T_mtbf)`, the
 /// minimum of [`checkpoint_waste`]. The restart cost does not move the optimum,
 /// it only raises the floor.
 pub fn young_interval(faults: &FaultModel) -> Result<Duration, TrainingError> {
@@ -1737,7 +1737,7 @@ pub fn wsd_multiplier(step: u64, total_steps: u64) -> Result<f64, TrainingError>
     WsdSchedule::new(total_steps, 0.05, 0.15)?.multiplier(step)
 }
 
-// book/src/ch06.md:3815
+// book/src/ch06.md:3814
 /// The compute budget of one pretraining run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TrainingRun {
@@ -1863,7 +1863,7 @@ fn ratio_at_least_one(what: &'static str, value: f64) -> Result<f64, TrainingErr
     )
 }
 
-// book/src/ch06.md:4225
+// book/src/ch06.md:4224
 /// Hours in an average year (365.25 days).
 pub const HOURS_PER_YEAR: f64 = 8_766.0;
 

@@ -722,7 +722,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(23);
-    // book/src/ch06.md:3944
+    // book/src/ch06.md:3943
     println!(
         "{:<22} {:>8} {:>13} {:>6} {:>7} {:>6} {:>10}",
         "run", "FLOPs", "device-hrs", "days", "cost", "MW", "energy"
@@ -761,7 +761,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(24);
-    // book/src/ch06.md:4002
+    // book/src/ch06.md:4001
     tangle_runtime::figure::svg("run-economics", (720, 380), |root| {
         use tangle_runtime::figure::{self, Area, BookStyle, plotters::prelude::*};
         let mut run_costs = Vec::new();
@@ -867,7 +867,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(25);
-    // book/src/ch06.md:4307
+    // book/src/ch06.md:4306
     let owned = Ownership {
         capital_per_device: 45_000.0,
         discount_rate: 0.12,
@@ -904,7 +904,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(26);
-    // book/src/ch06.md:4493
+    // book/src/ch06.md:4492
     // Only the moment line changes: Adam keeps 8 bytes per parameter, 8-bit Adam 2 + 0.5, Muon 4.
     let optimizers = [("Adam", 8.0), ("8-bit Adam", 2.5), ("Muon", 4.0)];
     println!("ZeRO-1 state of the 7B model per device, GiB");
@@ -937,7 +937,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(27);
-    // book/src/ch06.md:4543
+    // book/src/ch06.md:4542
     {
         let fused_total = |seq_len: u64| -> Result<f64, TrainingError> {
             let cfg = TrainingConfig {
@@ -962,7 +962,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             grouped(overflows),
             fused_total(overflows)? / GIB
         );
-        // The replayed forward pass adds 2N to the 6N FLOPs per token: a third more compute.
+        // The replayed forward pass adds 2P to the 6P FLOPs per token: a third more compute.
         let run = run_economics(&NAMED_RUNS[0], &H100_CLASS_2026)?;
         println!(
             "recomputing on the 7B-on-2T run: +{:.1}k device-hours, +${:.0}k on top of ${:.0}k",
@@ -976,7 +976,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // that the run can drop altogether.
 
     tangle_runtime::cell(28);
-    // book/src/ch06.md:4594
+    // book/src/ch06.md:4593
     {
         // (a) ZeRO-3 divides all 16 bytes per parameter over the 64 devices of every layout.
         let zero3 = PlanOptions {
@@ -1057,7 +1057,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(29);
-    // book/src/ch06.md:4701
+    // book/src/ch06.md:4700
     {
         let (stages, microbatches) = (8, 32);
         let orders = Schedule::OneFOneB.orders(stages, microbatches)?;
@@ -1089,7 +1089,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(30);
-    // book/src/ch06.md:4746
+    // book/src/ch06.md:4745
     for n in [16, 32, 64, 1024] {
         // About the same number of FLOPs per measurement at every size: many small products,
         // few large ones, so that the fastest of them is a stable figure.
@@ -1110,10 +1110,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // before comparing two of them.
 
     tangle_runtime::cell(31);
-    // book/src/ch06.md:4781
+    // book/src/ch06.md:4780
     {
-        // w(I) = C_s / I + (1 - p) I / 2M + R / M + p C_s / M, so I* = sqrt(2 C_s M / (1 - p)):
-        // the unwarned failures alone follow equation 6.5, with an MTBF of M / (1 - p).
+        // With T = T_mtbf: w(I) = C_s / I + (1 - p) I / 2T + R / T + p C_s / T, so
+        // I* = sqrt(2 C_s T / (1 - p)): the unwarned failures alone follow equation 6.5, with an
+        // MTBF of T / (1 - p).
         let faults = FaultModel {
             save,
             restart: Duration::from_secs(300),

@@ -353,7 +353,7 @@ fn mfu_grows_with_throughput_and_shrinks_with_fleet_size() {
     let wider = model_flops_utilization(1_000.0, flops_per_token, 16, 989e12).unwrap();
     assert!((faster / base - 1.5).abs() < 1e-12);
     assert!((base / wider - 2.0).abs() < 1e-12);
-    // Counting a recomputed forward pass (2N more per token) inflates the
+    // Counting a recomputed forward pass (2P more per token) inflates the
     // figure by a third: that number is HFU, not MFU.
     let hfu = model_flops_utilization(1_000.0, 8.0 * 7e9, 8, 989e12).unwrap();
     assert!((hfu / base - 4.0 / 3.0).abs() < 1e-12);
@@ -532,7 +532,7 @@ fn the_shorthand_is_the_section_schedule() {
     }
 }
 
-// book/src/ch06.md:4116
+// book/src/ch06.md:4115
 #[test]
 fn device_hours_do_not_depend_on_the_fleet() {
     let run = NAMED_RUNS[1];
@@ -623,7 +623,7 @@ fn impossible_runs_and_fleets_are_errors() {
     );
 }
 
-// book/src/ch06.md:4365
+// book/src/ch06.md:4364
 #[test]
 fn crf_has_the_right_limits() {
     // No return required: repay the principal in equal parts.

@@ -3,7 +3,7 @@
 
 use ch07::*;
 
-// book/src/ch07.md:847
+// book/src/ch07.md:866
 #[test]
 fn memory_formula_tracks_published_totals_of_representable_rows() {
     let close = [
@@ -55,18 +55,20 @@ fn measured_mode_scales_flops_and_bandwidth() {
     assert!(spec.collective(Span::InDomain { axes: 0 }).is_err());
 }
 
-// book/src/ch07.md:1408
+// book/src/ch07.md:1427
 #[test]
 fn ridge_is_where_weight_traffic_clocks_are_equal() {
     for chip in CHIPS {
         let hw = Hardware::spec(chip);
         let span = Span::AcrossDomains { axes: 1 };
         let r = ridge(&hw, span).unwrap();
-        let at = primer_clock(&LLAMA3_70B, &hw, span, 1, r, Traffic::Weights).unwrap();
+        let at = forward_layer_clock(&LLAMA3_70B, &hw, span, 1, r, Traffic::Weights).unwrap();
         assert!((at.ratio() - 1.0).abs() < 1e-12, "{}", chip.name);
-        let above = primer_clock(&LLAMA3_70B, &hw, span, 1, 1.01 * r, Traffic::Weights).unwrap();
+        let above =
+            forward_layer_clock(&LLAMA3_70B, &hw, span, 1, 1.01 * r, Traffic::Weights).unwrap();
         assert_eq!(above.bound(), Bound::Compute);
-        let below = primer_clock(&LLAMA3_70B, &hw, span, 1, 0.99 * r, Traffic::Weights).unwrap();
+        let below =
+            forward_layer_clock(&LLAMA3_70B, &hw, span, 1, 0.99 * r, Traffic::Weights).unwrap();
         assert_eq!(below.bound(), Bound::Communication);
     }
 }
@@ -75,11 +77,11 @@ fn ridge_is_where_weight_traffic_clocks_are_equal() {
 fn activation_traffic_ratio_ignores_the_batch() {
     let hw = Hardware::spec(H100);
     let span = Span::InDomain { axes: 1 };
-    let small = primer_clock(&LLAMA2_13B, &hw, span, 4, 1e3, Traffic::Activations).unwrap();
-    let large = primer_clock(&LLAMA2_13B, &hw, span, 4, 1e7, Traffic::Activations).unwrap();
+    let small = forward_layer_clock(&LLAMA2_13B, &hw, span, 4, 1e3, Traffic::Activations).unwrap();
+    let large = forward_layer_clock(&LLAMA2_13B, &hw, span, 4, 1e7, Traffic::Activations).unwrap();
     assert!((small.ratio() / large.ratio() - 1.0).abs() < 1e-12);
-    assert!(primer_clock(&LLAMA2_13B, &hw, span, 0, 1e3, Traffic::Weights).is_err());
-    assert!(primer_clock(&LLAMA2_13B, &hw, span, 1, -1.0, Traffic::Weights).is_err());
+    assert!(forward_layer_clock(&LLAMA2_13B, &hw, span, 0, 1e3, Traffic::Weights).is_err());
+    assert!(forward_layer_clock(&LLAMA2_13B, &hw, span, 1, -1.0, Traffic::Weights).is_err());
 }
 
 #[test]
@@ -91,7 +93,7 @@ fn ridge_curve_saturates_at_one() {
     assert_eq!(c[2].1, 1.0);
 }
 
-// book/src/ch07.md:1648
+// book/src/ch07.md:1670
 #[test]
 fn dp_ridge_is_where_backward_clocks_meet_and_scales_with_sparsity() {
     let hw = Hardware::spec(H100);
@@ -135,7 +137,7 @@ fn more_axes_lower_the_tpu_floor_but_not_the_gpu_one() {
     assert_eq!(g1, g3);
 }
 
-// book/src/ch07.md:1923
+// book/src/ch07.md:1945
 #[test]
 fn fsdp_has_the_dp_ridge_and_divides_memory() {
     let hw = Hardware::spec(TPU_V5P);
@@ -186,7 +188,7 @@ fn training_days_rejects_impossible_utilisation() {
     assert!((d1 / d2 - 2.0).abs() < 1e-12);
 }
 
-// book/src/ch07.md:2244
+// book/src/ch07.md:2266
 #[test]
 fn tp_bound_is_where_clocks_meet_and_batch_free() {
     let hw = Hardware::spec(TPU_V5P);
@@ -204,7 +206,7 @@ fn tp_bound_is_where_clocks_meet_and_batch_free() {
     assert!(tp_layer_clock(&LLAMA3_70B, &hw, span, 0, 1e4).is_err());
 }
 
-// book/src/ch07.md:3036
+// book/src/ch07.md:3059
 #[test]
 fn the_fastest_mesh_brackets_the_closed_form_optimum() {
     let hw = Hardware::spec(TPU_V5P);
@@ -239,7 +241,7 @@ fn the_fastest_mesh_brackets_the_closed_form_optimum() {
     assert!(fastest_split(&[]).is_none());
 }
 
-// book/src/ch07.md:3305
+// book/src/ch07.md:3328
 #[test]
 fn optimal_fsdp_degree_balances_the_two_collectives() {
     let hw = Hardware::spec(TPU_V5P);
@@ -323,7 +325,7 @@ fn gpu_mix_keeps_tp_inside_the_domain() {
     assert!(mixed_layer_clock(&LLAMA3_70B, &hw, Mesh { tp: 3, ..mesh }, 4e6).is_err());
 }
 
-// book/src/ch07.md:3684
+// book/src/ch07.md:3708
 #[test]
 fn ep_regimes_match_the_closed_forms_without_shared_experts() {
     let hw = Hardware::spec(H100);
@@ -347,7 +349,7 @@ fn ep_regimes_match_the_closed_forms_without_shared_experts() {
     let c = ep_layer_clock(&narrow, &hw, 16, 1.0).unwrap();
     assert!((narrow.f as f64 * c.scale_out_comms / c.math - expect16).abs() < 1e-6 * expect16);
     assert!(f16 >= expect16 * (1.0 - 1e-12));
-    // EP >> k_r: F_min tends to G * alpha (EP - G) / EP.
+    // EP >> k_r: F_min tends to N_dom * alpha_dom (EP - N_dom) / EP.
     let ep = 256;
     let c = ep_layer_clock(&narrow, &hw, ep, 1.0).unwrap();
     let expect = g * alpha * (256.0 - g) / 256.0;
@@ -377,7 +379,7 @@ fn ep_checks_its_inputs() {
     );
 }
 
-// book/src/ch07.md:4484
+// book/src/ch07.md:4508
 fn tiny_blocks(n: usize, d: usize, f: usize, seed: u64) -> (Vec<Vec<f32>>, Vec<Vec<f32>>) {
     let mut rng = ch02::Rng::new(seed);
     let mut draw = |len: usize| {
@@ -566,7 +568,7 @@ fn threaded_pipeline_rejects_bad_plans() {
     ));
 }
 
-// book/src/ch07.md:5068
+// book/src/ch07.md:5092
 #[test]
 fn fused_split_simulator_reproduces_chapter_6_one_f1b() {
     let split = SplitTimes {
@@ -691,7 +693,7 @@ fn pipeline_hop_is_cheap_and_checked() {
     );
 }
 
-// book/src/ch07.md:5668
+// book/src/ch07.md:5693
 #[test]
 fn dcn_floor_is_where_cross_domain_clocks_meet() {
     let hw = Hardware::spec(TPU_V5P);
@@ -706,7 +708,7 @@ fn dcn_floor_is_where_cross_domain_clocks_meet() {
     assert!(tpu_recipe(&LLAMA3_70B, &hw, 100.0).is_err());
 }
 
-// book/src/ch07.md:5985
+// book/src/ch07.md:6010
 #[test]
 fn worked_examples_validate_and_match_the_published_numbers() {
     assert_eq!(DEEPSEEK_V3_RUN.batch, 62_914_560.0);
@@ -746,7 +748,7 @@ fn gpu_ridges_match_the_published_ones() {
     assert!((need / 1e6 - 40.6).abs() < 0.05, "{need}");
 }
 
-// book/src/ch07.md:6369
+// book/src/ch07.md:6394
 #[test]
 fn llama2_answers_follow_from_the_shapes() {
     let p = ch06::param_count(&LLAMA2_13B_SHAPE).unwrap().total() as f64;
@@ -768,7 +770,7 @@ fn ten_bytes_per_parameter_is_chapter_6_weights_plus_moments() {
     assert_eq!(bytes as f64, ADAM_BYTES_PER_PARAM);
 }
 
-// book/src/ch07.md:6393
+// book/src/ch07.md:6418
 use tangle_runtime::widget::Widget;
 
 /// Every calculator of the chapter, in order.
