@@ -733,7 +733,7 @@ impl Matrix {
         self.data[r * self.cols + c]
     }
 
-    /// The matrix product `self @ other`, through chapter 2's `matmul`: the same `f32`
+    /// The matrix product `self @ other`, through Chapter 2's `matmul`: the same `f32`
     /// kernel that trains TinyGPT, so the round-off we measure is the round-off of the
     /// arithmetic the book actually runs.
     pub fn matmul(&self, other: &Matrix) -> Result<Matrix, TrainingError> {

@@ -378,7 +378,7 @@ fn example_faults() -> FaultModel {
 }
 
 #[test]
-fn young_interval_minimises_the_waste_numerically() {
+fn young_interval_minimizes_the_waste_numerically() {
     let faults = example_faults();
     let young = young_interval(&faults).unwrap().as_secs_f64();
     // Scan intervals from 1 s to 3 h on a fine grid and find the best one.

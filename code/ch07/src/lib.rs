@@ -955,7 +955,7 @@ pub fn fsdp_memory(model: &Model, dp: u64, batch: f64) -> Result<ChipMemory> {
     })
 }
 
-/// Wall-clock days to spend `total_flops` on `chips` chips at a model-FLOPs utilisation `mfu`.
+/// Wall-clock days to spend `total_flops` on `chips` chips at a model-FLOPs utilization `mfu`.
 pub fn training_days(total_flops: f64, chips: u64, hw: &Hardware, mfu: f64) -> Result<f64> {
     let rate = nonzero("chips", chips)? as f64 * hw.flops() * positive("MFU", mfu)?;
     if mfu > 1.0 {
@@ -1116,7 +1116,7 @@ impl MixedClock {
 }
 
 /// Equation 7.9 on a TPU torus with a *real-valued* FSDP degree `dp` (so TP = `chips / dp`),
-/// the relaxation that equation 7.10 optimises over and the figure sweeps use.
+/// the relaxation that equation 7.10 optimizes over and the figure sweeps use.
 pub fn mixed_clock_relaxed(
     model: &Model,
     hw: &Hardware,
@@ -1337,7 +1337,7 @@ pub fn mesh_models() -> [Model; 5] {
     [MESH_EXAMPLE, LLAMA3_70B, LLAMA2_13B, GEMMA_7B, DEEPSEEK_V3]
 }
 
-/// Tokens per chip $B/N$ for the mesh calculators: the floors and crossings of section 7.6 and
+/// Tokens per chip $B/N$ for the mesh calculators: the floors and crossings of Section 7.6 and
 /// the 750 tokens per chip of the 48,000-token example on 64 chips.
 pub const MESH_TOKENS_PER_CHIP: [u64; 9] = [50, 100, 200, 400, 750, 850, 1700, 3400, 7300];
 
@@ -1812,8 +1812,8 @@ pub struct MlpGrads {
     pub w_out: Vec<f32>,
 }
 
-/// Derivative of chapter 2's tanh-form GELU (chapter 2 keeps its own private). The tanh goes
-/// through chapter 2's `fast_exp`, as its GELU does, so that the loop vectorises.
+/// Derivative of Chapter 2's tanh-form GELU (Chapter 2 keeps its own private). The tanh goes
+/// through Chapter 2's `fast_exp`, as its GELU does, so that the loop vectorizes.
 pub fn gelu_grad(x: f32) -> f32 {
     const SCALE: f32 = 0.797_884_6;
     const CUBIC: f32 = 0.044_715;
@@ -1951,7 +1951,7 @@ struct StageResult {
 #[derive(Debug, Clone)]
 pub struct ThreadedRun {
     pub schedule: ch06::Schedule,
-    /// Every pass as it ran, in seconds from the first start: chapter 6's timeline type, so its
+    /// Every pass as it ran, in seconds from the first start: Chapter 6's timeline type, so its
     /// `idle_fraction` and `max_in_flight` apply to the measurement as they do to a simulation.
     pub timeline: ch06::PipelineTimeline,
     /// Mean of `out²` over every element of the batch.
@@ -1992,7 +1992,7 @@ impl ThreadedRun {
     }
 
     /// The same orders replayed with every pass lasting exactly as long as it did in this run,
-    /// each starting as soon as its stage is free and its input has arrived (chapter 6's
+    /// each starting as soon as its stage is free and its input has arrived (Chapter 6's
     /// dependency rules). A measured pass can only have started at that moment or later, since a
     /// thread stamps its start after the input arrives and its end before it sends the output,
     /// so the replay's step is never longer than the measured one. The difference is what the
@@ -2500,7 +2500,7 @@ pub fn simulate_split_pipeline(
 }
 
 // book/src/ch07.md:5357
-/// The three schedules of this section as a calculator, drawn as a timeline: chapter 6's GPipe
+/// The three schedules of this section as a calculator, drawn as a timeline: Chapter 6's GPipe
 /// and 1F1B with a fused backward (twice a forward), and 1F1B with the backward split into
 /// dX and dW (one forward each) and at most $PP$ weight gradients deferred into idle slots.
 pub fn pipeline_widget() -> Widget {
@@ -2824,7 +2824,7 @@ pub const LLAMA_31_RUN: Run = Run {
 };
 
 // book/src/ch07.md:6111
-/// LLaMA-2 13B in chapter 6's terms, for its parameter count and its training state.
+/// LLaMA-2 13B in Chapter 6's terms, for its parameter count and its training state.
 pub const LLAMA2_13B_SHAPE: ch06::TrainingConfig = ch06::TrainingConfig {
     name: "LLaMA-2 13B",
     d_model: 5120,

@@ -1227,7 +1227,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             (
                 &top,
                 format!(
-                    "chapter 6 1F1B, fused backward: makespan {:.0}",
+                    "Chapter 6 1F1B, fused backward: makespan {:.0}",
                     fused.makespan()
                 ),
                 &fused_bars,

@@ -176,7 +176,7 @@ fn llama3_70b_estimate_matches_the_published_one() {
 }
 
 #[test]
-fn training_days_rejects_impossible_utilisation() {
+fn training_days_rejects_impossible_utilization() {
     let hw = Hardware::spec(TPU_V5P);
     assert!(matches!(
         training_days(1e24, 100, &hw, 1.5),
