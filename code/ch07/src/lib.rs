@@ -1080,7 +1080,7 @@ pub fn tp_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:2329
+// book/src/ch07.md:2369
 /// A two-axis mesh: `dp` chips of FSDP by `tp` chips of tensor parallelism, with the number of
 /// TPU mesh axes each collective runs over (ignored on a GPU).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1328,7 +1328,7 @@ pub fn log_space(lo: f64, hi: f64, count: usize) -> Result<Vec<f64>> {
     Ok((0..count).map(|i| lo * (step * i as f64).exp()).collect())
 }
 
-// book/src/ch07.md:2802
+// book/src/ch07.md:2842
 /// The dense layer of the mesh examples ($D = 8{,}192$, $F = 32{,}768$, one layer).
 pub const MESH_EXAMPLE: Model = Model::dense("D = 8,192, F = 32,768", 8192, 32_768, 1, None);
 
@@ -1467,7 +1467,7 @@ fn mixed_chart(model: &Model, hw: &Hardware, n: u64, times: bool, per_chip: f64)
     Ok(chart)
 }
 
-// book/src/ch07.md:2956
+// book/src/ch07.md:2996
 /// Every mesh of `chips` chips on a TPU torus, as (FSDP degree, clocks): one row per divisor `dp`
 /// of `chips`, with TP = `chips / dp` and the mesh axes of equation 7.9 held fixed. This is the
 /// static sweep whose minimum equation 7.10 finds in closed form.
@@ -1502,7 +1502,7 @@ pub fn fastest_split(sweep: &[(u64, MixedClock)]) -> Option<(u64, MixedClock)> {
     })
 }
 
-// book/src/ch07.md:3190
+// book/src/ch07.md:3230
 /// The split sweep as a calculator: on $N$ TPU v5p chips with FSDP on two mesh axes and TP on
 /// one, every power-of-two split of the chips, the two collectives' clocks, and the fastest.
 pub fn split_widget() -> Widget {
@@ -1572,7 +1572,7 @@ pub fn split_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:3468
+// book/src/ch07.md:3508
 /// The clocks of one forward MoE layer under expert parallelism (equation 7.12).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExpertClock {
@@ -1638,7 +1638,7 @@ pub fn ep_min_expert_width(model: &Model, hw: &Hardware, ep: u64) -> Result<f64>
     Ok(model.f as f64 / c.ratio())
 }
 
-// book/src/ch07.md:3595
+// book/src/ch07.md:3635
 /// The hypothetical wide-expert model above: 16,384-wide experts, 64 routed plus one shared,
 /// one routed choice per token.
 pub const WIDE_EXPERTS: Model = Model {
@@ -1743,7 +1743,7 @@ pub fn ep_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:3804
+// book/src/ch07.md:3844
 /// Point-to-point bandwidth for one pipeline hop: NVLink/ICI inside a domain, the sending
 /// chip's own scale-out port between domains.
 pub fn point_to_point(hw: &Hardware, span: Span) -> f64 {
@@ -1780,7 +1780,7 @@ pub fn pp_hop_clock(
     })
 }
 
-// book/src/ch07.md:3888
+// book/src/ch07.md:3928
 use ch02::{Mat, MatMut, TinyGpt, fast_exp, gelu, matmul};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::time::Instant;
@@ -2264,7 +2264,7 @@ fn run_stage(
     })
 }
 
-// book/src/ch07.md:4791
+// book/src/ch07.md:4831
 use ch06::{OpKind, TrainingError, one_f1b_order};
 
 impl From<TrainingError> for ParallelError {
@@ -2499,7 +2499,7 @@ pub fn simulate_split_pipeline(
     Ok(SplitTimeline { stages, events })
 }
 
-// book/src/ch07.md:5357
+// book/src/ch07.md:5397
 /// The three schedules of this section as a calculator, drawn as a timeline: Chapter 6's GPipe
 /// and 1F1B with a fused backward (twice a forward), and 1F1B with the backward split into
 /// dX and dW (one forward each) and at most $PP$ weight gradients deferred into idle slots.
@@ -2609,7 +2609,7 @@ pub fn pipeline_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:5493
+// book/src/ch07.md:5533
 /// Backward-layer clocks of pure data parallelism across scale-out domains (equation 7.14).
 /// The `chips` are spread evenly over the fewest domains that hold them.
 pub fn cross_domain_dp_clock(
@@ -2666,7 +2666,7 @@ pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     })
 }
 
-// book/src/ch07.md:5627
+// book/src/ch07.md:5667
 /// The data-centre network as a calculator: the per-chip DCN bandwidth is an input, and the
 /// TPU recipe of this section decides how many pods a batch needs.
 pub fn dcn_widget() -> Widget {
@@ -2724,7 +2724,7 @@ pub fn dcn_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:5841
+// book/src/ch07.md:5881
 /// Chapter 6's TP x PP x DP layout, re-exported so that readers of this chapter can build runs.
 pub use ch06::Layout;
 
@@ -2823,7 +2823,7 @@ pub const LLAMA_31_RUN: Run = Run {
     batch: 16e6,
 };
 
-// book/src/ch07.md:6111
+// book/src/ch07.md:6151
 /// LLaMA-2 13B in Chapter 6's terms, for its parameter count and its training state.
 pub const LLAMA2_13B_SHAPE: ch06::TrainingConfig = ch06::TrainingConfig {
     name: "LLaMA-2 13B",
@@ -2836,7 +2836,7 @@ pub const LLAMA2_13B_SHAPE: ch06::TrainingConfig = ch06::TrainingConfig {
     seq_len: 4096,
 };
 
-// book/src/ch07.md:6148
+// book/src/ch07.md:6188
 /// The question-2 ledger of a dense model trained without parallelism.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepMemory {
@@ -2856,7 +2856,7 @@ pub fn step_memory(model: &Model, params: f64, batch: f64) -> Result<StepMemory>
     })
 }
 
-// book/src/ch07.md:6297
+// book/src/ch07.md:6345
 /// The three questions with their inputs editable: the shape ($L$, $D$, $F$, with heads of width
 /// 128 and a 32,000-token vocabulary), the batch of question 2, and the batch and slice of
 /// question 3 on TPU v5p. The defaults are LLaMA-2 13B and the questions' own numbers.

@@ -532,7 +532,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tp_widget().write()?;
 
     tangle_runtime::cell(15);
-    // book/src/ch07.md:2581
+    // book/src/ch07.md:2621
     let v5p = Hardware::spec(TPU_V5P);
     let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
     let dp = optimal_fsdp_degree(&wide, &v5p, 64, 48_000.0, 2, 1)?;
@@ -582,7 +582,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("mixed_crossing_4096", power_of_ten_text(crossing, 1));
 
     tangle_runtime::cell(16);
-    // book/src/ch07.md:2652
+    // book/src/ch07.md:2692
     tangle_runtime::figure::svg("mixed-ratio-4x4x4", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let sweep = mixed_sweep(&wide, &v5p, 64, &log_space(640.0, 640_000.0, 241)?)?;
@@ -644,7 +644,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(17);
-    // book/src/ch07.md:2716
+    // book/src/ch07.md:2756
     tangle_runtime::figure::svg("mixed-times-16x16x16", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let chips = 4096;
@@ -727,11 +727,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(18);
-    // book/src/ch07.md:2942
+    // book/src/ch07.md:2982
     mixed_widget().write()?;
 
     tangle_runtime::cell(19);
-    // book/src/ch07.md:2992
+    // book/src/ch07.md:3032
     let sweep = split_sweep(&wide, &v5p, 64, 48_000.0, (2, 1))?;
     let (best, fastest) = fastest_split(&sweep).ok_or("a sweep over 64 chips has rows")?;
     println!(
@@ -779,7 +779,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(20);
-    // book/src/ch07.md:3095
+    // book/src/ch07.md:3135
     tangle_runtime::figure::svg("fsdp-tp-split", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let dps = log_space(1.0, 64.0, 241)?;
@@ -871,11 +871,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(21);
-    // book/src/ch07.md:3261
+    // book/src/ch07.md:3301
     split_widget().write()?;
 
     tangle_runtime::cell(22);
-    // book/src/ch07.md:3270
+    // book/src/ch07.md:3310
     let b: f64 = 4e6;
     tangle_runtime::value(
         "gpu_split_tokens_per_gpu",
@@ -912,7 +912,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(23);
-    // book/src/ch07.md:3543
+    // book/src/ch07.md:3583
     let wide = Model {
         label: "wide-expert variant",
         f: 16_384,
@@ -945,11 +945,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("wide_fmin_limit", ch06::grouped(wide_limit.round() as u64));
 
     tangle_runtime::cell(24);
-    // book/src/ch07.md:3701
+    // book/src/ch07.md:3741
     ep_widget().write()?;
 
     tangle_runtime::cell(25);
-    // book/src/ch07.md:3844
+    // book/src/ch07.md:3884
     let h100 = Hardware::spec(H100);
     let hop = pp_hop_clock(
         &LLAMA3_70B,
@@ -974,7 +974,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(26);
-    // book/src/ch07.md:4392
+    // book/src/ch07.md:4432
     let config = ch02::GptConfig {
         vocab_size: 256,
         block_size: 64,
@@ -1067,7 +1067,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(27);
-    // book/src/ch07.md:4710
+    // book/src/ch07.md:4750
     let unit = ch06::StageTimes::TRANSFORMER;
     let scaled = |k: f64| ch06::StageTimes {
         forward: k * unit.forward,
@@ -1111,7 +1111,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(28);
-    // book/src/ch07.md:5031
+    // book/src/ch07.md:5071
     use ch06::{Schedule, StageTimes, pipeline_bubble_fraction, simulate_pipeline};
     let split = SplitTimes {
         forward: 1.0,
@@ -1154,7 +1154,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(29);
-    // book/src/ch07.md:5218
+    // book/src/ch07.md:5258
     tangle_runtime::figure::svg("pipeline-overlap-dw", (720, 440), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let fused = ch06::simulate_pipeline(
@@ -1290,11 +1290,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(30);
-    // book/src/ch07.md:5468
+    // book/src/ch07.md:5508
     pipeline_widget().write()?;
 
     tangle_runtime::cell(31);
-    // book/src/ch07.md:5554
+    // book/src/ch07.md:5594
     let v5p = Hardware::spec(TPU_V5P);
     let chips_per_host = 4;
     let (hosts, dcn_per_chip) = (
@@ -1350,11 +1350,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(32);
-    // book/src/ch07.md:5686
+    // book/src/ch07.md:5726
     dcn_widget().write()?;
 
     tangle_runtime::cell(33);
-    // book/src/ch07.md:5717
+    // book/src/ch07.md:5757
     println!(
         "{:<12} {:>13} {:>20} {:>21}  {}",
         "node type",
@@ -1387,7 +1387,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(34);
-    // book/src/ch07.md:5782
+    // book/src/ch07.md:5822
     let span = Span::AcrossDomains { axes: 1 };
     let h100 = Hardware::spec(H100);
     let r = ridge(&h100, span)?;
@@ -1425,7 +1425,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("deepseek_batch", ch06::grouped(15_360 * 4096));
 
     tangle_runtime::cell(35);
-    // book/src/ch07.md:5953
+    // book/src/ch07.md:5993
     for run in [DEEPSEEK_V3_RUN, LLAMA_31_RUN] {
         run.validate()?;
         println!(
@@ -1464,7 +1464,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("Llama 3.1 405B: largest TP inside an H100 node {tp:.1}, so 8-way TP hides");
 
     tangle_runtime::cell(36);
-    // book/src/ch07.md:6125
+    // book/src/ch07.md:6165
     let p = ch06::param_count(&LLAMA2_13B_SHAPE)?;
     println!(
         "MLP 3LDF = {:.2}B, attention 4LD^2 = {:.2}B, embeddings 2VD = {:.2}B, total {:.2}B",
@@ -1475,7 +1475,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(37);
-    // book/src/ch07.md:6169
+    // book/src/ch07.md:6209
     let total = p.total() as f64;
     let m = step_memory(&LLAMA2_13B, total, 16e6)?;
     println!(
@@ -1490,7 +1490,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(38);
-    // book/src/ch07.md:6196
+    // book/src/ch07.md:6236
     let v5p = Hardware::spec(TPU_V5P);
     let chips: u64 = 16 * 16 * 16;
     let batch = 3e6;
@@ -1545,17 +1545,24 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("q3_mixed_floor", format!("{mixed_floor:.0}"));
     tangle_runtime::value("q3_tokens_per_chip", format!("{:.0}", batch / chips as f64));
     tangle_runtime::value("q3_dp_opt", ch06::grouped(dp.round() as u64));
-    let mesh = Mesh {
-        dp: 1024,
-        tp: 4,
-        dp_axes: 2,
-        tp_axes: 1,
-    };
-    let c = mixed_layer_clock(&LLAMA2_13B, &v5p, mesh, batch)?.clock();
+    // Every split of the 4,096 chips into FSDP x TP, two mesh axes for FSDP and one for TP.
+    let sweep = split_sweep(&LLAMA2_13B, &v5p, chips, batch, (2, 1))?;
+    let (best_dp, best) = fastest_split(&sweep).ok_or("a sweep over 4,096 chips has rows")?;
+    let c = best.clock();
     println!(
-        "1024-way FSDP x 4-way TP: math/comms = {:.2} ({:?}-bound)",
+        "fastest of {} splits: {best_dp}-way FSDP x {}-way TP, math/comms = {:.2} ({:?}-bound)",
+        sweep.len(),
+        chips / best_dp,
         c.ratio(),
         c.bound()
+    );
+    tangle_runtime::value(
+        "q3_sweep_best",
+        format!(
+            "{}-way FSDP by {}-way TP",
+            ch06::grouped(best_dp),
+            chips / best_dp
+        ),
     );
     for mfu in [0.4, 0.5] {
         let step = 6.0 * batch * total / (chips as f64 * v5p.flops() * mfu);
@@ -1570,11 +1577,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(39);
-    // book/src/ch07.md:6387
+    // book/src/ch07.md:6435
     llama2_widget().write()?;
 
     tangle_runtime::cell(40);
-    // book/src/ch07.md:6658
+    // book/src/ch07.md:6706
     tangle_runtime::value("b200_flops_gain", format!("{:.1}", B200.flops / H100.flops));
     for chip in [H100, B200] {
         let hw = Hardware::spec(chip);
@@ -1588,7 +1595,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(41);
-    // book/src/ch07.md:6681
+    // book/src/ch07.md:6729
     let hw = Hardware::spec(H100);
     let out = Span::AcrossDomains { axes: 1 };
     println!(
@@ -1599,7 +1606,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(42);
-    // book/src/ch07.md:6700
+    // book/src/ch07.md:6748
     // The optimum grows as the square root of B. The math grows fourfold but the network clock at
     // the balanced split only twofold, so the layer moves away from the communication bound.
     let v5p = Hardware::spec(TPU_V5P);
@@ -1622,7 +1629,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(43);
-    // book/src/ch07.md:6733
+    // book/src/ch07.md:6781
     let flat = Run {
         layout: Layout {
             tp: 8,
@@ -1647,7 +1654,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(44);
-    // book/src/ch07.md:6767
+    // book/src/ch07.md:6815
     // Under GPipe either order makes the heavy stage idle for one pass through the light stage.
     // Under 1F1B a heavy first stage never waits, because the light stage returns each gradient
     // before the heavy one is ready for it, so the step is just the heavy stage's own work; a heavy
@@ -1690,7 +1697,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(45);
-    // book/src/ch07.md:6824
+    // book/src/ch07.md:6872
     // (PP-1)/(m+PP-1) < 1/20 exactly when m > 19 (PP-1): 20 microbatches for two stages, 134 for
     // eight. Deep pipelines need many microbatches, hence a large batch, one more reason they sit
     // awkwardly with data parallelism.
@@ -1711,7 +1718,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(46);
-    // book/src/ch07.md:6854
+    // book/src/ch07.md:6902
     let v5p = Hardware::spec(TPU_V5P);
     let floor = min_tokens_per_domain(&DEEPSEEK_V3, &v5p)?;
     println!(
