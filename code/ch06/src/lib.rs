@@ -1195,7 +1195,172 @@ pub fn pipeline_bubble_fraction(stages: u64, microbatches: u64) -> Result<f64, T
     Ok((s - 1.0) / (m + s - 1.0))
 }
 
-// book/src/ch06.md:2322
+// book/src/ch06.md:2334
+/// One unit of interleaved pipeline work: a pass of one microbatch through one of a device's
+/// model chunks. Chunk `c` of device `d` is virtual stage `c * devices + d`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ChunkOp {
+    pub kind: OpKind,
+    pub microbatch: usize,
+    pub chunk: usize,
+}
+
+/// The interleaved 1F1B work order of `device`, each device holding `chunks` model chunks.
+///
+/// The `k`-th forward of a device belongs to microbatch group `k / (devices * chunks)` and chunk
+/// `(k / devices) % chunks`; backwards count the chunks down instead. Device `d` runs
+/// `2 (devices - d - 1) + (chunks - 1) devices + 1` forwards before its first backward
+/// (Megatron-LM's warm-up, which lets the backward of the last chunk start as soon as the first
+/// microbatch reaches it), then alternates as 1F1B does. With one chunk it is 1F1B's order.
+pub fn interleaved_order(
+    device: usize,
+    devices: usize,
+    chunks: usize,
+    microbatches: usize,
+) -> Result<Vec<ChunkOp>, TrainingError> {
+    check_stage(device, devices, microbatches)?;
+    at_least_one("model chunks per device", chunks as u64)?;
+    if !microbatches.is_multiple_of(devices) {
+        return Err(TrainingError::NotDivisible {
+            what: "microbatches",
+            value: microbatches as u64,
+            by: "pipeline devices",
+            divisor: devices as u64,
+        });
+    }
+    let total = microbatches * chunks;
+    let nth = |k: usize, kind: OpKind| {
+        let (group, within) = (k / (devices * chunks), k % (devices * chunks));
+        let chunk = within / devices;
+        ChunkOp {
+            kind,
+            microbatch: group * devices + within % devices,
+            chunk: match kind {
+                OpKind::Forward => chunk,
+                OpKind::Backward => chunks - 1 - chunk,
+            },
+        }
+    };
+    let first_backward_after = if chunks == 1 {
+        devices - device
+    } else {
+        2 * (devices - device - 1) + (chunks - 1) * devices + 1
+    };
+    let warmup = first_backward_after.min(total);
+    let mut ops: Vec<ChunkOp> = (0..warmup).map(|k| nth(k, OpKind::Forward)).collect();
+    let mut next_forward = warmup;
+    for k in 0..total {
+        ops.push(nth(k, OpKind::Backward));
+        if next_forward < total {
+            ops.push(nth(next_forward, OpKind::Forward));
+            next_forward += 1;
+        }
+    }
+    Ok(ops)
+}
+
+/// A simulated interleaved step: the timeline per *device* (so that `idle_fraction` and
+/// `max_in_flight` mean what they mean for 1F1B, the latter counted in chunks), and the chunk
+/// of every event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InterleavedTimeline {
+    pub timeline: PipelineTimeline,
+    pub chunks: usize,
+    /// `chunk_of[i]` is the chunk of `timeline.events[i]`.
+    pub chunk_of: Vec<usize>,
+}
+
+impl InterleavedTimeline {
+    /// The most activation memory `device` held at once, in units of one microbatch's
+    /// activations for a whole stage (a chunk holds `1 / chunks` of them).
+    pub fn peak_activations(&self, device: usize) -> f64 {
+        self.timeline.max_in_flight(device) as f64 / self.chunks as f64
+    }
+}
+
+/// Simulates interleaved 1F1B on `devices` devices of `chunks` chunks each. `times` is what one
+/// microbatch costs on a whole device (all its chunks), so a chunk's pass costs `1 / chunks` of
+/// it and the work per device is the same as for 1F1B on `devices` stages. The event loop is
+/// [`simulate_orders`]'s, with dependencies between virtual stages instead of devices.
+pub fn simulate_interleaved(
+    devices: usize,
+    chunks: usize,
+    microbatches: usize,
+    times: StageTimes,
+) -> Result<InterleavedTimeline, TrainingError> {
+    let orders: Vec<Vec<ChunkOp>> = (0..devices)
+        .map(|d| interleaved_order(d, devices, chunks, microbatches))
+        .collect::<Result<_, _>>()?;
+    for value in [times.forward, times.backward] {
+        positive("stage time", value)?;
+    }
+    let virtual_stages = devices * chunks;
+    let mut finished = vec![vec![[None::<f64>; 2]; microbatches]; virtual_stages];
+    let (mut free_at, mut next) = (vec![0.0f64; devices], vec![0usize; devices]);
+    let total = 2 * virtual_stages * microbatches;
+    let (mut events, mut chunk_of) = (Vec::with_capacity(total), Vec::with_capacity(total));
+    while events.len() < total {
+        let mut progressed = false;
+        for device in 0..devices {
+            let Some(&op) = orders[device].get(next[device]) else {
+                continue;
+            };
+            let (mb, vs) = (op.microbatch, op.chunk * devices + device);
+            let done = |v: usize, kind: OpKind| finished[v][mb][kind as usize];
+            let ready = match op.kind {
+                OpKind::Forward if vs == 0 => Some(0.0),
+                OpKind::Forward => done(vs - 1, OpKind::Forward),
+                OpKind::Backward if vs + 1 == virtual_stages => done(vs, OpKind::Forward),
+                OpKind::Backward => done(vs + 1, OpKind::Backward)
+                    .zip(done(vs, OpKind::Forward))
+                    .map(|(downstream, own)| downstream.max(own)),
+            };
+            let Some(ready) = ready else { continue };
+            let start = free_at[device].max(ready);
+            let end = start + times.of(op.kind) / chunks as f64;
+            finished[vs][mb][op.kind as usize] = Some(end);
+            (free_at[device], next[device]) = (end, next[device] + 1);
+            events.push(PipelineEvent {
+                stage: device,
+                microbatch: mb,
+                kind: op.kind,
+                start,
+                end,
+            });
+            chunk_of.push(op.chunk);
+            progressed = true;
+        }
+        if !progressed {
+            let device = (0..devices)
+                .find(|&d| next[d] < orders[d].len())
+                .unwrap_or(0);
+            return Err(TrainingError::Deadlock { stage: device });
+        }
+    }
+    Ok(InterleavedTimeline {
+        timeline: PipelineTimeline {
+            stages: devices,
+            microbatches,
+            events,
+        },
+        chunks,
+        chunk_of,
+    })
+}
+
+/// Equation 6.3a: the interleaved schedule's bubble as a share of the step.
+pub fn interleaved_bubble_fraction(
+    stages: u64,
+    chunks: u64,
+    microbatches: u64,
+) -> Result<f64, TrainingError> {
+    let s = at_least_one("stages", stages)? as f64;
+    let v = at_least_one("model chunks per device", chunks)? as f64;
+    let m = at_least_one("microbatches", microbatches)? as f64;
+    Ok((s - 1.0) / (v * m + s - 1.0))
+}
+
+// book/src/ch06.md:2699
 /// A tensor x pipeline x data parallel layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Layout {
@@ -1337,7 +1502,7 @@ pub fn evaluate_plan(
     })
 }
 
-// book/src/ch06.md:2470
+// book/src/ch06.md:2847
 /// Tensor-parallel degrees `plan_table` tries: powers of two up to a node's 8 devices.
 pub const TP_DEGREES: [u64; 4] = [1, 2, 4, 8];
 
@@ -1417,7 +1582,7 @@ pub fn plan_table(
     Ok(PlanTable { rows })
 }
 
-// book/src/ch06.md:2775
+// book/src/ch06.md:3152
 /// The share of routed tokens that leave their device when routing is balanced over an
 /// expert-parallel group of `ep_degree` devices: all but the `1 / ep_degree` that stay home.
 pub fn balanced_off_device_fraction(ep_degree: u64) -> Result<f64, TrainingError> {
@@ -1454,7 +1619,7 @@ fn fraction(what: &'static str, value: f64) -> Result<f64, TrainingError> {
     )
 }
 
-// book/src/ch06.md:2884
+// book/src/ch06.md:3261
 /// Model FLOPs utilization, equation 6.4.
 ///
 /// `flops_per_token` must be the model's *nominal* cost per trained token
@@ -1479,7 +1644,7 @@ pub fn model_flops_utilization(
     Ok(tokens_per_s * flops_per_token / (devices * peak))
 }
 
-// book/src/ch06.md:2945
+// book/src/ch06.md:3322
 /// This machine's matmul rate in FLOP/s: every core multiplies its own pair of
 /// random `n x n` `f32` matrices with Chapter 2's single-threaded `matmul`, all
 /// cores at once, `repeats` times after two warm-up products. That is how the
@@ -1537,7 +1702,7 @@ pub fn measured_matmul_flops(n: usize, repeats: usize) -> Result<f64, TrainingEr
     Ok(cores as f64 * 2.0 * (n as f64).powi(3) / slowest)
 }
 
-// book/src/ch06.md:3101
+// book/src/ch06.md:3478
 /// Re-exported because the checkpoint API below speaks in durations, so that
 /// `use ch06::*` is all a caller needs.
 pub use std::time::Duration;
@@ -1584,7 +1749,7 @@ pub fn young_interval(faults: &FaultModel) -> Result<Duration, TrainingError> {
     Ok(Duration::from_secs_f64((2.0 * save * mtbf).sqrt()))
 }
 
-// book/src/ch06.md:3157
+// book/src/ch06.md:3534
 /// A published count of job-interrupting failures on one fleet over one window.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FailureRecord {
@@ -1643,7 +1808,7 @@ pub fn save_stall(payload_bytes: f64, write_bytes_per_s: f64) -> Result<Duration
     Ok(Duration::from_secs_f64(payload / bandwidth))
 }
 
-// book/src/ch06.md:3534
+// book/src/ch06.md:3911
 /// The three legs of a warmup-stable-decay schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WsdPhase {
@@ -1737,7 +1902,7 @@ pub fn wsd_multiplier(step: u64, total_steps: u64) -> Result<f64, TrainingError>
     WsdSchedule::new(total_steps, 0.05, 0.15)?.multiplier(step)
 }
 
-// book/src/ch06.md:3814
+// book/src/ch06.md:4191
 /// The compute budget of one pretraining run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TrainingRun {
@@ -1863,7 +2028,7 @@ fn ratio_at_least_one(what: &'static str, value: f64) -> Result<f64, TrainingErr
     )
 }
 
-// book/src/ch06.md:4224
+// book/src/ch06.md:4601
 /// Hours in an average year (365.25 days).
 pub const HOURS_PER_YEAR: f64 = 8_766.0;
 

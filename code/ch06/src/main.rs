@@ -382,7 +382,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(12);
-    // book/src/ch06.md:2079
+    // book/src/ch06.md:2077
     tangle_runtime::figure::svg("pipeline-gantt", (720, 300), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let gantt = simulate_pipeline(Schedule::OneFOneB, 4, 8, StageTimes::TRANSFORMER)?;
@@ -454,7 +454,105 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(13);
-    // book/src/ch06.md:2554
+    // book/src/ch06.md:2503
+    println!("S=4, m=8: idle share, peak activations held by device 0, stage boundaries");
+    println!(
+        "{:<4} {:>9} {:>8} {:>20} {:>10}",
+        "", "simulated", "formula", "peak held", "boundaries"
+    );
+    for chunks in [1, 2, 4] {
+        let run = simulate_interleaved(4, chunks, 8, StageTimes::TRANSFORMER)?;
+        let formula = interleaved_bubble_fraction(4, chunks as u64, 8)?;
+        println!(
+            "v={chunks:<2} {:>9.4} {formula:>8.4} {:>20} {:>10}",
+            run.timeline.idle_fraction(),
+            format!("{:.2} microbatches", run.peak_activations(0)),
+            4 * chunks - 1
+        );
+        let idle_percent = format!("{:.0} %", 100.0 * run.timeline.idle_fraction());
+        tangle_runtime::value(&format!("interleaved_s4_m8_v{chunks}"), idle_percent);
+    }
+
+    tangle_runtime::cell(14);
+    // book/src/ch06.md:2537
+    tangle_runtime::figure::svg("pipeline-interleaved", (720, 300), |root| {
+        use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
+        let run = simulate_interleaved(4, 2, 8, StageTimes::TRANSFORMER)?;
+        let gantt = &run.timeline;
+        let makespan = gantt.makespan();
+        // Same time axis as the 1F1B figure, so the two can be compared by eye.
+        let one_f1b = simulate_pipeline(Schedule::OneFOneB, 4, 8, StageTimes::TRANSFORMER)?;
+        let shades = [
+            [figure::gray(0.86), figure::gray(0.68)],
+            [figure::gray(0.46), figure::gray(0.28)],
+        ];
+        let mut chart = ChartBuilder::on(root)
+            .margin(16)
+            .margin_top(40)
+            .x_label_area_size(52)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0..one_f1b.makespan(), -0.5..(gantt.stages as f64 - 0.5))?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(0)
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .x_desc(format!(
+                "time units (makespan {makespan:.0}, idle fraction {:.0}%)",
+                100.0 * gantt.idle_fraction()
+            ))
+            .book_style(16.0)
+            .draw()?;
+        let row = |device: usize| (gantt.stages - 1 - device) as f64;
+        for device in 0..gantt.stages {
+            let (x0, y) = chart.plotting_area().map_coordinate(&(0.0, row(device)));
+            root.draw(&Text::new(
+                format!("device {device}"),
+                (x0 - 10, y),
+                figure::aligned(16.0, HPos::Right, VPos::Center),
+            ))?;
+        }
+        for (e, &chunk) in gantt.events.iter().zip(&run.chunk_of) {
+            let fill = shades[e.kind as usize][chunk];
+            let ink = if e.kind == OpKind::Forward {
+                figure::INK
+            } else {
+                WHITE
+            };
+            let y = row(e.stage);
+            chart.draw_series([
+                Rectangle::new([(e.start, y - 0.36), (e.end, y + 0.36)], fill.filled()),
+                Rectangle::new(
+                    [(e.start, y - 0.36), (e.end, y + 0.36)],
+                    WHITE.stroke_width(1),
+                ),
+            ])?;
+            let (cx, cy) = chart
+                .plotting_area()
+                .map_coordinate(&((e.start + e.end) / 2.0, y));
+            root.draw(&Text::new(
+                e.microbatch.to_string(),
+                (cx, cy),
+                figure::aligned(13.0, HPos::Center, VPos::Center).color(&ink),
+            ))?;
+        }
+        figure::legend(
+            root,
+            (90, 8),
+            &[
+                (Key::Swatch(shades[0][0]), "forward, chunk 0"),
+                (Key::Swatch(shades[0][1]), "chunk 1"),
+                (Key::Swatch(shades[1][0]), "backward, chunk 0"),
+                (Key::Swatch(shades[1][1]), "chunk 1"),
+            ],
+            15.0,
+            true,
+        )?;
+        Ok(())
+    })?;
+
+    tangle_runtime::cell(15);
+    // book/src/ch06.md:2931
     let plans_7b = plan_table(
         &LLAMA_7B,
         8,
@@ -475,8 +573,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         .ok_or("tp=8 is a legal layout")?;
     tangle_runtime::value("plan_7b_tp8_tp_comm_gib", gib(pure_tp.tp_comm_gib));
 
-    tangle_runtime::cell(14);
-    // book/src/ch06.md:2598
+    tangle_runtime::cell(16);
+    // book/src/ch06.md:2975
     let plans_70b = plan_table(&LLAMA_70B, 64, &PlanOptions::default())?;
     print!("{plans_70b}");
     let percent = |fraction: f64| format!("{:.1} %", 100.0 * fraction);
@@ -495,8 +593,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("plan_70b_tp8_pp2_bubble", percent(node_tp.bubble));
     tangle_runtime::value("plan_70b_tp8_pp2_tp_comm_gib", gib(node_tp.tp_comm_gib));
 
-    tangle_runtime::cell(15);
-    // book/src/ch06.md:2816
+    tangle_runtime::cell(17);
+    // book/src/ch06.md:3193
     let payload = expert_dispatch_bytes(8 * 8192, 4096, 8, balanced_off_device_fraction(8)?)?;
     let dispatch = format!("{:.1} GiB", payload / GIB);
     println!(
@@ -504,16 +602,16 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
     tangle_runtime::value("moe_dispatch_gib", dispatch);
 
-    tangle_runtime::cell(16);
-    // book/src/ch06.md:3004
+    tangle_runtime::cell(18);
+    // book/src/ch06.md:3381
     let roofline = measured_matmul_flops(1024, 8)?;
     println!(
         "measured matmul roofline on this CPU: {:.0} GFLOP/s",
         roofline / 1e9
     );
 
-    tangle_runtime::cell(17);
-    // book/src/ch06.md:3021
+    tangle_runtime::cell(19);
+    // book/src/ch06.md:3398
     let toy = tiny.config();
     let toy_tokens_per_s = ch02::benchmark_training(10)?;
     let toy_forward = ch02::flops_per_token(toy, toy.block_size)?.total as f64;
@@ -529,8 +627,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         100.0 * toy_mfu
     );
 
-    tangle_runtime::cell(18);
-    // book/src/ch06.md:3219
+    tangle_runtime::cell(20);
+    // book/src/ch06.md:3596
     let mixed = state_ledger(p_7b, Precision::Mixed, ZeroStage::Replicated, 1)?;
     let payload = checkpoint_payload(&mixed);
     let save = save_stall(payload, 3.0 * GIB)?;
@@ -543,8 +641,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("checkpoint_7b_gib", payload_gib);
     tangle_runtime::value("save_stall_7b", save_s);
 
-    tangle_runtime::cell(19);
-    // book/src/ch06.md:3242
+    tangle_runtime::cell(21);
+    // book/src/ch06.md:3619
     for devices in [1_024_u64, 16_384] {
         let faults = FaultModel {
             save,
@@ -564,8 +662,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         tangle_runtime::value(&format!("checkpoint_waste_{devices}"), waste_percent);
     }
 
-    tangle_runtime::cell(20);
-    // book/src/ch06.md:3275
+    tangle_runtime::cell(22);
+    // book/src/ch06.md:3652
     tangle_runtime::figure::svg("checkpoint-waste", (720, 400), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let fig_save = save_stall(
@@ -642,8 +740,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         Ok(())
     })?;
 
-    tangle_runtime::cell(21);
-    // book/src/ch06.md:3632
+    tangle_runtime::cell(23);
+    // book/src/ch06.md:4009
     let wsd = WsdSchedule::new(1_000, 0.05, 0.15)?;
     println!("step  phase    multiplier");
     for step in [0, 24, 500, 900, 999] {
@@ -652,8 +750,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         println!("{step:4}  {:<7}  {value:.2}", format!("{phase:?}"));
     }
 
-    tangle_runtime::cell(22);
-    // book/src/ch06.md:3653
+    tangle_runtime::cell(24);
+    // book/src/ch06.md:4030
     tangle_runtime::figure::svg("wsd-vs-cosine", (720, 380), |root| {
         use tangle_runtime::figure::{self, BookStyle, Key, plotters::prelude::*};
         let total_steps = 1_000_u64;
@@ -721,8 +819,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         Ok(())
     })?;
 
-    tangle_runtime::cell(23);
-    // book/src/ch06.md:3943
+    tangle_runtime::cell(25);
+    // book/src/ch06.md:4320
     println!(
         "{:<22} {:>8} {:>13} {:>6} {:>7} {:>6} {:>10}",
         "run", "FLOPs", "device-hrs", "days", "cost", "MW", "energy"
@@ -760,8 +858,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         format!("{:.0}", largest.megawatts / smallest.megawatts),
     );
 
-    tangle_runtime::cell(24);
-    // book/src/ch06.md:4001
+    tangle_runtime::cell(26);
+    // book/src/ch06.md:4378
     tangle_runtime::figure::svg("run-economics", (720, 380), |root| {
         use tangle_runtime::figure::{self, Area, BookStyle, plotters::prelude::*};
         let mut run_costs = Vec::new();
@@ -866,8 +964,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         Ok(())
     })?;
 
-    tangle_runtime::cell(25);
-    // book/src/ch06.md:4306
+    tangle_runtime::cell(27);
+    // book/src/ch06.md:4683
     let owned = Ownership {
         capital_per_device: 45_000.0,
         discount_rate: 0.12,
@@ -903,8 +1001,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         None => println!("owning never beats ${rental:.2}/hour rental"),
     }
 
-    tangle_runtime::cell(26);
-    // book/src/ch06.md:4492
+    tangle_runtime::cell(28);
+    // book/src/ch06.md:4869
     // Only the moment line changes: Adam keeps 8 bytes per parameter, 8-bit Adam 2 + 0.5, Muon 4.
     let optimizers = [("Adam", 8.0), ("8-bit Adam", 2.5), ("Muon", 4.0)];
     println!("ZeRO-1 state of the 7B model per device, GiB");
@@ -936,8 +1034,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         gap(1)? / gap(64)?
     );
 
-    tangle_runtime::cell(27);
-    // book/src/ch06.md:4542
+    tangle_runtime::cell(29);
+    // book/src/ch06.md:4919
     {
         let fused_total = |seq_len: u64| -> Result<f64, TrainingError> {
             let cfg = TrainingConfig {
@@ -975,8 +1073,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // by more than 4/3: a larger microbatch, or a model-parallel axis (and its bubble or traffic)
     // that the run can drop altogether.
 
-    tangle_runtime::cell(28);
-    // book/src/ch06.md:4593
+    tangle_runtime::cell(30);
+    // book/src/ch06.md:4970
     {
         // (a) ZeRO-3 divides all 16 bytes per parameter over the 64 devices of every layout.
         let zero3 = PlanOptions {
@@ -1056,8 +1154,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
 
-    tangle_runtime::cell(29);
-    // book/src/ch06.md:4700
+    tangle_runtime::cell(31);
+    // book/src/ch06.md:5077
     {
         let (stages, microbatches) = (8, 32);
         let orders = Schedule::OneFOneB.orders(stages, microbatches)?;
@@ -1088,8 +1186,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
 
-    tangle_runtime::cell(30);
-    // book/src/ch06.md:4745
+    tangle_runtime::cell(32);
+    // book/src/ch06.md:5122
     for n in [16, 32, 64, 1024] {
         // About the same number of FLOPs per measurement at every size: many small products,
         // few large ones, so that the fastest of them is a stable figure.
@@ -1109,8 +1207,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // (datasheet or measured, on which operation and size, which data type, dense or sparse)
     // before comparing two of them.
 
-    tangle_runtime::cell(31);
-    // book/src/ch06.md:4780
+    tangle_runtime::cell(33);
+    // book/src/ch06.md:5157
     {
         // With T = T_mtbf: w(I) = C_s / I + (1 - p) I / 2T + R / T + p C_s / T, so
         // I* = sqrt(2 C_s T / (1 - p)): the unwarned failures alone follow equation 6.5, with an
@@ -1152,8 +1250,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
 
-    tangle_runtime::cell(32);
-    // book/src/ch06.md:4839
+    tangle_runtime::cell(34);
+    // book/src/ch06.md:5216
     {
         let rental = H100_CLASS_2026.usd_per_device_hour;
         let cases = [

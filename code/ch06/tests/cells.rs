@@ -91,7 +91,7 @@ fn each_zero_stage_holds_no_more_than_the_previous_one() {
     }
 }
 
-// book/src/ch06.md:2159
+// book/src/ch06.md:2157
 #[test]
 fn simulated_idle_fraction_matches_closed_form_bubble() {
     for schedule in [Schedule::OneFOneB, Schedule::GPipe] {
@@ -240,7 +240,71 @@ fn tensor_parallel_ffn_matches_unsharded_product() {
     ));
 }
 
-// book/src/ch06.md:2659
+// book/src/ch06.md:2621
+#[test]
+fn interleaved_idle_fraction_matches_the_published_bubble() {
+    for stages in 1..=6 {
+        for chunks in 1..=4 {
+            for groups in 1..=3 {
+                let microbatches = groups * stages;
+                for backward in [0.5, 1.0, 2.0, 3.0] {
+                    let times = StageTimes {
+                        forward: 1.0,
+                        backward,
+                    };
+                    let run = simulate_interleaved(stages, chunks, microbatches, times).unwrap();
+                    let formula = interleaved_bubble_fraction(
+                        stages as u64,
+                        chunks as u64,
+                        microbatches as u64,
+                    )
+                    .unwrap();
+                    let simulated = run.timeline.idle_fraction();
+                    assert!(
+                        (simulated - formula).abs() < 1e-9,
+                        "S={stages} v={chunks} m={microbatches} b/f={backward}: \
+                         {simulated} vs {formula}"
+                    );
+                    assert_eq!(
+                        run.timeline.events.len(),
+                        2 * stages * chunks * microbatches
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn one_chunk_per_device_is_one_f1b() {
+    for (stages, microbatches) in [(1, 3), (2, 4), (4, 8), (8, 16)] {
+        let ours = simulate_interleaved(stages, 1, microbatches, StageTimes::TRANSFORMER).unwrap();
+        let plain = simulate_pipeline(
+            Schedule::OneFOneB,
+            stages,
+            microbatches,
+            StageTimes::TRANSFORMER,
+        )
+        .unwrap();
+        assert_eq!(ours.timeline, plain);
+    }
+}
+
+#[test]
+fn interleaving_rejects_what_it_cannot_schedule() {
+    assert!(matches!(
+        interleaved_order(0, 4, 2, 6),
+        Err(TrainingError::NotDivisible { .. })
+    ));
+    assert!(matches!(
+        simulate_interleaved(4, 0, 8, StageTimes::TRANSFORMER),
+        Err(TrainingError::Zero { .. })
+    ));
+    assert!(interleaved_order(4, 4, 2, 8).is_err());
+    assert!(interleaved_bubble_fraction(4, 0, 8).is_err());
+}
+
+// book/src/ch06.md:3036
 #[test]
 fn plan_table_lists_exactly_the_legal_layouts() {
     let clusters = [(LLAMA_7B, 8, 64), (LLAMA_70B, 64, 128), (LLAMA_70B, 48, 24)];
@@ -344,7 +408,7 @@ fn calculators_reject_impossible_input() {
     assert_eq!(message, "n_layers = 32 is not divisible by pp = 3");
 }
 
-// book/src/ch06.md:2911
+// book/src/ch06.md:3288
 #[test]
 fn mfu_grows_with_throughput_and_shrinks_with_fleet_size() {
     let flops_per_token = 6.0 * 7e9;
@@ -368,7 +432,7 @@ fn mfu_rejects_inputs_no_run_can_have() {
     assert!(model_flops_utilization(1_000.0, 4.2e10, 8, f64::INFINITY).is_err());
 }
 
-// book/src/ch06.md:3363
+// book/src/ch06.md:3740
 fn example_faults() -> FaultModel {
     FaultModel {
         save: Duration::from_secs(30),
@@ -478,7 +542,7 @@ fn impossible_fault_inputs_are_errors() {
     assert!(save_stall(-1.0, 1e9).is_err());
 }
 
-// book/src/ch06.md:3729
+// book/src/ch06.md:4106
 #[test]
 fn wsd_legs_meet_without_jumps() {
     let wsd = WsdSchedule::new(1_000, 0.05, 0.15).unwrap();
@@ -532,7 +596,7 @@ fn the_shorthand_is_the_section_schedule() {
     }
 }
 
-// book/src/ch06.md:4115
+// book/src/ch06.md:4492
 #[test]
 fn device_hours_do_not_depend_on_the_fleet() {
     let run = NAMED_RUNS[1];
@@ -623,7 +687,7 @@ fn impossible_runs_and_fleets_are_errors() {
     );
 }
 
-// book/src/ch06.md:4364
+// book/src/ch06.md:4741
 #[test]
 fn crf_has_the_right_limits() {
     // No return required: repay the principal in equal parts.
