@@ -2264,7 +2264,7 @@ fn run_stage(
     })
 }
 
-// book/src/ch07.md:4831
+// book/src/ch07.md:4832
 use ch06::{OpKind, TrainingError, one_f1b_order};
 
 impl From<TrainingError> for ParallelError {
@@ -2328,6 +2328,27 @@ impl SplitTimeline {
         let busy: f64 = self.events.iter().map(|e| e.end - e.start).sum();
         1.0 - busy / (self.stages as f64 * self.makespan())
     }
+    /// Most microbatches whose activations the activation gradient still needs that `stage` held
+    /// at once: from the start of a forward to the end of its dX. This is the bulk of the
+    /// activations (a deferred dW reads only the layer inputs and the output gradient), and the
+    /// count the zero-bubble paper bounds.
+    pub fn max_awaiting_input_grad(&self, stage: usize) -> usize {
+        let mut marks: Vec<(f64, i32)> = Vec::new();
+        for e in self.events.iter().filter(|e| e.stage == stage) {
+            match e.pass {
+                Pass::Forward => marks.push((e.start, 1)),
+                Pass::InputGrad => marks.push((e.end, -1)),
+                Pass::WeightGrad => {}
+            }
+        }
+        marks.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let (mut held, mut peak) = (0i32, 0i32);
+        for (_, delta) in marks {
+            held += delta;
+            peak = peak.max(held);
+        }
+        peak as usize
+    }
     /// Most microbatches whose activations `stage` held at once: from the start of a forward to
     /// the end of its weight gradient, which still reads them.
     pub fn max_in_flight(&self, stage: usize) -> usize {
@@ -2347,6 +2368,27 @@ impl SplitTimeline {
         }
         peak as usize
     }
+}
+
+/// The bubble of ZB-H1 (Qi et al. 2023) as a share of the step: Qi et al. give its idle time per
+/// stage as `(PP - 1)(t_F + t_B - t_W)`, against 1F1B's `(PP - 1)(t_F + t_B + t_W)`, for a
+/// weight gradient no slower than the activation gradient (`t_W <= t_B`).
+pub fn zb_h1_bubble_fraction(stages: u64, microbatches: u64, t: SplitTimes) -> Result<f64> {
+    let p = nonzero("stages", stages)? as f64 - 1.0;
+    let m = nonzero("microbatches", microbatches)? as f64;
+    let (f, b) = (
+        positive("forward", t.forward)?,
+        positive("dX", t.input_grad)?,
+    );
+    let w = positive("dW", t.weight_grad)?;
+    if w > b {
+        return Err(ParallelError::OutOfRange {
+            what: "dW time",
+            value: w,
+            expected: "at most the dX time, where ZB-H1's formula holds",
+        });
+    }
+    Ok(p * (f + b - w) / (m * (f + b + w) + p * (f + b - w)))
 }
 
 /// Simulates 1F1B with a split backward pass on `stages` balanced stages.
@@ -2499,26 +2541,42 @@ pub fn simulate_split_pipeline(
     Ok(SplitTimeline { stages, events })
 }
 
-// book/src/ch07.md:5397
-/// The three schedules of this section as a calculator, drawn as a timeline: Chapter 6's GPipe
-/// and 1F1B with a fused backward (twice a forward), and 1F1B with the backward split into
-/// dX and dW (one forward each) and at most $PP$ weight gradients deferred into idle slots.
+// book/src/ch07.md:5485
+/// The schedules of this section as a calculator, drawn as a timeline: Chapter 6's GPipe,
+/// 1F1B and interleaved 1F1B (two chunks per device) with a fused backward (twice a forward),
+/// and 1F1B with the backward split into dX and dW (one forward each) and at most $PP$ weight
+/// gradients deferred into idle slots (ZB-H1). Every microbatch count is a multiple of every
+/// stage count, as the interleaved schedule requires.
 pub fn pipeline_widget() -> Widget {
     let mut w = Widget::new("pipeline-schedules");
-    let names = ["GPipe", "1F1B", "1F1B, dW deferred"];
+    let names = [
+        "GPipe",
+        "1F1B",
+        "interleaved 1F1B, v = 2",
+        "1F1B, dW deferred",
+    ];
     let schedule = w.picker("Schedule", names.map(|n| (n, n)), "1F1B");
     let stages = w.slider("Stages PP", [2usize, 4, 8].map(|s| (s.to_string(), s)), "4");
     let micro = w.slider(
         "Microbatches m",
-        [4usize, 8, 16].map(|m| (m.to_string(), m)),
+        [8usize, 16, 32].map(|m| (m.to_string(), m)),
         "8",
     );
     w.outputs(move |at, out| {
         let (pp, m) = (*stages.get(at), *micro.get(at));
         let fused =
             |s: ch06::Schedule| ch06::simulate_pipeline(s, pp, m, ch06::StageTimes::TRANSFORMER);
-        // (stage, start, end, pass) for every pass, and the schedule's numbers.
-        let (events, makespan, idle, held): (Vec<(usize, f64, f64, Pass)>, f64, f64, usize) =
+        let fused_pass = |k: OpKind| {
+            if k == OpKind::Forward {
+                Pass::Forward
+            } else {
+                Pass::InputGrad
+            }
+        };
+        let mut formula = ch06::pipeline_bubble_fraction(pp as u64, m as u64)?;
+        // (stage, start, end, pass) for every pass, and the schedule's numbers; memory in
+        // microbatches' worth of a whole stage's activations.
+        let (events, makespan, idle, held): (Vec<(usize, f64, f64, Pass)>, f64, f64, f64) =
             match *schedule.get(at) {
                 "GPipe" | "1F1B" => {
                     let kind = if *schedule.get(at) == "GPipe" {
@@ -2527,19 +2585,25 @@ pub fn pipeline_widget() -> Widget {
                         ch06::Schedule::OneFOneB
                     };
                     let t = fused(kind)?;
-                    let pass = |k: OpKind| {
-                        if k == OpKind::Forward {
-                            Pass::Forward
-                        } else {
-                            Pass::InputGrad
-                        }
-                    };
                     let events = t
                         .events
                         .iter()
-                        .map(|e| (e.stage, e.start, e.end, pass(e.kind)))
+                        .map(|e| (e.stage, e.start, e.end, fused_pass(e.kind)))
                         .collect();
-                    (events, t.makespan(), t.idle_fraction(), t.max_in_flight(0))
+                    let held = t.max_in_flight(0) as f64;
+                    (events, t.makespan(), t.idle_fraction(), held)
+                }
+                "interleaved 1F1B, v = 2" => {
+                    let run = ch06::simulate_interleaved(pp, 2, m, ch06::StageTimes::TRANSFORMER)?;
+                    formula = ch06::interleaved_bubble_fraction(pp as u64, 2, m as u64)?;
+                    let t = &run.timeline;
+                    let events = t
+                        .events
+                        .iter()
+                        .map(|e| (e.stage, e.start, e.end, fused_pass(e.kind)))
+                        .collect();
+                    let held = run.peak_activations(0);
+                    (events, t.makespan(), t.idle_fraction(), held)
                 }
                 _ => {
                     let split = SplitTimes {
@@ -2553,24 +2617,26 @@ pub fn pipeline_widget() -> Widget {
                         split,
                         WeightGradPolicy::FillIdle { max_deferred: pp },
                     )?;
+                    formula = zb_h1_bubble_fraction(pp as u64, m as u64, split)?;
                     let events = t
                         .events
                         .iter()
                         .map(|e| (e.stage, e.start, e.end, e.pass))
                         .collect();
-                    (events, t.makespan(), t.idle_fraction(), t.max_in_flight(0))
+                    let held = t.max_in_flight(0) as f64;
+                    (events, t.makespan(), t.idle_fraction(), held)
                 }
             };
         out.number("makespan", format!("{makespan:.0} time units"));
         out.number("idle fraction", format!("{idle:.4}"));
-        out.number(
-            "formula (PP−1)/(m+PP−1)",
-            format!(
-                "{:.4}",
-                ch06::pipeline_bubble_fraction(pp as u64, m as u64)?
-            ),
-        );
-        out.number("peak microbatches held by stage 0", held.to_string());
+        out.number("the schedule's published bubble", format!("{formula:.4}"));
+        // Whole microbatches for all but the interleaved schedule, whose chunks hold halves.
+        let held = if held.fract() == 0.0 {
+            format!("{held:.0}")
+        } else {
+            format!("{held:.1}")
+        };
+        out.number("peak microbatches held by stage 0", held);
         // One time axis per PP and m, the fused schedules' length, so the three compare.
         let end = fused(ch06::Schedule::OneFOneB)?.makespan();
         let rows: Vec<String> = (0..pp).rev().map(|s| format!("stage {s}")).collect();
@@ -2609,7 +2675,7 @@ pub fn pipeline_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:5533
+// book/src/ch07.md:5645
 /// Backward-layer clocks of pure data parallelism across scale-out domains (equation 7.14).
 /// The `chips` are spread evenly over the fewest domains that hold them.
 pub fn cross_domain_dp_clock(
@@ -2666,7 +2732,7 @@ pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     })
 }
 
-// book/src/ch07.md:5667
+// book/src/ch07.md:5779
 /// The data-centre network as a calculator: the per-chip DCN bandwidth is an input, and the
 /// TPU recipe of this section decides how many pods a batch needs.
 pub fn dcn_widget() -> Widget {
@@ -2724,7 +2790,7 @@ pub fn dcn_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:5881
+// book/src/ch07.md:5993
 /// Chapter 6's TP x PP x DP layout, re-exported so that readers of this chapter can build runs.
 pub use ch06::Layout;
 
@@ -2823,7 +2889,7 @@ pub const LLAMA_31_RUN: Run = Run {
     batch: 16e6,
 };
 
-// book/src/ch07.md:6151
+// book/src/ch07.md:6263
 /// LLaMA-2 13B in Chapter 6's terms, for its parameter count and its training state.
 pub const LLAMA2_13B_SHAPE: ch06::TrainingConfig = ch06::TrainingConfig {
     name: "LLaMA-2 13B",
@@ -2836,7 +2902,7 @@ pub const LLAMA2_13B_SHAPE: ch06::TrainingConfig = ch06::TrainingConfig {
     seq_len: 4096,
 };
 
-// book/src/ch07.md:6188
+// book/src/ch07.md:6300
 /// The question-2 ledger of a dense model trained without parallelism.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepMemory {
@@ -2856,7 +2922,7 @@ pub fn step_memory(model: &Model, params: f64, batch: f64) -> Result<StepMemory>
     })
 }
 
-// book/src/ch07.md:6345
+// book/src/ch07.md:6457
 /// The three questions with their inputs editable: the shape ($L$, $D$, $F$, with heads of width
 /// 128 and a 32,000-token vocabulary), the batch of question 2, and the batch and slice of
 /// question 3 on TPU v5p. The defaults are LLaMA-2 13B and the questions' own numbers.

@@ -568,7 +568,44 @@ fn threaded_pipeline_rejects_bad_plans() {
     ));
 }
 
-// book/src/ch07.md:5132
+// book/src/ch07.md:5183
+#[test]
+fn capped_deferral_has_zb_h1s_published_bubble_and_1f1bs_memory() {
+    for (f, b, w) in [
+        (1.0, 1.0, 1.0),
+        (1.0, 1.0, 0.5),
+        (1.0, 1.5, 0.5),
+        (1.0, 2.0, 1.0),
+        (2.0, 1.0, 1.0),
+    ] {
+        let split = SplitTimes {
+            forward: f,
+            input_grad: b,
+            weight_grad: w,
+        };
+        for (pp, m) in [(2, 4), (4, 4), (4, 8), (4, 16), (8, 8), (8, 32)] {
+            let policy = WeightGradPolicy::FillIdle { max_deferred: pp };
+            let t = simulate_split_pipeline(pp, m, split, policy).unwrap();
+            let formula = zb_h1_bubble_fraction(pp as u64, m as u64, split).unwrap();
+            assert!(
+                (t.idle_fraction() - formula).abs() < 1e-9,
+                "f={f} b={b} w={w} PP={pp} m={m}: {} vs {formula}",
+                t.idle_fraction()
+            );
+            for stage in 0..pp {
+                assert!(t.max_awaiting_input_grad(stage) <= (pp - stage).min(m));
+            }
+        }
+    }
+    let slow_dw = SplitTimes {
+        forward: 1.0,
+        input_grad: 0.5,
+        weight_grad: 1.0,
+    };
+    assert!(zb_h1_bubble_fraction(4, 8, slow_dw).is_err());
+    assert!(zb_h1_bubble_fraction(0, 8, slow_dw).is_err());
+}
+
 #[test]
 fn fused_split_simulator_reproduces_chapter_6_one_f1b() {
     let split = SplitTimes {
@@ -693,7 +730,7 @@ fn pipeline_hop_is_cheap_and_checked() {
     );
 }
 
-// book/src/ch07.md:5733
+// book/src/ch07.md:5845
 #[test]
 fn dcn_floor_is_where_cross_domain_clocks_meet() {
     let hw = Hardware::spec(TPU_V5P);
@@ -708,7 +745,7 @@ fn dcn_floor_is_where_cross_domain_clocks_meet() {
     assert!(tpu_recipe(&LLAMA3_70B, &hw, 100.0).is_err());
 }
 
-// book/src/ch07.md:6050
+// book/src/ch07.md:6162
 #[test]
 fn worked_examples_validate_and_match_the_published_numbers() {
     assert_eq!(DEEPSEEK_V3_RUN.batch, 62_914_560.0);
@@ -748,7 +785,7 @@ fn gpu_ridges_match_the_published_ones() {
     assert!((need / 1e6 - 40.6).abs() < 0.05, "{need}");
 }
 
-// book/src/ch07.md:6442
+// book/src/ch07.md:6554
 #[test]
 fn llama2_answers_follow_from_the_shapes() {
     let p = ch06::param_count(&LLAMA2_13B_SHAPE).unwrap().total() as f64;
@@ -770,7 +807,7 @@ fn ten_bytes_per_parameter_is_chapter_6_weights_plus_moments() {
     assert_eq!(bytes as f64, ADAM_BYTES_PER_PARAM);
 }
 
-// book/src/ch07.md:6466
+// book/src/ch07.md:6578
 use tangle_runtime::widget::Widget;
 
 /// Every calculator of the chapter, in order.
@@ -946,6 +983,21 @@ fn calculators_start_where_the_printed_outputs_are() {
     );
     let pipe = pipeline_widget();
     assert_eq!(shown(&pipe, &[], "idle fraction"), "0.2727");
+    for schedule in [
+        "GPipe",
+        "1F1B",
+        "interleaved 1F1B, v = 2",
+        "1F1B, dW deferred",
+    ] {
+        for pp in ["2", "4", "8"] {
+            let at = [("Schedule", schedule), ("Stages PP", pp)];
+            assert_eq!(
+                shown(&pipe, &at, "idle fraction"),
+                shown(&pipe, &at, "the schedule's published bubble"),
+                "{schedule} PP={pp}"
+            );
+        }
+    }
     assert_eq!(shown(&pipe, &[], "peak microbatches held by stage 0"), "4");
     assert_eq!(
         shown(
