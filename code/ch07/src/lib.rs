@@ -2370,7 +2370,7 @@ impl SplitTimeline {
     }
 }
 
-/// The bubble of ZB-H1 (Qi et al. 2023) as a share of the step: Qi et al. give its idle time per
+/// The bubble of ZB-H1 (Qi et al. 2024) as a share of the step: Qi et al. give its idle time per
 /// stage as `(PP - 1)(t_F + t_B - t_W)`, against 1F1B's `(PP - 1)(t_F + t_B + t_W)`, for a
 /// weight gradient no slower than the activation gradient (`t_W <= t_B`).
 pub fn zb_h1_bubble_fraction(stages: u64, microbatches: u64, t: SplitTimes) -> Result<f64> {
