@@ -1068,13 +1068,18 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             run.cost_usd / 3.0 / 1e3,
             run.cost_usd / 1e3
         );
+        // It pays when the memory it frees speeds the step up by more than the compute it adds: a
+        // larger microbatch, or a model-parallel axis (and its bubble or traffic) the run can drop.
+        let (plain, recomputed) = (6.0, 6.0 + 2.0);
+        println!(
+            "throughput with recomputation: {:.0}% of without; it pays above a {:.2}x faster step",
+            100.0 * plain / recomputed,
+            recomputed / plain
+        );
     }
-    // Recomputation lowers throughput to 3/4. It pays when the memory it frees speeds the step up
-    // by more than 4/3: a larger microbatch, or a model-parallel axis (and its bubble or traffic)
-    // that the run can drop altogether.
 
     tangle_runtime::cell(30);
-    // book/src/ch06.md:4970
+    // book/src/ch06.md:4976
     {
         // (a) ZeRO-3 divides all 16 bytes per parameter over the 64 devices of every layout.
         let zero3 = PlanOptions {
@@ -1155,7 +1160,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(31);
-    // book/src/ch06.md:5077
+    // book/src/ch06.md:5083
     {
         let (stages, microbatches) = (8, 32);
         let orders = Schedule::OneFOneB.orders(stages, microbatches)?;
@@ -1187,7 +1192,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(32);
-    // book/src/ch06.md:5122
+    // book/src/ch06.md:5128
     for n in [16, 32, 64, 1024] {
         // About the same number of FLOPs per measurement at every size: many small products,
         // few large ones, so that the fastest of them is a stable figure.
@@ -1208,7 +1213,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // before comparing two of them.
 
     tangle_runtime::cell(33);
-    // book/src/ch06.md:5157
+    // book/src/ch06.md:5163
     {
         // With T = T_mtbf: w(I) = C_s / I + (1 - p) I / 2T + R / T + p C_s / T, so
         // I* = sqrt(2 C_s T / (1 - p)): the unwarned failures alone follow equation 6.5, with an
@@ -1251,7 +1256,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(34);
-    // book/src/ch06.md:5216
+    // book/src/ch06.md:5222
     {
         let rental = H100_CLASS_2026.usd_per_device_hour;
         let cases = [
