@@ -1200,7 +1200,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         let peak = measured_matmul_flops(n, repeats)?;
         let mfu = model_flops_utilization(toy_tokens_per_s, toy_flops_per_token, 1, peak)?;
         println!(
-            "n = {n:4}: roofline {:.0} GFLOP/s, toy MFU {:.0}%",
+            "side {n:4}: roofline {:.0} GFLOP/s, toy MFU {:.0}%",
             peak / 1e9,
             100.0 * mfu
         );
