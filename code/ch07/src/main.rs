@@ -15,7 +15,7 @@ fn main() {
 /// The chapter's run cells, in order; `?` in a cell ends the program with its error.
 fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::cell(0);
-    // book/src/ch07.md:416
+    // book/src/ch07.md:417
     println!(
         "{:<12} {:>7} {:>5} {:>7} {:>5} {:>8} {:>5} {:>6} {:>8} {:>8}",
         "chip",
@@ -52,7 +52,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(1);
-    // book/src/ch07.md:497
+    // book/src/ch07.md:498
     tangle_runtime::figure::svg("mlp-layer", (760, 330), |root| {
         use tangle_runtime::figure::{self, HPos, VPos, plotters::prelude::*};
         // Arrays drawn to scale for Llama 3 70B's F / D = 3.5, with a batch a little larger than D.
@@ -139,7 +139,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(2);
-    // book/src/ch07.md:773
+    // book/src/ch07.md:774
     println!(
         "{:<30} {:>5} {:>5} {:>6} {:>3} {:>4} {:>3} {:>9} {:>7} {:>7} {:>7}",
         "model", "D", "F", "k*F", "L", "E", "k", "published", "2DEFL", "P_mem", "error"
@@ -208,7 +208,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("moe_active_widths", widths_text);
 
     tangle_runtime::cell(3);
-    // book/src/ch07.md:1042
+    // book/src/ch07.md:1043
     tangle_runtime::figure::svg("roofline-ridge", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let tokens = log_space(100.0, 100_000.0, 301)?;
@@ -285,7 +285,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(4);
-    // book/src/ch07.md:1126
+    // book/src/ch07.md:1127
     let v5p = Hardware::spec(TPU_V5P);
     let axis = Span::InDomain { axes: 1 };
     let r = ridge(&v5p, axis)?;
@@ -302,15 +302,15 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(5);
-    // book/src/ch07.md:1335
+    // book/src/ch07.md:1336
     two_clocks_widget().write()?;
 
     tangle_runtime::cell(6);
-    // book/src/ch07.md:1421
+    // book/src/ch07.md:1422
     roofline_widget().write()?;
 
     tangle_runtime::cell(7);
-    // book/src/ch07.md:1501
+    // book/src/ch07.md:1502
     // HBM bandwidth of a TPU v5e in bytes/s; the chip table prices links, not memory.
     let v5e_hbm = 8.2e11;
     println!(
@@ -322,7 +322,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("v5e_hbm_ridge", format!("{:.0}", TPU_V5E.flops / v5e_hbm));
 
     tangle_runtime::cell(8);
-    // book/src/ch07.md:1579
+    // book/src/ch07.md:1580
     let v5p = Hardware::spec(TPU_V5P);
     for axes in [1, 3] {
         let span = Span::InDomain { axes };
@@ -361,11 +361,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("gpt_oss_sparsity", oss.sparsity());
 
     tangle_runtime::cell(9);
-    // book/src/ch07.md:1664
+    // book/src/ch07.md:1665
     critical_batch_widget().write()?;
 
     tangle_runtime::cell(10);
-    // book/src/ch07.md:1845
+    // book/src/ch07.md:1846
     let v5p = Hardware::spec(TPU_V5P);
     let pod = Span::InDomain { axes: 3 };
     let pods = |chips: u64| chips as f64 / f64::from(TPU_V5P.domain);
@@ -397,11 +397,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(11);
-    // book/src/ch07.md:1939
+    // book/src/ch07.md:1940
     fsdp_memory_widget().write()?;
 
     tangle_runtime::cell(12);
-    // book/src/ch07.md:2014
+    // book/src/ch07.md:2015
     tangle_runtime::figure::svg("tp-sharding", (760, 250), |root| {
         use tangle_runtime::figure::{self, HPos, VPos, plotters::prelude::*};
         let tp = 4;
@@ -483,7 +483,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(13);
-    // book/src/ch07.md:2162
+    // book/src/ch07.md:2163
     let spans = [
         (
             "v5p 1 axis",
@@ -528,11 +528,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("f_for_8way_tp", ch06::grouped(f_for_8way.round() as u64));
 
     tangle_runtime::cell(14);
-    // book/src/ch07.md:2260
+    // book/src/ch07.md:2261
     tp_widget().write()?;
 
     tangle_runtime::cell(15);
-    // book/src/ch07.md:2622
+    // book/src/ch07.md:2623
     let v5p = Hardware::spec(TPU_V5P);
     let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
     let dp = optimal_fsdp_degree(&wide, &v5p, 64, 48_000.0, 2, 1)?;
@@ -582,7 +582,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("mixed_crossing_4096", power_of_ten_text(crossing, 1));
 
     tangle_runtime::cell(16);
-    // book/src/ch07.md:2693
+    // book/src/ch07.md:2694
     tangle_runtime::figure::svg("mixed-ratio-4x4x4", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let sweep = mixed_sweep(&wide, &v5p, 64, &log_space(640.0, 640_000.0, 241)?)?;
@@ -644,7 +644,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(17);
-    // book/src/ch07.md:2757
+    // book/src/ch07.md:2758
     tangle_runtime::figure::svg("mixed-times-16x16x16", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let chips = 4096;
@@ -727,11 +727,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(18);
-    // book/src/ch07.md:2983
+    // book/src/ch07.md:2984
     mixed_widget().write()?;
 
     tangle_runtime::cell(19);
-    // book/src/ch07.md:3033
+    // book/src/ch07.md:3034
     let sweep = split_sweep(&wide, &v5p, 64, 48_000.0, (2, 1))?;
     let (best, fastest) = fastest_split(&sweep).ok_or("a sweep over 64 chips has rows")?;
     println!(
@@ -779,7 +779,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(20);
-    // book/src/ch07.md:3136
+    // book/src/ch07.md:3137
     tangle_runtime::figure::svg("fsdp-tp-split", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let dps = log_space(1.0, 64.0, 241)?;
@@ -871,11 +871,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(21);
-    // book/src/ch07.md:3302
+    // book/src/ch07.md:3303
     split_widget().write()?;
 
     tangle_runtime::cell(22);
-    // book/src/ch07.md:3311
+    // book/src/ch07.md:3312
     let b: f64 = 4e6;
     tangle_runtime::value(
         "gpu_split_tokens_per_gpu",
@@ -912,7 +912,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(23);
-    // book/src/ch07.md:3584
+    // book/src/ch07.md:3585
     let wide = Model {
         label: "wide-expert variant",
         f: 16_384,
@@ -945,11 +945,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("wide_fmin_limit", ch06::grouped(wide_limit.round() as u64));
 
     tangle_runtime::cell(24);
-    // book/src/ch07.md:3742
+    // book/src/ch07.md:3743
     ep_widget().write()?;
 
     tangle_runtime::cell(25);
-    // book/src/ch07.md:3885
+    // book/src/ch07.md:3886
     let h100 = Hardware::spec(H100);
     let hop = pp_hop_clock(
         &LLAMA3_70B,
@@ -974,7 +974,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(26);
-    // book/src/ch07.md:4433
+    // book/src/ch07.md:4434
     let config = ch02::GptConfig {
         vocab_size: 256,
         block_size: 64,
@@ -1067,7 +1067,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(27);
-    // book/src/ch07.md:4751
+    // book/src/ch07.md:4752
     let unit = ch06::StageTimes::TRANSFORMER;
     let scaled = |k: f64| ch06::StageTimes {
         forward: k * unit.forward,
@@ -1111,7 +1111,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(28);
-    // book/src/ch07.md:5115
+    // book/src/ch07.md:5116
     use ch06::{Schedule, StageTimes, pipeline_bubble_fraction, simulate_pipeline};
     let split = SplitTimes {
         forward: 1.0,
@@ -1154,7 +1154,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(29);
-    // book/src/ch07.md:5347
+    // book/src/ch07.md:5348
     tangle_runtime::figure::svg("pipeline-overlap-dw", (720, 440), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let fused = ch06::simulate_pipeline(
@@ -1290,11 +1290,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(30);
-    // book/src/ch07.md:5621
+    // book/src/ch07.md:5622
     pipeline_widget().write()?;
 
     tangle_runtime::cell(31);
-    // book/src/ch07.md:5707
+    // book/src/ch07.md:5708
     let v5p = Hardware::spec(TPU_V5P);
     let chips_per_host = 4;
     let (hosts, dcn_per_chip) = (
@@ -1350,11 +1350,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(32);
-    // book/src/ch07.md:5839
+    // book/src/ch07.md:5840
     dcn_widget().write()?;
 
     tangle_runtime::cell(33);
-    // book/src/ch07.md:5870
+    // book/src/ch07.md:5871
     println!(
         "{:<12} {:>13} {:>20} {:>21}  {}",
         "node type",
@@ -1387,7 +1387,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(34);
-    // book/src/ch07.md:5935
+    // book/src/ch07.md:5936
     let span = Span::AcrossDomains { axes: 1 };
     let h100 = Hardware::spec(H100);
     let r = ridge(&h100, span)?;
@@ -1425,7 +1425,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("deepseek_batch", ch06::grouped(15_360 * 4096));
 
     tangle_runtime::cell(35);
-    // book/src/ch07.md:6106
+    // book/src/ch07.md:6107
     for run in [DEEPSEEK_V3_RUN, LLAMA_31_RUN] {
         run.validate()?;
         println!(
@@ -1464,7 +1464,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("Llama 3.1 405B: largest TP inside an H100 node {tp:.1}, so 8-way TP hides");
 
     tangle_runtime::cell(36);
-    // book/src/ch07.md:6278
+    // book/src/ch07.md:6279
     let p = ch06::param_count(&LLAMA2_13B_SHAPE)?;
     println!(
         "MLP 3LDF = {:.2}B, attention 4LD^2 = {:.2}B, embeddings 2VD = {:.2}B, total {:.2}B",
@@ -1475,7 +1475,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(37);
-    // book/src/ch07.md:6322
+    // book/src/ch07.md:6323
     let total = p.total() as f64;
     let m = step_memory(&LLAMA2_13B, total, 16e6)?;
     println!(
@@ -1490,7 +1490,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(38);
-    // book/src/ch07.md:6349
+    // book/src/ch07.md:6350
     let v5p = Hardware::spec(TPU_V5P);
     let chips: u64 = 16 * 16 * 16;
     let batch = 3e6;
@@ -1577,11 +1577,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(39);
-    // book/src/ch07.md:6548
+    // book/src/ch07.md:6549
     llama2_widget().write()?;
 
     tangle_runtime::cell(40);
-    // book/src/ch07.md:6834
+    // book/src/ch07.md:6835
     tangle_runtime::value("b200_flops_gain", format!("{:.1}", B200.flops / H100.flops));
     for chip in [H100, B200] {
         let hw = Hardware::spec(chip);
@@ -1595,7 +1595,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(41);
-    // book/src/ch07.md:6857
+    // book/src/ch07.md:6858
     let hw = Hardware::spec(H100);
     let out = Span::AcrossDomains { axes: 1 };
     println!(
@@ -1606,7 +1606,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(42);
-    // book/src/ch07.md:6876
+    // book/src/ch07.md:6877
     // The optimum grows as the square root of B. The math grows fourfold but the network clock at
     // the balanced split only twofold, so the layer moves away from the communication bound.
     let v5p = Hardware::spec(TPU_V5P);
@@ -1629,7 +1629,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(43);
-    // book/src/ch07.md:6909
+    // book/src/ch07.md:6910
     let flat = Run {
         layout: Layout {
             tp: 8,
@@ -1654,7 +1654,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(44);
-    // book/src/ch07.md:6943
+    // book/src/ch07.md:6944
     // Under GPipe either order makes the heavy stage idle for one pass through the light stage.
     // Under 1F1B a heavy first stage never waits, because the light stage returns each gradient
     // before the heavy one is ready for it, so the step is just the heavy stage's own work; a heavy
@@ -1697,7 +1697,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(45);
-    // book/src/ch07.md:7000
+    // book/src/ch07.md:7001
     // (PP-1)/(m+PP-1) < 1/20 exactly when m > 19 (PP-1): 20 microbatches for two stages, 134 for
     // eight. Deep pipelines need many microbatches, hence a large batch, one more reason they sit
     // awkwardly with data parallelism.
@@ -1718,7 +1718,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(46);
-    // book/src/ch07.md:7030
+    // book/src/ch07.md:7031
     let v5p = Hardware::spec(TPU_V5P);
     let floor = min_tokens_per_domain(&DEEPSEEK_V3, &v5p)?;
     println!(
