@@ -285,7 +285,7 @@ impl TrainingConfig {
 /// accelerator capacities (80 GiB, 141 GiB, ...) are quoted in binary units.
 pub const GIB: f64 = 1_073_741_824.0;
 
-/// The four tenants of persistent training state, one per row of equation 6.1.
+/// The four tenants of persistent training state, one per row of Equation 6.1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StateComponent {
     /// The weights that forward and backward read (bf16 under mixed precision).
@@ -323,7 +323,7 @@ impl StateComponent {
 pub enum Precision {
     /// Everything in fp32; no master copy is needed.
     Fp32,
-    /// bf16 weights and gradients, fp32 master weights and moments (equation 6.1).
+    /// bf16 weights and gradients, fp32 master weights and moments (Equation 6.1).
     Mixed,
 }
 
@@ -485,7 +485,7 @@ impl ActivationPolicy {
     }
 }
 
-/// Bytes that autograd keeps per layer under `policy` (equation 6.2), with bf16 activations.
+/// Bytes that autograd keeps per layer under `policy` (Equation 6.2), with bf16 activations.
 ///
 /// `microbatch` is the `b` of the formula: sequences per device in one forward pass.
 pub fn activation_bytes_per_layer(
@@ -1188,7 +1188,7 @@ pub fn simulate_pipeline(
     simulate_orders(&orders, &vec![times; stages])
 }
 
-/// The closed-form fill-and-drain bubble of equation 6.3 for balanced stages.
+/// The closed-form fill-and-drain bubble of Equation 6.3 for balanced stages.
 pub fn pipeline_bubble_fraction(stages: u64, microbatches: u64) -> Result<f64, TrainingError> {
     let s = at_least_one("stages", stages)? as f64;
     let m = at_least_one("microbatches", microbatches)? as f64;
@@ -1424,7 +1424,7 @@ pub struct PlanEval {
     pub act_gib: f64,
     pub total_gib: f64,
     pub fits: bool,
-    /// Pipeline bubble as a fraction (equation 6.3).
+    /// Pipeline bubble as a fraction (Equation 6.3).
     pub bubble: f64,
     pub dp_comm_gib: f64,
     pub tp_comm_gib: f64,
@@ -1620,7 +1620,7 @@ fn fraction(what: &'static str, value: f64) -> Result<f64, TrainingError> {
 }
 
 // book/src/ch06.md:3261
-/// Model FLOPs utilization, equation 6.4.
+/// Model FLOPs utilization, Equation 6.4.
 ///
 /// `flops_per_token` must be the model's *nominal* cost per trained token
 /// (about `6 * params` for a dense Transformer), not what the hardware
@@ -1707,7 +1707,7 @@ pub fn measured_matmul_flops(n: usize, repeats: usize) -> Result<f64, TrainingEr
 /// `use ch06::*` is all a caller needs.
 pub use std::time::Duration;
 
-/// What a checkpoint policy is up against: the three durations of equation 6.5.
+/// What a checkpoint policy is up against: the three durations of Equation 6.5.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FaultModel {
     /// Training time stalled by one synchronous checkpoint save (C_s).
@@ -1720,7 +1720,7 @@ pub struct FaultModel {
 
 impl FaultModel {
     /// The three durations in seconds, after rejecting the zeros that make
-    /// equation 6.5 meaningless (a free save has no optimal interval, a zero
+    /// Equation 6.5 meaningless (a free save has no optimal interval, a zero
     /// MTBF means the job never runs).
     fn seconds(&self) -> Result<(f64, f64, f64), TrainingError> {
         let save = positive("checkpoint save time (s)", self.save.as_secs_f64())?;
@@ -1729,7 +1729,7 @@ impl FaultModel {
     }
 }
 
-/// The fraction of wall-clock time a checkpoint policy wastes, equation 6.5:
+/// The fraction of wall-clock time a checkpoint policy wastes, Equation 6.5:
 /// `C_s / I` for saving, `I / 2 T_mtbf` for recomputing lost steps, `R / T_mtbf` for restarts.
 ///
 /// The model assumes intervals much shorter than the MTBF and failures that
@@ -1741,7 +1741,7 @@ pub fn checkpoint_waste(faults: &FaultModel, interval: Duration) -> Result<f64, 
     Ok(save / interval + interval / (2.0 * mtbf) + restart / mtbf)
 }
 
-/// Young's optimal checkpoint interval, equation 6.6: `sqrt(2 C_s T_mtbf)`, the
+/// Young's optimal checkpoint interval, Equation 6.6: `sqrt(2 C_s T_mtbf)`, the
 /// minimum of [`checkpoint_waste`]. The restart cost does not move the optimum,
 /// it only raises the floor.
 pub fn young_interval(faults: &FaultModel) -> Result<Duration, TrainingError> {
@@ -1945,7 +1945,7 @@ pub const NAMED_RUNS: [TrainingRun; 3] = [
 pub struct FleetAssumptions {
     /// Peak FLOP/s of one device in the training precision.
     pub peak_flops: f64,
-    /// Delivered fraction of peak, goodput folded in (the `u` of equation 6.7).
+    /// Delivered fraction of peak, goodput folded in (the `u` of Equation 6.7).
     pub utilization: f64,
     /// All-in price of one device-hour, in dollars.
     pub usd_per_device_hour: f64,
@@ -1971,7 +1971,7 @@ pub const H100_CLASS_2026: FleetAssumptions = FleetAssumptions {
 pub struct RunEconomics {
     /// Training FLOPs, 6 N D.
     pub flops: f64,
-    /// Device-hours, independent of the fleet size (equation 6.7).
+    /// Device-hours, independent of the fleet size (Equation 6.7).
     pub device_hours: f64,
     /// Calendar days on the run's fleet.
     pub wall_days: f64,
@@ -1986,7 +1986,7 @@ pub struct RunEconomics {
 }
 
 /// Converts a run's budget into device-hours, days, dollars and megawatts
-/// with the dense estimate `C = 6 N D` and equation 6.7.
+/// with the dense estimate `C = 6 N D` and Equation 6.7.
 pub fn run_economics(
     run: &TrainingRun,
     fleet: &FleetAssumptions,
@@ -2032,7 +2032,7 @@ fn ratio_at_least_one(what: &'static str, value: f64) -> Result<f64, TrainingErr
 /// Hours in an average year (365.25 days).
 pub const HOURS_PER_YEAR: f64 = 8_766.0;
 
-/// The capital recovery factor, equation 6.8: the constant annual payment per
+/// The capital recovery factor, Equation 6.8: the constant annual payment per
 /// dollar of capital that repays principal plus a return `rate` over `years`.
 ///
 /// At a zero rate this is `1 / years`; `ln_1p` and `exp_m1` keep rates near

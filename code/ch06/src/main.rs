@@ -209,13 +209,13 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         let cfg = tiny.config();
         let per_block = (saved_plain - saved_checkpointed) / cfg.n_layers;
         let (s, b, h, a) = (tiny_batch.seq, tiny_batch.batch, cfg.d_model, cfg.n_heads);
-        let formula = 2 * (34 * s * b * h + 5 * a * s * s * b); // equation 6.2, at 4 bytes per value
+        let formula = 2 * (34 * s * b * h + 5 * a * s * s * b); // Equation 6.2, at 4 bytes per value
         println!(
             "kept per block, measured                 : {:>10} bytes",
             grouped(per_block as u64)
         );
         println!(
-            "kept per block, equation 6.2 at 4 B/value: {:>10} bytes",
+            "kept per block, Equation 6.2 at 4 B/value: {:>10} bytes",
             grouped(formula as u64)
         );
         let below = 100.0 * (1.0 - per_block as f64 / formula as f64);
@@ -1002,7 +1002,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(28);
-    // book/src/ch06.md:4869
+    // book/src/ch06.md:4872
     // Only the moment line changes: Adam keeps 8 bytes per parameter, 8-bit Adam 2 + 0.5, Muon 4.
     let optimizers = [("Adam", 8.0), ("8-bit Adam", 2.5), ("Muon", 4.0)];
     println!("ZeRO-1 state of the 7B model per device, GiB");
@@ -1035,7 +1035,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(29);
-    // book/src/ch06.md:4919
+    // book/src/ch06.md:4922
     {
         let fused_total = |seq_len: u64| -> Result<f64, TrainingError> {
             let cfg = TrainingConfig {
@@ -1079,7 +1079,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(30);
-    // book/src/ch06.md:4976
+    // book/src/ch06.md:4979
     {
         // (a) ZeRO-3 divides all 16 bytes per parameter over the 64 devices of every layout.
         let zero3 = PlanOptions {
@@ -1160,7 +1160,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(31);
-    // book/src/ch06.md:5083
+    // book/src/ch06.md:5086
     {
         let (stages, microbatches) = (8, 32);
         let orders = Schedule::OneFOneB.orders(stages, microbatches)?;
@@ -1174,7 +1174,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             };
             Ok(simulate_orders(&orders, &times)?.idle_fraction())
         };
-        println!("S=8 m=32, equation 6.3: {:.1}% idle", 100.0 * bubble);
+        println!("S=8 m=32, Equation 6.3: {:.1}% idle", 100.0 * bubble);
         for slow_stage in [0, 3, 7] {
             println!(
                 "  stage {slow_stage} 1.3x slower: {:.1}% idle",
@@ -1192,7 +1192,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(32);
-    // book/src/ch06.md:5128
+    // book/src/ch06.md:5131
     for n in [16, 32, 64, 1024] {
         // About the same number of FLOPs per measurement at every size: many small products,
         // few large ones, so that the fastest of them is a stable figure.
@@ -1213,10 +1213,10 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     // before comparing two of them.
 
     tangle_runtime::cell(33);
-    // book/src/ch06.md:5163
+    // book/src/ch06.md:5166
     {
         // With T = T_mtbf: w(I) = C_s / I + (1 - p) I / 2T + R / T + p C_s / T, so
-        // I* = sqrt(2 C_s T / (1 - p)): the unwarned failures alone follow equation 6.5, with an
+        // I* = sqrt(2 C_s T / (1 - p)): the unwarned failures alone follow Equation 6.5, with an
         // MTBF of T / (1 - p).
         let faults = FaultModel {
             save,
@@ -1256,7 +1256,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(34);
-    // book/src/ch06.md:5222
+    // book/src/ch06.md:5225
     {
         let rental = H100_CLASS_2026.usd_per_device_hour;
         let cases = [

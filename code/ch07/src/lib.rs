@@ -288,7 +288,7 @@ pub enum Span {
 }
 
 impl Hardware {
-    /// Usable per-chip bandwidth for a collective with this span (equation 7.1).
+    /// Usable per-chip bandwidth for a collective with this span (Equation 7.1).
     pub fn collective(&self, span: Span) -> Result<f64> {
         let axes = match span {
             Span::InDomain { axes } | Span::AcrossDomains { axes } => axes,
@@ -328,7 +328,7 @@ pub struct Model {
     pub active: u64,
     /// Shared experts, a subset of both `experts` and `active`.
     pub shared: u64,
-    /// Published total parameter count, for checking equation 7.2; `None` for made-up shapes.
+    /// Published total parameter count, for checking Equation 7.2; `None` for made-up shapes.
     pub published_params: Option<f64>,
     /// False for rows the simple $D \times F$ expert model cannot represent.
     pub representable: bool,
@@ -396,11 +396,11 @@ impl Model {
     pub fn sparsity(&self) -> f64 {
         self.experts as f64 / self.active as f64
     }
-    /// $2 D E F L$: the parameters the communication arithmetic moves (equation 7.2).
+    /// $2 D E F L$: the parameters the communication arithmetic moves (Equation 7.2).
     pub fn comm_params(&self) -> f64 {
         2.0 * (self.d * self.experts * self.f * self.layers) as f64
     }
-    /// $3 D E F L + 2.5 D^2 L$: the parameters a checkpoint holds (equation 7.2).
+    /// $3 D E F L + 2.5 D^2 L$: the parameters a checkpoint holds (Equation 7.2).
     pub fn memory_params(&self) -> f64 {
         let (d, l) = (self.d as f64, self.layers as f64);
         3.0 * d * (self.experts * self.f) as f64 * l + 2.5 * d * d * l
@@ -500,7 +500,7 @@ pub enum Bound {
 }
 
 impl LayerClock {
-    /// Overlapped compute and communication: the layer costs the slower clock (equation 7.4).
+    /// Overlapped compute and communication: the layer costs the slower clock (Equation 7.4).
     pub fn time(&self) -> f64 {
         self.math.max(self.comms)
     }
@@ -526,7 +526,7 @@ pub enum Traffic {
     Activations,
 }
 
-/// Forward FLOP time of one layer on one chip (equation 7.3), for `tokens_per_chip` tokens.
+/// Forward FLOP time of one layer on one chip (Equation 7.3), for `tokens_per_chip` tokens.
 pub fn math_time(model: &Model, hw: &Hardware, tokens_per_chip: f64) -> Result<f64> {
     model.validate()?;
     positive("tokens per chip", tokens_per_chip)?;
@@ -556,7 +556,7 @@ pub fn forward_layer_clock(
     })
 }
 
-/// The ridge $C/W$ (equation 7.5): tokens per chip above which weight traffic hides.
+/// The ridge $C/W$ (Equation 7.5): tokens per chip above which weight traffic hides.
 pub fn ridge(hw: &Hardware, span: Span) -> Result<f64> {
     hw.intensity(span)
 }
@@ -831,7 +831,7 @@ pub fn roofline_widget() -> Widget {
 /// Bytes per parameter for bf16 weights plus two fp32 Adam moments.
 pub const ADAM_BYTES_PER_PARAM: f64 = 2.0 + 4.0 + 4.0;
 
-/// Backward-pass clocks of one layer under pure data parallelism (equation 7.6).
+/// Backward-pass clocks of one layer under pure data parallelism (Equation 7.6).
 pub fn dp_layer_clock(
     model: &Model,
     hw: &Hardware,
@@ -900,7 +900,7 @@ pub fn critical_batch_widget() -> Widget {
 }
 
 // book/src/ch07.md:1767
-/// Forward-pass clocks of one layer under FSDP (equation 7.7).
+/// Forward-pass clocks of one layer under FSDP (Equation 7.7).
 pub fn fsdp_layer_clock(
     model: &Model,
     hw: &Hardware,
@@ -1020,7 +1020,7 @@ pub fn fsdp_memory_widget() -> Widget {
 }
 
 // book/src/ch07.md:2129
-/// Forward-pass clocks of one layer under tensor parallelism of degree `tp` (equation 7.8).
+/// Forward-pass clocks of one layer under tensor parallelism of degree `tp` (Equation 7.8).
 pub fn tp_layer_clock(
     model: &Model,
     hw: &Hardware,
@@ -1097,7 +1097,7 @@ impl Mesh {
     }
 }
 
-/// The three clocks of one forward layer under FSDP + TP (equation 7.9).
+/// The three clocks of one forward layer under FSDP + TP (Equation 7.9).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MixedClock {
     pub math: f64,
@@ -1116,7 +1116,7 @@ impl MixedClock {
 }
 
 /// Equation 7.9 on a TPU torus with a *real-valued* FSDP degree `dp` (so TP = `chips / dp`),
-/// the relaxation that equation 7.10 optimizes over and the figure sweeps use.
+/// the relaxation that Equation 7.10 optimizes over and the figure sweeps use.
 pub fn mixed_clock_relaxed(
     model: &Model,
     hw: &Hardware,
@@ -1149,7 +1149,7 @@ pub fn mixed_clock_relaxed(
 
 /// Forward-layer clocks of a mixed FSDP + TP mesh.
 ///
-/// On a TPU torus this is equation 7.9. On a GPU, TP must divide one NVLink domain and runs at
+/// On a TPU torus this is Equation 7.9. On a GPU, TP must divide one NVLink domain and runs at
 /// link speed. The FSDP collective runs in two overlapped stages: among the GPUs of a domain that
 /// hold the same weight slice (over NVLink), then between domains, where those GPUs split the
 /// slice over their NICs. TP shrinks the first stage but leaves the second unchanged.
@@ -1204,7 +1204,7 @@ pub fn mixed_layer_clock(
     }
 }
 
-/// The GPU counterpart of equation 7.10: try every TP degree that divides both the NVLink
+/// The GPU counterpart of Equation 7.10: try every TP degree that divides both the NVLink
 /// domain and the chip count, and keep the one with the fastest network clock.
 pub fn best_gpu_mesh(
     model: &Model,
@@ -1235,7 +1235,7 @@ pub fn best_gpu_mesh(
 }
 
 /// The FSDP degree that balances the two collectives on a TPU mesh of `chips` chips
-/// (equation 7.10). A real number: round it to a divisor of `chips` to build a mesh.
+/// (Equation 7.10). A real number: round it to a divisor of `chips` to build a mesh.
 pub fn optimal_fsdp_degree(
     model: &Model,
     hw: &Hardware,
@@ -1252,7 +1252,7 @@ pub fn optimal_fsdp_degree(
     Ok((positive("batch", batch)? * n * ratio / (model.experts * model.f) as f64).sqrt())
 }
 
-/// Per-chip batch above which the optimally mixed mesh is compute-bound (equation 7.11).
+/// Per-chip batch above which the optimally mixed mesh is compute-bound (Equation 7.11).
 pub fn mixed_min_tokens_per_chip(
     model: &Model,
     hw: &Hardware,
@@ -1469,8 +1469,8 @@ fn mixed_chart(model: &Model, hw: &Hardware, n: u64, times: bool, per_chip: f64)
 
 // book/src/ch07.md:2998
 /// Every mesh of `chips` chips on a TPU torus, as (FSDP degree, clocks): one row per divisor `dp`
-/// of `chips`, with TP = `chips / dp` and the mesh axes of equation 7.9 held fixed. This is the
-/// static sweep whose minimum equation 7.10 finds in closed form.
+/// of `chips`, with TP = `chips / dp` and the mesh axes of Equation 7.9 held fixed. This is the
+/// static sweep whose minimum Equation 7.10 finds in closed form.
 pub fn split_sweep(
     model: &Model,
     hw: &Hardware,
@@ -1573,7 +1573,7 @@ pub fn split_widget() -> Widget {
 }
 
 // book/src/ch07.md:3510
-/// The clocks of one forward MoE layer under expert parallelism (equation 7.12).
+/// The clocks of one forward MoE layer under expert parallelism (Equation 7.12).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExpertClock {
     pub math: f64,
@@ -1754,7 +1754,7 @@ pub fn point_to_point(hw: &Hardware, span: Span) -> f64 {
 }
 
 /// One stage's forward compute for a microbatch against the hop that carries its output
-/// (equation 7.13). `pp` must not exceed the layer count; uneven splits are allowed and
+/// (Equation 7.13). `pp` must not exceed the layer count; uneven splits are allowed and
 /// priced at the average stage depth.
 pub fn pp_hop_clock(
     model: &Model,
@@ -2676,7 +2676,7 @@ pub fn pipeline_widget() -> Widget {
 }
 
 // book/src/ch07.md:5647
-/// Backward-layer clocks of pure data parallelism across scale-out domains (equation 7.14).
+/// Backward-layer clocks of pure data parallelism across scale-out domains (Equation 7.14).
 /// The `chips` are spread evenly over the fewest domains that hold them.
 pub fn cross_domain_dp_clock(
     model: &Model,
@@ -2842,7 +2842,7 @@ impl Run {
         Ok((self.gpus as f64 / (self.layout.dp as f64 * g)).max(1.0))
     }
 
-    /// Per-GPU batch the outer data-parallel reduction needs (equation 7.15).
+    /// Per-GPU batch the outer data-parallel reduction needs (Equation 7.15).
     pub fn outer_dp_floor(&self) -> Result<f64> {
         let base = min_tokens_per_chip(&self.model, &self.hw, Span::AcrossDomains { axes: 1 })?;
         Ok(base * ring_factor(self.layout.dp)? / self.domains_per_replica()?)

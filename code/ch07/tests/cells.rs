@@ -49,7 +49,7 @@ fn measured_mode_scales_flops_and_bandwidth() {
     let meas = Hardware::measured(H800);
     assert_eq!(meas.flops(), spec.flops() * H800.sustained);
     assert_eq!(meas.link(), spec.link() * H800.achieved);
-    // Across domains the slower of link and egress wins (equation 7.1).
+    // Across domains the slower of link and egress wins (Equation 7.1).
     let w = spec.collective(Span::AcrossDomains { axes: 1 }).unwrap();
     assert_eq!(w, spec.link().min(spec.domain_egress()));
     assert!(spec.collective(Span::InDomain { axes: 0 }).is_err());
