@@ -2553,7 +2553,7 @@ pub fn pipeline_widget() -> Widget {
         "GPipe",
         "1F1B",
         "interleaved 1F1B, v = 2",
-        "1F1B, dW deferred",
+        "ZB-H1, dW deferred",
     ];
     let schedule = w.picker("Schedule", names.map(|n| (n, n)), "1F1B");
     let stages = w.slider("Stages PP", [2usize, 4, 8].map(|s| (s.to_string(), s)), "4");

@@ -1581,7 +1581,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     llama2_widget().write()?;
 
     tangle_runtime::cell(40);
-    // book/src/ch07.md:6835
+    // book/src/ch07.md:6839
     tangle_runtime::value("b200_flops_gain", format!("{:.1}", B200.flops / H100.flops));
     for chip in [H100, B200] {
         let hw = Hardware::spec(chip);
@@ -1595,7 +1595,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(41);
-    // book/src/ch07.md:6858
+    // book/src/ch07.md:6862
     let hw = Hardware::spec(H100);
     let out = Span::AcrossDomains { axes: 1 };
     println!(
@@ -1606,7 +1606,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(42);
-    // book/src/ch07.md:6877
+    // book/src/ch07.md:6881
     // The optimum grows as the square root of B. The math grows fourfold but the network clock at
     // the balanced split only twofold, so the layer moves away from the communication bound.
     let v5p = Hardware::spec(TPU_V5P);
@@ -1629,7 +1629,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(43);
-    // book/src/ch07.md:6910
+    // book/src/ch07.md:6914
     let flat = Run {
         layout: Layout {
             tp: 8,
@@ -1654,7 +1654,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(44);
-    // book/src/ch07.md:6944
+    // book/src/ch07.md:6948
     // Under GPipe either order makes the heavy stage idle for one pass through the light stage.
     // Under 1F1B a heavy first stage never waits, because the light stage returns each gradient
     // before the heavy one is ready for it, so the step is just the heavy stage's own work; a heavy
@@ -1697,7 +1697,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(45);
-    // book/src/ch07.md:7001
+    // book/src/ch07.md:7005
     // (PP-1)/(m+PP-1) < 1/20 exactly when m > 19 (PP-1): 20 microbatches for two stages, 134 for
     // eight. Deep pipelines need many microbatches, hence a large batch, one more reason they sit
     // awkwardly with data parallelism.
@@ -1718,7 +1718,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(46);
-    // book/src/ch07.md:7031
+    // book/src/ch07.md:7035
     let v5p = Hardware::spec(TPU_V5P);
     let floor = min_tokens_per_domain(&DEEPSEEK_V3, &v5p)?;
     println!(

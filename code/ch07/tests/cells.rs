@@ -987,7 +987,7 @@ fn calculators_start_where_the_printed_outputs_are() {
         "GPipe",
         "1F1B",
         "interleaved 1F1B, v = 2",
-        "1F1B, dW deferred",
+        "ZB-H1, dW deferred",
     ] {
         for pp in ["2", "4", "8"] {
             let at = [("Schedule", schedule), ("Stages PP", pp)];
@@ -1008,13 +1008,17 @@ fn calculators_start_where_the_printed_outputs_are() {
         "8"
     );
     assert_eq!(
-        shown(&pipe, &[("Schedule", "1F1B, dW deferred")], "idle fraction"),
+        shown(
+            &pipe,
+            &[("Schedule", "ZB-H1, dW deferred")],
+            "idle fraction"
+        ),
         "0.1111"
     );
     assert_eq!(
         shown(
             &pipe,
-            &[("Schedule", "1F1B, dW deferred"), ("Stages PP", "8")],
+            &[("Schedule", "ZB-H1, dW deferred"), ("Stages PP", "8")],
             "idle fraction"
         ),
         "0.2258"
