@@ -1067,7 +1067,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(27);
-    // book/src/ch07.md:4752
+    // book/src/ch07.md:4753
     let unit = ch06::StageTimes::TRANSFORMER;
     let scaled = |k: f64| ch06::StageTimes {
         forward: k * unit.forward,
@@ -1111,7 +1111,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(28);
-    // book/src/ch07.md:5116
+    // book/src/ch07.md:5117
     use ch06::{Schedule, StageTimes, pipeline_bubble_fraction, simulate_pipeline};
     let split = SplitTimes {
         forward: 1.0,
@@ -1154,7 +1154,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(29);
-    // book/src/ch07.md:5348
+    // book/src/ch07.md:5349
     tangle_runtime::figure::svg("pipeline-overlap-dw", (720, 440), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let fused = ch06::simulate_pipeline(
@@ -1290,11 +1290,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(30);
-    // book/src/ch07.md:5622
+    // book/src/ch07.md:5623
     pipeline_widget().write()?;
 
     tangle_runtime::cell(31);
-    // book/src/ch07.md:5708
+    // book/src/ch07.md:5710
     let v5p = Hardware::spec(TPU_V5P);
     let chips_per_host = 4;
     let (hosts, dcn_per_chip) = (
@@ -1350,11 +1350,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(32);
-    // book/src/ch07.md:5840
+    // book/src/ch07.md:5842
     dcn_widget().write()?;
 
     tangle_runtime::cell(33);
-    // book/src/ch07.md:5871
+    // book/src/ch07.md:5873
     println!(
         "{:<12} {:>13} {:>20} {:>21}  {}",
         "node type",
@@ -1387,7 +1387,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(34);
-    // book/src/ch07.md:5936
+    // book/src/ch07.md:5938
     let span = Span::AcrossDomains { axes: 1 };
     let h100 = Hardware::spec(H100);
     let r = ridge(&h100, span)?;
@@ -1425,7 +1425,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("deepseek_batch", ch06::grouped(15_360 * 4096));
 
     tangle_runtime::cell(35);
-    // book/src/ch07.md:6107
+    // book/src/ch07.md:6109
     for run in [DEEPSEEK_V3_RUN, LLAMA_31_RUN] {
         run.validate()?;
         println!(
@@ -1464,7 +1464,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("Llama 3.1 405B: largest TP inside an H100 node {tp:.1}, so 8-way TP hides");
 
     tangle_runtime::cell(36);
-    // book/src/ch07.md:6279
+    // book/src/ch07.md:6281
     let p = ch06::param_count(&LLAMA2_13B_SHAPE)?;
     println!(
         "MLP 3LDF = {:.2}B, attention 4LD^2 = {:.2}B, embeddings 2VD = {:.2}B, total {:.2}B",
@@ -1475,7 +1475,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(37);
-    // book/src/ch07.md:6323
+    // book/src/ch07.md:6325
     let total = p.total() as f64;
     let m = step_memory(&LLAMA2_13B, total, 16e6)?;
     println!(
@@ -1490,7 +1490,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(38);
-    // book/src/ch07.md:6350
+    // book/src/ch07.md:6352
     let v5p = Hardware::spec(TPU_V5P);
     let chips: u64 = 16 * 16 * 16;
     let batch = 3e6;
@@ -1577,11 +1577,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(39);
-    // book/src/ch07.md:6549
+    // book/src/ch07.md:6553
     llama2_widget().write()?;
 
     tangle_runtime::cell(40);
-    // book/src/ch07.md:6839
+    // book/src/ch07.md:6843
     tangle_runtime::value("b200_flops_gain", format!("{:.1}", B200.flops / H100.flops));
     for chip in [H100, B200] {
         let hw = Hardware::spec(chip);
@@ -1595,7 +1595,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(41);
-    // book/src/ch07.md:6862
+    // book/src/ch07.md:6866
     let hw = Hardware::spec(H100);
     let out = Span::AcrossDomains { axes: 1 };
     println!(
@@ -1606,7 +1606,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(42);
-    // book/src/ch07.md:6881
+    // book/src/ch07.md:6885
     // The optimum grows as the square root of B. The math grows fourfold but the network clock at
     // the balanced split only twofold, so the layer moves away from the communication bound.
     let v5p = Hardware::spec(TPU_V5P);
@@ -1629,7 +1629,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(43);
-    // book/src/ch07.md:6914
+    // book/src/ch07.md:6918
     let flat = Run {
         layout: Layout {
             tp: 8,
@@ -1654,7 +1654,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(44);
-    // book/src/ch07.md:6948
+    // book/src/ch07.md:6952
     // Under GPipe either order makes the heavy stage idle for one pass through the light stage.
     // Under 1F1B a heavy first stage never waits, because the light stage returns each gradient
     // before the heavy one is ready for it, so the step is just the heavy stage's own work; a heavy
@@ -1697,7 +1697,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(45);
-    // book/src/ch07.md:7005
+    // book/src/ch07.md:7009
     // (PP-1)/(m+PP-1) < 1/20 exactly when m > 19 (PP-1): 20 microbatches for two stages, 134 for
     // eight. Deep pipelines need many microbatches, hence a large batch, one more reason they sit
     // awkwardly with data parallelism.
@@ -1718,7 +1718,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(46);
-    // book/src/ch07.md:7035
+    // book/src/ch07.md:7039
     let v5p = Hardware::spec(TPU_V5P);
     let floor = min_tokens_per_domain(&DEEPSEEK_V3, &v5p)?;
     println!(
