@@ -2541,7 +2541,7 @@ pub fn simulate_split_pipeline(
     Ok(SplitTimeline { stages, events })
 }
 
-// book/src/ch07.md:5488
+// book/src/ch07.md:5499
 /// The schedules of this section as a calculator, drawn as a timeline: Chapter 6's GPipe,
 /// 1F1B and interleaved 1F1B (two chunks per device) with a fused backward (twice a forward),
 /// and 1F1B with the backward split into dX and dW (one forward each) and at most $PP$ weight
@@ -2675,7 +2675,7 @@ pub fn pipeline_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:5649
+// book/src/ch07.md:5660
 /// Backward-layer clocks of pure data parallelism across scale-out domains (Equation 7.14).
 /// The `chips` are spread evenly over the fewest domains that hold them.
 pub fn cross_domain_dp_clock(
@@ -2732,7 +2732,7 @@ pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     })
 }
 
-// book/src/ch07.md:5783
+// book/src/ch07.md:5794
 /// The data-centre network as a calculator: the per-chip DCN bandwidth is an input, and the
 /// TPU recipe of this section decides how many pods a batch needs.
 pub fn dcn_widget() -> Widget {
@@ -2790,7 +2790,7 @@ pub fn dcn_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:5997
+// book/src/ch07.md:6008
 /// Chapter 6's TP x PP x DP layout, re-exported so that readers of this chapter can build runs.
 pub use ch06::Layout;
 
@@ -2889,7 +2889,7 @@ pub const LLAMA_31_RUN: Run = Run {
     batch: 16e6,
 };
 
-// book/src/ch07.md:6267
+// book/src/ch07.md:6278
 /// LLaMA-2 13B in Chapter 6's terms, for its parameter count and its training state.
 pub const LLAMA2_13B_SHAPE: ch06::TrainingConfig = ch06::TrainingConfig {
     name: "LLaMA-2 13B",
@@ -2902,7 +2902,7 @@ pub const LLAMA2_13B_SHAPE: ch06::TrainingConfig = ch06::TrainingConfig {
     seq_len: 4096,
 };
 
-// book/src/ch07.md:6304
+// book/src/ch07.md:6315
 /// The question-2 ledger of a dense model trained without parallelism.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepMemory {
@@ -2922,7 +2922,7 @@ pub fn step_memory(model: &Model, params: f64, batch: f64) -> Result<StepMemory>
     })
 }
 
-// book/src/ch07.md:6463
+// book/src/ch07.md:6474
 /// The three questions with their inputs editable: the shape ($L$, $D$, $F$, with heads of width
 /// 128 and a 32,000-token vocabulary), the batch of question 2, and the batch and slice of
 /// question 3 on TPU v5p. The defaults are LLaMA-2 13B and the questions' own numbers.

@@ -1123,6 +1123,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         "{:>2} {:>3}  {:>7}  {:>12} {:>12} {:>12} {:>12}",
         "PP", "m", "formula", "GPipe", "1F1B", "dW any", "ZB-H1"
     );
+    let mut zb_memory = Vec::new();
     for (pp, m) in [(4, 8), (8, 8), (8, 32)] {
         let gpipe = simulate_pipeline(Schedule::GPipe, pp, m, StageTimes::TRANSFORMER)?;
         let ofob = simulate_pipeline(Schedule::OneFOneB, pp, m, StageTimes::TRANSFORMER)?;
@@ -1151,10 +1152,19 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             cell(free.idle_fraction(), free.max_in_flight(0)),
             cell(capped.idle_fraction(), capped.max_in_flight(0))
         );
+        zb_memory.push(format!(
+            "{} (1F1B {})",
+            capped.max_awaiting_input_grad(0),
+            ofob.max_in_flight(0)
+        ));
     }
+    println!(
+        "ZB-H1, microbatches awaiting dX on stage 0: {}",
+        zb_memory.join(", ")
+    );
 
     tangle_runtime::cell(29);
-    // book/src/ch07.md:5349
+    // book/src/ch07.md:5360
     tangle_runtime::figure::svg("pipeline-overlap-dw", (720, 440), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let fused = ch06::simulate_pipeline(
@@ -1290,11 +1300,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(30);
-    // book/src/ch07.md:5623
+    // book/src/ch07.md:5634
     pipeline_widget().write()?;
 
     tangle_runtime::cell(31);
-    // book/src/ch07.md:5710
+    // book/src/ch07.md:5721
     let v5p = Hardware::spec(TPU_V5P);
     let chips_per_host = 4;
     let (hosts, dcn_per_chip) = (
@@ -1350,11 +1360,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(32);
-    // book/src/ch07.md:5842
+    // book/src/ch07.md:5853
     dcn_widget().write()?;
 
     tangle_runtime::cell(33);
-    // book/src/ch07.md:5873
+    // book/src/ch07.md:5884
     println!(
         "{:<12} {:>13} {:>20} {:>21}  {}",
         "node type",
@@ -1387,7 +1397,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(34);
-    // book/src/ch07.md:5938
+    // book/src/ch07.md:5949
     let span = Span::AcrossDomains { axes: 1 };
     let h100 = Hardware::spec(H100);
     let r = ridge(&h100, span)?;
@@ -1425,7 +1435,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("deepseek_batch", ch06::grouped(15_360 * 4096));
 
     tangle_runtime::cell(35);
-    // book/src/ch07.md:6109
+    // book/src/ch07.md:6120
     for run in [DEEPSEEK_V3_RUN, LLAMA_31_RUN] {
         run.validate()?;
         println!(
@@ -1464,7 +1474,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("Llama 3.1 405B: largest TP inside an H100 node {tp:.1}, so 8-way TP hides");
 
     tangle_runtime::cell(36);
-    // book/src/ch07.md:6281
+    // book/src/ch07.md:6292
     let p = ch06::param_count(&LLAMA2_13B_SHAPE)?;
     println!(
         "MLP 3LDF = {:.2}B, attention 4LD^2 = {:.2}B, embeddings 2VD = {:.2}B, total {:.2}B",
@@ -1475,7 +1485,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(37);
-    // book/src/ch07.md:6325
+    // book/src/ch07.md:6336
     let total = p.total() as f64;
     let m = step_memory(&LLAMA2_13B, total, 16e6)?;
     println!(
@@ -1490,7 +1500,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(38);
-    // book/src/ch07.md:6352
+    // book/src/ch07.md:6363
     let v5p = Hardware::spec(TPU_V5P);
     let chips: u64 = 16 * 16 * 16;
     let batch = 3e6;
@@ -1577,11 +1587,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(39);
-    // book/src/ch07.md:6553
+    // book/src/ch07.md:6564
     llama2_widget().write()?;
 
     tangle_runtime::cell(40);
-    // book/src/ch07.md:6843
+    // book/src/ch07.md:6854
     tangle_runtime::value("b200_flops_gain", format!("{:.1}", B200.flops / H100.flops));
     for chip in [H100, B200] {
         let hw = Hardware::spec(chip);
@@ -1595,7 +1605,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(41);
-    // book/src/ch07.md:6866
+    // book/src/ch07.md:6877
     let hw = Hardware::spec(H100);
     let out = Span::AcrossDomains { axes: 1 };
     println!(
@@ -1606,7 +1616,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(42);
-    // book/src/ch07.md:6885
+    // book/src/ch07.md:6896
     // The optimum grows as the square root of B. The math grows fourfold but the network clock at
     // the balanced split only twofold, so the layer moves away from the communication bound.
     let v5p = Hardware::spec(TPU_V5P);
@@ -1629,7 +1639,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(43);
-    // book/src/ch07.md:6918
+    // book/src/ch07.md:6929
     let flat = Run {
         layout: Layout {
             tp: 8,
@@ -1654,7 +1664,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(44);
-    // book/src/ch07.md:6952
+    // book/src/ch07.md:6963
     // Under GPipe either order makes the heavy stage idle for one pass through the light stage.
     // Under 1F1B a heavy first stage never waits, because the light stage returns each gradient
     // before the heavy one is ready for it, so the step is just the heavy stage's own work; a heavy
@@ -1697,7 +1707,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(45);
-    // book/src/ch07.md:7009
+    // book/src/ch07.md:7020
     // (PP-1)/(m+PP-1) < 1/20 exactly when m > 19 (PP-1): 20 microbatches for two stages, 134 for
     // eight. Deep pipelines need many microbatches, hence a large batch, one more reason they sit
     // awkwardly with data parallelism.
@@ -1718,7 +1728,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(46);
-    // book/src/ch07.md:7039
+    // book/src/ch07.md:7050
     let v5p = Hardware::spec(TPU_V5P);
     let floor = min_tokens_per_domain(&DEEPSEEK_V3, &v5p)?;
     println!(
