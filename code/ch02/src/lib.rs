@@ -680,7 +680,7 @@ fn linear_backward(
 const LN_EPS: f32 = 1e-5;
 
 /// What a LayerNorm keeps for its backward pass: its output, and per row the
-/// mean and reciprocal standard deviation (the normalised input is recomputed).
+/// mean and reciprocal standard deviation (the normalized input is recomputed).
 #[derive(Clone, Debug, Default)]
 struct NormTape {
     out: Vec<f32>,
@@ -818,7 +818,7 @@ const Q: usize = 0;
 const K: usize = 1;
 const V: usize = 2;
 
-/// Causal self-attention with materialised probabilities `att`, laid out
+/// Causal self-attention with materialized probabilities `att`, laid out
 /// `batch x head x query x key` (zeros above the diagonal). Writes each head's
 /// output into its columns of `y` (`batch*seq x d_model`). Entries to the right of
 /// a query block are never written: they keep the zeros `att` was created with.
@@ -956,7 +956,7 @@ fn softmax_backward_in_place(dp: &mut [f32], p: &[f32], scale: f32) {
 /// is given it receives `(softmax - one_hot) * grad_scale`, the gradient of the loss.
 ///
 /// Each row's exponentials are written out by a plain loop and summed afterwards:
-/// an exponential inside a lane-wise sum is too much for the compiler to vectorise.
+/// an exponential inside a lane-wise sum is too much for the compiler to vectorize.
 /// They go straight into the gradient row when there is one, else into a scratch row.
 #[inline(always)]
 fn cross_entropy(logits: &[f32], targets: &[u32], dlogits: Option<(&mut [f32], f32)>) -> f32 {
@@ -1148,7 +1148,7 @@ pub struct TinyGpt {
 }
 
 impl TinyGpt {
-    /// GPT-2's initialisation: weights `N(0, 0.02)`, the two projections that write
+    /// GPT-2's initialization: weights `N(0, 0.02)`, the two projections that write
     /// into the residual stream scaled down by `sqrt(2 n_layers)` so the stream's
     /// variance does not grow with depth, biases zero, LayerNorm gains one.
     pub fn new(config: GptConfig, seed: u64) -> Result<Self, GptError> {
@@ -1717,7 +1717,7 @@ fn adamw_update(
         bias2,
     } = step;
     // Work in chunks small enough for the summed gradient to stay in L1 cache;
-    // each loop below is a simple elementwise pass that the compiler vectorises.
+    // each loop below is a simple elementwise pass that the compiler vectorizes.
     const CHUNK: usize = 1024;
     let mut grad = [0.0f32; CHUNK];
     for start in (0..params.len()).step_by(CHUNK) {
@@ -1782,7 +1782,7 @@ impl Trainer {
         Self::new(model, lr, cores, Memory::KeepAll)
     }
 
-    /// One optimisation step on `batch`; returns the batch's mean loss.
+    /// One optimization step on `batch`; returns the batch's mean loss.
     pub fn step(&mut self, batch: &Batch) -> Result<f32, GptError> {
         let shares = batch.batch.min(self.workers.len());
         let model = &self.model;
@@ -1908,7 +1908,7 @@ pub struct FlopsPerToken {
 
 /// Matmul FLOPs of one token's forward pass at context length `seq_len`. Norms,
 /// softmax and GELU are left out (a few per cent at this size); attention is
-/// counted over the full context, the usual convention for materialised scores.
+/// counted over the full context, the usual convention for materialized scores.
 /// Training costs about three times this: backward does two matmuls per forward one.
 pub fn flops_per_token(config: &GptConfig, seq_len: usize) -> Result<FlopsPerToken, GptError> {
     config.validate()?;

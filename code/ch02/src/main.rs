@@ -79,5 +79,189 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("training (forward + backward, 3x): {training}/token");
     tangle_runtime::value("training_mflop_per_token", &training);
 
+    tangle_runtime::cell(3);
+    // book/src/ch02.md:2355
+    {
+        // Per block: weights 3d² (qkv) + d² (output) + 2·4d² (MLP) = 12d²; biases 3d + d + 4d + d
+        // and two norms of 2d each = 13d. Outside: token and position embeddings, the final norm,
+        // and the untied head.
+        let by_hand = |c: &GptConfig| -> Result<usize, GptError> {
+            c.validate()?;
+            let (d, l, v, t) = (c.d_model, c.n_layers, c.vocab_size, c.block_size);
+            Ok(l * (12 * d * d + 13 * d) + v * d + t * d + 2 * d + d * v)
+        };
+        let wider = GptConfig {
+            d_model: 256,
+            n_layers: 6,
+            ..MEASUREMENT_CONFIG
+        };
+        for config in [MEASUREMENT_CONFIG, wider] {
+            let (hand, code) = (by_hand(&config)?, parameter_count(&config));
+            println!(
+                "d = {:3}, L = {}: by hand {:>9}, parameter_count {:>9}, equal: {}",
+                config.d_model,
+                config.n_layers,
+                with_commas(hand as u64),
+                with_commas(code as u64),
+                hand == code
+            );
+        }
+        let c = MEASUREMENT_CONFIG;
+        let blocks = c.n_layers * (12 * c.d_model * c.d_model + 13 * c.d_model);
+        let outside = parameter_count(&c) - blocks;
+        println!(
+            "outside the blocks: {:.1}% of the measured model",
+            100.0 * outside as f64 / parameter_count(&c) as f64
+        );
+    }
+
+    tangle_runtime::cell(4);
+    // book/src/ch02.md:2403
+    {
+        let c = MEASUREMENT_CONFIG;
+        let (d, l, v, t) = (c.d_model, c.n_layers, c.vocab_size, c.block_size);
+        // Matmul weights: 12d² per block and the d·V head; embeddings are lookups, not matmuls.
+        let by_hand = 2 * (l * 12 * d * d + d * v) + l * 4 * t * d;
+        let counted = flops_per_token(&c, t)?.total as usize;
+        let rule = 2 * parameter_count(&c);
+        println!(
+            "by hand {}, flops_per_token {}, equal: {}",
+            with_commas(by_hand as u64),
+            with_commas(counted as u64),
+            by_hand == counted
+        );
+        println!(
+            "2 x parameters = {}: {:.0}% of the count; attention products alone are {:.0}% of it",
+            with_commas(rule as u64),
+            100.0 * rule as f64 / counted as f64,
+            100.0 * (l * 4 * t * d) as f64 / counted as f64
+        );
+        // The attention term grows as T·d and the weights as d², so at d in the thousands and the
+        // same context the rule of thumb is within a few per cent; here d is close to T.
+    }
+
+    tangle_runtime::cell(5);
+    // book/src/ch02.md:2439
+    {
+        let c = MEASUREMENT_CONFIG;
+        let (b, t) = (8, c.block_size);
+        let (n, d, ff, h) = (b * t, c.d_model, c.d_ff(), c.n_heads);
+        let norm = n * d + 2 * n; // output, mean and 1/std per row
+        // A block keeps two norms, q/k/v, the attention probabilities (batch x heads x T x T), the
+        // attention output, the residual between attention and MLP, GELU's slope and its output.
+        let per_block = |t: usize| {
+            let n = b * t;
+            2 * (n * d + 2 * n) + 3 * n * d + b * h * t * t + 2 * n * d + 2 * n * ff
+        };
+        let outside = (c.n_layers + 1) * n * d + norm + n * c.vocab_size;
+        let model = TinyGpt::new(c, 5)?;
+        let batch = corpus.sample(&mut Rng::new(5), b, t)?;
+        for (memory, floats) in [
+            (Memory::KeepAll, outside + c.n_layers * per_block(t)),
+            (Memory::CheckpointBlocks, outside),
+        ] {
+            let tape = model.forward(&batch, memory)?.activation_bytes();
+            println!(
+                "{memory:?}: by hand {} bytes, tape {} bytes, equal: {}",
+                with_commas(4 * floats as u64),
+                with_commas(tape as u64),
+                4 * floats == tape
+            );
+        }
+        // Everything else in a block grows linearly with the context.
+        let share = |t: usize| 100.0 * (b * h * t * t) as f64 / per_block(t) as f64;
+        println!(
+            "attention probabilities: {:.0}% of a block's tape at 128 tokens, {:.0}% at 1,024",
+            share(128),
+            share(1024)
+        );
+    }
+
+    tangle_runtime::cell(6);
+    // book/src/ch02.md:2489
+    {
+        let config = GptConfig {
+            vocab_size: 16,
+            block_size: 8,
+            d_model: 8,
+            n_heads: 2,
+            n_layers: 1,
+            mlp_ratio: 4,
+        };
+        let mut model = TinyGpt::with_init_std(config, 3, 0.3)?;
+        let mut rng = Rng::new(4);
+        let mut draw = || (0..16).map(|_| rng.below(16) as u32).collect::<Vec<u32>>();
+        let batch = Batch::new(2, 8, draw(), draw())?;
+        let mut grads = Gradients::new(&model);
+        model.backward(&model.forward(&batch, Memory::KeepAll)?, &mut grads);
+        let head = model.num_parameters() - config.d_model * config.vocab_size;
+        let g = grads.flat[head..].to_vec();
+        let unit = |v: Vec<f32>| {
+            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            v.into_iter().map(|x| x / norm).collect::<Vec<f32>>()
+        };
+        let along_gradient = unit(g.clone());
+        let random = unit((0..g.len()).map(|_| rng.normal() as f32).collect());
+        for (name, u) in [
+            ("the gradient", along_gradient),
+            ("a random direction", random),
+        ] {
+            let eps = 1e-2;
+            let original = model.flat_params()[head..].to_vec();
+            let mut loss_at = |step: f32| -> Result<f32, GptError> {
+                for ((p, o), d) in model.flat_params_mut()[head..]
+                    .iter_mut()
+                    .zip(&original)
+                    .zip(&u)
+                {
+                    *p = o + step * d;
+                }
+                Ok(model.forward(&batch, Memory::KeepAll)?.loss())
+            };
+            let slope = (loss_at(eps)? - loss_at(-eps)?) / (2.0 * eps);
+            loss_at(0.0)?;
+            let predicted: f32 = g.iter().zip(&u).map(|(a, b)| a * b).sum();
+            // f32 central differences: a few 1e-5 of rounding and truncation, as in the tests.
+            let agree = (slope - predicted).abs() <= 3e-4 + 1e-2 * predicted.abs();
+            println!("along {name}: slope and g . u agree within 3e-4 + 1%: {agree}");
+            if name == "the gradient" {
+                println!("  slope {slope:.3}, |g| {predicted:.3}");
+            }
+        }
+    }
+
+    tangle_runtime::cell(7);
+    // book/src/ch02.md:2553
+    {
+        let small = GptConfig {
+            d_model: 32,
+            n_layers: 2,
+            block_size: 64,
+            ..MEASUREMENT_CONFIG
+        };
+        let mut finals = Vec::new();
+        for lr in [1e-4, 1e-3, 1e-2, 1e-1] {
+            // Two workers on any machine, so that the losses do not depend on the core count.
+            let mut trainer = Trainer::new(TinyGpt::new(small, 1)?, lr, 2, Memory::KeepAll);
+            let mut rng = Rng::new(1);
+            let mut losses = Vec::new();
+            for _ in 0..40 {
+                let batch = corpus.sample(&mut rng, 8, small.block_size)?;
+                losses.push(trainer.step(&batch)?);
+            }
+            let last = losses[35..].iter().sum::<f32>() / 5.0;
+            println!(
+                "lr {lr:.0e}: loss {:.2} at step 0, {last:.2} over steps 35-39",
+                losses[0]
+            );
+            finals.push((lr, last));
+        }
+        let best = finals
+            .iter()
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .ok_or("a sweep over four learning rates has a lowest loss")?;
+        println!("lowest after 40 steps: lr {:.0e}", best.0);
+    }
+
     Ok(())
 }

@@ -285,7 +285,7 @@ impl TrainingConfig {
 /// accelerator capacities (80 GiB, 141 GiB, ...) are quoted in binary units.
 pub const GIB: f64 = 1_073_741_824.0;
 
-/// The four tenants of persistent training state, one per row of equation 6.1.
+/// The four tenants of persistent training state, one per row of Equation 6.1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StateComponent {
     /// The weights that forward and backward read (bf16 under mixed precision).
@@ -323,7 +323,7 @@ impl StateComponent {
 pub enum Precision {
     /// Everything in fp32; no master copy is needed.
     Fp32,
-    /// bf16 weights and gradients, fp32 master weights and moments (equation 6.1).
+    /// bf16 weights and gradients, fp32 master weights and moments (Equation 6.1).
     Mixed,
 }
 
@@ -485,7 +485,7 @@ impl ActivationPolicy {
     }
 }
 
-/// Bytes that autograd keeps per layer under `policy` (equation 6.2), with bf16 activations.
+/// Bytes that autograd keeps per layer under `policy` (Equation 6.2), with bf16 activations.
 ///
 /// `microbatch` is the `b` of the formula: sequences per device in one forward pass.
 pub fn activation_bytes_per_layer(
@@ -733,7 +733,7 @@ impl Matrix {
         self.data[r * self.cols + c]
     }
 
-    /// The matrix product `self @ other`, through chapter 2's `matmul`: the same `f32`
+    /// The matrix product `self @ other`, through Chapter 2's `matmul`: the same `f32`
     /// kernel that trains TinyGPT, so the round-off we measure is the round-off of the
     /// arithmetic the book actually runs.
     pub fn matmul(&self, other: &Matrix) -> Result<Matrix, TrainingError> {
@@ -943,7 +943,7 @@ pub fn gpipe_order(
 
 /// The 1F1B work order for one stage.
 ///
-/// Stage `k` first runs `min(m, S - k)` forwards — earlier stages warm up longer, so that
+/// Stage `j` first runs `min(m, S - j)` forwards — earlier stages warm up longer, so that
 /// the stages behind them have work queued — then alternates one backward and one forward
 /// until the forwards run out, and finally drains the remaining backwards. Because backwards
 /// run early, a stage can release each microbatch's activations soon after it is done with
@@ -1188,14 +1188,179 @@ pub fn simulate_pipeline(
     simulate_orders(&orders, &vec![times; stages])
 }
 
-/// The closed-form fill-and-drain bubble of equation 6.3 for balanced stages.
+/// The closed-form fill-and-drain bubble of Equation 6.3 for balanced stages.
 pub fn pipeline_bubble_fraction(stages: u64, microbatches: u64) -> Result<f64, TrainingError> {
     let s = at_least_one("stages", stages)? as f64;
     let m = at_least_one("microbatches", microbatches)? as f64;
     Ok((s - 1.0) / (m + s - 1.0))
 }
 
-// book/src/ch06.md:2324
+// book/src/ch06.md:2339
+/// One unit of interleaved pipeline work: a pass of one microbatch through one of a device's
+/// model chunks. Chunk `c` of device `d` is virtual stage `c * devices + d`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ChunkOp {
+    pub kind: OpKind,
+    pub microbatch: usize,
+    pub chunk: usize,
+}
+
+/// The interleaved 1F1B work order of `device`, each device holding `chunks` model chunks.
+///
+/// The `k`-th forward of a device belongs to microbatch group `k / (devices * chunks)` and chunk
+/// `(k / devices) % chunks`; backwards count the chunks down instead. Device `d` runs
+/// `2 (devices - d - 1) + (chunks - 1) devices + 1` forwards before its first backward
+/// (Megatron-LM's warm-up, which lets the backward of the last chunk start as soon as the first
+/// microbatch reaches it), then alternates as 1F1B does. With one chunk it is 1F1B's order.
+pub fn interleaved_order(
+    device: usize,
+    devices: usize,
+    chunks: usize,
+    microbatches: usize,
+) -> Result<Vec<ChunkOp>, TrainingError> {
+    check_stage(device, devices, microbatches)?;
+    at_least_one("model chunks per device", chunks as u64)?;
+    if !microbatches.is_multiple_of(devices) {
+        return Err(TrainingError::NotDivisible {
+            what: "microbatches",
+            value: microbatches as u64,
+            by: "pipeline devices",
+            divisor: devices as u64,
+        });
+    }
+    let total = microbatches * chunks;
+    let nth = |k: usize, kind: OpKind| {
+        let (group, within) = (k / (devices * chunks), k % (devices * chunks));
+        let chunk = within / devices;
+        ChunkOp {
+            kind,
+            microbatch: group * devices + within % devices,
+            chunk: match kind {
+                OpKind::Forward => chunk,
+                OpKind::Backward => chunks - 1 - chunk,
+            },
+        }
+    };
+    let first_backward_after = if chunks == 1 {
+        devices - device
+    } else {
+        2 * (devices - device - 1) + (chunks - 1) * devices + 1
+    };
+    let warmup = first_backward_after.min(total);
+    let mut ops: Vec<ChunkOp> = (0..warmup).map(|k| nth(k, OpKind::Forward)).collect();
+    let mut next_forward = warmup;
+    for k in 0..total {
+        ops.push(nth(k, OpKind::Backward));
+        if next_forward < total {
+            ops.push(nth(next_forward, OpKind::Forward));
+            next_forward += 1;
+        }
+    }
+    Ok(ops)
+}
+
+/// A simulated interleaved step: the timeline per *device* (so that `idle_fraction` and
+/// `max_in_flight` mean what they mean for 1F1B, the latter counted in chunks), and the chunk
+/// of every event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InterleavedTimeline {
+    pub timeline: PipelineTimeline,
+    pub chunks: usize,
+    /// `chunk_of[i]` is the chunk of `timeline.events[i]`.
+    pub chunk_of: Vec<usize>,
+}
+
+impl InterleavedTimeline {
+    /// The most activation memory `device` held at once, in units of one microbatch's
+    /// activations for a whole stage (a chunk holds `1 / chunks` of them).
+    pub fn peak_activations(&self, device: usize) -> f64 {
+        self.timeline.max_in_flight(device) as f64 / self.chunks as f64
+    }
+}
+
+/// Simulates interleaved 1F1B on `devices` devices of `chunks` chunks each. `times` is what one
+/// microbatch costs on a whole device (all its chunks), so a chunk's pass costs `1 / chunks` of
+/// it and the work per device is the same as for 1F1B on `devices` stages. The event loop is
+/// [`simulate_orders`]'s, with dependencies between virtual stages instead of devices.
+pub fn simulate_interleaved(
+    devices: usize,
+    chunks: usize,
+    microbatches: usize,
+    times: StageTimes,
+) -> Result<InterleavedTimeline, TrainingError> {
+    let orders: Vec<Vec<ChunkOp>> = (0..devices)
+        .map(|d| interleaved_order(d, devices, chunks, microbatches))
+        .collect::<Result<_, _>>()?;
+    for value in [times.forward, times.backward] {
+        positive("stage time", value)?;
+    }
+    let virtual_stages = devices * chunks;
+    let mut finished = vec![vec![[None::<f64>; 2]; microbatches]; virtual_stages];
+    let (mut free_at, mut next) = (vec![0.0f64; devices], vec![0usize; devices]);
+    let total = 2 * virtual_stages * microbatches;
+    let (mut events, mut chunk_of) = (Vec::with_capacity(total), Vec::with_capacity(total));
+    while events.len() < total {
+        let mut progressed = false;
+        for device in 0..devices {
+            let Some(&op) = orders[device].get(next[device]) else {
+                continue;
+            };
+            let (mb, vs) = (op.microbatch, op.chunk * devices + device);
+            let done = |v: usize, kind: OpKind| finished[v][mb][kind as usize];
+            let ready = match op.kind {
+                OpKind::Forward if vs == 0 => Some(0.0),
+                OpKind::Forward => done(vs - 1, OpKind::Forward),
+                OpKind::Backward if vs + 1 == virtual_stages => done(vs, OpKind::Forward),
+                OpKind::Backward => done(vs + 1, OpKind::Backward)
+                    .zip(done(vs, OpKind::Forward))
+                    .map(|(downstream, own)| downstream.max(own)),
+            };
+            let Some(ready) = ready else { continue };
+            let start = free_at[device].max(ready);
+            let end = start + times.of(op.kind) / chunks as f64;
+            finished[vs][mb][op.kind as usize] = Some(end);
+            (free_at[device], next[device]) = (end, next[device] + 1);
+            events.push(PipelineEvent {
+                stage: device,
+                microbatch: mb,
+                kind: op.kind,
+                start,
+                end,
+            });
+            chunk_of.push(op.chunk);
+            progressed = true;
+        }
+        if !progressed {
+            let device = (0..devices)
+                .find(|&d| next[d] < orders[d].len())
+                .unwrap_or(0);
+            return Err(TrainingError::Deadlock { stage: device });
+        }
+    }
+    Ok(InterleavedTimeline {
+        timeline: PipelineTimeline {
+            stages: devices,
+            microbatches,
+            events,
+        },
+        chunks,
+        chunk_of,
+    })
+}
+
+/// Equation 6.3a: the interleaved schedule's bubble as a share of the step.
+pub fn interleaved_bubble_fraction(
+    stages: u64,
+    chunks: u64,
+    microbatches: u64,
+) -> Result<f64, TrainingError> {
+    let s = at_least_one("stages", stages)? as f64;
+    let v = at_least_one("model chunks per device", chunks)? as f64;
+    let m = at_least_one("microbatches", microbatches)? as f64;
+    Ok((s - 1.0) / (v * m + s - 1.0))
+}
+
+// book/src/ch06.md:2704
 /// A tensor x pipeline x data parallel layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Layout {
@@ -1259,7 +1424,7 @@ pub struct PlanEval {
     pub act_gib: f64,
     pub total_gib: f64,
     pub fits: bool,
-    /// Pipeline bubble as a fraction (equation 6.3).
+    /// Pipeline bubble as a fraction (Equation 6.3).
     pub bubble: f64,
     pub dp_comm_gib: f64,
     pub tp_comm_gib: f64,
@@ -1337,7 +1502,7 @@ pub fn evaluate_plan(
     })
 }
 
-// book/src/ch06.md:2472
+// book/src/ch06.md:2852
 /// Tensor-parallel degrees `plan_table` tries: powers of two up to a node's 8 devices.
 pub const TP_DEGREES: [u64; 4] = [1, 2, 4, 8];
 
@@ -1417,7 +1582,7 @@ pub fn plan_table(
     Ok(PlanTable { rows })
 }
 
-// book/src/ch06.md:2777
+// book/src/ch06.md:3157
 /// The share of routed tokens that leave their device when routing is balanced over an
 /// expert-parallel group of `ep_degree` devices: all but the `1 / ep_degree` that stay home.
 pub fn balanced_off_device_fraction(ep_degree: u64) -> Result<f64, TrainingError> {
@@ -1454,8 +1619,8 @@ fn fraction(what: &'static str, value: f64) -> Result<f64, TrainingError> {
     )
 }
 
-// book/src/ch06.md:2886
-/// Model FLOPs utilization, equation 6.4.
+// book/src/ch06.md:3266
+/// Model FLOPs utilization, Equation 6.4.
 ///
 /// `flops_per_token` must be the model's *nominal* cost per trained token
 /// (about `6 * params` for a dense Transformer), not what the hardware
@@ -1479,7 +1644,7 @@ pub fn model_flops_utilization(
     Ok(tokens_per_s * flops_per_token / (devices * peak))
 }
 
-// book/src/ch06.md:2947
+// book/src/ch06.md:3327
 /// This machine's matmul rate in FLOP/s: every core multiplies its own pair of
 /// random `n x n` `f32` matrices with Chapter 2's single-threaded `matmul`, all
 /// cores at once, `repeats` times after two warm-up products. That is how the
@@ -1537,25 +1702,25 @@ pub fn measured_matmul_flops(n: usize, repeats: usize) -> Result<f64, TrainingEr
     Ok(cores as f64 * 2.0 * (n as f64).powi(3) / slowest)
 }
 
-// book/src/ch06.md:3101
+// book/src/ch06.md:3483
 /// Re-exported because the checkpoint API below speaks in durations, so that
 /// `use ch06::*` is all a caller needs.
 pub use std::time::Duration;
 
-/// What a checkpoint policy is up against: the three durations of equation 6.5.
+/// What a checkpoint policy is up against: the three durations of Equation 6.5.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FaultModel {
     /// Training time stalled by one synchronous checkpoint save (C_s).
     pub save: Duration,
     /// Time to notice a failure, reschedule the job and reload state (R).
     pub restart: Duration,
-    /// Mean time between job-interrupting failures of the whole job (M).
+    /// Mean time between job-interrupting failures of the whole job ($T_\text{MTBF}$).
     pub mtbf: Duration,
 }
 
 impl FaultModel {
     /// The three durations in seconds, after rejecting the zeros that make
-    /// equation 6.5 meaningless (a free save has no optimal interval, a zero
+    /// Equation 6.5 meaningless (a free save has no optimal interval, a zero
     /// MTBF means the job never runs).
     fn seconds(&self) -> Result<(f64, f64, f64), TrainingError> {
         let save = positive("checkpoint save time (s)", self.save.as_secs_f64())?;
@@ -1564,8 +1729,8 @@ impl FaultModel {
     }
 }
 
-/// The fraction of wall-clock time a checkpoint policy wastes, equation 6.5:
-/// `C_s / I` for saving, `I / 2M` for recomputing lost steps, `R / M` for restarts.
+/// The fraction of wall-clock time a checkpoint policy wastes, Equation 6.5:
+/// `C_s / I` for saving, `I / 2 T_mtbf` for recomputing lost steps, `R / T_mtbf` for restarts.
 ///
 /// The model assumes intervals much shorter than the MTBF and failures that
 /// arrive independently; correlated failures (a whole rack) and preemption
@@ -1576,7 +1741,7 @@ pub fn checkpoint_waste(faults: &FaultModel, interval: Duration) -> Result<f64, 
     Ok(save / interval + interval / (2.0 * mtbf) + restart / mtbf)
 }
 
-/// Young's optimal checkpoint interval, equation 6.6: `sqrt(2 C_s M)`, the
+/// Young's optimal checkpoint interval, Equation 6.6: `sqrt(2 C_s T_mtbf)`, the
 /// minimum of [`checkpoint_waste`]. The restart cost does not move the optimum,
 /// it only raises the floor.
 pub fn young_interval(faults: &FaultModel) -> Result<Duration, TrainingError> {
@@ -1584,7 +1749,7 @@ pub fn young_interval(faults: &FaultModel) -> Result<Duration, TrainingError> {
     Ok(Duration::from_secs_f64((2.0 * save * mtbf).sqrt()))
 }
 
-// book/src/ch06.md:3157
+// book/src/ch06.md:3539
 /// A published count of job-interrupting failures on one fleet over one window.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FailureRecord {
@@ -1643,7 +1808,7 @@ pub fn save_stall(payload_bytes: f64, write_bytes_per_s: f64) -> Result<Duration
     Ok(Duration::from_secs_f64(payload / bandwidth))
 }
 
-// book/src/ch06.md:3534
+// book/src/ch06.md:3916
 /// The three legs of a warmup-stable-decay schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WsdPhase {
@@ -1737,7 +1902,7 @@ pub fn wsd_multiplier(step: u64, total_steps: u64) -> Result<f64, TrainingError>
     WsdSchedule::new(total_steps, 0.05, 0.15)?.multiplier(step)
 }
 
-// book/src/ch06.md:3815
+// book/src/ch06.md:4196
 /// The compute budget of one pretraining run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TrainingRun {
@@ -1780,7 +1945,7 @@ pub const NAMED_RUNS: [TrainingRun; 3] = [
 pub struct FleetAssumptions {
     /// Peak FLOP/s of one device in the training precision.
     pub peak_flops: f64,
-    /// Delivered fraction of peak, goodput folded in (the `u` of equation 6.7).
+    /// Delivered fraction of peak, goodput folded in (the `u` of Equation 6.7).
     pub utilization: f64,
     /// All-in price of one device-hour, in dollars.
     pub usd_per_device_hour: f64,
@@ -1806,7 +1971,7 @@ pub const H100_CLASS_2026: FleetAssumptions = FleetAssumptions {
 pub struct RunEconomics {
     /// Training FLOPs, 6 N D.
     pub flops: f64,
-    /// Device-hours, independent of the fleet size (equation 6.7).
+    /// Device-hours, independent of the fleet size (Equation 6.7).
     pub device_hours: f64,
     /// Calendar days on the run's fleet.
     pub wall_days: f64,
@@ -1821,7 +1986,7 @@ pub struct RunEconomics {
 }
 
 /// Converts a run's budget into device-hours, days, dollars and megawatts
-/// with the dense estimate `C = 6 N D` and equation 6.7.
+/// with the dense estimate `C = 6 N D` and Equation 6.7.
 pub fn run_economics(
     run: &TrainingRun,
     fleet: &FleetAssumptions,
@@ -1863,11 +2028,11 @@ fn ratio_at_least_one(what: &'static str, value: f64) -> Result<f64, TrainingErr
     )
 }
 
-// book/src/ch06.md:4217
+// book/src/ch06.md:4606
 /// Hours in an average year (365.25 days).
 pub const HOURS_PER_YEAR: f64 = 8_766.0;
 
-/// The capital recovery factor, equation 6.8: the constant annual payment per
+/// The capital recovery factor, Equation 6.8: the constant annual payment per
 /// dollar of capital that repays principal plus a return `rate` over `years`.
 ///
 /// At a zero rate this is `1 / years`; `ln_1p` and `exp_m1` keep rates near

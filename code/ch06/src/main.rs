@@ -209,13 +209,13 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         let cfg = tiny.config();
         let per_block = (saved_plain - saved_checkpointed) / cfg.n_layers;
         let (s, b, h, a) = (tiny_batch.seq, tiny_batch.batch, cfg.d_model, cfg.n_heads);
-        let formula = 2 * (34 * s * b * h + 5 * a * s * s * b); // equation 6.2, at 4 bytes per value
+        let formula = 2 * (34 * s * b * h + 5 * a * s * s * b); // Equation 6.2, at 4 bytes per value
         println!(
             "kept per block, measured                 : {:>10} bytes",
             grouped(per_block as u64)
         );
         println!(
-            "kept per block, equation 6.2 at 4 B/value: {:>10} bytes",
+            "kept per block, Equation 6.2 at 4 B/value: {:>10} bytes",
             grouped(formula as u64)
         );
         let below = 100.0 * (1.0 - per_block as f64 / formula as f64);
@@ -382,7 +382,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(12);
-    // book/src/ch06.md:2081
+    // book/src/ch06.md:2082
     tangle_runtime::figure::svg("pipeline-gantt", (720, 300), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let gantt = simulate_pipeline(Schedule::OneFOneB, 4, 8, StageTimes::TRANSFORMER)?;
@@ -454,7 +454,105 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(13);
-    // book/src/ch06.md:2556
+    // book/src/ch06.md:2508
+    println!("S=4, m=8: idle share, peak activations held by device 0, stage boundaries");
+    println!(
+        "{:<4} {:>9} {:>8} {:>20} {:>10}",
+        "", "simulated", "formula", "peak held", "boundaries"
+    );
+    for chunks in [1, 2, 4] {
+        let run = simulate_interleaved(4, chunks, 8, StageTimes::TRANSFORMER)?;
+        let formula = interleaved_bubble_fraction(4, chunks as u64, 8)?;
+        println!(
+            "v={chunks:<2} {:>9.4} {formula:>8.4} {:>20} {:>10}",
+            run.timeline.idle_fraction(),
+            format!("{:.2} microbatches", run.peak_activations(0)),
+            4 * chunks - 1
+        );
+        let idle_percent = format!("{:.0} %", 100.0 * run.timeline.idle_fraction());
+        tangle_runtime::value(&format!("interleaved_s4_m8_v{chunks}"), idle_percent);
+    }
+
+    tangle_runtime::cell(14);
+    // book/src/ch06.md:2542
+    tangle_runtime::figure::svg("pipeline-interleaved", (720, 300), |root| {
+        use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
+        let run = simulate_interleaved(4, 2, 8, StageTimes::TRANSFORMER)?;
+        let gantt = &run.timeline;
+        let makespan = gantt.makespan();
+        // Same time axis as the 1F1B figure, so the two can be compared by eye.
+        let one_f1b = simulate_pipeline(Schedule::OneFOneB, 4, 8, StageTimes::TRANSFORMER)?;
+        let shades = [
+            [figure::gray(0.86), figure::gray(0.68)],
+            [figure::gray(0.46), figure::gray(0.28)],
+        ];
+        let mut chart = ChartBuilder::on(root)
+            .margin(16)
+            .margin_top(40)
+            .x_label_area_size(52)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0..one_f1b.makespan(), -0.5..(gantt.stages as f64 - 0.5))?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(0)
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .x_desc(format!(
+                "time units (makespan {makespan:.0}, idle fraction {:.0}%)",
+                100.0 * gantt.idle_fraction()
+            ))
+            .book_style(16.0)
+            .draw()?;
+        let row = |device: usize| (gantt.stages - 1 - device) as f64;
+        for device in 0..gantt.stages {
+            let (x0, y) = chart.plotting_area().map_coordinate(&(0.0, row(device)));
+            root.draw(&Text::new(
+                format!("device {device}"),
+                (x0 - 10, y),
+                figure::aligned(16.0, HPos::Right, VPos::Center),
+            ))?;
+        }
+        for (e, &chunk) in gantt.events.iter().zip(&run.chunk_of) {
+            let fill = shades[e.kind as usize][chunk];
+            let ink = if e.kind == OpKind::Forward {
+                figure::INK
+            } else {
+                WHITE
+            };
+            let y = row(e.stage);
+            chart.draw_series([
+                Rectangle::new([(e.start, y - 0.36), (e.end, y + 0.36)], fill.filled()),
+                Rectangle::new(
+                    [(e.start, y - 0.36), (e.end, y + 0.36)],
+                    WHITE.stroke_width(1),
+                ),
+            ])?;
+            let (cx, cy) = chart
+                .plotting_area()
+                .map_coordinate(&((e.start + e.end) / 2.0, y));
+            root.draw(&Text::new(
+                e.microbatch.to_string(),
+                (cx, cy),
+                figure::aligned(13.0, HPos::Center, VPos::Center).color(&ink),
+            ))?;
+        }
+        figure::legend(
+            root,
+            (90, 8),
+            &[
+                (Key::Swatch(shades[0][0]), "forward, chunk 0"),
+                (Key::Swatch(shades[0][1]), "chunk 1"),
+                (Key::Swatch(shades[1][0]), "backward, chunk 0"),
+                (Key::Swatch(shades[1][1]), "chunk 1"),
+            ],
+            15.0,
+            true,
+        )?;
+        Ok(())
+    })?;
+
+    tangle_runtime::cell(15);
+    // book/src/ch06.md:2936
     let plans_7b = plan_table(
         &LLAMA_7B,
         8,
@@ -475,8 +573,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         .ok_or("tp=8 is a legal layout")?;
     tangle_runtime::value("plan_7b_tp8_tp_comm_gib", gib(pure_tp.tp_comm_gib));
 
-    tangle_runtime::cell(14);
-    // book/src/ch06.md:2600
+    tangle_runtime::cell(16);
+    // book/src/ch06.md:2980
     let plans_70b = plan_table(&LLAMA_70B, 64, &PlanOptions::default())?;
     print!("{plans_70b}");
     let percent = |fraction: f64| format!("{:.1} %", 100.0 * fraction);
@@ -495,8 +593,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("plan_70b_tp8_pp2_bubble", percent(node_tp.bubble));
     tangle_runtime::value("plan_70b_tp8_pp2_tp_comm_gib", gib(node_tp.tp_comm_gib));
 
-    tangle_runtime::cell(15);
-    // book/src/ch06.md:2818
+    tangle_runtime::cell(17);
+    // book/src/ch06.md:3198
     let payload = expert_dispatch_bytes(8 * 8192, 4096, 8, balanced_off_device_fraction(8)?)?;
     let dispatch = format!("{:.1} GiB", payload / GIB);
     println!(
@@ -504,16 +602,16 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
     tangle_runtime::value("moe_dispatch_gib", dispatch);
 
-    tangle_runtime::cell(16);
-    // book/src/ch06.md:3006
+    tangle_runtime::cell(18);
+    // book/src/ch06.md:3386
     let roofline = measured_matmul_flops(1024, 8)?;
     println!(
         "measured matmul roofline on this CPU: {:.0} GFLOP/s",
         roofline / 1e9
     );
 
-    tangle_runtime::cell(17);
-    // book/src/ch06.md:3023
+    tangle_runtime::cell(19);
+    // book/src/ch06.md:3403
     let toy = tiny.config();
     let toy_tokens_per_s = ch02::benchmark_training(10)?;
     let toy_forward = ch02::flops_per_token(toy, toy.block_size)?.total as f64;
@@ -529,8 +627,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         100.0 * toy_mfu
     );
 
-    tangle_runtime::cell(18);
-    // book/src/ch06.md:3219
+    tangle_runtime::cell(20);
+    // book/src/ch06.md:3601
     let mixed = state_ledger(p_7b, Precision::Mixed, ZeroStage::Replicated, 1)?;
     let payload = checkpoint_payload(&mixed);
     let save = save_stall(payload, 3.0 * GIB)?;
@@ -543,8 +641,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("checkpoint_7b_gib", payload_gib);
     tangle_runtime::value("save_stall_7b", save_s);
 
-    tangle_runtime::cell(19);
-    // book/src/ch06.md:3242
+    tangle_runtime::cell(21);
+    // book/src/ch06.md:3624
     for devices in [1_024_u64, 16_384] {
         let faults = FaultModel {
             save,
@@ -564,8 +662,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         tangle_runtime::value(&format!("checkpoint_waste_{devices}"), waste_percent);
     }
 
-    tangle_runtime::cell(20);
-    // book/src/ch06.md:3275
+    tangle_runtime::cell(22);
+    // book/src/ch06.md:3657
     tangle_runtime::figure::svg("checkpoint-waste", (720, 400), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let fig_save = save_stall(
@@ -642,8 +740,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         Ok(())
     })?;
 
-    tangle_runtime::cell(21);
-    // book/src/ch06.md:3632
+    tangle_runtime::cell(23);
+    // book/src/ch06.md:4014
     let wsd = WsdSchedule::new(1_000, 0.05, 0.15)?;
     println!("step  phase    multiplier");
     for step in [0, 24, 500, 900, 999] {
@@ -652,8 +750,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         println!("{step:4}  {:<7}  {value:.2}", format!("{phase:?}"));
     }
 
-    tangle_runtime::cell(22);
-    // book/src/ch06.md:3653
+    tangle_runtime::cell(24);
+    // book/src/ch06.md:4035
     tangle_runtime::figure::svg("wsd-vs-cosine", (720, 380), |root| {
         use tangle_runtime::figure::{self, BookStyle, Key, plotters::prelude::*};
         let total_steps = 1_000_u64;
@@ -721,8 +819,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         Ok(())
     })?;
 
-    tangle_runtime::cell(23);
-    // book/src/ch06.md:3944
+    tangle_runtime::cell(25);
+    // book/src/ch06.md:4325
     println!(
         "{:<22} {:>8} {:>13} {:>6} {:>7} {:>6} {:>10}",
         "run", "FLOPs", "device-hrs", "days", "cost", "MW", "energy"
@@ -760,8 +858,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         format!("{:.0}", largest.megawatts / smallest.megawatts),
     );
 
-    tangle_runtime::cell(24);
-    // book/src/ch06.md:4002
+    tangle_runtime::cell(26);
+    // book/src/ch06.md:4383
     tangle_runtime::figure::svg("run-economics", (720, 380), |root| {
         use tangle_runtime::figure::{self, Area, BookStyle, plotters::prelude::*};
         let mut run_costs = Vec::new();
@@ -866,8 +964,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         Ok(())
     })?;
 
-    tangle_runtime::cell(25);
-    // book/src/ch06.md:4299
+    tangle_runtime::cell(27);
+    // book/src/ch06.md:4688
     let owned = Ownership {
         capital_per_device: 45_000.0,
         discount_rate: 0.12,
@@ -903,8 +1001,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         None => println!("owning never beats ${rental:.2}/hour rental"),
     }
 
-    tangle_runtime::cell(26);
-    // book/src/ch06.md:4485
+    tangle_runtime::cell(28);
+    // book/src/ch06.md:4877
     // Only the moment line changes: Adam keeps 8 bytes per parameter, 8-bit Adam 2 + 0.5, Muon 4.
     let optimizers = [("Adam", 8.0), ("8-bit Adam", 2.5), ("Muon", 4.0)];
     println!("ZeRO-1 state of the 7B model per device, GiB");
@@ -923,13 +1021,21 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         }
         println!();
     }
-    // On one device only Adam fails; from two shards on, all three fit. ZeRO-1 divides exactly the
-    // part in which the optimizers differ (moments and master copy) by the shard count, while the
-    // bf16 weights and gradients, identical for all three, stay whole: the gap between two
-    // optimizers shrinks as 1/shards.
+    // ZeRO-1 divides exactly the part in which the optimizers differ (moments and master copy) by
+    // the shard count, while the bf16 weights and gradients, the same for all three, stay whole.
+    let gap = |shards: u64| -> Result<f64, TrainingError> {
+        let ledger = state_ledger(p_7b, Precision::Mixed, ZeroStage::Stage1, shards)?;
+        Ok(ledger.adam_moments * (1.0 - 2.5 / 8.0) / GIB)
+    };
+    println!(
+        "Adam minus 8-bit Adam: {:.2} GiB on 1 shard, {:.2} GiB on 64 ({:.0}x smaller)",
+        gap(1)?,
+        gap(64)?,
+        gap(1)? / gap(64)?
+    );
 
-    tangle_runtime::cell(27);
-    // book/src/ch06.md:4526
+    tangle_runtime::cell(29);
+    // book/src/ch06.md:4927
     {
         let fused_total = |seq_len: u64| -> Result<f64, TrainingError> {
             let cfg = TrainingConfig {
@@ -954,7 +1060,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             grouped(overflows),
             fused_total(overflows)? / GIB
         );
-        // The replayed forward pass adds 2N to the 6N FLOPs per token: a third more compute.
+        // The replayed forward pass adds 2P to the 6P FLOPs per token: a third more compute.
         let run = run_economics(&NAMED_RUNS[0], &H100_CLASS_2026)?;
         println!(
             "recomputing on the 7B-on-2T run: +{:.1}k device-hours, +${:.0}k on top of ${:.0}k",
@@ -962,13 +1068,18 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             run.cost_usd / 3.0 / 1e3,
             run.cost_usd / 1e3
         );
+        // It pays when the memory it frees speeds the step up by more than the compute it adds: a
+        // larger microbatch, or a model-parallel axis (and its bubble or traffic) the run can drop.
+        let (plain, recomputed) = (6.0, 6.0 + 2.0);
+        println!(
+            "throughput with recomputation: {:.0}% of without; it pays above a {:.2}x faster step",
+            100.0 * plain / recomputed,
+            recomputed / plain
+        );
     }
-    // Recomputation lowers throughput to 3/4. It pays when the memory it frees speeds the step up
-    // by more than 4/3: a larger microbatch, or a model-parallel axis (and its bubble or traffic)
-    // that the run can drop altogether.
 
-    tangle_runtime::cell(28);
-    // book/src/ch06.md:4577
+    tangle_runtime::cell(30);
+    // book/src/ch06.md:4984
     {
         // (a) ZeRO-3 divides all 16 bytes per parameter over the 64 devices of every layout.
         let zero3 = PlanOptions {
@@ -1048,8 +1159,8 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
 
-    tangle_runtime::cell(29);
-    // book/src/ch06.md:4684
+    tangle_runtime::cell(31);
+    // book/src/ch06.md:5091
     {
         let (stages, microbatches) = (8, 32);
         let orders = Schedule::OneFOneB.orders(stages, microbatches)?;
@@ -1063,7 +1174,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             };
             Ok(simulate_orders(&orders, &times)?.idle_fraction())
         };
-        println!("S=8 m=32, equation 6.3: {:.1}% idle", 100.0 * bubble);
+        println!("S=8 m=32, Equation 6.3: {:.1}% idle", 100.0 * bubble);
         for slow_stage in [0, 3, 7] {
             println!(
                 "  stage {slow_stage} 1.3x slower: {:.1}% idle",
@@ -1080,29 +1191,33 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
 
-    tangle_runtime::cell(30);
-    // book/src/ch06.md:4729
-    for n in [128, 256, 512, 1024] {
-        let peak = measured_matmul_flops(n, 4)?;
+    tangle_runtime::cell(32);
+    // book/src/ch06.md:5136
+    for n in [16, 32, 64, 1024] {
+        // About the same number of FLOPs per measurement at every size: many small products,
+        // few large ones, so that the fastest of them is a stable figure.
+        let repeats = 8 * (1024 / n) * (1024 / n);
+        let peak = measured_matmul_flops(n, repeats)?;
         let mfu = model_flops_utilization(toy_tokens_per_s, toy_flops_per_token, 1, peak)?;
         println!(
-            "n = {n:4}: roofline {:.0} GFLOP/s, toy MFU {:.1}%",
+            "side {n:4}: roofline {:.0} GFLOP/s, toy MFU {:.0}%",
             peak / 1e9,
             100.0 * mfu
         );
     }
-    // The loop's throughput is one number; each roofline divides it differently, and the weaker
-    // the denominator, the better the "utilization" looks. An MFU claims a ratio to one stated
-    // peak: ask which peak it is (datasheet or measured, on which operation and size, which data
-    // type, dense or sparse) before comparing two of them. On a machine shared with other jobs, as
-    // this book's is, the roofline also moves between measurements: n = 1024 here and in Section
-    // 6.6 come from the same run and still differ, which is the same lesson again.
+    // The loop's throughput is one number; each roofline divides it differently. Small products
+    // spend their time on overhead, so their rate is low and the same loop looks several times
+    // better against it, well past 100 %: a "utilization" above one is the surest sign of a
+    // denominator chosen too weak. An MFU claims a ratio to one stated peak. Ask which peak it is
+    // (datasheet or measured, on which operation and size, which data type, dense or sparse)
+    // before comparing two of them.
 
-    tangle_runtime::cell(31);
-    // book/src/ch06.md:4761
+    tangle_runtime::cell(33);
+    // book/src/ch06.md:5171
     {
-        // w(I) = C_s / I + (1 - p) I / 2M + R / M + p C_s / M, so I* = sqrt(2 C_s M / (1 - p)):
-        // the unwarned failures alone follow equation 6.5, with an MTBF of M / (1 - p).
+        // With T = T_mtbf: w(I) = C_s / I + (1 - p) I / 2T + R / T + p C_s / T, so
+        // I* = sqrt(2 C_s T / (1 - p)): the unwarned failures alone follow Equation 6.5, with an
+        // MTBF of T / (1 - p).
         let faults = FaultModel {
             save,
             restart: Duration::from_secs(300),
@@ -1125,12 +1240,23 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
         }
         let p_hourly = 1.0 - 2.0 * faults.save.as_secs_f64() * mtbf / 3_600f64.powi(2);
         println!("the optimal interval reaches an hour at p = {p_hourly:.2}");
+        // The interval grows only as 1 / sqrt(1 - p): periodic checkpoints stay worth having unless
+        // nearly every failure gives notice.
+        let at = |p: f64| {
+            young_interval(&FaultModel {
+                mtbf: faults.mtbf.div_f64(1.0 - p),
+                ..faults
+            })
+        };
+        println!(
+            "p = 0.9 stretches the interval {:.2}x, and 1 / sqrt(1 - p) = {:.2}",
+            at(0.9)?.as_secs_f64() / at(0.0)?.as_secs_f64(),
+            1.0 / (1.0f64 - 0.9).sqrt()
+        );
     }
-    // The interval grows only as 1 / sqrt(1 - p): periodic checkpoints stay worth having unless
-    // nearly every failure gives notice.
 
-    tangle_runtime::cell(32);
-    // book/src/ch06.md:4807
+    tangle_runtime::cell(34);
+    // book/src/ch06.md:5230
     {
         let rental = H100_CLASS_2026.usd_per_device_hour;
         let cases = [
@@ -1163,18 +1289,27 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
             100.0 * run.device_hours / fleet_year,
             run.wall_days
         );
+        // Assumed: the purchase price, discount rate, life, energy price, power draw, PUE, rental
+        // price and the MFU of the cost model. Derived from a published count: the failure rate.
+        // Measured in this chapter: only the toy MFU and the matmul rooflines. Three operational
+        // findings could overturn the memo: the run fills a sliver of the fleet's year, so buying
+        // pays only if other work keeps the fleet busy above the break-even; faults and checkpoints
+        // cost hours owned but not useful; and a run below the assumed MFU needs proportionally
+        // more device-hours, which raises every job's cost, rented or owned, but leaves the
+        // break-even (a comparison of hourly prices) where it is.
+        let fleet = FaultModel {
+            save,
+            restart: Duration::from_secs(300),
+            mtbf: cluster_mtbf(device_mtbf, 1_024)?,
+        };
+        let lost = checkpoint_waste(&fleet, young_interval(&fleet)?)?;
+        println!(
+            "faults and checkpoints at the optimal interval: {:.1}% of the fleet's hours lost; \
+         the cost model assumes {:.0}% utilization",
+            100.0 * lost,
+            100.0 * H100_CLASS_2026.utilization
+        );
     }
-    // Assumed: the purchase price, discount rate, life, energy price, power draw, PUE, rental
-    // price and the 40 % MFU of the cost model. Derived from a published count: the failure rate.
-    // Measured in this chapter: only the toy MFU and the matmul rooflines.
-    // Three operational findings that could overturn the memo:
-    // - the run itself fills under 1 % of the fleet's year, so buying pays only if other work
-    //   keeps the fleet busy above the break-even, about 71 % (Section 6.9);
-    // - even at the optimal interval, faults and checkpoints cost a 1,024-device fleet 2 % of its
-    //   time (Section 6.7): hours owned but not useful;
-    // - a run below the assumed 40 % MFU needs proportionally more device-hours (Section 6.6),
-    //   which raises the cost of every job whether rented or owned but leaves the break-even,
-    //   a comparison of hourly prices, where it is.
 
     Ok(())
 }

@@ -3,7 +3,7 @@
 
 use ch07::*;
 
-// book/src/ch07.md:851
+// book/src/ch07.md:873
 #[test]
 fn memory_formula_tracks_published_totals_of_representable_rows() {
     let close = [
@@ -49,24 +49,26 @@ fn measured_mode_scales_flops_and_bandwidth() {
     let meas = Hardware::measured(H800);
     assert_eq!(meas.flops(), spec.flops() * H800.sustained);
     assert_eq!(meas.link(), spec.link() * H800.achieved);
-    // Across domains the slower of link and egress wins (equation 7.1).
+    // Across domains the slower of link and egress wins (Equation 7.1).
     let w = spec.collective(Span::AcrossDomains { axes: 1 }).unwrap();
     assert_eq!(w, spec.link().min(spec.domain_egress()));
     assert!(spec.collective(Span::InDomain { axes: 0 }).is_err());
 }
 
-// book/src/ch07.md:1412
+// book/src/ch07.md:1434
 #[test]
 fn ridge_is_where_weight_traffic_clocks_are_equal() {
     for chip in CHIPS {
         let hw = Hardware::spec(chip);
         let span = Span::AcrossDomains { axes: 1 };
         let r = ridge(&hw, span).unwrap();
-        let at = primer_clock(&LLAMA3_70B, &hw, span, 1, r, Traffic::Weights).unwrap();
+        let at = forward_layer_clock(&LLAMA3_70B, &hw, span, 1, r, Traffic::Weights).unwrap();
         assert!((at.ratio() - 1.0).abs() < 1e-12, "{}", chip.name);
-        let above = primer_clock(&LLAMA3_70B, &hw, span, 1, 1.01 * r, Traffic::Weights).unwrap();
+        let above =
+            forward_layer_clock(&LLAMA3_70B, &hw, span, 1, 1.01 * r, Traffic::Weights).unwrap();
         assert_eq!(above.bound(), Bound::Compute);
-        let below = primer_clock(&LLAMA3_70B, &hw, span, 1, 0.99 * r, Traffic::Weights).unwrap();
+        let below =
+            forward_layer_clock(&LLAMA3_70B, &hw, span, 1, 0.99 * r, Traffic::Weights).unwrap();
         assert_eq!(below.bound(), Bound::Communication);
     }
 }
@@ -75,11 +77,11 @@ fn ridge_is_where_weight_traffic_clocks_are_equal() {
 fn activation_traffic_ratio_ignores_the_batch() {
     let hw = Hardware::spec(H100);
     let span = Span::InDomain { axes: 1 };
-    let small = primer_clock(&LLAMA2_13B, &hw, span, 4, 1e3, Traffic::Activations).unwrap();
-    let large = primer_clock(&LLAMA2_13B, &hw, span, 4, 1e7, Traffic::Activations).unwrap();
+    let small = forward_layer_clock(&LLAMA2_13B, &hw, span, 4, 1e3, Traffic::Activations).unwrap();
+    let large = forward_layer_clock(&LLAMA2_13B, &hw, span, 4, 1e7, Traffic::Activations).unwrap();
     assert!((small.ratio() / large.ratio() - 1.0).abs() < 1e-12);
-    assert!(primer_clock(&LLAMA2_13B, &hw, span, 0, 1e3, Traffic::Weights).is_err());
-    assert!(primer_clock(&LLAMA2_13B, &hw, span, 1, -1.0, Traffic::Weights).is_err());
+    assert!(forward_layer_clock(&LLAMA2_13B, &hw, span, 0, 1e3, Traffic::Weights).is_err());
+    assert!(forward_layer_clock(&LLAMA2_13B, &hw, span, 1, -1.0, Traffic::Weights).is_err());
 }
 
 #[test]
@@ -91,7 +93,7 @@ fn ridge_curve_saturates_at_one() {
     assert_eq!(c[2].1, 1.0);
 }
 
-// book/src/ch07.md:1652
+// book/src/ch07.md:1677
 #[test]
 fn dp_ridge_is_where_backward_clocks_meet_and_scales_with_sparsity() {
     let hw = Hardware::spec(H100);
@@ -135,7 +137,7 @@ fn more_axes_lower_the_tpu_floor_but_not_the_gpu_one() {
     assert_eq!(g1, g3);
 }
 
-// book/src/ch07.md:1927
+// book/src/ch07.md:1952
 #[test]
 fn fsdp_has_the_dp_ridge_and_divides_memory() {
     let hw = Hardware::spec(TPU_V5P);
@@ -174,7 +176,7 @@ fn llama3_70b_estimate_matches_the_published_one() {
 }
 
 #[test]
-fn training_days_rejects_impossible_utilisation() {
+fn training_days_rejects_impossible_utilization() {
     let hw = Hardware::spec(TPU_V5P);
     assert!(matches!(
         training_days(1e24, 100, &hw, 1.5),
@@ -186,7 +188,7 @@ fn training_days_rejects_impossible_utilisation() {
     assert!((d1 / d2 - 2.0).abs() < 1e-12);
 }
 
-// book/src/ch07.md:2248
+// book/src/ch07.md:2273
 #[test]
 fn tp_bound_is_where_clocks_meet_and_batch_free() {
     let hw = Hardware::spec(TPU_V5P);
@@ -204,7 +206,7 @@ fn tp_bound_is_where_clocks_meet_and_batch_free() {
     assert!(tp_layer_clock(&LLAMA3_70B, &hw, span, 0, 1e4).is_err());
 }
 
-// book/src/ch07.md:3040
+// book/src/ch07.md:3106
 #[test]
 fn the_fastest_mesh_brackets_the_closed_form_optimum() {
     let hw = Hardware::spec(TPU_V5P);
@@ -239,7 +241,7 @@ fn the_fastest_mesh_brackets_the_closed_form_optimum() {
     assert!(fastest_split(&[]).is_none());
 }
 
-// book/src/ch07.md:3309
+// book/src/ch07.md:3375
 #[test]
 fn optimal_fsdp_degree_balances_the_two_collectives() {
     let hw = Hardware::spec(TPU_V5P);
@@ -323,7 +325,7 @@ fn gpu_mix_keeps_tp_inside_the_domain() {
     assert!(mixed_layer_clock(&LLAMA3_70B, &hw, Mesh { tp: 3, ..mesh }, 4e6).is_err());
 }
 
-// book/src/ch07.md:3688
+// book/src/ch07.md:3755
 #[test]
 fn ep_regimes_match_the_closed_forms_without_shared_experts() {
     let hw = Hardware::spec(H100);
@@ -347,7 +349,7 @@ fn ep_regimes_match_the_closed_forms_without_shared_experts() {
     let c = ep_layer_clock(&narrow, &hw, 16, 1.0).unwrap();
     assert!((narrow.f as f64 * c.scale_out_comms / c.math - expect16).abs() < 1e-6 * expect16);
     assert!(f16 >= expect16 * (1.0 - 1e-12));
-    // EP >> k_r: F_min tends to G * alpha (EP - G) / EP.
+    // EP >> k_r: F_min tends to N_dom * alpha_dom (EP - N_dom) / EP.
     let ep = 256;
     let c = ep_layer_clock(&narrow, &hw, ep, 1.0).unwrap();
     let expect = g * alpha * (256.0 - g) / 256.0;
@@ -377,7 +379,7 @@ fn ep_checks_its_inputs() {
     );
 }
 
-// book/src/ch07.md:4415
+// book/src/ch07.md:4556
 fn tiny_blocks(n: usize, d: usize, f: usize, seed: u64) -> (Vec<Vec<f32>>, Vec<Vec<f32>>) {
     let mut rng = ch02::Rng::new(seed);
     let mut draw = |len: usize| {
@@ -445,6 +447,42 @@ fn every_split_and_schedule_computes_the_same_step() {
                             >= at(s, ch06::OpKind::Backward).end
                     );
                 }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_measured_step_is_never_shorter_than_its_replay() {
+    let (d, f) = (16, 64);
+    let (w_in, w_out) = tiny_blocks(4, d, f, 3);
+    let blocks: Vec<MlpBlock> = w_in
+        .iter()
+        .zip(&w_out)
+        .map(|(a, b)| MlpBlock {
+            w_in: a,
+            w_out: b,
+            d,
+            f,
+        })
+        .collect();
+    let inputs = microbatches(6, 8, d);
+    for split in [vec![2, 2], vec![3, 1], vec![1, 1, 1, 1]] {
+        for schedule in [ch06::Schedule::GPipe, ch06::Schedule::OneFOneB] {
+            let run = run_threaded_pipeline(&blocks, &split, schedule, &inputs).unwrap();
+            let replay = run.replayed().unwrap();
+            assert_eq!(replay.events.len(), run.timeline.events.len());
+            assert!(run.timeline.makespan() >= replay.makespan() - 1e-9);
+            // Same passes, same durations: only the waiting can differ.
+            let busy =
+                |t: &ch06::PipelineTimeline| (0..split.len()).map(|s| t.busy_time(s)).sum::<f64>();
+            assert!((busy(&run.timeline) - busy(&replay)).abs() < 1e-9);
+            for stage in 0..split.len() {
+                assert_eq!(
+                    run.timeline.max_in_flight(stage),
+                    replay.max_in_flight(stage),
+                    "{split:?} {schedule:?}: memory follows from the order alone"
+                );
             }
         }
     }
@@ -530,7 +568,44 @@ fn threaded_pipeline_rejects_bad_plans() {
     ));
 }
 
-// book/src/ch07.md:4963
+// book/src/ch07.md:5202
+#[test]
+fn capped_deferral_has_zb_h1s_published_bubble_and_1f1bs_memory() {
+    for (f, b, w) in [
+        (1.0, 1.0, 1.0),
+        (1.0, 1.0, 0.5),
+        (1.0, 1.5, 0.5),
+        (1.0, 2.0, 1.0),
+        (2.0, 1.0, 1.0),
+    ] {
+        let split = SplitTimes {
+            forward: f,
+            input_grad: b,
+            weight_grad: w,
+        };
+        for (pp, m) in [(2, 4), (4, 4), (4, 8), (4, 16), (8, 8), (8, 32)] {
+            let policy = WeightGradPolicy::FillIdle { max_deferred: pp };
+            let t = simulate_split_pipeline(pp, m, split, policy).unwrap();
+            let formula = zb_h1_bubble_fraction(pp as u64, m as u64, split).unwrap();
+            assert!(
+                (t.idle_fraction() - formula).abs() < 1e-9,
+                "f={f} b={b} w={w} PP={pp} m={m}: {} vs {formula}",
+                t.idle_fraction()
+            );
+            for stage in 0..pp {
+                assert!(t.max_awaiting_input_grad(stage) <= (pp - stage).min(m));
+            }
+        }
+    }
+    let slow_dw = SplitTimes {
+        forward: 1.0,
+        input_grad: 0.5,
+        weight_grad: 1.0,
+    };
+    assert!(zb_h1_bubble_fraction(4, 8, slow_dw).is_err());
+    assert!(zb_h1_bubble_fraction(0, 8, slow_dw).is_err());
+}
+
 #[test]
 fn fused_split_simulator_reproduces_chapter_6_one_f1b() {
     let split = SplitTimes {
@@ -655,7 +730,7 @@ fn pipeline_hop_is_cheap_and_checked() {
     );
 }
 
-// book/src/ch07.md:5563
+// book/src/ch07.md:5865
 #[test]
 fn dcn_floor_is_where_cross_domain_clocks_meet() {
     let hw = Hardware::spec(TPU_V5P);
@@ -670,7 +745,7 @@ fn dcn_floor_is_where_cross_domain_clocks_meet() {
     assert!(tpu_recipe(&LLAMA3_70B, &hw, 100.0).is_err());
 }
 
-// book/src/ch07.md:5880
+// book/src/ch07.md:6182
 #[test]
 fn worked_examples_validate_and_match_the_published_numbers() {
     assert_eq!(DEEPSEEK_V3_RUN.batch, 62_914_560.0);
@@ -710,7 +785,7 @@ fn gpu_ridges_match_the_published_ones() {
     assert!((need / 1e6 - 40.6).abs() < 0.05, "{need}");
 }
 
-// book/src/ch07.md:6264
+// book/src/ch07.md:6576
 #[test]
 fn llama2_answers_follow_from_the_shapes() {
     let p = ch06::param_count(&LLAMA2_13B_SHAPE).unwrap().total() as f64;
@@ -732,7 +807,7 @@ fn ten_bytes_per_parameter_is_chapter_6_weights_plus_moments() {
     assert_eq!(bytes as f64, ADAM_BYTES_PER_PARAM);
 }
 
-// book/src/ch07.md:6288
+// book/src/ch07.md:6600
 use tangle_runtime::widget::Widget;
 
 /// Every calculator of the chapter, in order.
@@ -908,6 +983,21 @@ fn calculators_start_where_the_printed_outputs_are() {
     );
     let pipe = pipeline_widget();
     assert_eq!(shown(&pipe, &[], "idle fraction"), "0.2727");
+    for schedule in [
+        "GPipe",
+        "1F1B",
+        "interleaved 1F1B, v = 2",
+        "ZB-H1, dW deferred",
+    ] {
+        for pp in ["2", "4", "8"] {
+            let at = [("Schedule", schedule), ("Stages PP", pp)];
+            assert_eq!(
+                shown(&pipe, &at, "idle fraction"),
+                shown(&pipe, &at, "the schedule's published bubble"),
+                "{schedule} PP={pp}"
+            );
+        }
+    }
     assert_eq!(shown(&pipe, &[], "peak microbatches held by stage 0"), "4");
     assert_eq!(
         shown(
@@ -918,13 +1008,17 @@ fn calculators_start_where_the_printed_outputs_are() {
         "8"
     );
     assert_eq!(
-        shown(&pipe, &[("Schedule", "1F1B, dW deferred")], "idle fraction"),
+        shown(
+            &pipe,
+            &[("Schedule", "ZB-H1, dW deferred")],
+            "idle fraction"
+        ),
         "0.1111"
     );
     assert_eq!(
         shown(
             &pipe,
-            &[("Schedule", "1F1B, dW deferred"), ("Stages PP", "8")],
+            &[("Schedule", "ZB-H1, dW deferred"), ("Stages PP", "8")],
             "idle fraction"
         ),
         "0.2258"
