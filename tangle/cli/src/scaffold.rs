@@ -4,7 +4,7 @@
 //! CI needs to pass as it is: the generated crates and their lock file, the theme, the figure
 //! and the snapshots. `tangle init` adopts an existing mdBook: it adds tangle's lines to
 //! `book.toml` (editing it in place, comments and order kept) and to `.gitignore`, writes the
-//! generated files, and touches no chapter.
+//! generated files and the snapshots of the output blocks, and touches no chapter.
 
 use std::path::{Path, PathBuf};
 
@@ -123,6 +123,15 @@ pub fn init(dir: &Path) -> anyhow::Result<u8> {
     let fixed = project.sync()?;
     for (verb, what) in tangle_core::generate::sync::summary(&fixed, &project.generated, &project.layout().theme) {
         eprintln!("{verb} {what}");
+    }
+    // The snapshots mirror the output blocks as the chapters have them now.
+    let snapshots = project.layout().abs(&project.layout().snapshots);
+    let mut written = 0;
+    for chapter in &project.book.chapters {
+        written += tangle_core::snapshot::write(&snapshots, chapter)?;
+    }
+    if written > 0 {
+        eprintln!("wrote {} ({written} output block(s))", project.layout().snapshots.display());
     }
     for c in &changed {
         println!("updated {c}");

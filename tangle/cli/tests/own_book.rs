@@ -1,0 +1,188 @@
+//! A stranger's book, with the built binary alone, in folders outside this repository:
+//!
+//! - `tangle new` makes a book that passes `tangle test` and `tangle book` as it is (on CI too,
+//!   where nothing may be written and builds are `--locked`) and holds no path into this
+//!   repository;
+//! - a failing test cell fails `tangle test` at the chapter line of its assertion;
+//! - `tangle init` adopts a plain mdBook (`book.toml`, `src/`, a chapter named `sums.md`)
+//!   without changing a chapter, after which it checks;
+//! - a stock `mdbook build`, with `mdbook-tangle` as its preprocessor, builds the book and
+//!   fails when a chapter is wrong (skipped, saying so, where no `mdbook` is installed).
+//!
+//! The chapter builds share one target folder with the fixtures (`TANGLE_TARGET_DIR`), so
+//! that the runtime's dependencies compile once.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2).unwrap().to_path_buf()
+}
+
+/// `tangle ARGS` in `dir`, as a user outside this repository runs it (`on_ci` keeps or drops
+/// the CI variable the test command runs with).
+fn tangle(dir: &Path, args: &[&str], on_ci: bool) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tangle"));
+    cmd.current_dir(dir)
+        .args(args)
+        .env("TANGLE_TARGET_DIR", workspace_root().join("target/tangle-fixtures"))
+        .env_remove("TANGLE_COMMAND");
+    if on_ci {
+        cmd.env("CI", "true");
+    } else {
+        cmd.env_remove("CI");
+    }
+    cmd.output().expect("tangle runs")
+}
+
+fn text(out: &Output) -> String {
+    format!("{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+fn closing_line(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).lines().last().unwrap_or("").to_string()
+}
+
+#[test]
+fn a_new_book_passes_its_tests_and_fails_at_a_broken_test_cell() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = dir.path().join("my-book");
+    let out = tangle(dir.path(), &["new", book.to_str().unwrap()], true);
+    assert!(out.status.success(), "tangle new failed:\n{}", text(&out));
+    for file in ["book.toml", "src/SUMMARY.md", "src/ch01.md", "references.yaml", ".gitignore", "README.md"] {
+        assert!(book.join(file).is_file(), "{file} is missing");
+    }
+    for generated in ["code/Cargo.lock", "code/ch01/src/lib.rs", "code/tangle-runtime/src/lib.rs", "theme/tangle.css"] {
+        assert!(book.join(generated).is_file(), "{generated} was not generated");
+    }
+    assert!(book.join(".github/workflows/book.yml").is_file());
+    assert!(std::fs::read_dir(book.join("figures/ch01")).unwrap().count() > 0, "the figure was drawn");
+    assert!(std::fs::read_to_string(book.join("book.toml")).unwrap().contains("title = \"My Book\""));
+
+    // As CI runs it: nothing written, builds locked.
+    let out = tangle(&book, &["test"], true);
+    assert!(out.status.success(), "tangle test failed on the new book:\n{}", text(&out));
+    let closing = closing_line(&out);
+    assert!(closing.ends_with("passed, 0 failed, 0 ignored") && !closing.starts_with("0 "), "{closing}");
+    let out = tangle(&book, &["book"], true);
+    assert!(out.status.success(), "tangle book failed on the new book:\n{}", text(&out));
+    assert!(book.join("book/ch01.html").is_file());
+    let page = std::fs::read_to_string(book.join("book/ch01.html")).unwrap();
+    assert!(page.contains("tangle-output") && !page.contains("{{#value"), "outputs and values rendered");
+
+    // No file of the book names this repository.
+    let repo = workspace_root().display().to_string();
+    for entry in walkdir::WalkDir::new(&book).into_iter().filter_entry(|e| e.file_name() != "target") {
+        let entry = entry.unwrap();
+        if entry.file_type().is_file() {
+            let bytes = std::fs::read(entry.path()).unwrap();
+            let holds = bytes.windows(repo.len()).any(|w| w == repo.as_bytes());
+            assert!(!holds, "{} holds a path into this repository", entry.path().display());
+        }
+    }
+
+    // A test cell that fails is reported at the chapter line of its assertion.
+    let chapter = book.join("src/ch01.md");
+    let source = std::fs::read_to_string(&chapter).unwrap();
+    let broken = source.replacen("Ok(250.0)", "Ok(251.0)", 1);
+    assert_ne!(broken, source);
+    std::fs::write(&chapter, &broken).unwrap();
+    let line = broken.lines().position(|l| l.contains("Ok(251.0)")).unwrap() + 1;
+    let out = tangle(&book, &["test"], false);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let report = text(&out);
+    assert!(report.contains(&format!("src/ch01.md:{line}")), "no chapter line {line} in:\n{report}");
+    assert!(report.contains("zero_years_leave_the_principal_alone"), "{report}");
+    assert!(closing_line(&out).contains(" 1 failed"), "{}", closing_line(&out));
+}
+
+/// A plain mdBook, as `mdbook init` leaves it plus one chapter with cells.
+fn plain_mdbook(dir: &Path) {
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("book.toml"), "[book]\ntitle = \"Plain\"\n").unwrap();
+    std::fs::write(dir.join("src/SUMMARY.md"), "# Summary\n\n- [Sums](sums.md)\n").unwrap();
+    std::fs::write(
+        dir.join("src/sums.md"),
+        "# Sums\n\n```rust\n// @save\npub fn tri(n: u64) -> u64 {\n    n * (n + 1) / 2\n}\n```\n\n\
+         ```rust\nprintln!(\"tri(10) = {}\", tri(10));\n```\n\n```output\ntri(10) = 55\n```\n",
+    )
+    .unwrap();
+}
+
+#[test]
+fn init_adopts_a_plain_mdbook_without_touching_its_chapters() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = dir.path().join("plain");
+    plain_mdbook(&book);
+    let before = std::fs::read(book.join("src/sums.md")).unwrap();
+    let out = tangle(&book, &["init"], false);
+    assert!(out.status.success(), "tangle init failed:\n{}", text(&out));
+    assert_eq!(std::fs::read(book.join("src/sums.md")).unwrap(), before, "init changed a chapter");
+    let toml = std::fs::read_to_string(book.join("book.toml")).unwrap();
+    assert!(toml.starts_with("[book]\ntitle = \"Plain\"\n"), "{toml}");
+    assert!(toml.contains("[preprocessor.tangle]") && toml.contains("theme/tangle.css"), "{toml}");
+    assert!(std::fs::read_to_string(book.join(".gitignore")).unwrap().contains("/target/"));
+    let out = tangle(&book, &["check"], false);
+    assert!(out.status.success(), "check after init failed:\n{}", text(&out));
+    assert!(book.join("code/sums/src/lib.rs").is_file(), "the chapter's crate is `sums`");
+    let out = tangle(&book, &["book"], false);
+    assert!(out.status.success(), "book after init failed:\n{}", text(&out));
+    // A second init changes nothing.
+    let toml_before = std::fs::read(book.join("book.toml")).unwrap();
+    assert!(tangle(&book, &["init"], false).status.success());
+    assert_eq!(std::fs::read(book.join("book.toml")).unwrap(), toml_before);
+}
+
+#[test]
+fn a_folder_that_is_no_book_says_how_to_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tangle(dir.path(), &["check"], false);
+    assert_eq!(out.status.code(), Some(2));
+    let said = text(&out);
+    assert!(said.contains("book.toml") && said.contains("tangle new") && said.contains("tangle init"), "{said}");
+    let out = tangle(dir.path(), &["init"], false);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).contains("no book.toml"), "{}", text(&out));
+}
+
+#[test]
+fn a_stock_mdbook_build_runs_tangle_and_fails_with_its_message() {
+    let Ok(version) = Command::new("mdbook").arg("--version").output() else {
+        eprintln!("skipped: no `mdbook` binary on the PATH (`cargo install mdbook` installs the stock one)");
+        return;
+    };
+    eprintln!("with {}", String::from_utf8_lossy(&version.stdout).trim());
+    let dir = tempfile::tempdir().unwrap();
+    let book = dir.path().join("plain");
+    plain_mdbook(&book);
+    assert!(tangle(&book, &["init"], false).status.success());
+    // `[preprocessor.tangle]` names no command: mdBook runs `mdbook-tangle` from the PATH.
+    let bin = Path::new(env!("CARGO_BIN_EXE_mdbook-tangle")).parent().unwrap().to_path_buf();
+    let path = std::env::join_paths(
+        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .unwrap();
+    let mdbook = |dir: &Path| {
+        Command::new("mdbook")
+            .arg("build")
+            .current_dir(dir)
+            .env("PATH", &path)
+            .env("TANGLE_TARGET_DIR", workspace_root().join("target/tangle-fixtures"))
+            .env_remove("CI")
+            .output()
+            .expect("mdbook runs")
+    };
+    let out = mdbook(&book);
+    assert!(out.status.success(), "mdbook build failed:\n{}", text(&out));
+    let page = std::fs::read_to_string(book.join("book/sums.html")).unwrap();
+    assert!(page.contains("tangle-output"), "the preprocessor rendered the output block");
+
+    // A drifted output: mdBook stops with tangle's message instead of publishing the page.
+    let chapter = book.join("src/sums.md");
+    let source = std::fs::read_to_string(&chapter).unwrap();
+    std::fs::write(&chapter, source.replace("tri(10) = 55", "tri(10) = 56")).unwrap();
+    let out = mdbook(&book);
+    assert!(!out.status.success(), "mdbook build passed a drifted chapter:\n{}", text(&out));
+    let said = text(&out);
+    assert!(said.contains("src/sums.md") && said.contains("drift"), "{said}");
+}
