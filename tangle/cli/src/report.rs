@@ -40,7 +40,7 @@ impl Results {
 /// The message for generated files that are out of date where they may not be written.
 pub fn stale_advice(project: &Project) -> String {
     format!(
-        "{} is out of date with the chapters: run `{}` and commit the result",
+        "{}/ is out of date with the chapters: run `{}` and commit the result",
         project.layout().code.display(),
         messages::command("sync")
     )
