@@ -3,6 +3,7 @@
 //! and turns it into an exit code: 0 clean, 1 drift or stale, 2 an error in the input or the
 //! build. Diagnostics go to stderr with an excerpt of the chapter; results go to stdout.
 
+mod examples;
 mod report;
 mod status;
 
@@ -215,14 +216,13 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             }
             Ok(CLEAN)
         }
-        Command::Check { chapter } => {
-            let chapters = project.select(&chapter)?;
-            report::report(&project, check(&project, &chapters, options)?, false)
-        }
-        Command::Accept { chapter, .. } => {
-            let chapters = project.select(&chapter)?;
-            report::report(&project, check(&project, &chapters, options)?, true)
-        }
+        // Notebook chapters through the pipeline, examples chapters as rustdoc's doctests.
+        Command::Check { chapter } => examples::check(&project, &chapter, false, |chapters| {
+            report::report(&project, check(&project, chapters, options)?, false)
+        }),
+        Command::Accept { chapter, .. } => examples::check(&project, &chapter, true, |chapters| {
+            report::report(&project, check(&project, chapters, options)?, true)
+        }),
         Command::Fmt { check, chapter } => {
             let chapters = project.select(&chapter)?;
             let changed = pipeline::fmt(&project, &chapters, !check)?;
@@ -239,8 +239,9 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             Ok(CLEAN)
         }
         Command::Book | Command::Pdf { .. } => {
-            let chapters = project.select(&[])?;
-            let code = report::report(&project, check(&project, &chapters, options)?, false)?;
+            let code = examples::check(&project, &[], false, |chapters| {
+                report::report(&project, check(&project, chapters, options)?, false)
+            })?;
             if code == ERROR {
                 return Ok(code);
             }

@@ -8,13 +8,15 @@
 //! - `timeout SECONDS`: how long the chapter program may run (default 600 s).
 //! - `values PATH...`: files of values recorded outside the test command (a benchmark's
 //!   results), which the prose may quote like the values the chapter's cells publish.
+//! - `cells examples` or `cells notebook`: how this chapter's Rust blocks are read, whatever
+//!   `book.toml`'s `cells` says (one book may mix notebook and example chapters).
 
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 use crate::diagnostic::{Diagnostic, Diagnostics, Location};
 use crate::markdown::Document;
-use crate::model::Directives;
+use crate::model::{CellMode, Directives};
 
 pub fn read(path: &Path, doc: &Document, diagnostics: &mut Diagnostics) -> Directives {
     let mut directives = Directives::default();
@@ -60,6 +62,14 @@ pub fn read(path: &Path, doc: &Document, diagnostics: &mut Diagnostics) -> Direc
                     }
                 }
             }
+            "cells" => match args.as_slice() {
+                [m] if m.eq_ignore_ascii_case("examples") => directives.cells = Some(CellMode::Examples),
+                [m] if m.eq_ignore_ascii_case("notebook") => directives.cells = Some(CellMode::Notebook),
+                _ => diagnostics.push(
+                    Diagnostic::error(at, format!("`tangle: cells` takes `examples` or `notebook`, not `{}`", args.join(" ")))
+                        .with_help("write `<!-- tangle: cells examples -->` (every block a program, as rustdoc) or `<!-- tangle: cells notebook -->`"),
+                ),
+            },
             "timeout" => match args.as_slice() {
                 [n] if n.parse::<u64>().is_ok_and(|s| s > 0) => {
                     directives.timeout = Some(Duration::from_secs(n.parse().expect("checked")));
@@ -71,11 +81,11 @@ pub fn read(path: &Path, doc: &Document, diagnostics: &mut Diagnostics) -> Direc
             },
             "" => diagnostics.push(
                 Diagnostic::error(at, "this tangle directive is empty")
-                    .with_help("known: `data PATH...`, `timeout SECONDS`"),
+                    .with_help("known: `data PATH...`, `timeout SECONDS`, `values PATH...`, `cells MODE`"),
             ),
             other => diagnostics.push(
                 Diagnostic::error(at, format!("unknown tangle directive `{other}`"))
-                    .with_help("known: `data`, `timeout`"),
+                    .with_help("known: `data`, `timeout`, `values`, `cells`"),
             ),
         }
     }
