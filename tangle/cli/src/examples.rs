@@ -37,7 +37,7 @@ pub fn check(
             }
         }
     }
-    let counts = found.counts();
+    let counts = found.counts_with(!accept);
     let failed = found.examples.iter().any(|r| matches!(r.verdict, ExampleVerdict::Failed(_)));
     let outputs = report::report(project, Outcome::Ran(found.chapters), accept)?;
     println!("{counts}");
