@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::include;
 use super::program::{self, Program};
 use crate::config::{Config, relative_to};
 use crate::generate::{ChapterCrate, Generated, LineMap, Segment};
@@ -30,30 +31,41 @@ pub struct Example {
     /// The chapter line of the example's first line, and its container prefix's width.
     pub code_line: usize,
     pub prefix: usize,
+    /// How many chapter lines the example spans.
+    pub lines: usize,
+    /// An `{{#include}}` that cannot be expanded: the zero-based example line and why.
+    pub include_error: Option<(usize, String)>,
 }
 
 impl Example {
-    /// The examples of `chapter`.
-    pub fn of_chapter(chapter: &Chapter, default_edition: &str) -> Vec<Example> {
+    /// The examples of `chapter`, its includes read from under `root` (the project root).
+    pub fn of_chapter(chapter: &Chapter, default_edition: &str, root: &Path) -> Vec<Example> {
+        let dir = root.join(chapter.path.parent().unwrap_or(Path::new("")));
         chapter
             .cells
             .iter()
             .enumerate()
-            .filter_map(|(index, cell)| Example::new(chapter, index, cell, default_edition))
+            .filter_map(|(index, cell)| Example::new(chapter, index, cell, default_edition, &dir))
             .collect()
     }
 
-    fn new(chapter: &Chapter, index: usize, cell: &Cell, default_edition: &str) -> Option<Example> {
+    fn new(chapter: &Chapter, index: usize, cell: &Cell, default_edition: &str, dir: &Path) -> Option<Example> {
         let attributes = cell.example.clone()?;
         let edition = attributes.edition.clone().unwrap_or_else(|| default_edition.to_string());
+        let (program, include_error) = match include::expand(&cell.code, dir) {
+            Ok(lines) => (program::split_lines(lines), None),
+            Err(why) => (program::split(&cell.code), Some(why)),
+        };
         Some(Example {
             chapter: chapter.name.clone(),
             index,
             attributes,
             edition,
-            program: program::split(&cell.code),
+            program,
             code_line: cell.code_line,
             prefix: cell.prefix.chars().count(),
+            lines: cell.code.lines().count(),
+            include_error,
         })
     }
 
@@ -108,9 +120,9 @@ pub fn workspace(config: &Config, examples: &[&Example], force_standalone: &[Str
             let name = example.id();
             let member = format!("{}/{name}", example.chapter);
             let pkg = dir.join(&member);
-            let (source, first) = example.program.source(true);
+            let (source, _) = example.program.source(true);
             let main = pkg.join("src/main.rs");
-            add_segments(maps.entry(example.chapter.clone()).or_default(), &main, example, true, first);
+            add_segments(maps.entry(example.chapter.clone()).or_default(), &main, example, true);
             files.push((pkg.join("Cargo.toml"), package(&name, &example.edition, config)));
             files.push((main, source));
             placements.insert(name.clone(), Placement { binary: name.clone(), argument: None });
@@ -132,9 +144,9 @@ pub fn workspace(config: &Config, examples: &[&Example], force_standalone: &[Str
                  let n: usize = ::std::env::args().nth(1).and_then(|a| a.parse().ok()).expect(\"an example's number\");\n    \
                  match n {\n";
         for (n, example) in group.iter().enumerate() {
-            let (source, first) = example.program.source(false);
+            let (source, _) = example.program.source(false);
             let file = dir.join(&example.chapter).join(format!("{}.rs", example.id()));
-            add_segments(maps.entry(example.chapter.clone()).or_default(), &file, example, false, first);
+            add_segments(maps.entry(example.chapter.clone()).or_default(), &file, example, false);
             files.push((file, source));
             main += &format!("        {n} => {}::__tangle_main().report(),\n", example.id());
             placements.insert(example.id(), Placement { binary: name.clone(), argument: Some(n) });
@@ -161,23 +173,21 @@ pub fn workspace(config: &Config, examples: &[&Example], force_standalone: &[Str
     Workspace { dir, files, generated, placements }
 }
 
-fn add_segments(map: &mut LineMap, file: &Path, example: &Example, standalone: bool, first: usize) {
+/// The example's lines in `file`, as runs of lines that follow each other in both files.
+fn add_segments(map: &mut LineMap, file: &Path, example: &Example, standalone: bool) {
     let p = &example.program;
-    let head = p.head.len();
-    let segment = |generated: usize, chapter: usize, len: usize| Segment {
-        generated,
-        chapter,
-        len,
-        indent: 0,
-        prefix: example.prefix,
-        unindented: Default::default(),
-    };
-    if head > 0 {
-        map.add(file, segment(first, example.code_line, head));
+    let mut runs: Vec<(usize, usize, usize)> = Vec::new();
+    for (k, origin) in p.origin.iter().enumerate() {
+        let (g, c) = (p.generated_line(standalone, k), example.code_line + origin);
+        match runs.last_mut() {
+            Some((g0, c0, len)) if *g0 + *len == g && *c0 + *len == c => *len += 1,
+            _ => runs.push((g, c, 1)),
+        }
     }
-    let body_start =
-        (first..first + head + 2).find(|&g| p.example_line(standalone, g) == Some(head)).unwrap_or(first + head);
-    map.add(file, segment(body_start, example.code_line + head, p.body.len()));
+    for (generated, chapter, len) in runs {
+        let unindented = Default::default();
+        map.add(file, Segment { generated, chapter, len, indent: 0, prefix: example.prefix, unindented });
+    }
 }
 
 fn package(name: &str, edition: &str, config: &Config) -> String {
@@ -220,6 +230,6 @@ pub fn examples(book: &Book, config: &Config, chapters: &[String]) -> Vec<Exampl
     book.chapters
         .iter()
         .filter(|c| chapters.contains(&c.name))
-        .flat_map(|c| Example::of_chapter(c, &config.edition))
+        .flat_map(|c| Example::of_chapter(c, &config.edition, &config.layout.root))
         .collect()
 }

@@ -18,6 +18,7 @@
 
 pub mod build;
 pub mod crates;
+pub mod include;
 pub mod program;
 pub mod run;
 
@@ -148,11 +149,18 @@ pub fn test(project: &Project, chapters: &[String], progress: &dyn Progress) -> 
     let layout = project.layout();
     let examples = crates::examples(&project.book, config, chapters);
     let testable: Vec<&Example> = examples.iter().filter(|e| !e.attributes.ignore).collect();
+    let buildable: Vec<&Example> = testable.iter().copied().filter(|e| e.include_error.is_none()).collect();
     let lock = || std::fs::read(layout.abs(crates::dir(config).join("Cargo.lock"))).unwrap_or_default();
     let keys = keys(project, &testable, &lock());
     let mut outcomes: BTreeMap<String, (ExampleVerdict, bool, Option<String>)> = BTreeMap::new();
     let mut to_build: Vec<&Example> = Vec::new();
     for (example, key) in testable.iter().zip(&keys) {
+        if let Some((line, why)) = &example.include_error {
+            let chapter = project.book.chapter(&example.chapter).expect("examples come from the book");
+            let d = Diagnostic::error(chapter.location(example.code_line + line), why.clone());
+            outcomes.insert(example.id(), (ExampleVerdict::Failed(vec![d]), false, None));
+            continue;
+        }
         match lookup(project, key) {
             Some(stdout) => {
                 outcomes.insert(example.id(), (ExampleVerdict::Passed, true, stdout));
@@ -167,7 +175,7 @@ pub fn test(project: &Project, chapters: &[String], progress: &dyn Progress) -> 
         // A merged crate that fails to build takes its blameless examples down with it: they
         // are built again, each on its own, once.
         for round in 0..2 {
-            let workspace = crates::workspace(config, &testable, &fallback);
+            let workspace = crates::workspace(config, &buildable, &fallback);
             for (path, contents) in &workspace.files {
                 fsutil::write_if_changed(&layout.abs(path), contents.as_bytes())?;
             }
@@ -287,8 +295,7 @@ pub fn test(project: &Project, chapters: &[String], progress: &dyn Progress) -> 
 fn is_in(project: &Project, example: &Example, d: &Diagnostic) -> bool {
     let Some(at) = &d.location else { return false };
     let chapter = project.book.chapter(&example.chapter).expect("examples come from the book");
-    let lines = example.program.head.len() + example.program.body.len();
-    at.file == chapter.path && at.line >= example.code_line && at.line < example.code_line + lines.max(1)
+    at.file == chapter.path && at.line >= example.code_line && at.line < example.code_line + example.lines.max(1)
 }
 
 /// The chapter's output blocks against what its examples printed. Only examples with an

@@ -22,6 +22,9 @@ pub struct Program {
     pub defines_main: bool,
     /// Whether the wrapped body ends in `(())` and so returns a `Result`.
     pub returns_result: bool,
+    /// For each line of the head, then of the body, the zero-based example line it came from
+    /// (an included line: its directive's).
+    pub origin: Vec<usize>,
 }
 
 impl Program {
@@ -87,18 +90,14 @@ impl Program {
         (out, first)
     }
 
-    /// Where a generated line of [`Program::source`] came from: the zero-based line of the
-    /// example, or `None` for a line the wrapper added.
-    pub fn example_line(&self, standalone: bool, generated: usize) -> Option<usize> {
-        let (_, first) = self.source(standalone);
-        let head_end = first + self.head.len();
-        let body_start = head_end + usize::from(!self.defines_main && !self.head.is_empty());
-        if generated >= first && generated < head_end {
-            Some(generated - first)
-        } else if generated >= body_start && generated < body_start + self.body.len() {
-            Some(self.head.len() + generated - body_start)
-        } else {
-            None
+    /// The generated line (one-based, in [`Program::source`]) of the program's zero-based
+    /// line `k` (head lines first, then body lines).
+    pub fn generated_line(&self, standalone: bool, k: usize) -> usize {
+        let first = 1 + usize::from(standalone) + usize::from(!self.defines_main && self.head.is_empty());
+        let head = self.head.len();
+        match k < head {
+            true => first + k,
+            false => first + head + usize::from(!self.defines_main && head > 0) + (k - head),
         }
     }
 }
@@ -132,7 +131,14 @@ pub fn is_hidden(line: &str) -> bool {
 
 /// Splits an example's code (`\n` line ends) as rustdoc does.
 pub fn split(code: &str) -> Program {
-    let lines: Vec<String> = code.lines().map(unhide).collect();
+    split_lines(code.lines().enumerate().map(|(i, l)| (l.to_string(), i)).collect())
+}
+
+/// [`split`] for lines that each carry the zero-based example line they came from (see
+/// `include`).
+pub fn split_lines(lines: Vec<(String, usize)>) -> Program {
+    let origin: Vec<usize> = lines.iter().map(|(_, o)| *o).collect();
+    let lines: Vec<String> = lines.iter().map(|(l, _)| unhide(l)).collect();
     let mut head_len = 0;
     let mut crates_seen = false;
     for (i, line) in lines.iter().enumerate() {
@@ -153,7 +159,7 @@ pub fn split(code: &str) -> Program {
         .is_match(&text);
     let last = body.iter().rev().map(|l| l.trim()).find(|l| !l.is_empty() && !l.starts_with("//"));
     let returns_result = !defines_main && last.is_some_and(|l| l.ends_with("(())"));
-    Program { head: head.to_vec(), body: body.to_vec(), defines_main, returns_result }
+    Program { head: head.to_vec(), body: body.to_vec(), defines_main, returns_result, origin }
 }
 
 #[cfg(test)]
@@ -178,8 +184,8 @@ mod tests {
         assert_eq!(first, 2);
         assert_eq!(src.lines().nth(1), Some("let x = 1;"));
         assert!(src.contains("fn __tangle_main"));
-        assert_eq!(p.example_line(false, 3), Some(1));
-        assert_eq!(p.example_line(false, 1), None);
+        assert_eq!(p.generated_line(false, 1), 3);
+        assert_eq!(src.lines().nth(p.generated_line(false, 0) - 1), Some("let x = 1;"));
         assert!(!p.needs_own_crate("2021"));
     }
 
@@ -192,12 +198,13 @@ mod tests {
         assert_eq!(first, 2);
         assert_eq!(src.lines().nth(2), Some("  extern crate itoa;"));
         assert_eq!(src.lines().nth(4), Some("fn main() {"));
-        assert_eq!(p.example_line(true, 5), Some(3));
+        assert_eq!(p.generated_line(true, 3), 5);
+        assert_eq!(p.generated_line(true, 1), 3);
         let wrapped = split("#![allow(unused)]\nlet x = 1;\n");
         let (src, first) = wrapped.source(true);
         assert_eq!((first, src.lines().nth(3)), (2, Some("let x = 1;")));
-        assert_eq!(wrapped.example_line(true, 4), Some(1));
-        assert_eq!(wrapped.example_line(true, 3), None);
+        assert_eq!(wrapped.generated_line(true, 1), 4);
+        assert_eq!(wrapped.generated_line(true, 0), 2);
     }
 
     #[test]
