@@ -9,6 +9,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::Context;
 use cargo_metadata::Message;
+use cargo_metadata::diagnostic::DiagnosticLevel;
 
 use super::crates::Workspace;
 use crate::build::rustc::Mapper;
@@ -28,8 +29,8 @@ pub struct Target {
     pub codes: Vec<String>,
 }
 
-/// Builds `binaries` of `workspace` (all of them when empty is never asked: the caller passes
-/// the ones it needs); returns what happened to each.
+/// Builds the packages `binaries` of `workspace` (each package has one binary of its name);
+/// returns what happened to each.
 pub fn build(
     layout: &Layout,
     book: &Book,
@@ -61,7 +62,10 @@ pub fn build(
             match message? {
                 Message::CompilerMessage(msg) => {
                     let Some(target) = targets.get_mut(&msg.target.name) else { continue };
-                    if let Some(code) = &msg.message.code {
+                    // Lints have codes too (their names); only errors say why it did not compile.
+                    if let Some(code) = &msg.message.code
+                        && matches!(msg.message.level, DiagnosticLevel::Error | DiagnosticLevel::Ice)
+                    {
                         target.codes.push(code.code.clone());
                     }
                     if let Some(d) = mapper.map(&msg.message).filter(|d| d.severity == Severity::Error) {

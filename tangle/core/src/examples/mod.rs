@@ -150,7 +150,7 @@ pub fn test(project: &Project, chapters: &[String], progress: &dyn Progress) -> 
     let examples = crates::examples(&project.book, config, chapters);
     let testable: Vec<&Example> = examples.iter().filter(|e| !e.attributes.ignore).collect();
     let buildable: Vec<&Example> = testable.iter().copied().filter(|e| e.include_error.is_none()).collect();
-    let lock = || std::fs::read(layout.abs(crates::dir(config).join("Cargo.lock"))).unwrap_or_default();
+    let lock = || locked_dependencies(&layout.abs(crates::dir(config).join("Cargo.lock")));
     let keys = keys(project, &testable, &lock());
     let mut outcomes: BTreeMap<String, (ExampleVerdict, bool, Option<String>)> = BTreeMap::new();
     let mut to_build: Vec<&Example> = Vec::new();
@@ -325,6 +325,24 @@ fn compare_outputs(chapter: &Chapter, results: &[ExampleResult]) -> ChapterResul
         // Snapshots mirror notebook chapters only: an existing book gains no snapshots/.
         snapshots: Vec::new(),
     }
+}
+
+/// The crates from outside the book that the examples workspace's lock file pins (name,
+/// version, source, checksum): the lock file without the workspace's own packages, which
+/// come and go with the examples and would otherwise make every edit invalidate every example.
+fn locked_dependencies(lock: &std::path::Path) -> Vec<u8> {
+    let Ok(text) = std::fs::read_to_string(lock) else { return Vec::new() };
+    let Ok(parsed) = toml::from_str::<toml::Table>(&text) else { return text.into_bytes() };
+    let packages = parsed.get("package").and_then(|p| p.as_array()).cloned().unwrap_or_default();
+    let pinned: Vec<String> = packages
+        .iter()
+        .filter(|p| p.get("source").is_some())
+        .map(|p| {
+            let field = |k: &str| p.get(k).and_then(|v| v.as_str()).unwrap_or("");
+            format!("{} {} {} {}", field("name"), field("version"), field("source"), field("checksum"))
+        })
+        .collect();
+    pinned.join("\n").into_bytes()
 }
 
 /// Bumped whenever the meaning of a cached verdict changes.
