@@ -76,6 +76,10 @@ fn swallowed_fence(fence: &Fence) -> Option<usize> {
     })
 }
 
+/// rustdoc's attributes besides `ignore`: a sign that a chapter holds examples, not cells.
+const RUSTDOC_ATTRIBUTES: &[&str] =
+    &["no_run", "should_panic", "compile_fail", "editable", "noplayground", "mdbook-runnable"];
+
 struct Reader<'a> {
     path: &'a Path,
     doc: &'a Document<'a>,
@@ -190,10 +194,23 @@ impl Reader<'_> {
                 ("open", None) => presentation = Presentation::Open,
                 (key, _) => {
                     let opening = self.opening(fence);
-                    self.error(opening, format!("unknown attribute `{key}` on a rust cell")).notes.push((
+                    let d = self.error(opening, format!("unknown attribute `{key}` on a rust cell"));
+                    d.notes.push((
                         crate::diagnostic::NoteKind::Help,
                         "known: `ignore` (shown, not run), `fold`, `fold=\"Summary\"`, `open`".into(),
                     ));
+                    // An existing mdBook's examples, read as notebook cells by mistake.
+                    if RUSTDOC_ATTRIBUTES.contains(&key) || key.starts_with("edition") {
+                        d.notes.push((
+                            crate::diagnostic::NoteKind::Help,
+                            format!(
+                                "`{key}` is rustdoc's: for blocks that are each a program of their own, as \
+                                 `mdbook test` reads them, write `cells = \"examples\"` under \
+                                 [preprocessor.tangle] in book.toml, or `<!-- tangle: cells examples -->` \
+                                 in this chapter"
+                            ),
+                        ));
+                    }
                     return;
                 }
             }

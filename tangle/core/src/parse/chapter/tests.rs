@@ -91,6 +91,10 @@ fn fence_attributes_follow_the_one_rule() {
     assert_eq!(ch.cells.len(), 1);
     assert_eq!(ch.cells[0].presentation, Presentation::Folded(Some("Answer".into())));
     assert!(errors("```rust,no_run\nlet a = 1;\n```\n")[0].contains("unknown attribute `no_run`"));
+    let e = parse("```rust,should_panic\npanic!();\n```\n").unwrap_err();
+    assert!(e.0[0].notes.iter().any(|(_, n)| n.contains("cells = \"examples\"")), "{:?}", e.0[0].notes);
+    let e = parse("```rust,foldd\nlet a = 1;\n```\n").unwrap_err();
+    assert!(!e.0[0].notes.iter().any(|(_, n)| n.contains("examples")), "{:?}", e.0[0].notes);
     let spec = parse("```rust\nlet a = 1;\n```\n```output T=\"\\d+ ms\" rtol=0.1\n3 ms\n```\n").unwrap().cells[0]
         .output
         .clone()
