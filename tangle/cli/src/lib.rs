@@ -3,6 +3,7 @@
 //! and turns it into an exit code: 0 clean, 1 drift or stale, 2 an error in the input or the
 //! build. Diagnostics go to stderr with an excerpt of the chapter; results go to stdout.
 
+mod examples;
 mod preprocess;
 mod report;
 mod scaffold;
@@ -106,7 +107,6 @@ enum Supports {
     Supports { renderer: String },
 }
 
-use report::Results;
 pub use report::{CLEAN, DRIFT, ERROR};
 
 /// `mdbook-tangle [supports RENDERER]`: mdBook's preprocessor protocol, as
@@ -245,21 +245,9 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             }
             Ok(CLEAN)
         }
-        Command::Check { chapter } => {
-            let chapters = project.select(&chapter)?;
-            report::report(&project, &check(&project, &chapters, options)?, false, Results::Stdout)
-        }
-        Command::Accept { chapter, .. } => {
-            let chapters = project.select(&chapter)?;
-            let outcome = check(&project, &chapters, options)?;
-            let code = report::report(&project, &outcome, true, Results::Stdout)?;
-            if let pipeline::Outcome::Ran(results) = &outcome {
-                for f in pipeline::accept(&project, results, options.writes)?.files {
-                    println!("updated {}", f.display());
-                }
-            }
-            Ok(code)
-        }
+        // Notebook chapters through the pipeline, examples chapters as rustdoc's doctests.
+        Command::Check { chapter } => examples::check(&project, &chapter, false, options),
+        Command::Accept { chapter, .. } => examples::check(&project, &chapter, true, options),
         Command::Fmt { check, chapter } => {
             let chapters = project.select(&chapter)?;
             let changed = pipeline::fmt(&project, &chapters, !check)?;
@@ -275,13 +263,9 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             }
             Ok(CLEAN)
         }
-        Command::Test { chapter } => {
-            let chapters = project.select(&chapter)?;
-            Ok(test::run(&project, &chapters, options)?.exit_code())
-        }
+        Command::Test { chapter } => Ok(test::run(&project, &chapter, options)?.exit_code()),
         Command::Book | Command::Pdf { .. } => {
-            let chapters = project.select(&[])?;
-            let code = report::report(&project, &check(&project, &chapters, options)?, false, Results::Stdout)?;
+            let code = examples::check(&project, &[], false, options)?;
             if code == ERROR {
                 return Ok(code);
             }

@@ -5,7 +5,9 @@
 //!    calculators' data, snapshots (one case per compared cell, per quoted value, and per
 //!    figure or snapshot that drifted);
 //! 2. the chapters' `// @test` cells, one case per test function, a failure reported at the
-//!    failing line of the chapter with the panic message;
+//!    failing line of the chapter with the panic message; in examples chapters, each example
+//!    (compiled, run, panicking or failing to compile as its fence claims, and printing what
+//!    its output block says) is one case;
 //! 3. the book rendered as `tangle book` renders it (into tangle's working folder), so that
 //!    whatever the renderer refuses (an unknown citation key, a figure that was never drawn, a
 //!    broken include) fails here too;
@@ -55,16 +57,50 @@ impl Tally {
     }
 }
 
-/// Runs every check of `chapters` and prints the report; the last line on stdout is
-/// [`Tally::closing_line`].
-pub fn run(project: &Project, chapters: &[String], options: CheckOptions) -> anyhow::Result<Tally> {
+/// Runs every check of the chapters `asked` names (all when empty) and prints the report; the
+/// last line on stdout is [`Tally::closing_line`].
+pub fn run(project: &Project, asked: &[String], options: CheckOptions) -> anyhow::Result<Tally> {
     let mut tally = Tally::default();
     let sources = Sources::new(&project.root);
+    let example_chapters = tangle_core::examples::chapters(project, asked);
+    let chapters = &project.select(asked)?;
+    let all_chapters: Vec<String> = project
+        .book
+        .chapters
+        .iter()
+        .map(|c| c.name.clone())
+        .filter(|c| chapters.contains(c) || example_chapters.contains(c))
+        .collect();
 
     eprintln!("outputs, values and figures");
-    let outcome = crate::check(project, chapters, options)?;
-    report::report(project, &outcome, false, Results::Stdout)?;
-    let built = count_check(project, &outcome, &mut tally);
+    let built = if chapters.is_empty() && !example_chapters.is_empty() {
+        true
+    } else {
+        let outcome = crate::check(project, chapters, options)?;
+        report::report(project, &outcome, false, Results::Stdout)?;
+        count_check(project, &outcome, &mut tally)
+    };
+
+    if !example_chapters.is_empty() {
+        eprintln!("examples");
+        let found = crate::examples::run(project, &example_chapters)?;
+        let counts = found.counts();
+        tally.pass(counts.passed);
+        tally.ignored += counts.ignored;
+        tally.failed += counts.failed;
+        for e in &found.examples {
+            if let tangle_core::examples::ExampleVerdict::Failed(why) = &e.verdict {
+                let first = why.first().map_or(String::new(), |d| format!(": {}", d.message));
+                tally.failures.push(format!("{}: example{first}", e.location));
+            }
+        }
+        // An example that did what its fence claims but printed something else (counted above).
+        for r in &found.chapters {
+            tally.failures.extend(r.drifted().map(|v| format!("{}: output drifted", v.location)));
+        }
+        report::report(project, &Outcome::Ran(found.chapters), false, Results::Stdout)?;
+        eprintln!("{counts}");
+    }
 
     eprintln!("test cells");
     if built {
@@ -117,7 +153,7 @@ pub fn run(project: &Project, chapters: &[String], options: CheckOptions) -> any
         }
     }
 
-    style_checks(project, chapters, &sources, &mut tally)?;
+    style_checks(project, &all_chapters, &sources, &mut tally)?;
 
     if !tally.failures.is_empty() {
         let mut list = String::from("failures:\n");

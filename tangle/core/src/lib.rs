@@ -21,6 +21,9 @@
 //!    numbered captions, math, diagrams, citations and a search index that ranks prose first;
 //!    `render::serve` serves it with live reload, `render::pdf` prints it
 //!
+//! Beside them, [`examples`]: chapters whose Rust blocks are each a program of their own, as
+//! rustdoc's doctests (`cells = "examples"`), built in one cargo build and run in parallel.
+//!
 //! Around them: [`pipeline`] strings the stages together (the library's entry points),
 //! [`cache`] skips build and run for chapters whose inputs did not change (and keeps each
 //! cell's syn analysis by content hash), [`timing`] reports each phase's time under
@@ -34,6 +37,7 @@
 pub mod compare;
 pub mod config;
 pub mod diagnostic;
+pub mod examples;
 pub mod messages;
 pub mod model;
 pub mod pipeline;

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use regex::Regex;
 
+pub use crate::config::CellMode;
 pub use crate::diagnostic::Location;
 
 /// The book: every chapter with cells, dependencies first once generated.
@@ -36,6 +37,8 @@ pub struct Chapter {
     /// Sentences' quotes of values the code publishes (`{{#value NAME shown}}`).
     pub quotes: Vec<ValueQuote>,
     pub directives: Directives,
+    /// How its Rust blocks are read: `<!-- tangle: cells MODE -->`, else `book.toml`'s `cells`.
+    pub mode: CellMode,
 }
 
 impl Chapter {
@@ -66,6 +69,9 @@ pub struct Directives {
     pub values: Vec<(PathBuf, usize)>,
     /// Numbers the prose types by hand on purpose (`<!-- tangle: typed NUMBER REASON -->`).
     pub typed: Vec<TypedNumber>,
+    /// `<!-- tangle: cells examples -->` or `cells notebook`: this chapter's mode, whatever
+    /// `book.toml` says.
+    pub cells: Option<CellMode>,
 }
 
 /// A number the prose states by hand although the code prints it too, and why.
@@ -147,6 +153,26 @@ pub struct Cell {
     pub presentation: Presentation,
     /// The `output` block that follows the cell, if any.
     pub output: Option<OutputBlock>,
+    /// In an examples chapter: what the fence's rustdoc attributes claim (every block of such
+    /// a chapter is a run cell with one).
+    pub example: Option<ExampleAttributes>,
+}
+
+/// The rustdoc attributes of an example's fence (`rust,no_run,edition2021`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExampleAttributes {
+    /// `ignore` (or `ignore-TARGET`): not compiled; counted as ignored.
+    pub ignore: bool,
+    /// `no_run`: compiled, not run.
+    pub no_run: bool,
+    /// `should_panic`: passes only if it panics.
+    pub should_panic: bool,
+    /// `compile_fail`: passes only if it does not compile.
+    pub compile_fail: bool,
+    /// Error codes (`E0382`) a `compile_fail` example must fail with.
+    pub error_codes: Vec<String>,
+    /// `edition2021`: the example's own edition.
+    pub edition: Option<String>,
 }
 
 impl Cell {

@@ -41,7 +41,7 @@ impl Project {
     /// [`Project::load`] with the configuration already read.
     pub fn load_with(config: Config) -> anyhow::Result<Project> {
         let layout = &config.layout;
-        let book = timing::phase("parse", || parse::load_book(layout))?;
+        let book = timing::phase("parse", || parse::load_book_as(layout, config.cells))?;
         let mut analyses = timing::phase("load analyses", || cache::load_analyses(layout));
         let generated = timing::phase("generate", || generate::generate(&book, &config, &mut analyses))?;
         timing::phase("store analyses", || cache::store_analyses(layout, &analyses));
@@ -417,8 +417,11 @@ pub fn accept(project: &Project, results: &[ChapterResult], writes: Writes) -> a
             }
             None => chapter.source.clone(),
         };
-        let reparsed = parse::parse_chapter(&chapter.name, &chapter.path, text.into_bytes())?;
-        if snapshot::write(&layout.abs(&layout.snapshots), &reparsed)? > 0 {
+        let reparsed = parse::parse_chapter_as(&chapter.name, &chapter.path, text.into_bytes(), chapter.mode)?;
+        // An examples chapter (an existing mdBook's) is not mirrored in snapshots/.
+        if reparsed.mode == crate::model::CellMode::Notebook
+            && snapshot::write(&layout.abs(&layout.snapshots), &reparsed)? > 0
+        {
             accepted.files.push(layout.snapshots.join(format!("{}__*.snap", chapter.name)));
         }
         for drift in &result.figures {
@@ -435,7 +438,8 @@ pub fn accept(project: &Project, results: &[ChapterResult], writes: Writes) -> a
         }
     }
     // The new blocks moved the cells below them, and with them the line comments in `code/`.
-    if !accepted.files.is_empty() {
+    // (A book of examples alone has no `code/` to keep in step.)
+    if !accepted.files.is_empty() && !project.generated.crates.is_empty() {
         accepted
             .files
             .extend(Project::load_with(project.config.clone())?.sync()?.iter().map(|s| s.path().to_path_buf()));

@@ -89,8 +89,9 @@ impl Preprocessor for TanglePreprocessor {
         let mut rendered = std::collections::HashMap::new();
         for ((path, content), page) in inputs.iter().zip(&pages) {
             let file = src_rel.join(path);
-            let parsed = tangle_core::parse::crate_name(path)
-                .map(|name| tangle_core::parse::parse_chapter(&name, &file, content.clone().into_bytes()));
+            let parsed = tangle_core::parse::crate_name(path).map(|name| {
+                tangle_core::parse::parse_chapter_as(&name, &file, content.clone().into_bytes(), config.cells)
+            });
             let chapter = match parsed {
                 Some(Ok(chapter)) if !chapter.cells.is_empty() => Some(chapter),
                 Some(Err(found)) => {
@@ -319,7 +320,7 @@ pub fn build_book(book: &Config, options: &RenderOptions) -> anyhow::Result<Rend
     let site = md.build_dir_for("html");
     // Prose before code in search results; a book whose chapters do not parse keeps mdBook's
     // index (the build has reported why).
-    if let Ok(chapters) = tangle_core::parse::load_book(layout)
+    if let Ok(chapters) = tangle_core::parse::load_book_as(layout, book.cells)
         && let Err(why) = super::search::separate_code(&site, &searchable_code(layout, &chapters))
     {
         eprintln!("warning: the search index keeps code and prose together: {why:#}");

@@ -14,7 +14,9 @@
 //! Code is written as HTML too (the same `<pre><code class="language-rust">` mdBook would write,
 //! so highlighting and the copy button work), because mdBook rewrites the text of a Markdown
 //! code block: it expands `{{#include}}` and hides lines that start with `# `, and the book must
-//! show the code that was compiled.
+//! show the code that was compiled. (An examples chapter's fences are the exception: they are
+//! left to mdBook, which hides their `# ` lines as rustdoc does; only their output blocks are
+//! written here.)
 
 use super::figures::drawn_figure;
 use super::html::{escape_html, inert};
@@ -326,6 +328,7 @@ mod tests {
             section: section.to_string(),
             presentation: Presentation::Default,
             output: None,
+            example: None,
         }
     }
 

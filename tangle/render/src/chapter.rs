@@ -15,7 +15,7 @@ use super::labels::{Labels, Page, figure_name};
 use super::{callouts, cells, diagrams, figures, math, refs, widgets};
 use tangle_core::diagnostic::{Diagnostic, Location};
 use tangle_core::markdown::{Edits, InlineKind, LeafKind, reindent};
-use tangle_core::model::Chapter;
+use tangle_core::model::{CellMode, Chapter};
 
 /// The result of rendering one chapter.
 #[derive(Debug, Default)]
@@ -108,6 +108,14 @@ fn draw_diagrams(r: &mut Renderer) -> HashMap<String, String> {
 }
 
 fn render_cells(r: &mut Renderer, chapter: &Chapter) {
+    if chapter.mode == CellMode::Examples {
+        // An example stays the fence its author wrote: mdBook's HTML renderer hides its `# `
+        // lines behind its own toggle and turns its attributes into classes, never text.
+        for block in chapter.cells.iter().filter_map(|c| c.output.as_ref()) {
+            r.replace(block.span.clone(), &cells::output(&block.text, false));
+        }
+        return;
+    }
     let anchors = cells::anchors(&chapter.cells);
     for (cell, anchor) in chapter.cells.iter().zip(&anchors) {
         let (text, open) = cells::cell(cell, anchor, r.page, r.labels);

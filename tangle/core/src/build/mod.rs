@@ -4,7 +4,7 @@
 //! [`Diagnostic`]s against the chapter files ([`rustc`]); cargo's own chatter ("could not
 //! compile") is dropped, its progress lines passed on.
 
-mod rustc;
+pub(crate) mod rustc;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -174,7 +174,7 @@ pub fn build(
 /// Passes cargo's progress lines ("Compiling ch06 ...") on to the progress log and keeps the
 /// rest, which matters only when the build fails without a compiler message (a broken lock
 /// file, no network).
-fn relay_progress(stderr: impl std::io::Read, progress: &dyn Progress) -> String {
+pub(crate) fn relay_progress(stderr: impl std::io::Read, progress: &dyn Progress) -> String {
     let mut kept = String::new();
     for line in BufReader::new(stderr).lines().map_while(Result::ok) {
         let word = line.split_whitespace().next().unwrap_or("");

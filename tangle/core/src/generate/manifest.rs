@@ -250,6 +250,7 @@ mod tests {
             cells: Vec::new(),
             quotes: Vec::new(),
             directives: Default::default(),
+            mode: Default::default(),
         };
         let deps = BTreeMap::from([
             ("ch02".to_string(), Dependency::Chapter("ch02".into())),

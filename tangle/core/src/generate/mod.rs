@@ -21,25 +21,27 @@ pub mod sync;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use crate::config::Config;
+use crate::config::{CellMode, Config};
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::model::{Book, CellKind, Chapter};
 
 pub use analyse::{Analyses, CellSyntax, literal_continuation_lines};
 pub use crates::{ChapterCrate, Generated, is_location_comment};
-pub use line_map::{LineMap, lexically_normal};
+pub use line_map::{LineMap, Segment, lexically_normal};
 use manifest::Dependency;
 pub use manifest::{RUN_PROFILE_RESET, Workspace, run_package};
 
-/// Generates every chapter's crate and the workspace around them, taking cell analyses from
-/// `analyses` where it has them and adding the rest. Collects every error of every chapter.
+/// Generates every notebook chapter's crate and the workspace around them, taking cell
+/// analyses from `analyses` where it has them and adding the rest. Collects every error of
+/// every chapter. Examples chapters are left to [`crate::examples`].
 pub fn generate(book: &Book, config: &Config, analyses: &mut Analyses) -> Result<Generated, Diagnostics> {
     let workspace = &Workspace::new(config);
     let code = &config.layout.code;
-    let names: BTreeSet<&str> = book.chapters.iter().map(|c| c.name.as_str()).collect();
+    let notebook = || book.chapters.iter().filter(|c| c.mode == CellMode::Notebook);
+    let names: BTreeSet<&str> = notebook().map(|c| c.name.as_str()).collect();
     let mut crates = Vec::new();
     let mut diagnostics = Diagnostics::default();
-    for chapter in &book.chapters {
+    for chapter in notebook() {
         match generate_chapter(chapter, &names, workspace, &code.join(&chapter.name), analyses) {
             Ok(krate) => crates.push(krate),
             Err(d) => diagnostics.extend(d),

@@ -8,6 +8,10 @@
 //! - A fence whose language is `output` belongs to the run cell right before it, in the same
 //!   container (list item, blockquote), with only blank lines between them.
 //! - Every fence must be closed: an unclosed fence swallows the rest of its container.
+//! - In an examples chapter (`cells = "examples"` in `book.toml`, or `<!-- tangle: cells
+//!   examples -->` in the chapter) every `rust` fence is a run cell that is a program of its
+//!   own, as rustdoc reads it; its info string carries rustdoc's attributes
+//!   ([`ExampleAttributes`]), `ignore` included, and no cell marker means anything.
 
 use std::path::Path;
 
@@ -16,10 +20,19 @@ use regex::Regex;
 use super::directives;
 use crate::diagnostic::{Diagnostic, Diagnostics, Location};
 use crate::markdown::{Document, Fence, FenceInfo};
-use crate::model::{Cell, CellKind, Chapter, OutputBlock, OutputSpec, Presentation, Redaction, ValueQuote};
+use crate::model::{
+    Cell, CellKind, CellMode, Chapter, ExampleAttributes, OutputBlock, OutputSpec, Presentation, Redaction, ValueQuote,
+};
 
-/// Parses one chapter file. `path` is relative to the project root and used in messages.
+/// Parses one chapter file of a notebook book. `path` is relative to the project root and used
+/// in messages.
 pub fn parse_chapter(name: &str, path: &Path, bytes: Vec<u8>) -> Result<Chapter, Diagnostics> {
+    parse_chapter_as(name, path, bytes, CellMode::Notebook)
+}
+
+/// Parses one chapter file; `default` is the book's mode (`book.toml`'s `cells`), which a
+/// `<!-- tangle: cells MODE -->` comment in the chapter overrides.
+pub fn parse_chapter_as(name: &str, path: &Path, bytes: Vec<u8>, default: CellMode) -> Result<Chapter, Diagnostics> {
     let source = String::from_utf8(bytes).map_err(|e| {
         let valid = e.utf8_error().valid_up_to();
         let line = e.as_bytes()[..valid].iter().filter(|&&b| b == b'\n').count() + 1;
@@ -29,14 +42,17 @@ pub fn parse_chapter(name: &str, path: &Path, bytes: Vec<u8>) -> Result<Chapter,
         ))
     })?;
     let doc = Document::parse(&source);
-    let mut reader = Reader { path, doc: &doc, diagnostics: Diagnostics::default(), cells: Vec::new() };
+    let mut directive_errors = Diagnostics::default();
+    let directives = directives::read(path, &doc, &mut directive_errors);
+    let mode = directives.cells.unwrap_or(default);
+    let mut reader = Reader { path, doc: &doc, diagnostics: Diagnostics::default(), cells: Vec::new(), mode };
     for fence in &doc.fences {
         reader.fence(fence);
     }
     let quotes = reader.quotes();
     let cells = reader.cells;
     let mut diagnostics = reader.diagnostics;
-    let directives = directives::read(path, &doc, &mut diagnostics);
+    diagnostics.extend(directive_errors);
     diagnostics.into_result(()).map(|()| Chapter {
         name: name.to_string(),
         path: path.to_path_buf(),
@@ -44,6 +60,7 @@ pub fn parse_chapter(name: &str, path: &Path, bytes: Vec<u8>) -> Result<Chapter,
         cells,
         quotes,
         directives,
+        mode,
     })
 }
 
@@ -59,11 +76,16 @@ fn swallowed_fence(fence: &Fence) -> Option<usize> {
     })
 }
 
+/// rustdoc's attributes besides `ignore`: a sign that a chapter holds examples, not cells.
+const RUSTDOC_ATTRIBUTES: &[&str] =
+    &["no_run", "should_panic", "compile_fail", "editable", "noplayground", "mdbook-runnable"];
+
 struct Reader<'a> {
     path: &'a Path,
     doc: &'a Document<'a>,
     diagnostics: Diagnostics,
     cells: Vec<Cell>,
+    mode: CellMode,
 }
 
 impl Reader<'_> {
@@ -147,6 +169,23 @@ impl Reader<'_> {
     }
 
     fn cell(&mut self, fence: &Fence, info: &FenceInfo) {
+        if self.mode == CellMode::Examples {
+            let Some(example) = self.example_attributes(fence, info) else { return };
+            let section = self.section(fence);
+            self.cells.push(Cell {
+                kind: CellKind::Run,
+                code_line: fence.body_line(),
+                code: fence.text.clone(),
+                span: fence.span.clone(),
+                content: fence.content.clone(),
+                prefix: fence.prefix.clone(),
+                section,
+                presentation: Presentation::Default,
+                output: None,
+                example: Some(example),
+            });
+            return;
+        }
         let mut presentation = Presentation::Default;
         for attr in &info.attributes {
             match (attr.key.as_str(), &attr.value) {
@@ -155,10 +194,23 @@ impl Reader<'_> {
                 ("open", None) => presentation = Presentation::Open,
                 (key, _) => {
                     let opening = self.opening(fence);
-                    self.error(opening, format!("unknown attribute `{key}` on a rust cell")).notes.push((
+                    let d = self.error(opening, format!("unknown attribute `{key}` on a rust cell"));
+                    d.notes.push((
                         crate::diagnostic::NoteKind::Help,
                         "known: `ignore` (shown, not run), `fold`, `fold=\"Summary\"`, `open`".into(),
                     ));
+                    // An existing mdBook's examples, read as notebook cells by mistake.
+                    if RUSTDOC_ATTRIBUTES.contains(&key) || key.starts_with("edition") {
+                        d.notes.push((
+                            crate::diagnostic::NoteKind::Help,
+                            format!(
+                                "`{key}` is rustdoc's: for blocks that are each a program of their own, as \
+                                 `mdbook test` reads them, write `cells = \"examples\"` under \
+                                 [preprocessor.tangle] in book.toml, or `<!-- tangle: cells examples -->` \
+                                 in this chapter"
+                            ),
+                        ));
+                    }
                     return;
                 }
             }
@@ -166,15 +218,7 @@ impl Reader<'_> {
         // After a marker error the cell still counts (as a run cell), so that its output block
         // finds it and one mistake is reported once.
         let kind = self.kind(fence).unwrap_or(CellKind::Run);
-        let section = self
-            .doc
-            .headings
-            .iter()
-            .take_while(|h| h.span.start < fence.span.start)
-            .filter(|h| h.level <= 2)
-            .last()
-            .map(|h| h.text.clone())
-            .unwrap_or_default();
+        let section = self.section(fence);
         self.cells.push(Cell {
             kind,
             code_line: fence.body_line(),
@@ -185,7 +229,62 @@ impl Reader<'_> {
             section,
             presentation,
             output: None,
+            example: None,
         });
+    }
+
+    /// The heading of the section a fence sits in.
+    fn section(&self, fence: &Fence) -> String {
+        self.doc
+            .headings
+            .iter()
+            .take_while(|h| h.span.start < fence.span.start)
+            .filter(|h| h.level <= 2)
+            .last()
+            .map(|h| h.text.clone())
+            .unwrap_or_default()
+    }
+
+    /// rustdoc's attributes of an example's fence, or `None` after reporting one it does not
+    /// know (a misspelled `should_panic` would otherwise pass as a plain example).
+    fn example_attributes(&mut self, fence: &Fence, info: &FenceInfo) -> Option<ExampleAttributes> {
+        let mut example = ExampleAttributes::default();
+        for attr in &info.attributes {
+            let key = attr.key.as_str();
+            match key {
+                "ignore" => example.ignore = true,
+                _ if key.starts_with("ignore-") => example.ignore = true,
+                "no_run" => example.no_run = true,
+                "should_panic" => example.should_panic = true,
+                "compile_fail" => example.compile_fail = true,
+                "edition2015" | "edition2018" | "edition2021" | "edition2024" => {
+                    example.edition = Some(key["edition".len()..].to_string());
+                }
+                // Display hints for mdBook's HTML renderer, and rustdoc's own that change nothing
+                // here; `hidelines=` and other `key=value` settings belong to the renderer.
+                "editable" | "noplayground" | "noplaypen" | "mdbook-runnable" | "test_harness" | "standalone_crate" => {
+                }
+                _ if attr.value.is_some() => {}
+                _ if key.len() == 5 && key.starts_with('E') && key[1..].bytes().all(|b| b.is_ascii_digit()) => {
+                    example.error_codes.push(key.to_string());
+                }
+                _ => {
+                    let opening = self.opening(fence);
+                    self.error(opening, format!("unknown attribute `{key}` on a rust example")).notes.push((
+                        crate::diagnostic::NoteKind::Help,
+                        "known: `ignore`, `no_run`, `should_panic`, `compile_fail` (with an error code such as                          `E0382`), `edition2015`…`edition2024`, `editable`, `noplayground`, `mdbook-runnable`"
+                            .into(),
+                    ));
+                    return None;
+                }
+            }
+        }
+        if !example.error_codes.is_empty() && !example.compile_fail {
+            let opening = self.opening(fence);
+            self.error(opening, format!("`{}` is only meaningful with `compile_fail`", example.error_codes[0]));
+            return None;
+        }
+        Some(example)
     }
 
     /// The cell's kind from its first line, or `None` after reporting a misplaced or unknown

@@ -11,13 +11,15 @@
 //! - `typed NUMBER REASON`: a number the prose states by hand on purpose although the code
 //!   prints it too (a datasheet's rate, a name like "Llama 3.1"), with the reason; the check
 //!   for hand-typed numbers lets it stand, and fails when nothing needs the entry any more.
+//! - `cells examples` or `cells notebook`: how this chapter's Rust blocks are read, whatever
+//!   `book.toml`'s `cells` says (one book may mix notebook and example chapters).
 
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 use crate::diagnostic::{Diagnostic, Diagnostics, Location};
 use crate::markdown::Document;
-use crate::model::Directives;
+use crate::model::{CellMode, Directives};
 
 pub fn read(path: &Path, doc: &Document, diagnostics: &mut Diagnostics) -> Directives {
     let mut directives = Directives::default();
@@ -75,6 +77,14 @@ pub fn read(path: &Path, doc: &Document, diagnostics: &mut Diagnostics) -> Direc
                         .with_help("write `<!-- tangle: typed 989.4 the H100 datasheet's dense bf16 rate -->`"),
                 ),
             },
+            "cells" => match args.as_slice() {
+                [m] if m.eq_ignore_ascii_case("examples") => directives.cells = Some(CellMode::Examples),
+                [m] if m.eq_ignore_ascii_case("notebook") => directives.cells = Some(CellMode::Notebook),
+                _ => diagnostics.push(
+                    Diagnostic::error(at, format!("`tangle: cells` takes `examples` or `notebook`, not `{}`", args.join(" ")))
+                        .with_help("write `<!-- tangle: cells examples -->` (every block a program, as rustdoc) or `<!-- tangle: cells notebook -->`"),
+                ),
+            },
             "timeout" => match args.as_slice() {
                 [n] if n.parse::<u64>().is_ok_and(|s| s > 0) => {
                     directives.timeout = Some(Duration::from_secs(n.parse().expect("checked")));
@@ -86,11 +96,13 @@ pub fn read(path: &Path, doc: &Document, diagnostics: &mut Diagnostics) -> Direc
             },
             "" => diagnostics.push(
                 Diagnostic::error(at, "this tangle directive is empty")
-                    .with_help("known: `data PATH...`, `timeout SECONDS`, `values PATH...`, `typed NUMBER REASON`"),
+                    .with_help(
+                        "known: `data PATH...`, `timeout SECONDS`, `values PATH...`, `typed NUMBER REASON`, `cells MODE`",
+                    ),
             ),
             other => diagnostics.push(
                 Diagnostic::error(at, format!("unknown tangle directive `{other}`"))
-                    .with_help("known: `data`, `timeout`, `values`, `typed`"),
+                    .with_help("known: `data`, `timeout`, `values`, `typed`, `cells`"),
             ),
         }
     }

@@ -16,15 +16,20 @@ pub mod lint;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::config::Layout;
+use crate::config::{CellMode, Layout};
 use crate::diagnostic::{Diagnostic, Diagnostics, Location};
 use crate::model::Book;
 
-pub use chapter::parse_chapter;
+pub use chapter::{parse_chapter, parse_chapter_as};
 
-/// Reads every chapter under the book's `src` folder, in path order. The error, if any, is
-/// [`Diagnostics`] holding every mistake found.
+/// Reads every chapter under the book's `src` folder, in path order, as notebook chapters
+/// unless they say otherwise. The error, if any, is [`Diagnostics`] holding every mistake found.
 pub fn load_book(layout: &Layout) -> anyhow::Result<Book> {
+    load_book_as(layout, CellMode::Notebook)
+}
+
+/// [`load_book`] for a book whose chapters are read as `default` unless they say otherwise.
+pub fn load_book_as(layout: &Layout, default: CellMode) -> anyhow::Result<Book> {
     let src = layout.abs(&layout.src);
     anyhow::ensure!(
         src.is_dir(),
@@ -54,7 +59,7 @@ pub fn load_book(layout: &Layout) -> anyhow::Result<Book> {
             ));
             continue;
         };
-        match parse_chapter(&name, &rel, bytes) {
+        match parse_chapter_as(&name, &rel, bytes, default) {
             Ok(chapter) if chapter.cells.is_empty() => {}
             Ok(chapter) => {
                 if let Some(other) = names.insert(name.clone(), rel.clone()) {

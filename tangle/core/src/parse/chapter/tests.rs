@@ -91,6 +91,10 @@ fn fence_attributes_follow_the_one_rule() {
     assert_eq!(ch.cells.len(), 1);
     assert_eq!(ch.cells[0].presentation, Presentation::Folded(Some("Answer".into())));
     assert!(errors("```rust,no_run\nlet a = 1;\n```\n")[0].contains("unknown attribute `no_run`"));
+    let e = parse("```rust,should_panic\npanic!();\n```\n").unwrap_err();
+    assert!(e.0[0].notes.iter().any(|(_, n)| n.contains("cells = \"examples\"")), "{:?}", e.0[0].notes);
+    let e = parse("```rust,foldd\nlet a = 1;\n```\n").unwrap_err();
+    assert!(!e.0[0].notes.iter().any(|(_, n)| n.contains("examples")), "{:?}", e.0[0].notes);
     let spec = parse("```rust\nlet a = 1;\n```\n```output T=\"\\d+ ms\" rtol=0.1\n3 ms\n```\n").unwrap().cells[0]
         .output
         .clone()
@@ -113,4 +117,46 @@ fn invalid_utf8_names_the_line() {
     bytes.extend([0xff, b'\n']);
     let e = parse_chapter("ch01", Path::new("book/src/ch01.md"), bytes).unwrap_err();
     assert_eq!(e.0[0].to_string(), "book/src/ch01.md:4: the file is not valid UTF-8 (re-save it as UTF-8)");
+}
+
+fn parse_examples(md: &str) -> Result<Chapter, Diagnostics> {
+    parse_chapter_as("ch01", Path::new("book/src/ch01.md"), md.as_bytes().to_vec(), CellMode::Examples)
+}
+
+#[test]
+fn examples_chapters_read_rustdoc_attributes() {
+    let md = "```rust,ignore\nnot rust\n```\n\n```rust,compile_fail,E0382,edition2018\nlet x = 1;\n```\n\n\
+              ```rust no_run editable\n// @save\nloop {}\n```\n\n```output\nx\n```\n\n> ```rust,should_panic\n> panic!();\n> ```\n";
+    let ch = parse_examples(md).unwrap();
+    assert_eq!(ch.mode, CellMode::Examples);
+    let attrs: Vec<ExampleAttributes> = ch.cells.iter().map(|c| c.example.clone().unwrap()).collect();
+    assert!(attrs[0].ignore && !attrs[0].compile_fail);
+    assert!(attrs[1].compile_fail && attrs[1].error_codes == ["E0382"] && attrs[1].edition.as_deref() == Some("2018"));
+    assert!(attrs[2].no_run && !attrs[2].ignore);
+    assert!(attrs[3].should_panic);
+    // A marker means nothing in an example; the block is a run cell whose output follows it.
+    assert!(ch.cells.iter().all(|c| c.kind == CellKind::Run));
+    assert_eq!(ch.cells[2].output.as_ref().unwrap().text, "x\n");
+    assert_eq!(ch.cells[3].prefix, "> ");
+}
+
+#[test]
+fn examples_reject_unknown_attributes_and_stray_error_codes() {
+    let e = parse_examples("```rust,shuold_panic\npanic!();\n```\n").unwrap_err();
+    assert!(e.0[0].message.contains("unknown attribute `shuold_panic`"), "{}", e.0[0].message);
+    let e = parse_examples("```rust,E0382\nlet x = 1;\n```\n").unwrap_err();
+    assert!(e.0[0].message.contains("only meaningful with `compile_fail`"), "{}", e.0[0].message);
+}
+
+#[test]
+fn a_chapter_chooses_its_mode() {
+    let md = "<!-- tangle: cells examples -->\n\n```rust,no_run\nloop {}\n```\n";
+    let ch = parse(md).unwrap();
+    assert_eq!(ch.mode, CellMode::Examples);
+    assert!(ch.cells[0].example.as_ref().unwrap().no_run);
+    let md = "<!-- tangle: cells notebook -->\n\n```rust\n// @save\npub fn f() {}\n```\n";
+    let ch = parse_examples(md).unwrap();
+    assert_eq!((ch.mode, ch.cells[0].kind), (CellMode::Notebook, CellKind::Save));
+    let e = parse("<!-- tangle: cells doctests -->\n\n```rust\nlet x = 1;\n```\n").unwrap_err();
+    assert!(e.0[0].message.contains("`examples` or `notebook`"), "{}", e.0[0].message);
 }

@@ -1,0 +1,62 @@
+//! `check` and `accept` over a book with examples chapters: the notebook chapters go through
+//! the pipeline as before, the examples chapters through `tangle_core::examples::test`; each
+//! failing example is reported at its chapter line, drifted output blocks as a notebook
+//! cell's, and a closing line counts `N passed, N failed, N ignored`.
+
+use tangle_core::diagnostic::{Sources, Style};
+use tangle_core::examples::{self, ExampleVerdict, ExamplesReport};
+use tangle_core::pipeline::{self, CheckOptions, Outcome, Project};
+
+use crate::report::{self, CLEAN, ERROR, Results};
+use crate::status;
+
+/// Checks (or, with `accepting`, accepts) the chapters `asked` names (all when empty). The
+/// notebook pipeline is skipped when only examples chapters are asked for, so that a book of
+/// examples alone never gets a `code/`.
+pub fn check(project: &Project, asked: &[String], accepting: bool, options: CheckOptions) -> anyhow::Result<u8> {
+    let example_chapters = examples::chapters(project, asked);
+    let chapters = project.select(asked)?;
+    let mut code = CLEAN;
+    if !chapters.is_empty() || example_chapters.is_empty() {
+        let outcome = crate::check(project, &chapters, options)?;
+        code = report::report(project, &outcome, accepting, Results::Stdout)?;
+        if accepting && let Outcome::Ran(results) = &outcome {
+            for f in pipeline::accept(project, results, options.writes)?.files {
+                println!("updated {}", f.display());
+            }
+        }
+    }
+    if example_chapters.is_empty() || code == ERROR {
+        return Ok(code);
+    }
+    let found = run(project, &example_chapters)?;
+    let counts = found.counts_with(!accepting);
+    let failed = found.examples.iter().any(|r| matches!(r.verdict, ExampleVerdict::Failed(_)));
+    let outcome = Outcome::Ran(found.chapters);
+    let outputs = report::report(project, &outcome, accepting, Results::Stdout)?;
+    if accepting && let Outcome::Ran(results) = &outcome {
+        for f in pipeline::accept(project, results, options.writes)?.files {
+            println!("updated {}", f.display());
+        }
+    }
+    println!("{counts}");
+    if failed {
+        eprintln!("error: {} example(s) do not do what their fences claim (see above)", counts.failed);
+        return Ok(ERROR);
+    }
+    Ok(code.max(outputs))
+}
+
+/// Builds and runs the examples of `chapters`, printing each failure at its chapter line.
+pub fn run(project: &Project, chapters: &[String]) -> anyhow::Result<ExamplesReport> {
+    let found = status::with_status(|progress| examples::test(project, chapters, progress))?;
+    let sources = Sources::new(&project.root);
+    for result in &found.examples {
+        if let ExampleVerdict::Failed(why) = &result.verdict {
+            for d in why {
+                eprintln!("{}\n", d.render(&sources, Style::for_stderr()));
+            }
+        }
+    }
+    Ok(found)
+}

@@ -1,0 +1,102 @@
+//! The one `cargo build` of the examples workspace: `--keep-going`, so that a crate that fails
+//! (a `compile_fail` example, a mistake) stops none of the others; rustc's messages mapped to
+//! the chapters by the build stage's mapper, and sorted by the binary they came from.
+
+use std::collections::BTreeMap;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::Context;
+use cargo_metadata::Message;
+use cargo_metadata::diagnostic::DiagnosticLevel;
+
+use super::crates::Workspace;
+use crate::build::rustc::Mapper;
+use crate::config::Layout;
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::model::Book;
+use crate::progress::Progress;
+
+/// What the build said about one binary target.
+#[derive(Debug, Default)]
+pub struct Target {
+    /// The executable, when it was built.
+    pub exe: Option<PathBuf>,
+    /// Its errors, located in the chapters where rustc's spans allow.
+    pub errors: Vec<Diagnostic>,
+    /// The error codes rustc gave (`E0382`).
+    pub codes: Vec<String>,
+}
+
+/// Builds the packages `binaries` of `workspace` (each package has one binary of its name);
+/// returns what happened to each.
+pub fn build(
+    layout: &Layout,
+    book: &Book,
+    workspace: &Workspace,
+    binaries: &[String],
+    progress: &dyn Progress,
+) -> anyhow::Result<BTreeMap<String, Target>> {
+    let mut targets: BTreeMap<String, Target> = binaries.iter().map(|b| (b.clone(), Target::default())).collect();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(&layout.root)
+        .arg("build")
+        .arg("--manifest-path")
+        .arg(workspace.dir.join("Cargo.toml"))
+        .args(["--keep-going", "--message-format=json"])
+        .env("CARGO_TARGET_DIR", crate::build::target_dir(layout))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for b in binaries {
+        cmd.arg("--package").arg(b);
+    }
+    let mut child = cmd.spawn().context("cannot run cargo (is a Rust toolchain installed?)")?;
+    let stderr = child.stderr.take().expect("piped stderr");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let mapper = Mapper { root: &layout.root, book, generated: &workspace.generated, verbose: false };
+    std::thread::scope(|scope| {
+        let chatter = scope.spawn(|| crate::build::relay_progress(stderr, progress));
+        for message in Message::parse_stream(BufReader::new(stdout)) {
+            match message? {
+                Message::CompilerMessage(msg) => {
+                    let Some(target) = targets.get_mut(&msg.target.name) else { continue };
+                    // Lints have codes too (their names); only errors say why it did not compile.
+                    if let Some(code) = &msg.message.code
+                        && matches!(msg.message.level, DiagnosticLevel::Error | DiagnosticLevel::Ice)
+                    {
+                        target.codes.push(code.code.clone());
+                    }
+                    if let Some(d) = mapper.map(&msg.message).filter(|d| d.severity == Severity::Error) {
+                        target.errors.push(d);
+                    }
+                }
+                Message::CompilerArtifact(artifact) => {
+                    if let (Some(exe), Some(target)) = (&artifact.executable, targets.get_mut(&artifact.target.name)) {
+                        target.exe = Some(exe.clone().into_std_path_buf());
+                    }
+                }
+                _ => {}
+            }
+        }
+        let status = child.wait()?;
+        let kept = chatter.join().unwrap_or_default();
+        let explained = targets.values().any(|t| t.exe.is_some() || !t.errors.is_empty() || !t.codes.is_empty());
+        if !status.success() && !explained {
+            anyhow::bail!("cargo could not build the examples ({status}):\n{}", kept.trim_end());
+        }
+        Ok(targets)
+    })
+}
+
+/// The chapter position a panic's `FILE:LINE:COL` names, if it is in an example.
+pub fn panic_position(
+    workspace: &Workspace,
+    file: &Path,
+    line: usize,
+    column: usize,
+) -> Option<(String, usize, usize)> {
+    let file = crate::generate::lexically_normal(&workspace.dir.join(file));
+    workspace.generated.chapter_position(&file, line, column)
+}

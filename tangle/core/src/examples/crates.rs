@@ -1,0 +1,235 @@
+//! The examples of a book → one cargo workspace under `target/tangle/examples`, built by one
+//! `cargo build`.
+//!
+//! Examples that can share a crate do, one merged crate per edition (as rustdoc merges the
+//! doctests of edition 2024): each example a module with its own `main`, and a dispatcher
+//! `main` that runs example N when given N. The rest get a crate of their own (standalone):
+//! `compile_fail` examples (each must fail alone), examples with crate-level lines (`#![...]`,
+//! `extern crate`) or that name the crate root, and, after a merged crate failed to build, its
+//! examples that were not to blame. Every crate depends on what `book.toml` declares; a
+//! [`LineMap`] per chapter maps every generated line back to its chapter line.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::include;
+use super::program::{self, Program};
+use crate::config::{Config, relative_to};
+use crate::generate::{ChapterCrate, Generated, LineMap, Segment};
+use crate::model::{Book, Cell, Chapter, ExampleAttributes};
+
+/// One example of the book, with its program.
+#[derive(Debug, Clone)]
+pub struct Example {
+    /// The chapter's crate name (`ch01`).
+    pub chapter: String,
+    /// Position among the chapter's cells (all run cells in an examples chapter).
+    pub index: usize,
+    pub attributes: ExampleAttributes,
+    pub edition: String,
+    pub program: Program,
+    /// The chapter line of the example's first line, and its container prefix's width.
+    pub code_line: usize,
+    pub prefix: usize,
+    /// How many chapter lines the example spans.
+    pub lines: usize,
+    /// An `{{#include}}` that cannot be expanded: the zero-based example line and why.
+    pub include_error: Option<(usize, String)>,
+}
+
+impl Example {
+    /// The examples of `chapter`, its includes read from under `root` (the project root).
+    pub fn of_chapter(chapter: &Chapter, default_edition: &str, root: &Path) -> Vec<Example> {
+        let dir = root.join(chapter.path.parent().unwrap_or(Path::new("")));
+        chapter
+            .cells
+            .iter()
+            .enumerate()
+            .filter_map(|(index, cell)| Example::new(chapter, index, cell, default_edition, &dir))
+            .collect()
+    }
+
+    fn new(chapter: &Chapter, index: usize, cell: &Cell, default_edition: &str, dir: &Path) -> Option<Example> {
+        let attributes = cell.example.clone()?;
+        let edition = attributes.edition.clone().unwrap_or_else(|| default_edition.to_string());
+        let (program, include_error) = match include::expand(&cell.code, dir) {
+            Ok(lines) => (program::split_lines(lines), None),
+            Err(why) => (program::split(&cell.code), Some(why)),
+        };
+        Some(Example {
+            chapter: chapter.name.clone(),
+            index,
+            attributes,
+            edition,
+            program,
+            code_line: cell.code_line,
+            prefix: cell.prefix.chars().count(),
+            lines: cell.code.lines().count(),
+            include_error,
+        })
+    }
+
+    /// A name unique in the book: `ch01_e3`.
+    pub fn id(&self) -> String {
+        format!("{}_e{}", self.chapter, self.index)
+    }
+
+    /// Whether it must have a crate of its own.
+    pub fn standalone(&self) -> bool {
+        self.attributes.compile_fail || self.program.needs_own_crate(&self.edition)
+    }
+}
+
+/// Where an example is built and how it is started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placement {
+    /// The cargo binary target that holds it.
+    pub binary: String,
+    /// The argument that selects it (a merged crate's dispatcher), if any.
+    pub argument: Option<usize>,
+}
+
+/// The generated workspace: files, line maps, and where each example went.
+pub struct Workspace {
+    /// The folder, relative to the project root.
+    pub dir: PathBuf,
+    pub files: Vec<(PathBuf, String)>,
+    /// The generated tree as the build stage's diagnostic mapper reads it.
+    pub generated: Generated,
+    /// Example id → where it is built.
+    pub placements: BTreeMap<String, Placement>,
+}
+
+/// The workspace's folder, relative to the project root.
+pub fn dir(config: &Config) -> PathBuf {
+    config.layout.work_dir_relative().join("examples")
+}
+
+/// Generates the workspace for `examples`; `force_standalone` lists example ids to build on
+/// their own whatever they are.
+pub fn workspace(config: &Config, examples: &[&Example], force_standalone: &[String]) -> Workspace {
+    let dir = dir(config);
+    let mut files = Vec::new();
+    let mut maps: BTreeMap<String, LineMap> = BTreeMap::new();
+    let mut placements = BTreeMap::new();
+    let mut members = Vec::new();
+    let mut merged: BTreeMap<&str, Vec<&Example>> = BTreeMap::new();
+    for example in examples {
+        if example.standalone() || force_standalone.contains(&example.id()) {
+            // Under the chapter's folder, where the build stage's mapper looks for its lines.
+            let name = example.id();
+            let member = format!("{}/{name}", example.chapter);
+            let pkg = dir.join(&member);
+            let (source, _) = example.program.source(true);
+            let main = pkg.join("src/main.rs");
+            add_segments(maps.entry(example.chapter.clone()).or_default(), &main, example, true);
+            files.push((pkg.join("Cargo.toml"), package(&name, &example.edition, config)));
+            files.push((main, source));
+            placements.insert(name.clone(), Placement { binary: name.clone(), argument: None });
+            members.push(member);
+        } else {
+            merged.entry(example.edition.as_str()).or_default().push(example);
+        }
+    }
+    for (edition, group) in merged {
+        let name = format!("examples_{edition}");
+        let pkg = dir.join(&name);
+        let mut main =
+            String::from("// The dispatcher: runs the example whose number it is given.\n#![allow(unused)]\n\n");
+        for example in &group {
+            // Each example's module lives in its chapter's folder (see the standalone ones).
+            main += &format!("#[path = \"../../{}/{}.rs\"]\nmod {};\n", example.chapter, example.id(), example.id());
+        }
+        main += "\nfn main() -> ::std::process::ExitCode {\n    use ::std::process::Termination;\n    \
+                 let n: usize = ::std::env::args().nth(1).and_then(|a| a.parse().ok()).expect(\"an example's number\");\n    \
+                 match n {\n";
+        for (n, example) in group.iter().enumerate() {
+            let (source, _) = example.program.source(false);
+            let file = dir.join(&example.chapter).join(format!("{}.rs", example.id()));
+            add_segments(maps.entry(example.chapter.clone()).or_default(), &file, example, false);
+            files.push((file, source));
+            main += &format!("        {n} => {}::__tangle_main().report(),\n", example.id());
+            placements.insert(example.id(), Placement { binary: name.clone(), argument: Some(n) });
+        }
+        main += "        _ => panic!(\"no example {n}\"),\n    }\n}\n";
+        files.push((pkg.join("Cargo.toml"), package(&name, edition, config)));
+        files.push((pkg.join("src/main.rs"), main));
+        members.push(name);
+    }
+    let manifest = workspace_manifest(config, &dir, &members);
+    files.push((dir.join("Cargo.toml"), manifest.clone()));
+    let crates = maps
+        .into_iter()
+        .map(|(chapter, line_map)| ChapterCrate {
+            chapter,
+            dir: dir.clone(),
+            chapter_deps: BTreeMap::new(),
+            files: Vec::new(),
+            line_map,
+        })
+        .collect();
+    let generated =
+        Generated { code: dir.clone(), crates, workspace: (dir.join("Cargo.toml"), manifest), support: Vec::new() };
+    Workspace { dir, files, generated, placements }
+}
+
+/// The example's lines in `file`, as runs of lines that follow each other in both files.
+fn add_segments(map: &mut LineMap, file: &Path, example: &Example, standalone: bool) {
+    let p = &example.program;
+    let mut runs: Vec<(usize, usize, usize)> = Vec::new();
+    for (k, origin) in p.origin.iter().enumerate() {
+        let (g, c) = (p.generated_line(standalone, k), example.code_line + origin);
+        match runs.last_mut() {
+            Some((g0, c0, len)) if *g0 + *len == g && *c0 + *len == c => *len += 1,
+            _ => runs.push((g, c, 1)),
+        }
+    }
+    for (generated, chapter, len) in runs {
+        let unindented = Default::default();
+        map.add(file, Segment { generated, chapter, len, indent: 0, prefix: example.prefix, unindented });
+    }
+}
+
+fn package(name: &str, edition: &str, config: &Config) -> String {
+    let mut out = format!(
+        "# @generated by tangle from the book's examples: do not edit.\n[package]\nname = {name:?}\n\
+         version = \"0.0.0\"\nedition = {edition:?}\npublish = false\n\n[[bin]]\nname = {name:?}\npath = \"src/main.rs\"\n\n\
+         [dependencies]\n"
+    );
+    for key in config.dependencies.keys() {
+        out += &format!("{key} = {{ workspace = true }}\n");
+    }
+    out
+}
+
+fn workspace_manifest(config: &Config, dir: &Path, members: &[String]) -> String {
+    let members: Vec<String> = members.iter().map(|m| format!("{m:?}")).collect();
+    let mut out = format!(
+        "# @generated by tangle from {}: do not edit.\n[workspace]\nresolver = \"2\"\nmembers = [{}]\n\n\
+         [workspace.dependencies]\n",
+        config.layout.book_toml().display(),
+        members.join(", ")
+    );
+    for (key, spec) in &config.dependencies {
+        let mut spec = spec.clone();
+        if let Some(table) = spec.as_table_mut()
+            && let Some(toml::Value::String(path)) = table.get_mut("path")
+            && Path::new(path.as_str()).is_relative()
+        {
+            *path = relative_to(Path::new(path.as_str()), dir).to_string_lossy().into_owned();
+        }
+        out += &format!("{key} = {spec}\n");
+    }
+    // Examples are compiled as rustdoc compiles doctests: unoptimised, debug assertions on.
+    out += "\n[profile.dev]\ndebug = false\n";
+    out
+}
+
+/// Every example of the chapters named, in book order.
+pub fn examples(book: &Book, config: &Config, chapters: &[String]) -> Vec<Example> {
+    book.chapters
+        .iter()
+        .filter(|c| chapters.contains(&c.name))
+        .flat_map(|c| Example::of_chapter(c, &config.edition, &config.layout.root))
+        .collect()
+}

@@ -1,0 +1,114 @@
+//! `{{#include FILE}}` and `{{#rustdoc_include FILE}}` lines inside an example, expanded as
+//! mdBook expands them before `mdbook test` sees the chapter: `FILE` relative to the chapter's
+//! folder, optionally `FILE:ANCHOR` (the lines between `ANCHOR: name` and `ANCHOR_END: name`),
+//! `FILE:N` (line N), `FILE:N:M`, `FILE:N:` or `FILE::M` (1-based, inclusive). `rustdoc_include`
+//! keeps the whole file and hides (`# `) the lines outside the selection, so that the example
+//! still compiles. Lines that hold an anchor marker are dropped, as mdBook drops them.
+//!
+//! Each line of the result keeps the example line it came from: an included line is reported
+//! at its directive's line.
+
+use std::path::Path;
+
+use regex::Regex;
+
+/// The example's lines, each with the zero-based example line it came from, or why a
+/// directive cannot be expanded (and on which zero-based example line).
+pub fn expand(code: &str, chapter_dir: &Path) -> Result<Vec<(String, usize)>, (usize, String)> {
+    let directive = Regex::new(r"^\s*\{\{#(include|rustdoc_include)\s+([^}\s]+)\s*\}\}\s*$").expect("valid");
+    let mut out = Vec::new();
+    for (i, line) in code.lines().enumerate() {
+        let Some(m) = directive.captures(line) else {
+            out.push((line.to_string(), i));
+            continue;
+        };
+        let hide_rest = &m[1] == "rustdoc_include";
+        let lines = included(&m[2], chapter_dir, hide_rest).map_err(|why| (i, why))?;
+        out.extend(lines.into_iter().map(|l| (l, i)));
+    }
+    Ok(out)
+}
+
+/// The lines `spec` (`FILE`, `FILE:ANCHOR`, `FILE:N:M`, ...) selects.
+fn included(spec: &str, chapter_dir: &Path, hide_rest: bool) -> Result<Vec<String>, String> {
+    let (file, selector) = match spec.split_once(':') {
+        Some((file, selector)) => (file, Some(selector)),
+        None => (spec, None),
+    };
+    let path = chapter_dir.join(file);
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot include {file}: {e}"))?;
+    let lines: Vec<&str> = text.lines().collect();
+    let is_marker = |l: &str| l.contains("ANCHOR:") || l.contains("ANCHOR_END:");
+    let selected: Vec<bool> = match selector {
+        None | Some("") => vec![true; lines.len()],
+        Some(sel) if sel.split(':').all(|p| p.is_empty() || p.parse::<usize>().is_ok()) => {
+            let mut parts = sel.splitn(2, ':');
+            let start = parts.next().and_then(|p| p.parse::<usize>().ok()).unwrap_or(1).max(1);
+            let end = match parts.next() {
+                None => start,
+                Some("") => usize::MAX,
+                Some(p) => p.parse::<usize>().unwrap_or(usize::MAX),
+            };
+            (1..=lines.len()).map(|n| n >= start && n <= end).collect()
+        }
+        Some(anchor) => {
+            let begin = Regex::new(&format!(r"ANCHOR:\s*{}\b", regex::escape(anchor))).expect("valid");
+            let end = Regex::new(&format!(r"ANCHOR_END:\s*{}\b", regex::escape(anchor))).expect("valid");
+            let mut inside = false;
+            let mut found = false;
+            let selected = lines
+                .iter()
+                .map(|l| {
+                    if begin.is_match(l) {
+                        inside = true;
+                        found = true;
+                    } else if end.is_match(l) {
+                        inside = false;
+                    }
+                    inside
+                })
+                .collect();
+            if !found {
+                return Err(format!(
+                    "{file} has no anchor `{anchor}` (`// ANCHOR: {anchor}` … `// ANCHOR_END: {anchor}`)"
+                ));
+            }
+            selected
+        }
+    };
+    Ok(lines
+        .iter()
+        .zip(selected)
+        .filter(|(l, _)| !is_marker(l))
+        .filter_map(|(l, keep)| match (keep, hide_rest) {
+            (true, _) => Some(l.to_string()),
+            (false, true) => Some(format!("# {l}")),
+            (false, false) => None,
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn includes_follow_mdbooks_selectors() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = "fn helper() -> u8 { 1 }\n// ANCHOR: body\nlet x = helper();\n// ANCHOR_END: body\nfn main() {}\n";
+        std::fs::write(dir.path().join("a.rs"), file).unwrap();
+        let code = "let y = 2;\n{{#include a.rs:body}}\n";
+        let lines = expand(code, dir.path()).unwrap();
+        assert_eq!(lines, vec![("let y = 2;".to_string(), 0), ("let x = helper();".to_string(), 1)]);
+        let lines = expand("{{#rustdoc_include a.rs:body}}\n", dir.path()).unwrap();
+        let text: Vec<&str> = lines.iter().map(|(l, _)| l.as_str()).collect();
+        assert_eq!(text, ["# fn helper() -> u8 { 1 }", "let x = helper();", "# fn main() {}"]);
+        let lines = expand("{{#include a.rs:1:1}}\n", dir.path()).unwrap();
+        assert_eq!(lines.len(), 1);
+        assert_eq!(expand("{{#include a.rs::3}}\n", dir.path()).unwrap().len(), 2, "anchor lines are dropped");
+        assert_eq!(expand("{{#include a.rs}}\n", dir.path()).unwrap().len(), 3);
+        let err = expand("x\n{{#include missing.rs}}\n", dir.path()).unwrap_err();
+        assert_eq!(err.0, 1);
+        assert!(expand("{{#include a.rs:nope}}\n", dir.path()).unwrap_err().1.contains("no anchor `nope`"));
+    }
+}

@@ -1,0 +1,394 @@
+//! Examples mode: every Rust block of an examples chapter is a program of its own, as rustdoc
+//! treats a doctest and `mdbook test` an example (`cells = "examples"` in `book.toml`, or
+//! `<!-- tangle: cells examples -->` in a chapter), judged by what its fence claims:
+//!
+//! - plain: compiles and runs without panicking; `no_run`: compiles; `should_panic`: runs and
+//!   fails; `compile_fail` (with error codes such as `E0382`): does not compile (with them);
+//!   `ignore`: neither, counted as ignored; `edition20NN`: its edition (else `[rust] edition`);
+//! - an example followed by an ```` ```output ```` block must print it, compared and accepted
+//!   as a notebook cell's output is ([`crate::compare`], [`crate::pipeline::accept`]).
+//!
+//! [`program`] turns an example into source as rustdoc would (hidden `# ` lines, `fn main`
+//! wrapping, crate-level lines on top); [`crates`] lays the examples out as one workspace under
+//! `target/tangle/examples`, merged per edition where they can share a crate; [`build`] builds
+//! it with one cargo command and maps rustc's messages to the chapters; [`run`] runs them in
+//! parallel. An example that passed is remembered under the hash of its program, edition,
+//! dependencies and lock file (`target/tangle/cache/examples/`): a second check with nothing
+//! changed builds and runs nothing. [`test`] is the entry point.
+
+pub mod build;
+pub mod crates;
+pub mod include;
+pub mod program;
+pub mod run;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::compare::{self, ValueReport, Verdict};
+use crate::diagnostic::{Diagnostic, Location};
+use crate::fsutil;
+use crate::model::{CellMode, Chapter};
+use crate::pipeline::{ChapterResult, Project};
+use crate::progress::Progress;
+use crate::run::{CellOutput, RunEnd, RunOutput};
+use crates::Example;
+
+/// What became of one example.
+#[derive(Debug, Clone)]
+pub enum ExampleVerdict {
+    Passed,
+    /// It did not do what its fence claims; why, located in the chapter.
+    Failed(Vec<Diagnostic>),
+    /// `ignore`: neither compiled nor run.
+    Ignored,
+}
+
+/// One example's result.
+#[derive(Debug, Clone)]
+pub struct ExampleResult {
+    pub chapter: String,
+    /// The example's first line (`book/src/ch01.md:12`).
+    pub location: Location,
+    pub verdict: ExampleVerdict,
+    /// Whether the verdict came from the cache (nothing built or run).
+    pub cached: bool,
+    /// What it printed, when it ran.
+    pub stdout: Option<String>,
+}
+
+/// What testing the examples found.
+#[derive(Debug)]
+pub struct ExamplesReport {
+    /// Every example of the chapters tested, in book order.
+    pub examples: Vec<ExampleResult>,
+    /// Per examples chapter, its output blocks against what the examples printed, in the form
+    /// [`crate::pipeline::accept`] takes.
+    pub chapters: Vec<ChapterResult>,
+}
+
+/// `N passed, N failed, N ignored`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Counts {
+    pub passed: usize,
+    pub failed: usize,
+    pub ignored: usize,
+}
+
+impl std::fmt::Display for Counts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} passed, {} failed, {} ignored", self.passed, self.failed, self.ignored)
+    }
+}
+
+impl ExamplesReport {
+    /// The counts of the closing line. An example whose output block drifted counts as failed.
+    pub fn counts(&self) -> Counts {
+        self.counts_with(true)
+    }
+
+    /// [`ExamplesReport::counts`]; without `drift_fails`, an example that did what its fence
+    /// claims passes whatever it printed (what `accept` reports: it takes the new output).
+    pub fn counts_with(&self, drift_fails: bool) -> Counts {
+        let drifted: BTreeSet<(String, usize)> =
+            self.chapters.iter().flat_map(|r| r.drifted().map(|v| (r.chapter.clone(), v.index))).collect();
+        let mut counts = Counts::default();
+        let mut index_in_chapter: BTreeMap<&str, usize> = BTreeMap::new();
+        for e in &self.examples {
+            let i = index_in_chapter.entry(&e.chapter).or_default();
+            let index = *i;
+            *i += 1;
+            match &e.verdict {
+                ExampleVerdict::Ignored => counts.ignored += 1,
+                ExampleVerdict::Failed(_) => counts.failed += 1,
+                ExampleVerdict::Passed if drift_fails && drifted.contains(&(e.chapter.clone(), index)) => {
+                    counts.failed += 1
+                }
+                ExampleVerdict::Passed => counts.passed += 1,
+            }
+        }
+        counts
+    }
+
+    /// Whether every example did what it claims and printed what its output block says.
+    pub fn passed(&self) -> bool {
+        self.counts().failed == 0
+    }
+}
+
+/// The examples chapters among `asked` (chapter names as the command line takes them: `ch01`,
+/// `1`, `ch01.md`), all of them when `asked` is empty.
+pub fn chapters(project: &Project, asked: &[String]) -> Vec<String> {
+    let asked: Vec<String> = asked
+        .iter()
+        .map(|a| {
+            let stem = a.rsplit('/').next().unwrap_or(a).trim_end_matches(".md");
+            match stem.parse::<u32>() {
+                Ok(n) => format!("ch{n:02}"),
+                Err(_) => stem.to_string(),
+            }
+        })
+        .collect();
+    project
+        .book
+        .chapters
+        .iter()
+        .filter(|c| c.mode == CellMode::Examples)
+        .filter(|c| asked.is_empty() || asked.contains(&c.name))
+        .map(|c| c.name.clone())
+        .collect()
+}
+
+/// Compiles and runs every example of `chapters` (see [`chapters`]) and judges it by its
+/// attributes and output block: what `tangle test` reports as `N passed, N failed, N ignored`.
+pub fn test(project: &Project, chapters: &[String], progress: &dyn Progress) -> anyhow::Result<ExamplesReport> {
+    let config = &project.config;
+    let layout = project.layout();
+    let examples = crates::examples(&project.book, config, chapters);
+    let testable: Vec<&Example> = examples.iter().filter(|e| !e.attributes.ignore).collect();
+    let buildable: Vec<&Example> = testable.iter().copied().filter(|e| e.include_error.is_none()).collect();
+    let lock = || locked_dependencies(&layout.abs(crates::dir(config).join("Cargo.lock")));
+    let keys = keys(project, &testable, &lock());
+    let mut outcomes: BTreeMap<String, (ExampleVerdict, bool, Option<String>)> = BTreeMap::new();
+    let mut to_build: Vec<&Example> = Vec::new();
+    for (example, key) in testable.iter().zip(&keys) {
+        if let Some((line, why)) = &example.include_error {
+            let chapter = project.book.chapter(&example.chapter).expect("examples come from the book");
+            let d = Diagnostic::error(chapter.location(example.code_line + line), why.clone());
+            outcomes.insert(example.id(), (ExampleVerdict::Failed(vec![d]), false, None));
+            continue;
+        }
+        match lookup(project, key) {
+            Some(stdout) => {
+                outcomes.insert(example.id(), (ExampleVerdict::Passed, true, stdout));
+            }
+            None => to_build.push(example),
+        }
+    }
+
+    if !to_build.is_empty() {
+        let mut fallback: Vec<String> = Vec::new();
+        let mut pending: Vec<&Example> = to_build.clone();
+        // A merged crate that fails to build takes its blameless examples down with it: they
+        // are built again, each on its own, once.
+        for round in 0..2 {
+            let workspace = crates::workspace(config, &buildable, &fallback);
+            for (path, contents) in &workspace.files {
+                fsutil::write_if_changed(&layout.abs(path), contents.as_bytes())?;
+            }
+            let binaries: BTreeSet<String> =
+                pending.iter().map(|e| workspace.placements[&e.id()].binary.clone()).collect();
+            let binaries: Vec<String> = binaries.into_iter().collect();
+            progress.line(&format!(" building {} example(s)", pending.len()));
+            progress.building(&binaries);
+            let targets = build::build(layout, &project.book, &workspace, &binaries, progress);
+            progress.built();
+            let targets = targets?;
+            let mut jobs = Vec::new();
+            let mut retry = Vec::new();
+            for example in &pending {
+                let placement = &workspace.placements[&example.id()];
+                let target = &targets[&placement.binary];
+                let own: Vec<Diagnostic> =
+                    target.errors.iter().filter(|d| is_in(project, example, d)).cloned().collect();
+                let chapter = project.book.chapter(&example.chapter).expect("examples come from the book");
+                let at = chapter.location(example.code_line);
+                let verdict = match (&target.exe, example.attributes.compile_fail) {
+                    (Some(_), true) => Some(ExampleVerdict::Failed(vec![
+                        Diagnostic::error(at, "this example compiled, but `compile_fail` says it must not")
+                            .with_help("make it fail to compile again, or drop `compile_fail` from its fence"),
+                    ])),
+                    (None, true) => {
+                        let missing: Vec<&String> =
+                            example.attributes.error_codes.iter().filter(|c| !target.codes.contains(c)).collect();
+                        match missing.is_empty() {
+                            true => Some(ExampleVerdict::Passed),
+                            false => {
+                                let got: BTreeSet<&String> = target.codes.iter().collect();
+                                let got: Vec<&str> = got.into_iter().map(String::as_str).collect();
+                                let mut d = Diagnostic::error(
+                                    at,
+                                    format!(
+                                        "this example fails to compile, but not with {} (rustc said: {})",
+                                        missing.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", "),
+                                        if got.is_empty() { "no error code".to_string() } else { got.join(", ") }
+                                    ),
+                                );
+                                d = d.with_help("fix the error code on its fence, or the example");
+                                Some(ExampleVerdict::Failed(std::iter::once(d).chain(own).collect()))
+                            }
+                        }
+                    }
+                    (None, false) if !own.is_empty() => Some(ExampleVerdict::Failed(own)),
+                    (None, false) if placement.argument.is_some() && round == 0 => {
+                        retry.push(example.id());
+                        None
+                    }
+                    (None, false) => {
+                        let mut errors = target.errors.clone();
+                        if errors.is_empty() {
+                            errors.push(Diagnostic::error(at, "this example does not compile"));
+                        }
+                        Some(ExampleVerdict::Failed(errors))
+                    }
+                    (Some(_), false) if example.attributes.no_run => Some(ExampleVerdict::Passed),
+                    (Some(exe), false) => {
+                        jobs.push(run::Job { example, exe: exe.clone(), argument: placement.argument });
+                        None
+                    }
+                };
+                if let Some(v) = verdict {
+                    outcomes.insert(example.id(), (v, false, None));
+                }
+            }
+            if !jobs.is_empty() {
+                let parallel = std::thread::available_parallelism().map_or(1, |n| n.get());
+                progress.line(&format!("  running {} example(s)", jobs.len()));
+                let ran = run::run_all(&project.book, &workspace, &project.root, &jobs, parallel);
+                for (job, ran) in jobs.iter().zip(ran) {
+                    let verdict = match ran.failure {
+                        Some(d) => ExampleVerdict::Failed(vec![d]),
+                        None => ExampleVerdict::Passed,
+                    };
+                    outcomes.insert(job.example.id(), (verdict, false, Some(ran.stdout)));
+                }
+            }
+            if retry.is_empty() {
+                break;
+            }
+            pending.retain(|e| retry.contains(&e.id()));
+            fallback.extend(retry);
+        }
+        // The build may have written the lock file: passes are stored under keys taken now.
+        let keys = self::keys(project, &testable, &lock());
+        for (example, key) in testable.iter().zip(&keys) {
+            if let Some((ExampleVerdict::Passed, false, stdout)) = outcomes.get(&example.id()) {
+                store(project, key, stdout.as_deref())?;
+            }
+        }
+    }
+
+    let mut results = Vec::new();
+    for example in &examples {
+        let chapter = project.book.chapter(&example.chapter).expect("examples come from the book");
+        let location = chapter.location(example.code_line);
+        let (verdict, cached, stdout) = match example.attributes.ignore {
+            true => (ExampleVerdict::Ignored, false, None),
+            false => outcomes.remove(&example.id()).expect("every example was judged"),
+        };
+        results.push(ExampleResult { chapter: example.chapter.clone(), location, verdict, cached, stdout });
+    }
+    let chapter_results = chapters
+        .iter()
+        .map(|name| {
+            let chapter = project.book.chapter(name).expect("selected chapters exist");
+            compare_outputs(chapter, &results)
+        })
+        .collect();
+    Ok(ExamplesReport { examples: results, chapters: chapter_results })
+}
+
+/// Whether a diagnostic lies within `example`'s lines.
+fn is_in(project: &Project, example: &Example, d: &Diagnostic) -> bool {
+    let Some(at) = &d.location else { return false };
+    let chapter = project.book.chapter(&example.chapter).expect("examples come from the book");
+    at.file == chapter.path && at.line >= example.code_line && at.line < example.code_line + example.lines.max(1)
+}
+
+/// The chapter's output blocks against what its examples printed. Only examples with an
+/// output block are compared: an example that prints without one is not drift, so that a
+/// book can add output checks one block at a time.
+fn compare_outputs(chapter: &Chapter, results: &[ExampleResult]) -> ChapterResult {
+    let mine: Vec<&ExampleResult> = results.iter().filter(|r| r.chapter == chapter.name).collect();
+    let mut cells = Vec::new();
+    for (index, (cell, result)) in chapter.cells.iter().zip(&mine).enumerate() {
+        if let (Some(_), Some(stdout), ExampleVerdict::Passed) = (&cell.output, &result.stdout, &result.verdict) {
+            cells.push(CellOutput { index, stdout: stdout.clone() });
+        }
+    }
+    let run = RunOutput { cells, end: RunEnd::Completed, values: Vec::new() };
+    let verdicts = compare::compare_chapter_with(chapter, &run, false)
+        .into_iter()
+        .filter(|v| v.verdict != Verdict::NotRun)
+        .collect();
+    ChapterResult {
+        chapter: chapter.name.clone(),
+        run,
+        drawn: PathBuf::new(),
+        cached: !mine.is_empty() && mine.iter().all(|r| r.cached || matches!(r.verdict, ExampleVerdict::Ignored)),
+        verdicts,
+        values: ValueReport::default(),
+        figures: Vec::new(),
+        // Snapshots mirror notebook chapters only: an existing book gains no snapshots/.
+        snapshots: Vec::new(),
+    }
+}
+
+/// The crates from outside the book that the examples workspace's lock file pins (name,
+/// version, source, checksum): the lock file without the workspace's own packages, which
+/// come and go with the examples and would otherwise make every edit invalidate every example.
+fn locked_dependencies(lock: &std::path::Path) -> Vec<u8> {
+    let Ok(text) = std::fs::read_to_string(lock) else { return Vec::new() };
+    let Ok(parsed) = toml::from_str::<toml::Table>(&text) else { return text.into_bytes() };
+    let packages = parsed.get("package").and_then(|p| p.as_array()).cloned().unwrap_or_default();
+    let pinned: Vec<String> = packages
+        .iter()
+        .filter(|p| p.get("source").is_some())
+        .map(|p| {
+            let field = |k: &str| p.get(k).and_then(|v| v.as_str()).unwrap_or("");
+            format!("{} {} {} {}", field("name"), field("version"), field("source"), field("checksum"))
+        })
+        .collect();
+    pinned.join("\n").into_bytes()
+}
+
+/// Bumped whenever the meaning of a cached verdict changes.
+const VERSION: &str = concat!("tangle-examples-1:", env!("CARGO_PKG_VERSION"));
+
+/// Each example's cache key: its program as compiled, its attributes and edition, the
+/// dependencies and the workspace's lock file, and its chapter's timeout.
+fn keys(project: &Project, examples: &[&Example], lock: &[u8]) -> Vec<String> {
+    let deps = format!("{:?}", project.config.dependencies);
+    examples
+        .iter()
+        .map(|e| {
+            let mut h = Sha256::new();
+            let chapter = project.book.chapter(&e.chapter).expect("examples come from the book");
+            for part in [
+                VERSION.as_bytes(),
+                e.program.source(e.standalone()).0.as_bytes(),
+                format!("{:?} {}", e.attributes, e.edition).as_bytes(),
+                deps.as_bytes(),
+                lock,
+                format!("{:?}", chapter.directives.timeout).as_bytes(),
+            ] {
+                h.update((part.len() as u64).to_le_bytes());
+                h.update(part);
+            }
+            h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+        })
+        .collect()
+}
+
+#[derive(Serialize, Deserialize)]
+struct Entry {
+    stdout: Option<String>,
+}
+
+fn entry_path(project: &Project, key: &str) -> PathBuf {
+    project.layout().work_dir().join("cache/examples").join(format!("{key}.json"))
+}
+
+/// A passing example's recorded stdout (`Some(None)`: passed without running).
+fn lookup(project: &Project, key: &str) -> Option<Option<String>> {
+    let bytes = std::fs::read(entry_path(project, key)).ok()?;
+    serde_json::from_slice::<Entry>(&bytes).ok().map(|e| e.stdout)
+}
+
+fn store(project: &Project, key: &str, stdout: Option<&str>) -> anyhow::Result<()> {
+    let entry = Entry { stdout: stdout.map(str::to_string) };
+    fsutil::write_atomic(&entry_path(project, key), &serde_json::to_vec(&entry)?)
+}

@@ -1,0 +1,122 @@
+//! Runs built examples, several at a time (one per core), each in a process group of its own
+//! under the run stage's watchdog, and judges each by what its attributes claim: it must exit
+//! normally, or, with `should_panic`, fail. A panic is reported at the chapter line it names.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use regex::Regex;
+
+use super::build::panic_position;
+use super::crates::{Example, Workspace};
+use crate::diagnostic::{Diagnostic, Location};
+use crate::model::Book;
+use crate::run::process::{self, Limits, ProcessEnd};
+use crate::run::{DEFAULT_TIMEOUT, OUTPUT_CAP, PIPE_GRACE};
+
+/// One example's run, judged.
+#[derive(Debug, Clone)]
+pub struct Ran {
+    pub stdout: String,
+    /// Why it failed, if it did.
+    pub failure: Option<Diagnostic>,
+}
+
+/// A program to start: an example, its executable and the argument that selects it.
+pub struct Job<'a> {
+    pub example: &'a Example,
+    pub exe: PathBuf,
+    pub argument: Option<usize>,
+}
+
+/// Runs every job, `parallel` at a time, from `root`; results in the order of `jobs`.
+pub fn run_all(book: &Book, workspace: &Workspace, root: &Path, jobs: &[Job], parallel: usize) -> Vec<Ran> {
+    let next = Mutex::new(0usize);
+    let results: Mutex<Vec<Option<Ran>>> = Mutex::new(vec![None; jobs.len()]);
+    std::thread::scope(|scope| {
+        for _ in 0..parallel.clamp(1, jobs.len().max(1)) {
+            scope.spawn(|| {
+                loop {
+                    let i = {
+                        let mut n = next.lock().unwrap_or_else(|e| e.into_inner());
+                        let i = *n;
+                        *n += 1;
+                        i
+                    };
+                    let Some(job) = jobs.get(i) else { break };
+                    let ran = run_one(book, workspace, root, job);
+                    results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(ran);
+                }
+            });
+        }
+    });
+    results.into_inner().unwrap_or_else(|e| e.into_inner()).into_iter().map(|r| r.expect("every job ran")).collect()
+}
+
+fn run_one(book: &Book, workspace: &Workspace, root: &Path, job: &Job) -> Ran {
+    let example = job.example;
+    let chapter = book.chapter(&example.chapter).expect("examples come from the book");
+    let at = chapter.location(example.code_line);
+    let timeout = chapter.directives.timeout.unwrap_or(DEFAULT_TIMEOUT);
+    let mut cmd = std::process::Command::new(&job.exe);
+    cmd.current_dir(root).env("RUST_BACKTRACE", "0");
+    if let Some(n) = job.argument {
+        cmd.arg(n.to_string());
+    }
+    let limits = Limits { timeout, cap: OUTPUT_CAP, grace: PIPE_GRACE };
+    let captured = match process::run_group(cmd, limits) {
+        Ok(c) => c,
+        Err(e) => {
+            let d = Diagnostic::error(at, format!("cannot run this example ({}): {e}", job.exe.display()));
+            return Ran { stdout: String::new(), failure: Some(d) };
+        }
+    };
+    let stdout = String::from_utf8_lossy(&captured.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&captured.stderr).into_owned();
+    let failure = match captured.end {
+        ProcessEnd::TimedOut => Some(Diagnostic::error(
+            at,
+            format!("this example was still running after {} s and was stopped", timeout.as_secs()),
+        )),
+        ProcessEnd::OverCap { stream, .. } => Some(Diagnostic::error(
+            at,
+            format!("this example printed more than {} MiB on {stream} and was stopped", OUTPUT_CAP >> 20),
+        )),
+        ProcessEnd::Exited(status) if status.success() => example.attributes.should_panic.then(|| {
+            Diagnostic::error(at, "this example did not panic, but `should_panic` says it must")
+                .with_help("make it panic again, or drop `should_panic` from its fence")
+        }),
+        ProcessEnd::Exited(_) if example.attributes.should_panic => None,
+        ProcessEnd::Exited(status) => Some(failed(book, workspace, example, at, &stderr, status)),
+    };
+    Ran { stdout, failure }
+}
+
+/// The failure of an example that exited with `status`: its panic, at the line that panicked
+/// when that line is the example's, or what it printed on stderr.
+fn failed(
+    book: &Book,
+    workspace: &Workspace,
+    example: &Example,
+    at: Location,
+    stderr: &str,
+    status: std::process::ExitStatus,
+) -> Diagnostic {
+    let panic = Regex::new(r"(?s)panicked at ([^\n]+?):(\d+):(\d+):\n(.*?)(\nnote: |\z)").expect("valid");
+    if let Some(m) = panic.captures(stderr) {
+        let message = m[4].trim_end().to_string();
+        let place = panic_position(workspace, Path::new(&m[1]), m[2].parse().unwrap_or(0), m[3].parse().unwrap_or(0));
+        let location = match place {
+            Some((chapter, line, column)) if chapter == example.chapter => {
+                let path = &book.chapter(&chapter).expect("a chapter").path;
+                Location::new(path, line).with_column(column)
+            }
+            _ => at,
+        };
+        return Diagnostic::error(location, format!("this example panicked: {message}"))
+            .with_help("fix it, or mark its fence `should_panic` if panicking is what it shows");
+    }
+    let said = stderr.trim_end();
+    let said = if said.is_empty() { String::new() } else { format!(":\n{said}") };
+    Diagnostic::error(at, format!("this example failed ({status}){said}"))
+}
