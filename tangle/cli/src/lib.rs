@@ -220,7 +220,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 _ => "book",
             };
             let if_held = if cli.no_wait { IfHeld::Refuse } else { IfHeld::Wait };
-            Some(tangle_core::lock::acquire_with(&Config::load(&root)?.layout.work_dir(), what, if_held)?)
+            Some(tangle_core::lock::acquire(&Config::load(&root)?.layout.work_dir(), what, if_held)?)
         }
     };
     let project = load_project(&root)?;
@@ -269,6 +269,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             if code == ERROR {
                 return Ok(code);
             }
+            write_theme(&project, options.writes)?;
             let rendered = tangle_render::build_book(&project.config, &RenderOptions::default())?;
             println!("built {}", rendered.site.join("index.html").display());
             if let Command::Pdf { output } = &cli.command {
@@ -290,6 +291,27 @@ pub fn load_project(root: &Path) -> anyhow::Result<Project> {
     project_with_theme(Project::load(root)?)
 }
 
+/// Writes the theme's files where they differ, before the book is rendered: a book of examples
+/// alone has no notebook check that would sync them. Where writes are refused, a stale theme is
+/// an error naming the file.
+pub(crate) fn write_theme(project: &Project, writes: pipeline::Writes) -> anyhow::Result<()> {
+    let theme = &project.layout().theme;
+    for (path, bytes) in project.generated.support.iter().filter(|(p, _)| p.starts_with(theme)) {
+        let abs = project.layout().abs(path);
+        if std::fs::read(&abs).ok().as_deref() == Some(bytes.as_slice()) {
+            continue;
+        }
+        anyhow::ensure!(
+            writes == pipeline::Writes::Allow,
+            "{} is not what this tangle generates: run `{}` and commit the result",
+            path.display(),
+            tangle_core::messages::command("sync")
+        );
+        tangle_core::fsutil::write_atomic(&abs, bytes)?;
+    }
+    Ok(())
+}
+
 fn project_with_theme(mut project: Project) -> anyhow::Result<Project> {
     let theme = tangle_render::theme::files(project.layout());
     project.generated.support.extend(theme);
@@ -302,7 +324,7 @@ pub(crate) fn check(
     chapters: &[String],
     options: CheckOptions,
 ) -> anyhow::Result<pipeline::Outcome> {
-    status::with_status(|progress| pipeline::check_showing(project, chapters, options, progress))
+    status::with_status(|progress| pipeline::check(project, chapters, options, progress))
 }
 
 pub use tangle_core::config::find_root;

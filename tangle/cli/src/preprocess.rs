@@ -33,10 +33,10 @@ pub fn run() -> anyhow::Result<u8> {
     warn_on_version_mismatch(&ctx.mdbook_version);
     let config = Config::load(&ctx.root)?;
     let code = {
-        let _lock = tangle_core::lock::acquire_with(&config.layout.work_dir(), "mdbook (preprocessor)", IfHeld::Wait)?;
+        let _lock = tangle_core::lock::acquire(&config.layout.work_dir(), "mdbook (preprocessor)", IfHeld::Wait)?;
         let project = crate::project_with_theme(Project::load_with(config.clone())?)?;
         let chapters = project.select(&[])?;
-        let outcome = pipeline::check_showing(&project, &chapters, CheckOptions::default(), &Plain)?;
+        let outcome = pipeline::check(&project, &chapters, CheckOptions::default(), &Plain)?;
         report::report(&project, &outcome, false, Results::Stderr)?
     };
     if code != CLEAN {

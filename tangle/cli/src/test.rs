@@ -141,8 +141,9 @@ pub fn run(project: &Project, asked: &[String], options: CheckOptions) -> anyhow
 
     eprintln!("the rendered book");
     let site = project.layout().work_dir().join("test-site");
-    let options = tangle_render::RenderOptions { dest: Some(site) };
-    match tangle_render::build_book(&project.config, &options) {
+    let render = tangle_render::RenderOptions { dest: Some(site) };
+    match crate::write_theme(project, options.writes).and_then(|()| tangle_render::build_book(&project.config, &render))
+    {
         Ok(_) => {
             eprintln!("  renders");
             tally.pass(1);

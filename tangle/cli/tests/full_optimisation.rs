@@ -85,7 +85,8 @@ fn outputs_do_not_depend_on_the_run_programs_optimisation() {
     let chapters = project.select(&[]).unwrap();
     // The check's runs (cached when nothing changed since the last check: they came from the
     // same quick build).
-    let checked = match pipeline::check(&project, &chapters).unwrap() {
+    let checked = match pipeline::check(&project, &chapters, Default::default(), &tangle_core::progress::Plain).unwrap()
+    {
         Outcome::Ran(results) => results,
         other => panic!("the book does not check: {other:?}"),
     };

@@ -38,21 +38,16 @@ pub enum IfHeld {
     Refuse,
 }
 
-/// Takes the repository lock for the command `what` (`"accept"`, `"check"`...), waiting for
-/// another run that holds it.
-pub fn acquire(work: &Path, what: &str) -> anyhow::Result<RepoLock> {
-    acquire_with(work, what, IfHeld::Wait)
-}
-
-/// Takes the repository lock for `what`, waiting or refusing when it is held.
-pub fn acquire_with(work: &Path, what: &str, if_held: IfHeld) -> anyhow::Result<RepoLock> {
+/// Takes the repository lock for the command `what` (`"accept"`, `"check"`...); when another
+/// run holds it, says whom we wait for on stderr and waits, or fails at once naming the holder.
+pub fn acquire(work: &Path, what: &str, if_held: IfHeld) -> anyhow::Result<RepoLock> {
     acquire_reporting(work, what, if_held, |holder| {
         eprintln!("waiting for another tangle run ({holder}) to finish...");
     })
 }
 
-/// [`acquire_with`], with the waiting message handed to `on_wait` (called at most once).
-pub fn acquire_reporting(
+/// [`acquire`], with the waiting message handed to `on_wait` (called at most once).
+fn acquire_reporting(
     work: &Path,
     what: &str,
     if_held: IfHeld,
@@ -192,7 +187,7 @@ mod tests {
     #[test]
     fn a_second_run_waits_naming_the_first_and_goes_on_when_it_ends() {
         let root = tempfile::tempdir().unwrap();
-        let first = acquire(root.path(), "accept").unwrap();
+        let first = acquire(root.path(), "accept", IfHeld::Wait).unwrap();
         let (told, heard) = mpsc::channel();
         let (done, finished) = mpsc::channel();
         let path = root.path().to_path_buf();
@@ -220,11 +215,11 @@ mod tests {
     #[test]
     fn refusing_names_the_holder_and_a_free_lock_is_taken_at_once() {
         let root = tempfile::tempdir().unwrap();
-        let held = acquire_with(root.path(), "book", IfHeld::Refuse).unwrap();
-        let err = acquire_with(root.path(), "accept", IfHeld::Refuse).unwrap_err().to_string();
+        let held = acquire(root.path(), "book", IfHeld::Refuse).unwrap();
+        let err = acquire(root.path(), "accept", IfHeld::Refuse).unwrap_err().to_string();
         assert!(err.contains(&format!("pid {}, `book`", std::process::id())), "{err}");
         drop(held);
-        acquire_with(root.path(), "accept", IfHeld::Refuse).unwrap();
+        acquire(root.path(), "accept", IfHeld::Refuse).unwrap();
     }
 
     #[test]
@@ -244,7 +239,7 @@ mod tests {
         let start = Instant::now();
         // Wait until the child holds it.
         loop {
-            match acquire_with(root.path(), "check", IfHeld::Refuse) {
+            match acquire(root.path(), "check", IfHeld::Refuse) {
                 Err(_) => break,
                 Ok(l) => drop(l),
             }
@@ -254,7 +249,7 @@ mod tests {
         // SAFETY: killpg only sends a signal, to the group this test started.
         unsafe { libc::killpg(child.id() as i32, libc::SIGKILL) };
         child.wait().unwrap();
-        acquire_with(root.path(), "check", IfHeld::Refuse).expect("the dead holder's lock is gone");
+        acquire(root.path(), "check", IfHeld::Refuse).expect("the dead holder's lock is gone");
     }
 
     #[test]

@@ -166,25 +166,16 @@ pub struct CheckOptions {
     pub refresh: bool,
 }
 
-/// Syncs `code/` (or, on CI, refuses to), builds what the cache cannot answer, runs it and
-/// compares every selected chapter with its prose.
-pub fn check(project: &Project, chapters: &[String]) -> anyhow::Result<Outcome> {
-    check_with(project, chapters, CheckOptions::default())
-}
-
-/// [`check`] with options.
-pub fn check_with(project: &Project, chapters: &[String], options: CheckOptions) -> anyhow::Result<Outcome> {
-    check_showing(project, chapters, options, &Plain)
-}
-
-/// [`check_with`], reporting its progress to `progress`.
+/// Syncs `code/` (or, where writes are refused, reports it stale), builds what the cache cannot
+/// answer, runs it and compares every selected chapter with its prose, reporting its progress
+/// to `progress` ([`Plain`] for log lines alone).
 ///
 /// The chapters whose runs the cache cannot answer are built by one cargo build, then run one
 /// at a time, in order. (Running a chapter as soon as its program is built, while cargo builds
 /// the chapters after it, was measured slower on two cores: chapter 2's two training threads
 /// then share the machine with rustc; and a program that measures its own speed must not
 /// share it at all.)
-pub fn check_showing(
+pub fn check(
     project: &Project,
     chapters: &[String],
     options: CheckOptions,

@@ -103,7 +103,11 @@ impl Builds {
     fn build(&mut self) -> anyhow::Result<PathBuf> {
         self.last += 1;
         let out = self.dir(self.last);
-        let _lock = tangle_core::lock::acquire(&self.config.layout.work_dir(), "serve (rebuilding the book)")?;
+        let _lock = tangle_core::lock::acquire(
+            &self.config.layout.work_dir(),
+            "serve (rebuilding the book)",
+            tangle_core::lock::IfHeld::Wait,
+        )?;
         // The configuration as it is now (an edited book.toml takes effect at once).
         let config = Config::load(&self.config.layout.root).unwrap_or_else(|_| self.config.clone());
         let built = build_into(&config, &out).and_then(|(site, book_dir)| {
