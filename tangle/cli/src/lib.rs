@@ -1,10 +1,16 @@
-//! `mdbook-tangle`: the command line of tangle, a thin shell over `tangle-core` (the pipeline)
-//! and `tangle-render` (the book). The command line: parses arguments, calls the pipeline, prints what it found ([`report`]),
-//! and turns it into an exit code: 0 clean, 1 drift or stale, 2 an error in the input or the
-//! build. Diagnostics go to stderr with an excerpt of the chapter; results go to stdout.
+//! `mdbook-tangle`: tangle's command line, a thin shell over `tangle-core` (the pipeline) and
+//! `tangle-render` (the book), with two binaries: `tangle`, the author's command, and
+//! `mdbook-tangle`, the preprocessor a stock `mdbook` runs ([`preprocess`]).
+//!
+//! It parses the arguments, asks the pipeline, prints what it found ([`report`]; the live
+//! status line in `status`) and turns it into an exit code: 0 clean, 1 drift or stale, 2 an
+//! error in the input or the build. Diagnostics go to stderr with an excerpt of the chapter;
+//! results go to stdout. Beside `check`, `accept`, `fmt`, `book` and `serve`: [`test`], every
+//! check CI should run in one report; `scaffold`, `tangle new` and `tangle init`; `examples`,
+//! the chapters whose blocks are rustdoc-style examples.
 
 mod examples;
-mod preprocess;
+pub mod preprocess;
 mod report;
 mod scaffold;
 mod status;

@@ -1,4 +1,4 @@
-//! The book as a reader meets it (issue 13): every page of the rendered book loaded in headless
+//! The book as a reader meets it: every page of the rendered book loaded in headless
 //! Chromium at desktop width (1280 px) and phone width (390 px), and `print.html` laid out as
 //! it prints on A4. The test fails on what a reader would trip on:
 //!

@@ -1,39 +1,44 @@
-//! `tangle`: literate programming for a book whose code is Rust.
+//! `tangle-core`: tangle's pipeline without a renderer. Literate programming for a book whose
+//! code is Rust: the Markdown chapters of an mdBook, their Rust cells tangled into crates,
+//! built, run and checked against the outputs the prose shows. The renderer is `tangle-render`,
+//! the command line `mdbook-tangle`; this crate builds without mdBook, KaTeX or a citation
+//! engine.
 //!
-//! The pipeline, one module per stage, data flowing one way through the [`model`]:
+//! The book's settings and layout come from one place, [`config`] (`book.toml`'s
+//! `[preprocessor.tangle]`). The pipeline, one module per stage, data flowing one way through
+//! the [`model`]:
 //!
-//! 1. [`parse`]: `book/src/**.md` → [`model::Book`] (cells, output blocks, directives, quoted
-//!    values, byte spans), read through [`markdown`], the one Markdown front end every stage
-//!    uses; `parse::lint` warns about lines wider than the book's column
+//! 1. [`parse`]: the chapters under `[book] src` → [`model::Book`] (cells, output blocks,
+//!    directives, quoted values, byte spans), read through [`markdown`], the one Markdown front
+//!    end every stage uses; `parse::lint` finds cell lines wider than the book's column
 //! 2. [`generate`]: chapters → the files of `code/` (a workspace with one library crate and one
-//!    run package per chapter, cells verbatim, a line map back to the chapter);
-//!    [`generate::sync`] writes or checks them
+//!    run package per chapter, cells verbatim, a line map back to the chapter, and the runtime
+//!    the programs link, copied from the tool); [`generate::sync`] writes or checks them
 //! 3. [`build`]: `cargo build` of the chapter workspace (libraries optimised, run programs at
-//!    opt-level 0), rustc's diagnostics mapped back to chapter lines and columns
+//!    opt-level 0) or of the chapters' test cells, rustc's diagnostics mapped back to chapter
+//!    lines and columns
 //! 4. [`run`]: one process group per chapter under a watchdog, stdout split into per-cell
-//!    outputs, published values and drawn figures and calculators collected
+//!    outputs, published values and drawn figures and calculators collected;
+//!    [`run::test_cells`] runs the test cells and reads libtest's report back into the chapter
 //! 5. [`compare`]: outputs against the prose (redactions, tolerance), diffs numbered by chapter
 //!    line; quoted values against the published ones; figures and calculator data against
-//!    `figures/`; numbers in sentences typed by hand instead of quoted
+//!    `figures/`; numbers in sentences typed by hand instead of quoted (a style check of
+//!    `tangle test`)
 //! 6. [`accept`]: actual outputs and values spliced into the prose by byte span; `accept::fmt`
 //!    formats cells in place
-//! 7. [`render`]: the mdBook (preprocessor and driver), with figures, live calculators,
-//!    numbered captions, math, diagrams, citations and a search index that ranks prose first;
-//!    `render::serve` serves it with live reload, `render::pdf` prints it
 //!
 //! Beside them, [`examples`]: chapters whose Rust blocks are each a program of their own, as
 //! rustdoc's doctests (`cells = "examples"`), built in one cargo build and run in parallel.
 //!
-//! Around them: [`pipeline`] strings the stages together (the library's entry points),
-//! [`cache`] skips build and run for chapters whose inputs did not change (and keeps each
-//! cell's syn analysis by content hash), [`timing`] reports each phase's time under
-//! `TANGLE_TIMINGS=1`, [`snapshot`] mirrors
-//! every output block in `snapshots/`, [`diagnostic`] locates and renders every error with an
-//! excerpt of the chapter, [`progress`] carries what a check reports while it works, and [`cli`]
-//! is the command line. No module imports one that imports it back (a test checks the graph).
+//! Around them: [`pipeline`] strings the stages together (the library's entry points: load,
+//! check, test cells, accept, fmt), [`cache`] skips build and run for chapters whose inputs did
+//! not change (and keeps each cell's syn analysis by content hash), [`lock`] lets one command
+//! write a book at a time, [`timing`] reports each phase's time under `TANGLE_TIMINGS=1`,
+//! [`snapshot`] mirrors every output block in `snapshots/`, [`diagnostic`] locates and renders
+//! every error with an excerpt of the chapter, [`messages`] names the commands a user can run,
+//! and [`progress`] carries what a check reports while it works. No module imports one that
+//! imports it back (a test checks the graph).
 
-// The library's public face: the pipeline's entry points and the types they return, the
-// renderer (for `mdbook` users and `serve`), diagnostics, and the command line.
 pub mod compare;
 pub mod config;
 pub mod diagnostic;

@@ -12,7 +12,8 @@ use regex::Regex;
 pub use crate::config::CellMode;
 pub use crate::diagnostic::Location;
 
-/// The book: every chapter with cells, dependencies first once generated.
+/// The book: every chapter with cells, in the order of their paths (the generated crates are
+/// ordered dependencies first, see `generate`).
 #[derive(Debug, Default)]
 pub struct Book {
     pub chapters: Vec<Chapter>,

@@ -1,6 +1,7 @@
-//! The stages put together: load (parse + generate) → sync → build → run → compare, and
-//! `accept` on top. The CLI and the tests call these; none of them prints results, they
-//! return them (progress goes to stderr).
+//! The stages put together: load (config + parse + generate) → sync → build → run → compare,
+//! the test cells, and `accept` and `fmt` on top. The command line and the tests call these;
+//! they return results rather than print them (progress lines go to the [`Progress`] they are
+//! given, and the lint of wide cell lines warns on stderr).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicUsize;
@@ -191,7 +192,7 @@ pub fn check(
         }
     }
 
-    // Cell lines wider than the book's column (issue 13): warnings only, on stderr.
+    // Cell lines wider than the book's column: warnings only, on stderr.
     timing::phase("lint", || {
         parse::lint::report_long_lines(&project.root, &project.book, chapters, project.config.checks.line_width)
     });

@@ -1,4 +1,6 @@
-//! Stage 7, **render**: the HTML book, built by mdBook's library with tangle's preprocessor.
+//! `tangle-render`, the last stage, **render**: the HTML book, built by mdBook's library with
+//! tangle's preprocessor, and the theme it needs ([`theme`]: stylesheet, script and math font,
+//! shipped in this crate and written into each book).
 //!
 //! mdBook reads the chapters under `[book] src` and hands every chapter to [`TanglePreprocessor`] (which runs
 //! before mdBook's own `{{#include}}` expansion, so that nothing in program output expands).

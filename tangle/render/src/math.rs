@@ -25,7 +25,7 @@ pub fn to_mathml(latex: &str, display: bool) -> Result<String, String> {
 }
 
 /// KaTeX keeps the TeX source in an `<annotation>` no reader sees; mdBook's search would
-/// index it beside the formula's own text, so that every equation came up twice (issue 13).
+/// index it beside the formula's own text, so that every equation came up twice.
 fn without_tex_annotation(html: &str) -> String {
     const OPEN: &str = "<annotation encoding=\"application/x-tex\">";
     let mut out = String::with_capacity(html.len());

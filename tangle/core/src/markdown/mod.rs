@@ -1,6 +1,7 @@
 //! The one Markdown front end. Every stage that reads a chapter (parse, accept's splicing, the
-//! renderer, value quotes) works from the same pulldown-cmark parse, kept with byte offsets into
-//! the file, so that containers (list items, blockquotes, nested in each other), fence kinds and
+//! renderer, value quotes) reads it through this module's [`Document`]: one pulldown-cmark
+//! parse with the same options, kept with byte offsets into the file (each stage parses the
+//! text it is given; it does not reach for a second Markdown reader), so that containers (list items, blockquotes, nested in each other), fence kinds and
 //! lengths, indentation, CRLF and a byte-order mark are handled by the CommonMark rules and never
 //! by scanning lines by hand.
 //!
