@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::citations::{self, Bibliography};
-use super::html::{escape_html, inert};
+use super::html::{escape_html, inert, literal};
 use super::labels::{Labels, Page, figure_name};
 use super::{callouts, cells, diagrams, figures, math, refs, widgets};
 use tangle_core::diagnostic::{Diagnostic, Location};
@@ -247,7 +247,8 @@ fn render_directives(
                 // The sentence shows the value as text; the name stays in the source.
                 let args = args.trim();
                 let (name, shown) = args.split_once(char::is_whitespace).unwrap_or((args, ""));
-                let shown = shown.split_whitespace().collect::<Vec<_>>().join(" ");
+                let shown =
+                    tangle_core::markdown::escape::unquote(&shown.split_whitespace().collect::<Vec<_>>().join(" "));
                 let source = match recorded.iter().find(|f| f.values.contains_key(name)) {
                     Some(f) => format!("recorded in {}", f.file.display()),
                     None => "printed by this chapter's code".to_string(),
@@ -255,7 +256,7 @@ fn render_directives(
                 let html = format!(
                     "<span class=\"tangle-value\" title=\"{}\">{}</span>",
                     inert(&format!("value `{name}`, {source}")),
-                    inert(&shown)
+                    literal(&shown)
                 );
                 r.edits.replace(d.span.clone(), html);
             }
@@ -313,3 +314,6 @@ fn render_callouts(r: &mut Renderer) {
         r.edits.replace(end..end, after);
     }
 }
+
+#[cfg(test)]
+mod value_props;

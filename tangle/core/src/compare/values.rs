@@ -143,7 +143,10 @@ pub fn compare_values(chapter: &Chapter, run: &RunOutput, recorded: &[Recorded],
             };
             report.diagnostics.push(
                 Diagnostic::warning(value.origin.location().clone(), what)
-                    .with_help(format!("quote it as `{{{{#value {name} {}}}}}`, or stop publishing it", value.text)),
+                    .with_help(format!(
+                        "quote it as `{{{{#value {name} {}}}}}`, or stop publishing it",
+                        crate::markdown::escape::quote(&normalize_spaces(&value.text))
+                    )),
             );
         }
     }
@@ -222,11 +225,13 @@ fn sentence_diff(chapter: &Chapter, quote: &ValueQuote, actual: &str) -> Diff {
     Diff::new(&format!("{before}\n"), &format!("{after}\n"), quote.line)
 }
 
-/// The text that replaces a quote's shown span: the value, after a space when the quote had
-/// shown nothing yet (`{{#value name}}` → `{{#value name 42}}`).
+/// The text that replaces a quote's shown span: the value, quoted for the source
+/// ([`crate::markdown::escape::quote`]), after a space when the quote had shown nothing yet
+/// (`{{#value name}}` → `{{#value name 42}}`).
 pub fn replacement(quote: &ValueQuote, actual: &str, source: &str) -> String {
     let needs_space = quote.shown_span.is_empty() && !source[..quote.shown_span.start].ends_with(char::is_whitespace);
-    if needs_space { format!(" {actual}") } else { actual.to_string() }
+    let quoted = crate::markdown::escape::quote(actual);
+    if needs_space { format!(" {quoted}") } else { quoted }
 }
 
 /// The known name nearest `name` (a typo's likely target), if one is near enough.
