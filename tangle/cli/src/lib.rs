@@ -3,6 +3,7 @@
 //! and turns it into an exit code: 0 clean, 1 drift or stale, 2 an error in the input or the
 //! build. Diagnostics go to stderr with an excerpt of the chapter; results go to stdout.
 
+mod refusals;
 mod report;
 mod status;
 
@@ -217,7 +218,8 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         }
         Command::Check { chapter } => {
             let chapters = project.select(&chapter)?;
-            report::report(&project, check(&project, &chapters, options)?, false)
+            let code = report::report(&project, check(&project, &chapters, options)?, false)?;
+            Ok(code.max(refusals::report(&project, &chapters)))
         }
         Command::Accept { chapter, .. } => {
             let chapters = project.select(&chapter)?;

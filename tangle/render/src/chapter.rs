@@ -186,7 +186,7 @@ fn render_citations(r: &mut Renderer, bibliography: Option<&Bibliography>) -> Op
     for (span, html) in cited.edits {
         r.edits.replace(span, html);
     }
-    r.warnings.extend(cited.errors);
+    // Unknown keys are errors of the validation pass (`crate::validate`), which `check` runs too.
     cited.list
 }
 
@@ -215,7 +215,11 @@ fn render_directives(
                     None => match figures::picture(figures_dir, &r.page.stem, &name, &number, drawn.contains(&name)) {
                         Ok(svg) => svg,
                         Err((gap, why)) => {
-                            r.warn(d.span.start, why);
+                            // A figure nothing draws is an error of the validation pass; one
+                            // drawn but not yet accepted is a warning here.
+                            if drawn.contains(&name) {
+                                r.warn(d.span.start, why);
+                            }
                             gap
                         }
                     },
@@ -229,7 +233,11 @@ fn render_directives(
                 let number = r.labels.figure(&r.page.stem, &name).map(|l| l.number.clone()).unwrap_or_default();
                 let opening =
                     widgets::opening(figures_dir, &r.page.stem, &name, &number).unwrap_or_else(|(gap, why)| {
-                        r.warn(d.span.start, why);
+                        // A calculator nothing computes is an error of the validation pass.
+                        let file = figures_dir.join(&r.page.stem).join(format!("{name}.widget.json"));
+                        if file.exists() || crate::validate::writes_calculator(r.page.doc.source, &name) {
+                            r.warn(d.span.start, why);
+                        }
                         gap
                     });
                 let caption = caption_range(r, &d, args);

@@ -113,7 +113,7 @@ pub fn compare_values(chapter: &Chapter, run: &RunOutput, recorded: &[Recorded],
         let Some(value) = published.get(&quote.name) else {
             let mut d = Diagnostic::error(at, format!("no value named `{}` is published by this chapter", quote.name))
                 .with_span(quote.span.clone(), "");
-            d = match closest(&quote.name, published.keys()) {
+            d = match crate::messages::closest(&quote.name, published.keys().map(String::as_str)) {
                 Some(near) => d.with_help(format!("did you mean `{near}`?")),
                 None => d.with_help("publish it from a run cell: `tangle_runtime::value(\"NAME\", text)`"),
             };
@@ -232,10 +232,4 @@ pub fn replacement(quote: &ValueQuote, actual: &str, source: &str) -> String {
     let needs_space = quote.shown_span.is_empty() && !source[..quote.shown_span.start].ends_with(char::is_whitespace);
     let quoted = crate::markdown::escape::quote(actual);
     if needs_space { format!(" {quoted}") } else { quoted }
-}
-
-/// The known name nearest `name` (a typo's likely target), if one is near enough.
-fn closest<'a>(name: &str, known: impl Iterator<Item = &'a String>) -> Option<&'a String> {
-    let distance = |a: &str, b: &str| similar::TextDiff::from_chars(a, b).ratio();
-    known.map(|k| (distance(name, k), k)).filter(|(r, _)| *r >= 0.7).max_by(|a, b| a.0.total_cmp(&b.0)).map(|(_, k)| k)
 }
