@@ -192,7 +192,8 @@ pub fn check_showing(
         let key = cache::key(project.layout(), &shared, &project.book, &project.generated, chapter)?;
         // A cached run is only as good as the figures kept from it.
         // `accept --refresh` asks for this machine's measurements as they come out now.
-        let cached = cache::lookup(project.layout(), chapter, &key)
+        let model = project.book.chapter(chapter).expect("selected chapters exist");
+        let cached = cache::lookup(project.layout(), model, &key)
             .filter(|_| !options.refresh && project.kept_figures().join(chapter).is_dir());
         if cached.is_none() {
             to_build.push(chapter.clone());
@@ -255,7 +256,7 @@ pub fn check_showing(
                     true => {
                         keep_figures(&staging.path().join(&name), &project.kept_figures().join(&name))?;
                         let key = cache::key(project.layout(), &shared, &project.book, &project.generated, &name)?;
-                        cache::store(project.layout(), &name, &key, &run)?;
+                        cache::store(project.layout(), chapter, &key, &run)?;
                         project.kept_figures()
                     }
                     false => staging.path().to_path_buf(),
