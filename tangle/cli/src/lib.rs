@@ -47,6 +47,10 @@ enum Command {
         /// Only this chapter (repeatable), e.g. `--chapter ch06`.
         #[arg(long)]
         chapter: Vec<String>,
+        /// Run the chapters afresh instead of answering from the cache (an output that depends
+        /// on timings may have come out differently on a busy machine).
+        #[arg(long)]
+        rerun: bool,
     },
     /// Write the actual outputs and values into the prose, snapshots/ and figures/.
     Accept {
@@ -180,7 +184,8 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     }
     let _total = tangle_core::timing::Span::new("total (after the command line is read)");
     let refresh = matches!(cli.command, Command::Accept { refresh: true, .. });
-    let options = CheckOptions { verbose: cli.verbose, refresh };
+    let rerun = matches!(cli.command, Command::Check { rerun: true, .. });
+    let options = CheckOptions { verbose: cli.verbose, refresh, rerun };
     // One writer at a time: a second accept, check or book waits (or, with --no-wait, stops).
     let _lock = match cli.command {
         Command::Sync { check: true } | Command::Fmt { check: true, .. } => None,
@@ -216,7 +221,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             }
             Ok(CLEAN)
         }
-        Command::Check { chapter } => {
+        Command::Check { chapter, .. } => {
             let chapters = project.select(&chapter)?;
             let code = report::report(&project, check(&project, &chapters, options)?, false)?;
             Ok(code.max(refusals::report(&project, &chapters)))

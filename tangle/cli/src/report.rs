@@ -1,7 +1,7 @@
 //! Printing what a check found: diagnostics and drift, one summary line per chapter, and
 //! the exit status they add up to.
 
-use tangle_core::compare::Verdict;
+use tangle_core::compare::{Verdict, involves_timings};
 use tangle_core::diagnostic::{Sources, Style};
 use tangle_core::pipeline::{self, Outcome, Project};
 use tangle_core::run::RunEnd;
@@ -75,6 +75,9 @@ pub fn report(project: &Project, outcome: Outcome, accept: bool) -> anyhow::Resu
                         v.location,
                         diff.render(Style::for_stdout())
                     );
+                    if chapter.run_cells().nth(v.index).is_some_and(|c| involves_timings(chapter, c)) {
+                        println!("{}", timing_note(&r.chapter, r.cached));
+                    }
                 }
             }
             for v in &r.values.drifts {
@@ -147,6 +150,16 @@ pub fn report(project: &Project, outcome: Outcome, accept: bool) -> anyhow::Resu
         );
     }
     Ok(code)
+}
+
+/// What a drift in a cell that measures time adds: it may be the machine, and how to find out.
+fn timing_note(chapter: &str, cached: bool) -> String {
+    let run = if cached { "a cached run, made when the machine was perhaps busy" } else { "this run" };
+    format!(
+        "  note: this cell's output involves timings (its code reads a clock), and it came from {run}: \
+         see whether it holds on a fresh run with `{}` before changing the prose",
+        tangle_core::messages::command(&format!("check --rerun --chapter {chapter}"))
+    )
 }
 
 /// `book/src/chNN.md:LINE` of run cell number `cell`, or just the file.

@@ -145,6 +145,9 @@ pub struct CheckOptions {
     /// Rerun every chapter (no cache) and judge outputs and values exactly, redactions and
     /// tolerances aside: how `accept --refresh` records this machine's measurements.
     pub refresh: bool,
+    /// Rerun every chapter asked for (no cache), judging as usual: `check --rerun`, for an
+    /// output that depends on how busy the machine was when the cached run was made.
+    pub rerun: bool,
 }
 
 /// Syncs `code/` (or, on CI, refuses to), builds what the cache cannot answer, runs it and
@@ -194,7 +197,7 @@ pub fn check_showing(
         // `accept --refresh` asks for this machine's measurements as they come out now.
         let model = project.book.chapter(chapter).expect("selected chapters exist");
         let cached = cache::lookup(project.layout(), model, &key)
-            .filter(|_| !options.refresh && project.kept_figures().join(chapter).is_dir());
+            .filter(|_| !options.refresh && !options.rerun && project.kept_figures().join(chapter).is_dir());
         if cached.is_none() {
             to_build.push(chapter.clone());
         }
