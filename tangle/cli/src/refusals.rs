@@ -13,11 +13,8 @@ pub fn report(project: &Project, chapters: &[String]) -> u8 {
     let mut code = CLEAN;
     for d in tangle_render::validate(project) {
         let file = d.location.as_ref().map(|l| l.file.clone());
-        let other_chapter = project
-            .book
-            .chapters
-            .iter()
-            .any(|c| Some(&c.path) == file.as_ref() && !chapters.contains(&c.name));
+        let other_chapter =
+            project.book.chapters.iter().any(|c| Some(&c.path) == file.as_ref() && !chapters.contains(&c.name));
         if other_chapter {
             continue;
         }

@@ -304,7 +304,8 @@ fn a_served_page_shows_what_is_wrong_until_it_is_fixed() {
     };
 
     // A refused directive: the book cannot be built; the last good page gets the banner.
-    std::fs::write(root.join("book/src/ch01.md"), "# 1 One\n\nThe first version.\n\n{{#include /etc/hostname}}\n").unwrap();
+    std::fs::write(root.join("book/src/ch01.md"), "# 1 One\n\nThe first version.\n\n{{#include /etc/hostname}}\n")
+        .unwrap();
     let page = page_shows(banner, 60);
     assert!(page.contains("book/src/ch01.md:5:1") && page.contains("outside the folders"), "{page}");
     assert!(page.contains("The first version."), "the last good build");
@@ -317,18 +318,18 @@ fn a_served_page_shows_what_is_wrong_until_it_is_fixed() {
     .unwrap();
     let page = page_shows("The second version.", 300);
     assert!(page.contains(banner) && page.contains("drift: book/src/ch01.md:7"), "{page}");
-    std::fs::write(
-        root.join("book/src/ch01.md"),
-        "# 1 One\n\n```rust\npanic!(\"boom\");\n```\n\nThe third version.\n",
-    )
-    .unwrap();
+    std::fs::write(root.join("book/src/ch01.md"), "# 1 One\n\n```rust\npanic!(\"boom\");\n```\n\nThe third version.\n")
+        .unwrap();
     let page = page_shows("The third version.", 300);
     assert!(page.contains(banner) && page.contains("book/src/ch01.md:4: this cell failed"), "{page}");
     assert!(page.contains("boom"), "{page}");
 
     // Fixed: the banner goes.
-    std::fs::write(root.join("book/src/ch01.md"), "# 1 One\n\n```rust\nprintln!(\"2\");\n```\n\n```output\n2\n```\n\nFixed.\n")
-        .unwrap();
+    std::fs::write(
+        root.join("book/src/ch01.md"),
+        "# 1 One\n\n```rust\nprintln!(\"2\");\n```\n\n```output\n2\n```\n\nFixed.\n",
+    )
+    .unwrap();
     let page = page_shows("Fixed.", 300);
     assert!(!page.contains(banner), "{page}");
 }

@@ -269,7 +269,9 @@ impl Config {
                     layout.include_dirs.push(at(dir));
                 }
             }
-            Some(_) => bail!(error("include-dirs", "`include-dirs` must be a list of folders, e.g. [\"../listings\"]".into())),
+            Some(_) => {
+                bail!(error("include-dirs", "`include-dirs` must be a list of folders, e.g. [\"../listings\"]".into()))
+            }
         }
         let cells = match string("cells")? {
             None | Some("notebook") => CellMode::Notebook,

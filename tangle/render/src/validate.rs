@@ -48,7 +48,11 @@ pub fn validate_book(config: &Config) -> Vec<Diagnostic> {
             Err(_) => out.push(
                 Diagnostic::error(
                     Location::new(layout.src.join("SUMMARY.md"), line),
-                    format!("SUMMARY.md lists `{}`, and {} does not exist", path.display(), layout.src.join(&path).display()),
+                    format!(
+                        "SUMMARY.md lists `{}`, and {} does not exist",
+                        path.display(),
+                        layout.src.join(&path).display()
+                    ),
                 )
                 .with_help("create the chapter, correct the path, or write a draft chapter as `[Title]()`"),
             ),
@@ -211,9 +215,8 @@ fn files_ending(dir: &Path, suffix: &str) -> Vec<String> {
 /// mdBook's directives that read a file, found as mdBook finds them: anywhere in the text but
 /// the cells and output blocks tangle renders itself (where braces are shown as text) and
 /// after a backslash (`\{{#include}}`, which mdBook leaves as text).
-static READS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\{\{\s*#(include|rustdoc_include|playground)\s+([^}]+)\}\}").expect("a valid regex")
-});
+static READS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\{\{\s*#(include|rustdoc_include|playground)\s+([^}]+)\}\}").expect("a valid regex"));
 
 /// Files mdBook's directives would read from outside the allowed folders, or that do not exist.
 fn includes(layout: &Layout, path: &Path, page: &Page, file: &Path) -> Vec<Diagnostic> {
@@ -223,8 +226,10 @@ fn includes(layout: &Layout, path: &Path, page: &Page, file: &Path) -> Vec<Diagn
     let cells = tangle_core::parse::parse_chapter("chapter", path, source.as_bytes().to_vec())
         .map(|c| c.cells)
         .unwrap_or_default();
-    let mut inert: Vec<std::ops::Range<usize>> =
-        cells.iter().flat_map(|c| std::iter::once(c.span.clone()).chain(c.output.as_ref().map(|o| o.span.clone()))).collect();
+    let mut inert: Vec<std::ops::Range<usize>> = cells
+        .iter()
+        .flat_map(|c| std::iter::once(c.span.clone()).chain(c.output.as_ref().map(|o| o.span.clone())))
+        .collect();
     inert.extend(page.doc.fences.iter().filter(|f| diagrams::find(f.lang()).is_some()).map(|f| f.span.clone()));
     let chapter_dir = layout.abs(&layout.src).join(path.parent().unwrap_or(Path::new("")));
     let allowed: Vec<PathBuf> =
@@ -242,8 +247,10 @@ fn includes(layout: &Layout, path: &Path, page: &Page, file: &Path) -> Vec<Diagn
         let full = resolved(&chapter_dir.join(target));
         let shown = pathdiff(&full, &layout.root);
         if !allowed.iter().any(|dir| full.starts_with(dir)) {
-            let dirs: Vec<String> =
-                std::iter::once(&layout.book).chain(&layout.include_dirs).map(|d| format!("`{}`", shown_dir(d))).collect();
+            let dirs: Vec<String> = std::iter::once(&layout.book)
+                .chain(&layout.include_dirs)
+                .map(|d| format!("`{}`", shown_dir(d)))
+                .collect();
             out.push(
                 error_at(
                     page,
@@ -258,8 +265,13 @@ fn includes(layout: &Layout, path: &Path, page: &Page, file: &Path) -> Vec<Diagn
             );
         } else if !full.is_file() {
             out.push(
-                error_at(page, file, whole.start(), format!("`{{{{#{kind} {target}}}}}` reads {shown}, which does not exist"))
-                    .with_help("correct the path (it is relative to the chapter's folder)"),
+                error_at(
+                    page,
+                    file,
+                    whole.start(),
+                    format!("`{{{{#{kind} {target}}}}}` reads {shown}, which does not exist"),
+                )
+                .with_help("correct the path (it is relative to the chapter's folder)"),
             );
         }
     }

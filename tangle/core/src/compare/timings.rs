@@ -24,14 +24,23 @@ pub fn involves_timings(chapter: &Chapter, cell: &Cell) -> bool {
     if CLOCK.is_match(&cell.code) {
         return true;
     }
-    let library: Vec<&Cell> = chapter.cells.iter().filter(|c| c.kind == CellKind::Save).collect();
+    // Each library function with its text (up to the next function), as a rough item split.
+    let mut functions: Vec<(String, &str)> = Vec::new();
+    for c in chapter.cells.iter().filter(|c| c.kind == CellKind::Save) {
+        let starts: Vec<(usize, String)> =
+            DEFINES.captures_iter(&c.code).map(|m| (m.get(0).expect("match").start(), m[1].to_string())).collect();
+        for (i, (at, name)) in starts.iter().enumerate() {
+            let end = starts.get(i + 1).map_or(c.code.len(), |(next, _)| *next);
+            functions.push((name.clone(), &c.code[*at..end]));
+        }
+    }
     // The library functions that read a clock, directly or by calling one that does.
     let mut timed: BTreeSet<String> = BTreeSet::new();
     loop {
         let before = timed.len();
-        for c in &library {
-            if CLOCK.is_match(&c.code) || timed.iter().any(|name| calls(&c.code, name)) {
-                timed.extend(DEFINES.captures_iter(&c.code).map(|m| m[1].to_string()));
+        for (name, text) in &functions {
+            if !timed.contains(name) && (CLOCK.is_match(text) || timed.iter().any(|t| calls(text, t))) {
+                timed.insert(name.clone());
             }
         }
         if timed.len() == before {
@@ -46,7 +55,8 @@ fn calls(code: &str, name: &str) -> bool {
     code.match_indices(name).any(|(at, _)| {
         let before = code[..at].chars().next_back();
         let after = code[at + name.len()..].trim_start();
-        before.is_none_or(|c| !(c.is_alphanumeric() || c == '_')) && (after.starts_with('(') || after.starts_with("::<"))
+        before.is_none_or(|c| !(c.is_alphanumeric() || c == '_'))
+            && (after.starts_with('(') || after.starts_with("::<"))
     })
 }
 

@@ -141,13 +141,10 @@ pub fn compare_values(chapter: &Chapter, run: &RunOutput, recorded: &[Recorded],
                 Origin::Cell(_) => format!("value `{name}` is published but no sentence quotes it"),
                 Origin::File(file, _) => format!("value `{name}` of {} is not quoted by any sentence", file.display()),
             };
-            report.diagnostics.push(
-                Diagnostic::warning(value.origin.location().clone(), what)
-                    .with_help(format!(
-                        "quote it as `{{{{#value {name} {}}}}}`, or stop publishing it",
-                        crate::markdown::escape::quote(&normalize_spaces(&value.text))
-                    )),
-            );
+            report.diagnostics.push(Diagnostic::warning(value.origin.location().clone(), what).with_help(format!(
+                "quote it as `{{{{#value {name} {}}}}}`, or stop publishing it",
+                crate::markdown::escape::quote(&normalize_spaces(&value.text))
+            )));
         }
     }
     report

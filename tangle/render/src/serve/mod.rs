@@ -245,7 +245,10 @@ mod tests {
         let (built, problems) = builds.build();
         assert!(built.is_err());
         assert_eq!(problems.len(), 1, "{problems:?}");
-        assert!(problems[0].contains("book/src/ch01.md:3:1") && problems[0].contains("outside the folders"), "{problems:?}");
+        assert!(
+            problems[0].contains("book/src/ch01.md:3:1") && problems[0].contains("outside the folders"),
+            "{problems:?}"
+        );
         std::fs::write(root.path().join("book/src/ch01.md"), "# 1 One\n\nFixed.\n").unwrap();
         let (built, problems) = builds.build();
         assert!(built.is_ok() && problems.is_empty(), "{problems:?}");

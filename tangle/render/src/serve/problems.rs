@@ -68,7 +68,10 @@ fn check_quietly(config: &Config) -> Vec<String> {
                     }
                 }
                 for v in &r.values.drifts {
-                    out.push(format!("drift: {}: the quoted value `{}` is now `{}`", v.location, v.quote.name, v.actual));
+                    out.push(format!(
+                        "drift: {}: the quoted value `{}` is now `{}`",
+                        v.location, v.quote.name, v.actual
+                    ));
                 }
                 out.extend(r.figures.iter().map(|f| format!("drift: {f}")));
             }

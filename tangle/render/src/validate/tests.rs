@@ -46,8 +46,10 @@ fn a_clean_book_is_clean() {
 
 #[test]
 fn a_missing_chapter_of_summary_is_an_error_at_its_line() {
-    let (_dir, config) =
-        book("", &[("book/src/SUMMARY.md", "# Summary\n\n- [One](ch01.md)\n- [Two](ch02.md)\n"), ("book/src/ch01.md", "# 1\n")]);
+    let (_dir, config) = book(
+        "",
+        &[("book/src/SUMMARY.md", "# Summary\n\n- [One](ch01.md)\n- [Two](ch02.md)\n"), ("book/src/ch01.md", "# 1\n")],
+    );
     let found = messages(&validate_book(&config));
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].starts_with("book/src/SUMMARY.md:4: SUMMARY.md lists `ch02.md`"), "{found:?}");
@@ -81,7 +83,10 @@ fn an_unknown_citation_key_is_an_error_with_the_nearest_key() {
         &[
             ("book/src/SUMMARY.md", "- [One](ch01.md)\n"),
             ("book/src/ch01.md", "# 1 One\n\nAs shown [@huang2019]; see [@huang2091].\n"),
-            ("book/references.yaml", "huang2019:\n  type: Article\n  title: GPipe\n  author: Huang, Yanping\n  date: 2019\n"),
+            (
+                "book/references.yaml",
+                "huang2019:\n  type: Article\n  title: GPipe\n  author: Huang, Yanping\n  date: 2019\n",
+            ),
         ],
     );
     let found = messages(&validate_book(&config));
@@ -104,10 +109,14 @@ fn includes_read_only_inside_the_book_and_the_listed_folders() {
     let (_dir, config) = book("", &files);
     let found = messages(&validate_book(&config));
     assert_eq!(found.len(), 5, "{found:?}");
-    assert!(found[0].starts_with("book/src/ch01.md:5: `{{#include ../../listings/a.rs}}` reads listings/a.rs, outside"));
+    assert!(
+        found[0].starts_with("book/src/ch01.md:5: `{{#include ../../listings/a.rs}}` reads listings/a.rs, outside")
+    );
     assert!(found[1].starts_with("book/src/ch01.md:8: `{{#include /etc/hostname}}` reads /etc/hostname, outside"));
     assert!(found[2].starts_with("book/src/ch01.md:11: `{{#rustdoc_include ../../../outside.rs}}`"));
-    assert!(found[3].starts_with("book/src/ch01.md:13: `{{#playground missing.rs}}` reads book/src/missing.rs, which does not exist"));
+    assert!(found[3].starts_with(
+        "book/src/ch01.md:13: `{{#playground missing.rs}}` reads book/src/missing.rs, which does not exist"
+    ));
     // A folder book.toml lists may be read.
     let (_dir, config) = book("[preprocessor.tangle]\ninclude-dirs = [\"../listings\"]\n", &files);
     assert!(found[4].starts_with("book/src/ch01.md:22: `{{#include /etc/group}}`"), "{found:?}");
