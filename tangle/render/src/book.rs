@@ -447,6 +447,23 @@ mod tests {
     }
 
     #[test]
+    fn an_error_mdbook_logs_fails_the_build() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path();
+        std::fs::create_dir_all(root.join("book/src")).unwrap();
+        std::fs::write(root.join("book/book.toml"), "[book]\ntitle = \"T\"\n").unwrap();
+        std::fs::write(root.join("book/src/SUMMARY.md"), "# Summary\n\n- [One](ch01.md)\n").unwrap();
+        // Inside the book and present, so the validation lets it by; mdBook cannot read it.
+        std::fs::write(root.join("book/src/ch01.md"), "# 1 One\n\n```text\n{{#include bytes.txt}}\n```\n").unwrap();
+        std::fs::write(root.join("book/src/bytes.txt"), b"\xff\xfe not UTF-8\n").unwrap();
+        let err = build_book(&Config::load(root).unwrap(), &RenderOptions::default()).unwrap_err();
+        assert!(err.to_string().contains("mdBook reported 1 error(s) while building the book"), "{err:#}");
+        // Readable, the same include builds.
+        std::fs::write(root.join("book/src/bytes.txt"), "now UTF-8\n").unwrap();
+        build_book(&Config::load(root).unwrap(), &RenderOptions::default()).unwrap();
+    }
+
+    #[test]
     fn no_network_resources_in_the_book_stylesheet() {
         let css = include_str!("../../../book/theme/tangle.css");
         assert!(!css.contains("http://") && !css.contains("https://") && !css.contains("@import"));

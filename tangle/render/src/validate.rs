@@ -232,50 +232,89 @@ fn includes(layout: &Layout, path: &Path, page: &Page, file: &Path) -> Vec<Diagn
         .collect();
     inert.extend(page.doc.fences.iter().filter(|f| diagrams::find(f.lang()).is_some()).map(|f| f.span.clone()));
     let chapter_dir = layout.abs(&layout.src).join(path.parent().unwrap_or(Path::new("")));
-    let allowed: Vec<PathBuf> =
-        std::iter::once(&layout.book).chain(&layout.include_dirs).map(|d| resolved(&layout.abs(d))).collect();
     let mut out = Vec::new();
-    for cap in READS.captures_iter(source) {
-        let whole = cap.get(0).expect("group 0");
-        if source[..whole.start()].ends_with('\\') || inert.iter().any(|r| r.contains(&whole.start())) {
+    for read in reads(source, &chapter_dir) {
+        if inert.iter().any(|r| r.contains(&read.at)) {
             continue;
         }
-        let kind = &cap[1];
-        let target = cap[2].split_whitespace().next().unwrap_or("");
-        // `file.rs:anchor` or `file.rs:2:10` name parts of the file.
-        let target = target.split(':').next().unwrap_or(target);
-        let full = resolved(&chapter_dir.join(target));
-        let shown = pathdiff(&full, &layout.root);
-        if !allowed.iter().any(|dir| full.starts_with(dir)) {
-            let dirs: Vec<String> = std::iter::once(&layout.book)
-                .chain(&layout.include_dirs)
-                .map(|d| format!("`{}`", shown_dir(d)))
-                .collect();
-            out.push(
-                error_at(
-                    page,
-                    file,
-                    whole.start(),
-                    format!(
-                        "`{{{{#{kind} {target}}}}}` reads {shown}, outside the folders the book may read from ({})",
-                        dirs.join(", ")
-                    ),
-                )
-                .with_help("move the file into the book's folder, or list its folder in `include-dirs` under [preprocessor.tangle] in book.toml"),
-            );
-        } else if !full.is_file() {
-            out.push(
-                error_at(
-                    page,
-                    file,
-                    whole.start(),
-                    format!("`{{{{#{kind} {target}}}}}` reads {shown}, which does not exist"),
-                )
-                .with_help("correct the path (it is relative to the chapter's folder)"),
-            );
+        let chain = vec![page_file(layout, path)];
+        if let Some((message, help)) = refused(layout, &read, &chain) {
+            out.push(error_at(page, file, read.at, message).with_help(help));
         }
     }
     out
+}
+
+/// One of mdBook's directives that reads a file: where it stands, its words, what it reads.
+struct Read {
+    at: usize,
+    kind: String,
+    target: String,
+    full: PathBuf,
+}
+
+/// The directives of `text` that read a file, paths resolved from `dir`; escaped ones left out.
+fn reads(text: &str, dir: &Path) -> Vec<Read> {
+    let mut out = Vec::new();
+    for cap in READS.captures_iter(text) {
+        let whole = cap.get(0).expect("group 0");
+        if text[..whole.start()].ends_with('\\') {
+            continue;
+        }
+        let target = cap[2].split_whitespace().next().unwrap_or("");
+        // `file.rs:anchor` or `file.rs:2:10` name parts of the file.
+        let target = target.split(':').next().unwrap_or(target).to_string();
+        let full = resolved(&dir.join(&target));
+        out.push(Read { at: whole.start(), kind: cap[1].to_string(), target, full });
+    }
+    out
+}
+
+fn page_file(layout: &Layout, path: &Path) -> PathBuf {
+    resolved(&layout.abs(&layout.src).join(path))
+}
+
+/// What is wrong with `read` (a message and a fix), included through the files of `chain`
+/// (the chapter first), if anything: a file outside the allowed folders, a missing one, or an
+/// include of a file already being included (mdBook would follow it until it gives up).
+/// The files it reads are checked the same way, as mdBook expands their directives too.
+fn refused(layout: &Layout, read: &Read, chain: &[PathBuf]) -> Option<(String, String)> {
+    let allowed: Vec<PathBuf> =
+        std::iter::once(&layout.book).chain(&layout.include_dirs).map(|d| resolved(&layout.abs(d))).collect();
+    let shown = pathdiff(&read.full, &layout.root);
+    let through = match chain.len() {
+        1 => String::new(),
+        _ => format!(
+            " (through {})",
+            chain[1..].iter().map(|f| pathdiff(f, &layout.root)).collect::<Vec<_>>().join(", which includes ")
+        ),
+    };
+    let directive = format!("`{{{{#{} {}}}}}`", read.kind, read.target);
+    if !allowed.iter().any(|dir| read.full.starts_with(dir)) {
+        let dirs: Vec<String> =
+            std::iter::once(&layout.book).chain(&layout.include_dirs).map(|d| format!("`{}`", shown_dir(d))).collect();
+        return Some((
+            format!("{directive} reads {shown}{through}, outside the folders the book may read from ({})", dirs.join(", ")),
+            "move the file into the book's folder, or list its folder in `include-dirs` under [preprocessor.tangle] in book.toml".into(),
+        ));
+    }
+    if !read.full.is_file() {
+        return Some((
+            format!("{directive} reads {shown}{through}, which does not exist"),
+            "correct the path (it is relative to the folder of the file that holds the directive)".into(),
+        ));
+    }
+    if chain.contains(&read.full) {
+        return Some((
+            format!("{directive} reads {shown}{through}, which is already being included: the includes never end"),
+            "include each file from outside itself".into(),
+        ));
+    }
+    let text = std::fs::read_to_string(&read.full).ok()?;
+    let dir = read.full.parent().unwrap_or(Path::new("/"));
+    let mut deeper = chain.to_vec();
+    deeper.push(read.full.clone());
+    reads(&text, dir).iter().find_map(|inner| refused(layout, inner, &deeper))
 }
 
 fn shown_dir(dir: &Path) -> String {

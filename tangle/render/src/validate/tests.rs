@@ -122,3 +122,26 @@ fn includes_read_only_inside_the_book_and_the_listed_folders() {
     assert!(found[4].starts_with("book/src/ch01.md:22: `{{#include /etc/group}}`"), "{found:?}");
     assert_eq!(validate_book(&config).len(), 4);
 }
+
+#[test]
+fn included_files_are_checked_as_mdbook_expands_them() {
+    let (_dir, config) = book(
+        "",
+        &[
+            ("book/src/SUMMARY.md", "- [One](ch01.md)\n"),
+            ("book/src/ch01.md", "# 1 One\n\n{{#include parts/nested.md}}\n\n{{#include loop.txt}}\n"),
+            ("book/src/parts/nested.md", "Some text.\n\n{{#include ../../../secret.txt}}\n"),
+            ("book/src/loop.txt", "{{#include loop.txt}}\n"),
+            ("secret.txt", "not for the book\n"),
+        ],
+    );
+    let found = messages(&validate_book(&config));
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(
+        found[0].starts_with(
+            "book/src/ch01.md:3: `{{#include ../../../secret.txt}}` reads secret.txt (through book/src/parts/nested.md), outside"
+        ),
+        "{found:?}"
+    );
+    assert!(found[1].starts_with("book/src/ch01.md:5: `{{#include loop.txt}}` reads book/src/loop.txt (through book/src/loop.txt), which is already being included"), "{found:?}");
+}
