@@ -11,7 +11,8 @@
 //!   calculator placed twice on a page (its element ids would clash);
 //! - mdBook's `{{#include}}`, `{{#rustdoc_include}}` and `{{#playground}}` reading a file outside
 //!   the book's folder (the folder of `book.toml`) and the folders `include-dirs` lists, or a
-//!   file that does not exist.
+//!   file that does not exist, in the chapter or in a file it includes (mdBook expands those
+//!   too), and an include that reaches a file already being included (it would never end).
 //!
 //! Every finding is an error at `FILE:LINE` with a fix.
 
