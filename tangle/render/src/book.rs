@@ -2,7 +2,9 @@
 //! [`build_book`] or as `cargo tangle preprocess` under a separately installed mdBook), and
 //! the book-wide checks that need every chapter at once (chapters SUMMARY.md leaves out,
 //! figures drawn but never placed, figures the prose never refers to), and the links at the
-//! foot of each chapter to its Markdown and its crate.
+//! foot of each chapter to its Markdown and its crate. What the book refuses is found first,
+//! by the validation pass `check` shares ([`crate::validate()`]); [`build_book`] fails on it, and
+//! on any error mdBook logs while building.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -25,7 +27,7 @@ pub struct TanglePreprocessor {
     config: Option<Config>,
     /// Where the warnings of a build also go, rendered plain.
     collected: Option<std::sync::Arc<std::sync::Mutex<Vec<String>>>>,
-    /// [`crate::validate`] already ran over the book (in [`build_book`]): do not repeat it.
+    /// [`crate::validate()`] already ran over the book (in [`build_book`]): do not repeat it.
     validated: bool,
 }
 

@@ -23,7 +23,7 @@
 //! After mdBook, [`search`] rebuilds the search index with cell code in a field of its own, so
 //! that prose ranks first. [`pdf`] prints the built book to PDF through headless Chromium (`cargo tangle pdf`).
 //!
-//! Before mdBook runs, [`validate`] refuses what the book cannot show (an unknown citation key,
+//! Before mdBook runs, [`validate()`] refuses what the book cannot show (an unknown citation key,
 //! figure or calculator, a calculator placed twice, a missing chapter, an include that reads
 //! outside the book's folders); `check` runs the same pass. Any error mdBook itself logs while
 //! building fails the build too ([`mdbook_log`]).
