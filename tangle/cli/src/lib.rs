@@ -11,6 +11,7 @@
 
 mod examples;
 pub mod preprocess;
+mod refusals;
 mod report;
 mod scaffold;
 mod status;
@@ -56,6 +57,10 @@ enum Command {
         /// Only this chapter (repeatable), e.g. `--chapter ch06`.
         #[arg(long)]
         chapter: Vec<String>,
+        /// Run the chapters afresh instead of answering from the cache (an output that depends
+        /// on timings may have come out differently on a busy machine).
+        #[arg(long)]
+        rerun: bool,
     },
     /// Write the actual outputs and values into the prose, snapshots/ and figures/.
     Accept {
@@ -212,7 +217,8 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     }
     let _total = tangle_core::timing::Span::new("total (after the command line is read)");
     let refresh = matches!(cli.command, Command::Accept { refresh: true, .. });
-    let options = CheckOptions { verbose: cli.verbose, refresh, ..CheckOptions::default() };
+    let rerun = matches!(cli.command, Command::Check { rerun: true, .. });
+    let options = CheckOptions { verbose: cli.verbose, refresh, rerun, ..CheckOptions::default() };
     // One writer at a time: a second accept, check or book waits (or, with --no-wait, stops).
     let _lock = match cli.command {
         Command::Sync { check: true } | Command::Fmt { check: true, .. } => None,
@@ -251,8 +257,13 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             }
             Ok(CLEAN)
         }
-        // Notebook chapters through the pipeline, examples chapters as rustdoc's doctests.
-        Command::Check { chapter } => examples::check(&project, &chapter, false, options),
+        // Notebook chapters through the pipeline, examples chapters as rustdoc's doctests; then
+        // whatever `book` would refuse.
+        Command::Check { chapter, .. } => {
+            let code = examples::check(&project, &chapter, false, options)?;
+            let names = [project.select(&chapter)?, tangle_core::examples::chapters(&project, &chapter)].concat();
+            Ok(code.max(refusals::report(&project, &names)))
+        }
         Command::Accept { chapter, .. } => examples::check(&project, &chapter, true, options),
         Command::Fmt { check, chapter } => {
             let chapters = project.select(&chapter)?;

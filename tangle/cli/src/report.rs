@@ -2,7 +2,7 @@
 //! the exit status they add up to. It only prints: what to do about the findings (accept
 //! them, render the book) is the command's business.
 
-use tangle_core::compare::Verdict;
+use tangle_core::compare::{Verdict, involves_timings};
 use tangle_core::diagnostic::{Sources, Style};
 use tangle_core::messages;
 use tangle_core::pipeline::{Outcome, Project};
@@ -112,6 +112,9 @@ pub fn report(project: &Project, outcome: &Outcome, accepting: bool, out: Result
                         v.location,
                         diff.render(out.style())
                     ));
+                    if chapter.run_cells().nth(v.index).is_some_and(|c| involves_timings(chapter, c)) {
+                        out.line(timing_note(&r.chapter, r.cached));
+                    }
                 }
             }
             for v in &r.values.drifts {
@@ -180,6 +183,16 @@ pub fn report(project: &Project, outcome: &Outcome, accepting: bool, out: Result
         ));
     }
     Ok(code)
+}
+
+/// What a drift in a cell that measures time adds: it may be the machine, and how to find out.
+fn timing_note(chapter: &str, cached: bool) -> String {
+    let run = if cached { "a cached run, made when the machine was perhaps busy" } else { "this run" };
+    format!(
+        "  note: this cell's output involves timings (its code reads a clock), and it came from {run}: \
+         see whether it holds on a fresh run with `{}` before changing the prose",
+        tangle_core::messages::command(&format!("check --rerun --chapter {chapter}"))
+    )
 }
 
 /// `book/src/chNN.md:LINE` of run cell number `cell`, or just the file.

@@ -8,9 +8,11 @@
 //!    failing line of the chapter with the panic message; in examples chapters, each example
 //!    (compiled, run, panicking or failing to compile as its fence claims, and printing what
 //!    its output block says) is one case;
-//! 3. the book rendered as `tangle book` renders it (into tangle's working folder), so that
-//!    whatever the renderer refuses (an unknown citation key, a figure that was never drawn, a
-//!    broken include) fails here too;
+//! 3. what the book would refuse (the renderer's validation pass, one case per finding: an
+//!    unknown citation key, a figure nothing draws, an unknown or doubled calculator, an include
+//!    that leaves the book, a missing SUMMARY entry), then the book rendered as `tangle book`
+//!    renders it (into tangle's working folder), so that whatever else mdBook refuses fails
+//!    here too;
 //! 4. the style checks `book.toml` keeps on (`fmt`, `line-width`, `numbers`), one case per
 //!    chapter and check.
 //!
@@ -137,6 +139,14 @@ pub fn run(project: &Project, asked: &[String], options: CheckOptions) -> anyhow
         }
     } else {
         eprintln!("  not run: the chapters do not build");
+    }
+
+    eprintln!("what the book would refuse");
+    let refused: Vec<_> = tangle_render::validate(project).into_iter().filter(|d| d.is_error()).collect();
+    for d in &refused {
+        println!("{}\n", d.render(&sources, Style::for_stdout()));
+        let at = d.location.as_ref().map_or_else(String::new, |l| format!("{l}: "));
+        tally.fail(format!("{at}{}", d.message));
     }
 
     eprintln!("the rendered book");

@@ -20,6 +20,8 @@
 //! - `wait-for PATH`           wait (up to 5 min) until PATH exists and ends with a newline
 //! - `signal TERM|INT|KILL`    send the signal to the spawned tool; record how it ended
 //! - `dead PATH`               record whether every pid listed in PATH is gone (within 3 s)
+//! - `cargo-target DIR`        record the target folder cargo builds in when run inside DIR
+//! - `untracked DIR`           record the files under DIR that `git status` lists (after `git init`)
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -252,6 +254,29 @@ fn run_steps(case: &Path) -> String {
                     // SAFETY: kill only sends a signal, to a process this test's book started.
                     unsafe { libc::kill(p, libc::SIGKILL) };
                 }
+            }
+            "cargo-target" => {
+                let out = Command::new(env!("CARGO"))
+                    .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+                    .current_dir(root.join(rest))
+                    .env_remove("CARGO_TARGET_DIR")
+                    .output()
+                    .unwrap();
+                let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+                let dir = meta["target_directory"].as_str().unwrap_or("<none>");
+                let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| PathBuf::from(dir));
+                let root = std::fs::canonicalize(root).unwrap();
+                let shown = dir.strip_prefix(&root).map_or(dir.display().to_string(), |p| p.display().to_string());
+                transcript += &format!("cargo builds in: {shown}\n");
+            }
+            "untracked" => {
+                let git = |args: &[&str]| Command::new("git").args(args).current_dir(root).output().unwrap();
+                if !root.join(".git").exists() {
+                    git(&["init", "-q"]);
+                }
+                let out = git(&["status", "--porcelain", "--untracked-files=all", "--", rest]);
+                let listed: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect();
+                transcript += &format!("untracked ({}):\n{}\n", listed.len(), listed.join("\n"));
             }
             other => panic!("{}: unknown step `{other}`", case.display()),
         }

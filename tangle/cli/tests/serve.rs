@@ -267,3 +267,69 @@ fn the_real_server_rebuilds_reloads_and_keeps_book_book_current() {
     assert!(get(port, "/ch01.html").contains("The second version."));
     assert!(std::fs::read_to_string(&book_page).unwrap().contains("The second version."));
 }
+
+#[test]
+fn a_served_page_shows_what_is_wrong_until_it_is_fixed() {
+    let project = project();
+    let root: PathBuf = project.path().to_path_buf();
+    // The chapter programs build where the fixture books' do (runtime and dependencies built).
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2).unwrap().to_path_buf();
+    std::fs::create_dir_all(root.join("code")).unwrap();
+    std::fs::copy(workspace.join("code/Cargo.lock"), root.join("code/Cargo.lock")).unwrap();
+    let port = free_port();
+    let _server = Server(
+        tangle(&root)
+            .args(["serve", "--port", &port.to_string()])
+            .env("TANGLE_TARGET_DIR", workspace.join("target/tangle-fixtures"))
+            .env_remove("CI")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_until("the server answers", Duration::from_secs(60), || TcpStream::connect(("127.0.0.1", port)).is_ok());
+    let banner = "id=\"tangle-problems\"";
+    assert!(!get(port, "/ch01.html").contains(banner), "a clean book has no banner");
+    let page_shows = |what: &str, limit: u64| {
+        let mut last = String::new();
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(limit) {
+            last = get(port, "/ch01.html");
+            if last.contains(what) {
+                return last;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        panic!("the page never showed {what:?}:\n{last}");
+    };
+
+    // A refused directive: the book cannot be built; the last good page gets the banner.
+    std::fs::write(root.join("book/src/ch01.md"), "# 1 One\n\nThe first version.\n\n{{#include /etc/hostname}}\n")
+        .unwrap();
+    let page = page_shows(banner, 60);
+    assert!(page.contains("book/src/ch01.md:5:1") && page.contains("outside the folders"), "{page}");
+    assert!(page.contains("The first version."), "the last good build");
+
+    // A drifted output, and a panic: both named at their lines.
+    std::fs::write(
+        root.join("book/src/ch01.md"),
+        "# 1 One\n\n```rust\nprintln!(\"2\");\n```\n\n```output\n1\n```\n\nThe second version.\n",
+    )
+    .unwrap();
+    let page = page_shows("The second version.", 300);
+    assert!(page.contains(banner) && page.contains("drift: book/src/ch01.md:7"), "{page}");
+    std::fs::write(root.join("book/src/ch01.md"), "# 1 One\n\n```rust\npanic!(\"boom\");\n```\n\nThe third version.\n")
+        .unwrap();
+    let page = page_shows("The third version.", 300);
+    assert!(page.contains(banner) && page.contains("book/src/ch01.md:4: this cell failed"), "{page}");
+    assert!(page.contains("boom"), "{page}");
+
+    // Fixed: the banner goes.
+    std::fs::write(
+        root.join("book/src/ch01.md"),
+        "# 1 One\n\n```rust\nprintln!(\"2\");\n```\n\n```output\n2\n```\n\nFixed.\n",
+    )
+    .unwrap();
+    let page = page_shows("Fixed.", 300);
+    assert!(!page.contains(banner), "{page}");
+}

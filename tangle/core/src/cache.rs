@@ -1,7 +1,9 @@
 //! The run cache: a chapter whose generated code, dependency chapters, `Cargo.lock`, runtime
 //! and declared data files hash the same as at its last completed run is neither rebuilt nor
 //! rerun; its recorded outputs are compared instead. A pure function of those inputs, stored
-//! under `target/tangle/cache/`.
+//! under `target/tangle/cache/`. The key leaves out where the cells stand in the chapter (prose
+//! around them may change), so a recorded chapter line is kept as a line of a cell and found
+//! again in the chapter as it is now: every location from a cached run is current.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -11,16 +13,20 @@ use sha2::{Digest, Sha256};
 
 use crate::config::Layout;
 use crate::generate::{Analyses, CellSyntax, Generated};
-use crate::model::Book;
+use crate::model::{Book, Chapter};
 use crate::run::RunOutput;
 
 /// Bumped whenever the meaning of a cached run changes.
-const VERSION: &str = concat!("tangle-cache-2:", env!("CARGO_PKG_VERSION"));
+const VERSION: &str = concat!("tangle-cache-3:", env!("CARGO_PKG_VERSION"));
 
 #[derive(Debug, Serialize, Deserialize)]
 struct Entry {
     key: String,
     run: RunOutput,
+    /// For each published value of `run`, where its call stands: the cell (among all the
+    /// chapter's cells) and the line within the cell's code, when it lies in one.
+    #[serde(default)]
+    anchors: Vec<Option<(usize, usize)>>,
 }
 
 fn entry_path(layout: &Layout, chapter: &str) -> PathBuf {
@@ -124,17 +130,34 @@ fn key_of(
     Ok(hex(h))
 }
 
-/// The recorded run for `chapter` if its key still matches.
-pub fn lookup(layout: &Layout, chapter: &str, key: &str) -> Option<RunOutput> {
-    let bytes = std::fs::read(entry_path(layout, chapter)).ok()?;
+/// The recorded run for `chapter` if its key still matches, its locations moved to where the
+/// cells stand now.
+pub fn lookup(layout: &Layout, chapter: &Chapter, key: &str) -> Option<RunOutput> {
+    let bytes = std::fs::read(entry_path(layout, &chapter.name)).ok()?;
     let entry: Entry = serde_json::from_slice(&bytes).ok()?;
-    (entry.key == key).then_some(entry.run)
+    if entry.key != key {
+        return None;
+    }
+    let mut run = entry.run;
+    for (value, anchor) in run.values.iter_mut().zip(&entry.anchors) {
+        if let (Some((_, column)), Some((cell, offset))) = (value.at, anchor) {
+            value.at = chapter.cells.get(*cell).map(|c| (c.code_line + offset, column));
+        }
+    }
+    Some(run)
 }
 
-/// Records a completed run.
-pub fn store(layout: &Layout, chapter: &str, key: &str, run: &RunOutput) -> anyhow::Result<()> {
-    let entry = Entry { key: key.to_string(), run: run.clone() };
-    crate::fsutil::write_atomic(&entry_path(layout, chapter), &serde_json::to_vec(&entry)?)
+/// Records a completed run of `chapter` as it stands now.
+pub fn store(layout: &Layout, chapter: &Chapter, key: &str, run: &RunOutput) -> anyhow::Result<()> {
+    let anchors = run.values.iter().map(|v| v.at.and_then(|(line, _)| anchor(chapter, line))).collect();
+    let entry = Entry { key: key.to_string(), run: run.clone(), anchors };
+    crate::fsutil::write_atomic(&entry_path(layout, &chapter.name), &serde_json::to_vec(&entry)?)
+}
+
+/// The cell holding chapter line `line`, and the line's place in the cell's code.
+fn anchor(chapter: &Chapter, line: usize) -> Option<(usize, usize)> {
+    let cell = chapter.cells.iter().position(|c| (c.code_line..=c.last_line()).contains(&line))?;
+    Some((cell, line - chapter.cells[cell].code_line))
 }
 
 /// The test cells' results recorded under `key`, if it still matches.

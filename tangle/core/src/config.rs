@@ -15,6 +15,7 @@
 //! snapshots = "snapshots"    # one snapshot per output block
 //! target-dir = "target"      # build output and tangle's cache (target-dir/tangle)
 //! references = "references.yaml"
+//! include-dirs = ["../listings"]  # folders outside book.toml's that `{{#include}}` may read
 //! cells = "notebook"         # or "examples": every block a program of its own, as rustdoc
 //! manifest = "Cargo.toml"    # optional: take the [dependencies] of an existing manifest
 //! line-width = 100           # the style checks of `tangle test`; 0 turns the width check off
@@ -60,6 +61,10 @@ pub struct Layout {
     /// mdBook's theme folder (`[output.html] theme`, default `theme`), where tangle writes its
     /// stylesheet, script and math font.
     pub theme: PathBuf,
+    /// Folders besides the book's own (the folder of `book.toml`) that mdBook's
+    /// `{{#include}}`, `{{#rustdoc_include}}` and `{{#playground}}` may read from:
+    /// `include-dirs`.
+    pub include_dirs: Vec<PathBuf>,
 }
 
 impl Layout {
@@ -98,6 +103,7 @@ impl Layout {
             target: PathBuf::from("target"),
             references: at("references.yaml"),
             theme: at("theme"),
+            include_dirs: Vec::new(),
         }
     }
 }
@@ -143,6 +149,7 @@ const KEYS: &[&str] = &[
     "snapshots",
     "target-dir",
     "references",
+    "include-dirs",
     "cells",
     "manifest",
     "dependencies",
@@ -258,6 +265,20 @@ impl Config {
         ] {
             if let Some(v) = string(key)? {
                 *field = at(v);
+            }
+        }
+        match tangle.get("include-dirs") {
+            None => {}
+            Some(toml::Value::Array(dirs)) => {
+                for dir in dirs {
+                    let dir = dir.as_str().ok_or_else(|| {
+                        error("include-dirs", "`include-dirs` must be a list of folders (strings)".into())
+                    })?;
+                    layout.include_dirs.push(at(dir));
+                }
+            }
+            Some(_) => {
+                bail!(error("include-dirs", "`include-dirs` must be a list of folders, e.g. [\"../listings\"]".into()))
             }
         }
         let cells = match string("cells")? {
@@ -438,6 +459,18 @@ mod tests {
         assert_eq!(c.edition, "2024");
         assert_eq!(c.dependencies["local"]["path"].as_str(), Some("crates/local"));
         assert_eq!(c.dependencies["rand_0_8"]["package"].as_str(), Some("rand"));
+    }
+
+    #[test]
+    fn include_dirs_are_relative_to_book_toml() {
+        let c = parse("book", "[preprocessor.tangle]\ninclude-dirs = [\"../listings\", \"extra\"]\n").unwrap();
+        assert_eq!(c.layout.include_dirs, vec![PathBuf::from("listings"), PathBuf::from("book/extra")]);
+        assert!(parse("", "").unwrap().layout.include_dirs.is_empty());
+        let err = parse("", "[preprocessor.tangle]\ninclude-dirs = \"listings\"\n").unwrap_err();
+        let d = err.downcast_ref::<Diagnostic>().unwrap();
+        assert_eq!(d.location.as_ref().unwrap().line, 2);
+        assert!(d.message.contains("list of folders"), "{}", d.message);
+        assert!(parse("", "[preprocessor.tangle]\ninclude-dirs = [1]\n").is_err());
     }
 
     #[test]

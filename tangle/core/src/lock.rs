@@ -11,10 +11,24 @@
 //! other's files. Each folder carries a locked owner file; a folder whose owner is gone (killed
 //! before its `TempDir` could clean up) is swept by the next run.
 //!
+//! The folder ignores itself for git (a `.gitignore` of `*`, written with the lock), so that
+//! nothing built there, by tangle or by `cargo test` inside `code/` (whose
+//! `.cargo/config.toml` builds there too), is ever an untracked file, whatever the project's
+//! own `.gitignore` says.
+//!
 //! The lock is per open file, not per process: taking it twice in one process waits forever.
 //! Take it once, near the command line, and pass the guard down.
 
 use std::fs::{File, OpenOptions, TryLockError};
+
+/// Writes `dir/.gitignore` (`*`: the folder and everything in it) if it is missing. Best
+/// effort: a folder that cannot take it still works.
+fn ignore_for_git(dir: &Path) {
+    let file = dir.join(".gitignore");
+    if !file.exists() {
+        let _ = crate::fsutil::write_atomic(&file, b"# tangle's working folder: builds, cache, lock.\n*\n");
+    }
+}
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
@@ -56,6 +70,7 @@ fn acquire_reporting(
     let path = work.join(LOCK_FILE);
     let dir = path.parent().expect("the lock file has a folder");
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    ignore_for_git(dir);
     // Never truncate on open: until we hold the lock, the contents are the holder's.
     let mut file = OpenOptions::new()
         .read(true)

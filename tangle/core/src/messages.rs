@@ -2,6 +2,7 @@
 //! repository it runs through cargo's alias, `cargo tangle`, whose `.cargo/config.toml` sets
 //! [`COMMAND_VAR`] to say so. Generated files never depend on it: their headers always say
 //! `tangle sync`, so the same chapters generate the same bytes however the tool was started.
+//! [`closest`] finds the name a typo meant, for "did you mean" help.
 
 /// The variable naming how the user starts tangle (`cargo tangle` in this repository).
 pub const COMMAND_VAR: &str = "TANGLE_COMMAND";
@@ -14,4 +15,15 @@ pub fn program() -> String {
 /// `tangle ARGS` as the user would type it (`command("sync")` → `tangle sync`).
 pub fn command(args: &str) -> String {
     format!("{} {args}", program())
+}
+
+/// The known name nearest `name` (a typo's likely target), if one is near enough.
+pub fn closest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let similarity = |a: &str, b: &str| similar::TextDiff::from_chars(a, b).ratio();
+    known
+        .into_iter()
+        .map(|k| (similarity(name, k), k))
+        .filter(|(r, _)| *r >= 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k)
 }

@@ -91,7 +91,8 @@ pub struct TypedNumber {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ValueQuote {
     pub name: String,
-    /// What the sentence shows now, spaces and line breaks collapsed to single spaces.
+    /// What the sentence shows now: its backslash escapes read (`\}` is `}`, see
+    /// [`crate::markdown::escape`]), spaces and line breaks collapsed to single spaces.
     pub shown: String,
     /// The bytes of the shown text (an empty range just after the name when nothing is shown
     /// yet): what `accept` replaces.

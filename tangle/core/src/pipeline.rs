@@ -165,6 +165,9 @@ pub struct CheckOptions {
     /// Rerun every chapter (no cache) and judge outputs and values exactly, redactions and
     /// tolerances aside: how `accept --refresh` records this machine's measurements.
     pub refresh: bool,
+    /// Rerun every chapter asked for (no cache), judging as usual: `check --rerun`, for an
+    /// output that depends on how busy the machine was when the cached run was made.
+    pub rerun: bool,
 }
 
 /// Syncs `code/` (or, where writes are refused, reports it stale), builds what the cache cannot
@@ -205,8 +208,9 @@ pub fn check(
         let key = cache::key(project.layout(), &shared, &project.book, &project.generated, chapter)?;
         // A cached run is only as good as the figures kept from it.
         // `accept --refresh` asks for this machine's measurements as they come out now.
-        let cached = cache::lookup(project.layout(), chapter, &key)
-            .filter(|_| !options.refresh && project.kept_figures().join(chapter).is_dir());
+        let model = project.book.chapter(chapter).expect("selected chapters exist");
+        let cached = cache::lookup(project.layout(), model, &key)
+            .filter(|_| !options.refresh && !options.rerun && project.kept_figures().join(chapter).is_dir());
         if cached.is_none() {
             to_build.push(chapter.clone());
         }
@@ -272,7 +276,7 @@ pub fn check(
                     true => {
                         keep_figures(&staging.path().join(&name), &project.kept_figures().join(&name))?;
                         let key = cache::key(project.layout(), &shared, &project.book, &project.generated, &name)?;
-                        cache::store(project.layout(), &name, &key, &run)?;
+                        cache::store(project.layout(), chapter, &key, &run)?;
                         project.kept_figures()
                     }
                     false => staging.path().to_path_buf(),

@@ -2,7 +2,9 @@
 //! [`build_book`] or by `mdbook-tangle` under a separately installed mdBook), and
 //! the book-wide checks that need every chapter at once (chapters SUMMARY.md leaves out,
 //! figures drawn but never placed, figures the prose never refers to), and the links at the
-//! foot of each chapter to its Markdown and its crate.
+//! foot of each chapter to its Markdown and its crate. What the book refuses is found first,
+//! by the validation pass `check` shares ([`crate::validate()`]); [`build_book`] fails on it, and
+//! on any error mdBook logs while building.
 
 use std::path::{Path, PathBuf};
 
@@ -24,17 +26,19 @@ pub struct TanglePreprocessor {
     config: Option<Config>,
     /// Where the warnings of a build also go, rendered plain.
     collected: Option<std::sync::Arc<std::sync::Mutex<Vec<String>>>>,
+    /// [`crate::validate()`] already ran over the book (in [`build_book`]): do not repeat it.
+    validated: bool,
 }
 
 impl TanglePreprocessor {
     /// A preprocessor that reads the configuration from the book mdBook builds.
     pub fn new() -> Self {
-        TanglePreprocessor { config: None, collected: None }
+        TanglePreprocessor { config: None, collected: None, validated: false }
     }
 
     /// A preprocessor for the book `config` describes.
     pub fn with_config(config: Config) -> Self {
-        TanglePreprocessor { config: Some(config), collected: None }
+        TanglePreprocessor { config: Some(config), collected: None, validated: false }
     }
 }
 
@@ -83,6 +87,10 @@ impl Preprocessor for TanglePreprocessor {
                 None
             }
         };
+        if !self.validated {
+            let paths: Vec<PathBuf> = inputs.iter().map(|(path, _)| path.clone()).collect();
+            warnings.extend(super::validate::validate_pages(layout, &paths, &pages, bibliography.as_ref()));
+        }
         let repository: Option<String> =
             ctx.config.get("output.html.git-repository-url").ok().flatten().filter(|u: &String| !u.is_empty());
 
@@ -262,6 +270,19 @@ fn unplaced_figures(page: &Page, chapter: &tangle_core::model::Chapter, file: &P
     out
 }
 
+/// The diagnostics that stopped [`build_book`] before mdBook ran (already printed).
+#[derive(Debug)]
+pub struct Refused(pub Vec<Diagnostic>);
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let errors = self.0.iter().filter(|d| d.is_error()).count();
+        write!(f, "{errors} error(s) in the chapters (see above); the book was not built")
+    }
+}
+
+impl std::error::Error for Refused {}
+
 /// How [`build_book`] builds.
 #[derive(Debug, Clone, Default)]
 pub struct RenderOptions {
@@ -287,6 +308,16 @@ pub fn build_book(book: &Config, options: &RenderOptions) -> anyhow::Result<Rend
         bail!("no book at {}: {} is missing", book_root.display(), config_file.display());
     }
     let collected = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    // What the book refuses, found by the same pass as `check`'s, before mdBook (which would
+    // create a missing chapter as an empty page) sees the book.
+    let problems = super::validate::validate_book(book);
+    if !problems.is_empty() {
+        let sources = Sources::new(&layout.root);
+        for d in &problems {
+            eprintln!("{}\n", d.render(&sources, Style::for_stderr()));
+        }
+        return Err(Refused(problems).into());
+    }
     let mut config = mdbook_driver::config::Config::from_disk(&config_file)
         .with_context(|| format!("reading {}", config_file.display()))?;
     // Our preprocessor runs first, before mdBook's `links` (which expands `{{#include}}`), so
@@ -309,14 +340,29 @@ pub fn build_book(book: &Config, options: &RenderOptions) -> anyhow::Result<Rend
     // The HTML must not load anything from the network.
     config.set("output.html.mathjax-support", false)?;
     config.set("output.html.playground.runnable", false)?;
+    // A chapter SUMMARY.md lists must exist (the validation above says which does not).
+    config.set("build.create-missing", false)?;
     if let Some(dest) = &options.dest {
         config.set("build.build-dir", dest.to_string_lossy().as_ref())?;
     }
 
     let mut md = mdbook_driver::MDBook::load_with_config(&book_root, config)
         .with_context(|| format!("loading the book at {}", book_root.display()))?;
-    md.with_preprocessor(TanglePreprocessor { config: Some(book.clone()), collected: Some(collected.clone()) });
-    md.build().context("building the HTML book")?;
+    md.with_preprocessor(TanglePreprocessor {
+        config: Some(book.clone()),
+        collected: Some(collected.clone()),
+        validated: true,
+    });
+    // mdBook logs what it cannot do (an include it cannot read) and carries on; any error it
+    // logs fails the build.
+    let logged = super::mdbook_log::Errors::default();
+    {
+        let _scope = logged.watch();
+        md.build().context("building the HTML book")?;
+    }
+    if let Some(first) = logged.first() {
+        bail!("mdBook reported {} error(s) while building the book, the first: {first}", logged.count());
+    }
     let site = md.build_dir_for("html");
     // Prose before code in search results; a book whose chapters do not parse keeps mdBook's
     // index (the build has reported why).
@@ -413,5 +459,22 @@ mod tests {
             }
         }
         std::fs::remove_dir_all(&root).ok();
+    }
+
+    #[test]
+    fn an_error_mdbook_logs_fails_the_build() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path();
+        std::fs::create_dir_all(root.join("book/src")).unwrap();
+        std::fs::write(root.join("book/book.toml"), "[book]\ntitle = \"T\"\n").unwrap();
+        std::fs::write(root.join("book/src/SUMMARY.md"), "# Summary\n\n- [One](ch01.md)\n").unwrap();
+        // Inside the book and present, so the validation lets it by; mdBook cannot read it.
+        std::fs::write(root.join("book/src/ch01.md"), "# 1 One\n\n```text\n{{#include bytes.txt}}\n```\n").unwrap();
+        std::fs::write(root.join("book/src/bytes.txt"), b"\xff\xfe not UTF-8\n").unwrap();
+        let err = build_book(&Config::load(root).unwrap(), &RenderOptions::default()).unwrap_err();
+        assert!(err.to_string().contains("mdBook reported 1 error(s) while building the book"), "{err:#}");
+        // Readable, the same include builds.
+        std::fs::write(root.join("book/src/bytes.txt"), "now UTF-8\n").unwrap();
+        build_book(&Config::load(root).unwrap(), &RenderOptions::default()).unwrap();
     }
 }

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::citations::{self, Bibliography};
-use super::html::{escape_html, inert};
+use super::html::{escape_html, inert, literal};
 use super::labels::{Labels, Page, figure_name};
 use super::{callouts, cells, diagrams, figures, math, refs, widgets};
 use tangle_core::diagnostic::{Diagnostic, Location};
@@ -194,7 +194,7 @@ fn render_citations(r: &mut Renderer, bibliography: Option<&Bibliography>) -> Op
     for (span, html) in cited.edits {
         r.edits.replace(span, html);
     }
-    r.warnings.extend(cited.errors);
+    // Unknown keys are errors of the validation pass (`crate::validate`), which `check` runs too.
     cited.list
 }
 
@@ -223,7 +223,11 @@ fn render_directives(
                     None => match figures::picture(figures_dir, &r.page.stem, &name, &number, drawn.contains(&name)) {
                         Ok(svg) => svg,
                         Err((gap, why)) => {
-                            r.warn(d.span.start, why);
+                            // A figure nothing draws is an error of the validation pass; one
+                            // drawn but not yet accepted is a warning here.
+                            if drawn.contains(&name) {
+                                r.warn(d.span.start, why);
+                            }
                             gap
                         }
                     },
@@ -237,7 +241,11 @@ fn render_directives(
                 let number = r.labels.figure(&r.page.stem, &name).map(|l| l.number.clone()).unwrap_or_default();
                 let opening =
                     widgets::opening(figures_dir, &r.page.stem, &name, &number).unwrap_or_else(|(gap, why)| {
-                        r.warn(d.span.start, why);
+                        // A calculator nothing computes is an error of the validation pass.
+                        let file = figures_dir.join(&r.page.stem).join(format!("{name}.widget.json"));
+                        if file.exists() || crate::validate::writes_calculator(r.page.doc.source, &name) {
+                            r.warn(d.span.start, why);
+                        }
                         gap
                     });
                 let caption = caption_range(r, &d, args);
@@ -255,7 +263,8 @@ fn render_directives(
                 // The sentence shows the value as text; the name stays in the source.
                 let args = args.trim();
                 let (name, shown) = args.split_once(char::is_whitespace).unwrap_or((args, ""));
-                let shown = shown.split_whitespace().collect::<Vec<_>>().join(" ");
+                let shown =
+                    tangle_core::markdown::escape::unquote(&shown.split_whitespace().collect::<Vec<_>>().join(" "));
                 let source = match recorded.iter().find(|f| f.values.contains_key(name)) {
                     Some(f) => format!("recorded in {}", f.file.display()),
                     None => "printed by this chapter's code".to_string(),
@@ -263,7 +272,7 @@ fn render_directives(
                 let html = format!(
                     "<span class=\"tangle-value\" title=\"{}\">{}</span>",
                     inert(&format!("value `{name}`, {source}")),
-                    inert(&shown)
+                    literal(&shown)
                 );
                 r.edits.replace(d.span.clone(), html);
             }
@@ -321,3 +330,6 @@ fn render_callouts(r: &mut Renderer) {
         r.edits.replace(end..end, after);
     }
 }
+
+#[cfg(test)]
+mod value_props;

@@ -140,10 +140,11 @@ pub fn cite(page: &Page, bibliography: Option<&Bibliography>, file: &Path) -> Ci
             continue;
         }
         for key in missing {
-            cited.errors.push(
-                error(&group.span, format!("`@{key}` is not in the bibliography"))
-                    .with_help(format!("add an entry `{key}:` to {}, or correct the key", bib.file.display())),
-            );
+            let help = match tangle_core::messages::closest(key, bib.library.keys()) {
+                Some(near) => format!("did you mean `@{near}`? (or add an entry `{key}:` to {})", bib.file.display()),
+                None => format!("add an entry `{key}:` to {}, or correct the key", bib.file.display()),
+            };
+            cited.errors.push(error(&group.span, format!("`@{key}` is not in the bibliography")).with_help(help));
         }
         let text = escape_html(page.doc.text(group.span.clone()));
         cited.edits.push((group.span.clone(), format!("<span class=\"citation-broken\">{text}</span>")));

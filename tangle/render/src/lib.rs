@@ -25,6 +25,11 @@
 //! After mdBook, [`search`] rebuilds the search index with cell code in a field of its own, so
 //! that prose ranks first. [`pdf`] prints the built book to PDF through headless Chromium (`cargo tangle pdf`).
 //!
+//! Before mdBook runs, [`validate()`] refuses what the book cannot show (an unknown citation key,
+//! figure or calculator, a calculator placed twice, a missing chapter, an include that reads
+//! outside the book's folders); `check` runs the same pass. Any error mdBook itself logs while
+//! building fails the build too ([`mdbook_log`]).
+//!
 //! Nothing in the output loads a script, stylesheet or font from the network. [`serve`] serves
 //! the book while an author writes.
 
@@ -38,12 +43,15 @@ mod figures;
 mod html;
 mod labels;
 mod math;
+mod mdbook_log;
 pub mod pdf;
 mod refs;
 mod search;
 pub mod serve;
 pub mod theme;
+mod validate;
 mod widgets;
 
-pub use book::{NAME, RenderOptions, Rendered, TanglePreprocessor, build_book};
+pub use book::{NAME, Refused, RenderOptions, Rendered, TanglePreprocessor, build_book};
 pub use serve::serve;
+pub use validate::{validate, validate_book};

@@ -1,17 +1,21 @@
 //! Stage 5, **compare**: what each cell printed against what its output block says, after the
 //! block's declared redactions and tolerance, with a [`Diff`] numbered by the chapter's lines
-//! when they differ. Figures are compared byte for byte ([`figures`]).
+//! when they differ. Figures are compared byte for byte ([`figures`]). A cell whose output
+//! depends on this machine's speed is recognised by [`involves_timings`], so that its drift can
+//! say so.
 
 mod diff;
 mod figures;
 mod numbers;
 mod text;
+mod timings;
 mod values;
 
 pub use diff::{Diff, visible};
 pub use figures::{FigureDrift, compare_figures};
 pub use numbers::{hand_typed_numbers, unquoted_numbers};
 pub use text::{matches, normalize, redact};
+pub use timings::involves_timings;
 pub use values::{Recorded, ValueDrift, ValueReport, compare_values, load_recorded, replacement};
 
 use crate::model::{Cell, Chapter, Location, OutputSpec};

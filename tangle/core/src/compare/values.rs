@@ -113,7 +113,7 @@ pub fn compare_values(chapter: &Chapter, run: &RunOutput, recorded: &[Recorded],
         let Some(value) = published.get(&quote.name) else {
             let mut d = Diagnostic::error(at, format!("no value named `{}` is published by this chapter", quote.name))
                 .with_span(quote.span.clone(), "");
-            d = match closest(&quote.name, published.keys()) {
+            d = match crate::messages::closest(&quote.name, published.keys().map(String::as_str)) {
                 Some(near) => d.with_help(format!("did you mean `{near}`?")),
                 None => d.with_help("publish it from a run cell: `tangle_runtime::value(\"NAME\", text)`"),
             };
@@ -141,10 +141,10 @@ pub fn compare_values(chapter: &Chapter, run: &RunOutput, recorded: &[Recorded],
                 Origin::Cell(_) => format!("value `{name}` is published but no sentence quotes it"),
                 Origin::File(file, _) => format!("value `{name}` of {} is not quoted by any sentence", file.display()),
             };
-            report.diagnostics.push(
-                Diagnostic::warning(value.origin.location().clone(), what)
-                    .with_help(format!("quote it as `{{{{#value {name} {}}}}}`, or stop publishing it", value.text)),
-            );
+            report.diagnostics.push(Diagnostic::warning(value.origin.location().clone(), what).with_help(format!(
+                "quote it as `{{{{#value {name} {}}}}}`, or stop publishing it",
+                crate::markdown::escape::quote(&normalize_spaces(&value.text))
+            )));
         }
     }
     report
@@ -222,15 +222,11 @@ fn sentence_diff(chapter: &Chapter, quote: &ValueQuote, actual: &str) -> Diff {
     Diff::new(&format!("{before}\n"), &format!("{after}\n"), quote.line)
 }
 
-/// The text that replaces a quote's shown span: the value, after a space when the quote had
-/// shown nothing yet (`{{#value name}}` → `{{#value name 42}}`).
+/// The text that replaces a quote's shown span: the value, quoted for the source
+/// ([`crate::markdown::escape::quote`]), after a space when the quote had shown nothing yet
+/// (`{{#value name}}` → `{{#value name 42}}`).
 pub fn replacement(quote: &ValueQuote, actual: &str, source: &str) -> String {
     let needs_space = quote.shown_span.is_empty() && !source[..quote.shown_span.start].ends_with(char::is_whitespace);
-    if needs_space { format!(" {actual}") } else { actual.to_string() }
-}
-
-/// The known name nearest `name` (a typo's likely target), if one is near enough.
-fn closest<'a>(name: &str, known: impl Iterator<Item = &'a String>) -> Option<&'a String> {
-    let distance = |a: &str, b: &str| similar::TextDiff::from_chars(a, b).ratio();
-    known.map(|k| (distance(name, k), k)).filter(|(r, _)| *r >= 0.7).max_by(|a, b| a.0.total_cmp(&b.0)).map(|(_, k)| k)
+    let quoted = crate::markdown::escape::quote(actual);
+    if needs_space { format!(" {quoted}") } else { quoted }
 }

@@ -9,9 +9,11 @@
 //! comments, text-bearing leaf blocks (paragraphs, headings, table cells) with their protected
 //! inline spans (code, math, HTML, links), blockquotes and `{{#name ...}}` directives. Writers
 //! never print a document back: they replace byte ranges of the original text ([`Edits`]), so
-//! every byte they do not mean to change stays as it was.
+//! every byte they do not mean to change stays as it was. [`escape`] writes and reads a quoted
+//! value's text in the source.
 
 mod edit;
+pub mod escape;
 mod info;
 
 use std::ops::Range;
@@ -535,7 +537,8 @@ fn finish_fence(doc: &Document, open: OpenFence) -> Fence {
 
 /// Finds `{{#name ...}}` in the leaves, skipping code spans. A directive may hold others (a
 /// figure's caption may say `{{#ref ...}}`): its closing `}}` is the one that balances its
-/// opening, outside code and math; the ones inside are found too.
+/// opening, outside code and math and not escaped by a backslash (`\}`); the ones inside are
+/// found too.
 fn find_directives(doc: &Document) -> Vec<Directive> {
     let protected = |at: usize| {
         doc.inlines_in(at..at + 2).any(|i| {
@@ -561,7 +564,10 @@ fn find_directives(doc: &Document) -> Vec<Directive> {
             let (mut depth, mut at, mut close) = (0usize, name_end, None);
             while at + 1 < end {
                 let pair = &doc.source.as_bytes()[at..at + 2];
-                if pair == b"{{" && !protected(at) {
+                if pair[0] == b'\\' {
+                    // `\}` and `\{` are text (CommonMark's backslash escape), never a brace.
+                    at += 2;
+                } else if pair == b"{{" && !protected(at) {
                     depth += 1;
                     at += 2;
                 } else if pair == b"}}" && !protected(at) {

@@ -108,7 +108,9 @@ impl Reader<'_> {
             let rest = &args[lead + name_len..];
             let shown_start = d.args.start + lead + name_len + (rest.len() - rest.trim_start().len());
             let shown_span = shown_start..(d.args.start + args.trim_end().len()).max(shown_start);
-            let shown = self.doc.text(shown_span.clone()).split_whitespace().collect::<Vec<_>>().join(" ");
+            let shown = crate::markdown::escape::unquote(
+                &self.doc.text(shown_span.clone()).split_whitespace().collect::<Vec<_>>().join(" "),
+            );
             let (line, column) = self.doc.line_col(d.span.start);
             quotes.push(ValueQuote { name: name.to_string(), shown, shown_span, span: d.span.clone(), line, column });
         }

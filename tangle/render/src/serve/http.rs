@@ -14,6 +14,8 @@
 //! build when it starts, so it never sees a half-written one. Every HTML page gets a small
 //! inline script that long-polls `/__tangle/reload` and reloads the page when a newer build
 //! is published (nothing is fetched from the network; nothing is written into the build).
+//! [`Site::report`] publishes a rebuild with what is wrong with the book: while anything is,
+//! every page also carries a banner listing it, `chNN.md:LINE` first.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -56,12 +58,37 @@ impl Default for Config {
 /// The build being served and its generation (1 for the first, +1 per publish).
 pub struct Site {
     current: Mutex<(PathBuf, u64)>,
+    /// What is wrong with the book now: a banner atop every page while not empty.
+    problems: Mutex<Vec<String>>,
     changed: Condvar,
 }
 
 impl Site {
     pub fn new(dir: PathBuf) -> Arc<Site> {
-        Arc::new(Site { current: Mutex::new((dir, 1)), changed: Condvar::new() })
+        Arc::new(Site { current: Mutex::new((dir, 1)), problems: Mutex::new(Vec::new()), changed: Condvar::new() })
+    }
+
+    /// After a rebuild: serves `dir` from now on, if the rebuild made one, and shows
+    /// `problems`; returns the new generation (open pages reload, and show the banner or lose
+    /// it). Nothing changes, and the generation stays, when neither does.
+    pub fn report(&self, dir: Option<PathBuf>, problems: Vec<String>) -> u64 {
+        let mut current = self.current.lock().unwrap_or_else(|e| e.into_inner());
+        let mut shown = self.problems.lock().unwrap_or_else(|e| e.into_inner());
+        if dir.is_none() && *shown == problems {
+            return current.1;
+        }
+        if let Some(dir) = dir {
+            current.0 = dir;
+        }
+        *shown = problems;
+        current.1 += 1;
+        self.changed.notify_all();
+        current.1
+    }
+
+    /// The problems the pages show now.
+    pub fn problems(&self) -> Vec<String> {
+        self.problems.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Serves `dir` from now on; returns the new generation. Requests already answering
@@ -251,7 +278,10 @@ fn respond(request: &Request, site: &Site, config: &Config) -> Vec<u8> {
         Resolved::File(file) => match std::fs::read(&file) {
             Ok(body) => {
                 let kind = content_type(&file);
-                let body = if kind.starts_with("text/html") { inject_reload(body, generation) } else { body };
+                let body = match kind.starts_with("text/html") {
+                    true => inject_reload(body, generation, &site.problems()),
+                    false => body,
+                };
                 finish(200, "OK", kind, body, request)
             }
             Err(_) => finish(404, "Not Found", "text/plain; charset=utf-8", b"404 not found\n".to_vec(), request),
@@ -377,9 +407,10 @@ pub fn reload_script(generation: u64) -> String {
     )
 }
 
-/// `page` with the reload script before its last `</body>` (or at its end).
-fn inject_reload(mut page: Vec<u8>, generation: u64) -> Vec<u8> {
-    let script = reload_script(generation);
+/// `page` with the problems' banner and the reload script before its last `</body>` (or at
+/// its end).
+fn inject_reload(mut page: Vec<u8>, generation: u64, problems: &[String]) -> Vec<u8> {
+    let script = super::problems::banner(problems) + &reload_script(generation);
     let needle = b"</body>";
     let at = page.windows(needle.len()).rposition(|w| w.eq_ignore_ascii_case(needle)).unwrap_or(page.len());
     page.splice(at..at, script.into_bytes());
@@ -428,7 +459,7 @@ mod tests {
 
     #[test]
     fn the_script_goes_before_the_last_closing_body_tag() {
-        let page = inject_reload(b"<html><body>x</BODY></html>".to_vec(), 7);
+        let page = inject_reload(b"<html><body>x</BODY></html>".to_vec(), 7, &[]);
         let page = String::from_utf8(page).unwrap();
         assert!(page.starts_with("<html><body>x<script>"), "{page}");
         assert!(page.ends_with("</script>\n</BODY></html>"));

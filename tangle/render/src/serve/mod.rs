@@ -12,9 +12,13 @@
 //!   a figure that an `accept` is halfway through writing. The lock is taken per build, never
 //!   for the server's lifetime.
 //! - Changes are found by polling modification times every half second (no watcher crate).
+//! - Each build checks the chapters as `book` does; what is wrong (a compile error, a panic, a
+//!   drift, a refused directive) goes to the terminal and to a banner atop every served page
+//!   ([`problems`]), which a build that finds it fixed takes away.
 //! - The HTTP side is [`http`]; pages get a live-reload script there, not on disk.
 
 pub mod http;
+mod problems;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -50,8 +54,11 @@ pub fn bind(port: u16) -> anyhow::Result<TcpListener> {
 pub fn serve(config: &Config, port: u16) -> anyhow::Result<()> {
     let listener = bind(port)?;
     let mut builds = Builds::new(config)?;
-    let first = builds.build()?;
-    let site = http::Site::new(first);
+    let (first, problems) = builds.build();
+    let site = http::Site::new(first?);
+    if !problems.is_empty() {
+        site.report(None, problems);
+    }
     println!("serving the book on http://127.0.0.1:{port}/ (rebuilds on save, pages reload themselves; Ctrl-C stops)");
     {
         let layout = config.layout.clone();
@@ -65,13 +72,17 @@ pub fn serve(config: &Config, port: u16) -> anyhow::Result<()> {
                     continue;
                 }
                 seen = now;
-                match builds.build() {
+                let (built, problems) = builds.build();
+                match built {
                     Ok(dir) => {
-                        let generation = site.publish(dir);
+                        let generation = site.report(Some(dir), problems);
                         builds.forget_old();
                         println!("rebuilt the book (build {generation})");
                     }
-                    Err(e) => eprintln!("rebuild failed, still serving the previous build: {e:#}"),
+                    Err(e) => {
+                        eprintln!("rebuild failed, still serving the previous build: {e:#}");
+                        site.report(None, problems);
+                    }
                 }
             }
         })?;
@@ -98,26 +109,30 @@ impl Builds {
         self.staging.path().join(format!("build-{n}"))
     }
 
-    /// Builds into a new folder, under the repository lock, and copies the result to the
-    /// author's `book/book`. Returns the folder to serve.
-    fn build(&mut self) -> anyhow::Result<PathBuf> {
+    /// Checks the chapters and builds into a new folder, under the repository lock, and
+    /// copies the result to the author's `book/book`. Returns the folder to serve (if the
+    /// build succeeded) and what is wrong with the book.
+    fn build(&mut self) -> (anyhow::Result<PathBuf>, Vec<String>) {
         self.last += 1;
         let out = self.dir(self.last);
-        let _lock = tangle_core::lock::acquire(
-            &self.config.layout.work_dir(),
-            "serve (rebuilding the book)",
-            tangle_core::lock::IfHeld::Wait,
-        )?;
+        let work = self.config.layout.work_dir();
+        let _lock =
+            match tangle_core::lock::acquire(&work, "serve (rebuilding the book)", tangle_core::lock::IfHeld::Wait) {
+                Ok(lock) => lock,
+                Err(e) => return (Err(e), Vec::new()),
+            };
         // The configuration as it is now (an edited book.toml takes effect at once).
         let config = Config::load(&self.config.layout.root).unwrap_or_else(|_| self.config.clone());
+        let mut found = problems::check(&config);
         let built = build_into(&config, &out).and_then(|(site, book_dir)| {
             mirror(&site, &book_dir).with_context(|| format!("cannot update {}", book_dir.display()))?;
             Ok(site)
         });
-        if built.is_err() {
+        if let Err(e) = &built {
+            found.extend(problems::from_error(e, &config));
             let _ = std::fs::remove_dir_all(&out);
         }
-        built
+        (built, found)
     }
 
     /// Deletes the builds before the previous one (a request may still be reading the
@@ -191,19 +206,21 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         tiny_book(root.path());
         let mut builds = Builds::new(&Config::load(root.path()).unwrap()).unwrap();
-        let first = builds.build().unwrap();
+        let (first, problems) = builds.build();
+        let first = first.unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
         assert!(first.join("ch01.html").is_file());
         let page = std::fs::read_to_string(root.path().join("book/book/ch01.html")).unwrap();
         assert!(page.contains("First words."));
         assert!(!page.contains("__tangle"), "no reload script on disk");
         std::fs::write(root.path().join("book/src/ch01.md"), "# 1 One\n\nSecond words.\n").unwrap();
-        let second = builds.build().unwrap();
+        let second = builds.build().0.unwrap();
         assert_ne!(first, second);
         assert!(std::fs::read_to_string(first.join("ch01.html")).unwrap().contains("First words."));
         assert!(std::fs::read_to_string(second.join("ch01.html")).unwrap().contains("Second words."));
         let page = std::fs::read_to_string(root.path().join("book/book/ch01.html")).unwrap();
         assert!(page.contains("Second words."));
-        let third = builds.build().unwrap();
+        let third = builds.build().0.unwrap();
         builds.forget_old();
         assert!(!first.exists() && second.exists() && third.exists());
         // No temporary folders left next to book/book.
@@ -215,8 +232,28 @@ mod tests {
         assert!(leftovers.is_empty(), "{leftovers:?}");
         // A build that fails leaves nothing behind and the served one in place.
         std::fs::write(root.path().join("book/book.toml"), "[book\n").unwrap();
-        assert!(builds.build().is_err());
+        let (built, problems) = builds.build();
+        assert!(built.is_err());
+        assert!(problems.iter().any(|p| p.contains("book.toml")), "{problems:?}");
         assert!(third.exists() && !builds.dir(builds.last).exists());
+    }
+
+    #[test]
+    fn a_refused_directive_is_a_problem_at_its_line_until_it_is_fixed() {
+        let root = tempfile::tempdir().unwrap();
+        tiny_book(root.path());
+        let mut builds = Builds::new(&Config::load(root.path()).unwrap()).unwrap();
+        std::fs::write(root.path().join("book/src/ch01.md"), "# 1 One\n\n{{#include /etc/hostname}}\n").unwrap();
+        let (built, problems) = builds.build();
+        assert!(built.is_err());
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].contains("book/src/ch01.md:3:1") && problems[0].contains("outside the folders"),
+            "{problems:?}"
+        );
+        std::fs::write(root.path().join("book/src/ch01.md"), "# 1 One\n\nFixed.\n").unwrap();
+        let (built, problems) = builds.build();
+        assert!(built.is_ok() && problems.is_empty(), "{problems:?}");
     }
 
     #[test]

@@ -1,0 +1,134 @@
+//! What is wrong with the book while it is served: each rebuild checks the chapters as `book`
+//! does (a compile error, a panic, a drifted output or quoted value, a mistake in a chapter) and
+//! keeps what `book` refuses (a directive the validation rejects, an error mdBook logs). Each
+//! problem is one message, `chNN.md:LINE` first, printed on the terminal and shown in a banner
+//! at the top of every served page ([`banner`]) until a rebuild finds it fixed.
+
+use tangle_core::compare::Verdict;
+use tangle_core::config::Config;
+use tangle_core::diagnostic::{Diagnostic, Diagnostics, Sources, Style};
+use tangle_core::pipeline::{self, CheckOptions, Outcome, Project};
+use tangle_core::progress::Plain;
+use tangle_core::run::RunEnd;
+
+/// Checks the chapters (running what the cache cannot answer); prints their problems on the
+/// terminal and returns them, plain.
+pub fn check(config: &Config) -> Vec<String> {
+    let found = check_quietly(config);
+    for p in &found {
+        eprintln!("{p}\n");
+    }
+    found
+}
+
+fn check_quietly(config: &Config) -> Vec<String> {
+    let root = &config.layout.root;
+    let sources = Sources::new(root);
+    let plain = |d: &Diagnostic| d.render(&sources, Style::Plain);
+    let project = match Project::load(root) {
+        Ok(project) => project,
+        Err(e) => return from_error(&e, config),
+    };
+    let chapters = match project.select(&[]) {
+        Ok(chapters) => chapters,
+        Err(e) => return vec![format!("error: {e:#}")],
+    };
+    let outcome = match pipeline::check(&project, &chapters, CheckOptions::default(), &Plain) {
+        Ok(outcome) => outcome,
+        Err(e) => return from_error(&e, config),
+    };
+    let mut out = Vec::new();
+    match outcome {
+        Outcome::Stale(stale) => out.extend(stale.iter().map(|s| format!("stale: {s}"))),
+        Outcome::CompileErrors(diagnostics) => out.extend(diagnostics.iter().filter(|d| d.is_error()).map(plain)),
+        Outcome::Ran(results) => {
+            for r in &results {
+                let Some(chapter) = project.book.chapter(&r.chapter) else { continue };
+                out.extend(r.values.diagnostics.iter().filter(|d| d.is_error()).map(plain));
+                let at = |cell: Option<usize>| match cell.and_then(|i| chapter.run_cells().nth(i)) {
+                    Some(c) => chapter.location(c.code_line).to_string(),
+                    None => chapter.path.display().to_string(),
+                };
+                match &r.run.end {
+                    RunEnd::Completed => {}
+                    RunEnd::Failed { cell, message } => {
+                        out.push(format!("error: {}: this cell failed\n{}", at(*cell), message.trim_end()))
+                    }
+                    RunEnd::TimedOut { cell, seconds } => {
+                        out.push(format!("error: {}: this cell was still running after {seconds} s", at(*cell)))
+                    }
+                }
+                for v in &r.verdicts {
+                    if let Verdict::Drift { diff } = &v.verdict {
+                        out.push(format!(
+                            "drift: {}: the output differs from what the cell prints\n{}",
+                            v.location,
+                            diff.render(Style::Plain)
+                        ));
+                    }
+                }
+                for v in &r.values.drifts {
+                    out.push(format!(
+                        "drift: {}: the quoted value `{}` is now `{}`",
+                        v.location, v.quote.name, v.actual
+                    ));
+                }
+                out.extend(r.figures.iter().map(|f| format!("drift: {f}")));
+            }
+        }
+    }
+    out
+}
+
+/// The messages of a failed load, check or build: each diagnostic it carries, or its text.
+pub fn from_error(e: &anyhow::Error, config: &Config) -> Vec<String> {
+    let sources = Sources::new(&config.layout.root);
+    let plain = |d: &Diagnostic| d.render(&sources, Style::Plain);
+    if let Some(found) = e.downcast_ref::<Diagnostics>() {
+        return found.iter().filter(|d| d.is_error()).map(plain).collect();
+    }
+    if let Some(refused) = e.downcast_ref::<crate::Refused>() {
+        return refused.0.iter().filter(|d| d.is_error()).map(plain).collect();
+    }
+    if let Some(d) = e.downcast_ref::<Diagnostic>() {
+        return vec![plain(d)];
+    }
+    vec![format!("error: {e:#}")]
+}
+
+/// The banner a served page shows above everything while `problems` is not empty.
+pub fn banner(problems: &[String]) -> String {
+    if problems.is_empty() {
+        return String::new();
+    }
+    let mut html = String::from(
+        "<div id=\"tangle-problems\" role=\"alert\" style=\"position:fixed;top:0;left:0;right:0;z-index:10000;\
+         max-height:45vh;overflow:auto;margin:0;padding:0.6em 1em;background:#8b0000;color:#fff;\
+         font:13px/1.45 ui-monospace,monospace;box-shadow:0 2px 8px rgba(0,0,0,.4)\">\n",
+    );
+    html.push_str(&format!(
+        "<strong>{} problem(s) in the book; the page shows the last good build where a chapter could not be built</strong>\n",
+        problems.len()
+    ));
+    for p in problems {
+        html.push_str(&format!(
+            "<pre style=\"white-space:pre-wrap;margin:0.5em 0 0;color:inherit;background:none\">{}</pre>\n",
+            super::super::html::escape_html(p)
+        ));
+    }
+    html.push_str("</div>\n");
+    html
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_banner_shows_each_problem_escaped_and_nothing_when_all_is_well() {
+        assert_eq!(banner(&[]), "");
+        let html = banner(&["error: book/src/ch01.md:3:1: no figure is named `<b>`".to_string()]);
+        assert!(html.contains("id=\"tangle-problems\"") && html.contains("role=\"alert\""));
+        assert!(html.contains("book/src/ch01.md:3:1: no figure is named `&lt;b&gt;`"), "{html}");
+    }
+}

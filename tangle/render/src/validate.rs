@@ -1,0 +1,364 @@
+//! One validation pass over what the book refuses, so that `check` fails on everything `book`
+//! would: [`validate`] is called by the command line's `check` (and is there for any command
+//! that promises a clean `book`), by [`crate::build_book`] before mdBook runs, and, over the
+//! pages it is handed, by the preprocessor under a separately run mdBook. It finds:
+//!
+//! - `SUMMARY.md` entries whose file does not exist (mdBook would create an empty page);
+//! - `[@key]` citations of keys the bibliography does not have, with the nearest key;
+//! - `{{#figure NAME}}` naming a figure no cell draws, no diagram fence is named and no SVG
+//!   under the figures folder holds;
+//! - `{{#widget NAME}}` naming a calculator no cell writes and no data file holds, and the same
+//!   calculator placed twice on a page (its element ids would clash);
+//! - mdBook's `{{#include}}`, `{{#rustdoc_include}}` and `{{#playground}}` reading a file outside
+//!   the book's folder (the folder of `book.toml`) and the folders `include-dirs` lists, or a
+//!   file that does not exist, in the chapter or in a file it includes (mdBook expands those
+//!   too), and an include that reaches a file already being included (it would never end).
+//!
+//! Every finding is an error at `FILE:LINE` with a fix.
+
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::citations::{self, Bibliography};
+use super::labels::{self, Page};
+use super::{diagrams, figures};
+use tangle_core::config::{Config, Layout};
+use tangle_core::diagnostic::{Diagnostic, Location};
+use tangle_core::messages::closest;
+use tangle_core::pipeline::Project;
+
+/// Everything the book would refuse, as errors (an empty list: `book` accepts it).
+pub fn validate(project: &Project) -> Vec<Diagnostic> {
+    validate_book(&project.config)
+}
+
+/// [`validate`] for a book's configuration: reads `SUMMARY.md` and the chapters it lists.
+pub fn validate_book(config: &Config) -> Vec<Diagnostic> {
+    let layout = &config.layout;
+    let src = layout.abs(&layout.src);
+    let mut out = Vec::new();
+    // No SUMMARY.md: mdBook makes one of the files it finds, and reports nothing to refuse.
+    let Ok(summary) = std::fs::read_to_string(src.join("SUMMARY.md")) else { return out };
+    let mut inputs: Vec<(PathBuf, String)> = Vec::new();
+    for (line, path) in summary_entries(&summary) {
+        match std::fs::read_to_string(src.join(&path)) {
+            Ok(text) => inputs.push((path, text)),
+            Err(_) => out.push(
+                Diagnostic::error(
+                    Location::new(layout.src.join("SUMMARY.md"), line),
+                    format!(
+                        "SUMMARY.md lists `{}`, and {} does not exist",
+                        path.display(),
+                        layout.src.join(&path).display()
+                    ),
+                )
+                .with_help("create the chapter, correct the path, or write a draft chapter as `[Title]()`"),
+            ),
+        }
+    }
+    let bibliography = match Bibliography::load(layout) {
+        Ok(b) => b,
+        Err(d) => {
+            out.push(*d);
+            None
+        }
+    };
+    let pages: Vec<Page> = inputs.iter().map(|(path, text)| Page::new(path, text)).collect();
+    let paths: Vec<PathBuf> = inputs.iter().map(|(path, _)| path.clone()).collect();
+    out.extend(validate_pages(layout, &paths, &pages, bibliography.as_ref()));
+    out
+}
+
+/// The checks of one page at a time, for `pages` at `paths` (relative to the source folder).
+pub(crate) fn validate_pages(
+    layout: &Layout,
+    paths: &[PathBuf],
+    pages: &[Page],
+    bibliography: Option<&Bibliography>,
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for (path, page) in paths.iter().zip(pages) {
+        let file = layout.src.join(path);
+        out.extend(citations::cite(page, bibliography, &file).errors);
+        out.extend(unknown_figures(layout, page, &file));
+        out.extend(calculators(layout, page, &file));
+        out.extend(includes(layout, path, page, &file));
+    }
+    out
+}
+
+/// `[Title](path.md)` entries of `SUMMARY.md`, with their lines; drafts (`[Title]()`) and
+/// links elsewhere are left out.
+fn summary_entries(summary: &str) -> Vec<(usize, PathBuf)> {
+    static ENTRY: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[[^\]]*\]\(([^)]*)\)").expect("a valid regex"));
+    let mut out = Vec::new();
+    for (i, line) in summary.lines().enumerate() {
+        for cap in ENTRY.captures_iter(line) {
+            let target = cap[1].trim();
+            let target = target.split('#').next().unwrap_or("");
+            if target.is_empty() || target.contains("://") {
+                continue;
+            }
+            out.push((i + 1, PathBuf::from(target)));
+        }
+    }
+    out
+}
+
+fn error_at(page: &Page, file: &Path, offset: usize, message: String) -> Diagnostic {
+    let (line, column) = page.doc.line_col(offset);
+    Diagnostic::error(Location::new(file, line).with_column(column), message)
+}
+
+/// `{{#figure NAME}}` directives whose figure nothing provides.
+fn unknown_figures(layout: &Layout, page: &Page, file: &Path) -> Vec<Diagnostic> {
+    let dir = layout.abs(&layout.figures).join(&page.stem);
+    let mut known: Vec<String> = figures::drawn_figure_names(page.doc.source);
+    for fence in &page.doc.fences {
+        if diagrams::find(fence.lang()).is_some()
+            && let Some(name) = fence.info.as_ref().ok().and_then(|i| i.value("fig"))
+        {
+            known.push(name.to_string());
+        }
+    }
+    known.extend(files_ending(&dir, ".svg"));
+    let mut out = Vec::new();
+    for d in page.doc.directives_named("figure") {
+        let name = labels::figure_name(page.doc.text(d.args.clone()));
+        if known.iter().any(|k| k == name) {
+            continue;
+        }
+        let shown = layout.figures.join(&page.stem).join(format!("{name}.svg"));
+        let d = error_at(
+            page,
+            file,
+            d.span.start,
+            format!(
+                "no figure is named `{name}`: no cell of this chapter draws it, no diagram is named so, and {} does not exist",
+                shown.display()
+            ),
+        );
+        out.push(match closest(name, known.iter().map(String::as_str)) {
+            Some(near) => d.with_help(format!("did you mean `{near}`?")),
+            None => d.with_help(format!("draw it in a run cell with `tangle_runtime::figure::svg(\"{name}\", ...)`")),
+        });
+    }
+    out
+}
+
+/// `Widget::new("NAME")`: a cell that computes calculator NAME.
+static WRITES: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"Widget::new\(\s*"([A-Za-z0-9_.-]+)""#).expect("a valid regex"));
+
+/// Whether a cell of `source` computes calculator `name`.
+pub(crate) fn writes_calculator(source: &str, name: &str) -> bool {
+    WRITES.captures_iter(source).any(|c| &c[1] == name)
+}
+
+/// `{{#widget NAME}}` directives: a calculator nothing computes, or one placed twice.
+fn calculators(layout: &Layout, page: &Page, file: &Path) -> Vec<Diagnostic> {
+    let dir = layout.abs(&layout.figures).join(&page.stem);
+    let mut known: Vec<String> = WRITES.captures_iter(page.doc.source).map(|c| c[1].to_string()).collect();
+    known.extend(files_ending(&dir, ".widget.json"));
+    let mut placed: HashMap<&str, usize> = HashMap::new();
+    let mut out = Vec::new();
+    for d in page.doc.directives_named("widget") {
+        let name = labels::figure_name(page.doc.text(d.args.clone()));
+        let (line, _) = page.doc.line_col(d.span.start);
+        if let Some(first) = placed.get(name) {
+            out.push(
+                error_at(
+                    page,
+                    file,
+                    d.span.start,
+                    format!("calculator `{name}` is placed twice: at {}:{first} and here, line {line}", file.display()),
+                )
+                .with_help("place each calculator once; refer to it elsewhere with `{{#ref fig:NAME}}`"),
+            );
+            continue;
+        }
+        placed.insert(name, line);
+        if known.iter().any(|k| k == name) {
+            continue;
+        }
+        let shown = layout.figures.join(&page.stem).join(format!("{name}.widget.json"));
+        let d = error_at(
+            page,
+            file,
+            d.span.start,
+            format!(
+                "no calculator is named `{name}`: no cell of this chapter writes it, and {} does not exist",
+                shown.display()
+            ),
+        );
+        out.push(match closest(name, known.iter().map(String::as_str)) {
+            Some(near) => d.with_help(format!("did you mean `{near}`?")),
+            None => d.with_help(format!(
+                "write it in a run cell with `tangle_runtime::widget::Widget::new(\"{name}\")` ... `.write()`"
+            )),
+        });
+    }
+    out
+}
+
+/// The names of the files in `dir` whose names end in `suffix`, without it.
+fn files_ending(dir: &Path, suffix: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.strip_suffix(suffix)).map(str::to_string))
+        .collect()
+}
+
+/// mdBook's directives that read a file, found as mdBook finds them: anywhere in the text but
+/// the cells and output blocks tangle renders itself (where braces are shown as text) and
+/// after a backslash (`\{{#include}}`, which mdBook leaves as text).
+static READS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\{\{\s*#(include|rustdoc_include|playground)\s+([^}]+)\}\}").expect("a valid regex"));
+
+/// Files mdBook's directives would read from outside the allowed folders, or that do not exist.
+fn includes(layout: &Layout, path: &Path, page: &Page, file: &Path) -> Vec<Diagnostic> {
+    let source = page.doc.source;
+    // The cells, their outputs and the diagrams tangle renders itself; any other block
+    // (```` ```rust,ignore ````, ```` ```text ````) is mdBook's.
+    let cells = tangle_core::parse::parse_chapter("chapter", path, source.as_bytes().to_vec())
+        .map(|c| c.cells)
+        .unwrap_or_default();
+    let mut inert: Vec<std::ops::Range<usize>> = cells
+        .iter()
+        .flat_map(|c| std::iter::once(c.span.clone()).chain(c.output.as_ref().map(|o| o.span.clone())))
+        .collect();
+    inert.extend(page.doc.fences.iter().filter(|f| diagrams::find(f.lang()).is_some()).map(|f| f.span.clone()));
+    let chapter_dir = layout.abs(&layout.src).join(path.parent().unwrap_or(Path::new("")));
+    let mut out = Vec::new();
+    for read in reads(source, &chapter_dir) {
+        if inert.iter().any(|r| r.contains(&read.at)) {
+            continue;
+        }
+        let chain = vec![page_file(layout, path)];
+        if let Some((message, help)) = refused(layout, &read, &chain) {
+            out.push(error_at(page, file, read.at, message).with_help(help));
+        }
+    }
+    out
+}
+
+/// One of mdBook's directives that reads a file: where it stands, its words, what it reads.
+struct Read {
+    at: usize,
+    kind: String,
+    target: String,
+    full: PathBuf,
+}
+
+/// The directives of `text` that read a file, paths resolved from `dir`; escaped ones left out.
+fn reads(text: &str, dir: &Path) -> Vec<Read> {
+    let mut out = Vec::new();
+    for cap in READS.captures_iter(text) {
+        let whole = cap.get(0).expect("group 0");
+        if text[..whole.start()].ends_with('\\') {
+            continue;
+        }
+        let target = cap[2].split_whitespace().next().unwrap_or("");
+        // `file.rs:anchor` or `file.rs:2:10` name parts of the file.
+        let target = target.split(':').next().unwrap_or(target).to_string();
+        let full = resolved(&dir.join(&target));
+        out.push(Read { at: whole.start(), kind: cap[1].to_string(), target, full });
+    }
+    out
+}
+
+fn page_file(layout: &Layout, path: &Path) -> PathBuf {
+    resolved(&layout.abs(&layout.src).join(path))
+}
+
+/// What is wrong with `read` (a message and a fix), included through the files of `chain`
+/// (the chapter first), if anything: a file outside the allowed folders, a missing one, or an
+/// include of a file already being included (mdBook would follow it until it gives up).
+/// The files it reads are checked the same way, as mdBook expands their directives too.
+fn refused(layout: &Layout, read: &Read, chain: &[PathBuf]) -> Option<(String, String)> {
+    let allowed: Vec<PathBuf> =
+        std::iter::once(&layout.book).chain(&layout.include_dirs).map(|d| resolved(&layout.abs(d))).collect();
+    let shown = pathdiff(&read.full, &layout.root);
+    let through = match chain.len() {
+        1 => String::new(),
+        _ => format!(
+            " (through {})",
+            chain[1..].iter().map(|f| pathdiff(f, &layout.root)).collect::<Vec<_>>().join(", which includes ")
+        ),
+    };
+    let directive = format!("`{{{{#{} {}}}}}`", read.kind, read.target);
+    if !allowed.iter().any(|dir| read.full.starts_with(dir)) {
+        let dirs: Vec<String> =
+            std::iter::once(&layout.book).chain(&layout.include_dirs).map(|d| format!("`{}`", shown_dir(d))).collect();
+        return Some((
+            format!("{directive} reads {shown}{through}, outside the folders the book may read from ({})", dirs.join(", ")),
+            "move the file into the book's folder, or list its folder in `include-dirs` under [preprocessor.tangle] in book.toml".into(),
+        ));
+    }
+    if !read.full.is_file() {
+        return Some((
+            format!("{directive} reads {shown}{through}, which does not exist"),
+            "correct the path (it is relative to the folder of the file that holds the directive)".into(),
+        ));
+    }
+    if chain.contains(&read.full) {
+        return Some((
+            format!("{directive} reads {shown}{through}, which is already being included: the includes never end"),
+            "include each file from outside itself".into(),
+        ));
+    }
+    let text = std::fs::read_to_string(&read.full).ok()?;
+    let dir = read.full.parent().unwrap_or(Path::new("/"));
+    let mut deeper = chain.to_vec();
+    deeper.push(read.full.clone());
+    reads(&text, dir).iter().find_map(|inner| refused(layout, inner, &deeper))
+}
+
+fn shown_dir(dir: &Path) -> String {
+    if dir.as_os_str().is_empty() { ".".to_string() } else { dir.display().to_string() }
+}
+
+/// `path` with `.` and `..` taken out, and symbolic links followed as far as the path exists
+/// (a link inside the book to a file outside it reads outside it).
+fn resolved(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    // The longest existing ancestor, canonicalized, and the rest as written.
+    let mut existing = out.clone();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        match (existing.file_name().map(|n| n.to_os_string()), existing.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => return out,
+        }
+    }
+    let mut full = std::fs::canonicalize(&existing).unwrap_or(existing);
+    for name in rest.into_iter().rev() {
+        full.push(name);
+    }
+    full
+}
+
+/// `path` relative to `root` when it lies inside it, else as it is.
+fn pathdiff(path: &Path, root: &Path) -> String {
+    let root = resolved(root);
+    path.strip_prefix(&root).map_or_else(|_| path.display().to_string(), |p| p.display().to_string())
+}
+
+#[cfg(test)]
+mod tests;
