@@ -11,6 +11,7 @@
 //! started instead of running on as an orphan.
 
 pub mod figure;
+mod file;
 #[cfg(feature = "sources")]
 pub mod sources;
 pub mod value;
