@@ -21,6 +21,12 @@
 //! writes it; the checks that JSON cannot express (a default among the options, a table of the
 //! right size, an index inside its values) are [`Data::parse`]'s.
 //!
+//! What serde costs: the derive brings `syn` and `serde_derive` into the first build of every
+//! book, since the chapter programs link this crate. Measured from an empty target folder on
+//! two shared cores, this crate with its dependencies built in 35–38 s (17–18 s of CPU) with
+//! the hand-written reader and writer, 53 s (24 s) with serde_json used without the derive,
+//! and 74–78 s (32–35 s) as it is; later builds do not pay it again.
+//!
 //! [`Widget::write`]: super::Widget::write
 
 use std::io;
