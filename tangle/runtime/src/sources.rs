@@ -13,6 +13,7 @@ pub const FILES: &[(&str, &[u8])] = &[
     ("src/widget/mod.rs", include_bytes!("widget/mod.rs")),
     ("src/widget/chart.rs", include_bytes!("widget/chart.rs")),
     ("src/widget/data.rs", include_bytes!("widget/data.rs")),
+    ("src/widget/error.rs", include_bytes!("widget/error.rs")),
     ("src/widget/grid.rs", include_bytes!("widget/grid.rs")),
     ("fonts/DejaVuSans.ttf", include_bytes!("../fonts/DejaVuSans.ttf")),
     ("fonts/LICENSE-DejaVu.txt", include_bytes!("../fonts/LICENSE-DejaVu.txt")),

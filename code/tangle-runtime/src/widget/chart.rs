@@ -433,7 +433,7 @@ impl Chart {
 
     /// The chart as the pieces a widget stores: its frame, whose clip path is named `clip`,
     /// and its layers in the order they were drawn.
-    pub(super) fn into_pieces(self, clip: &str) -> (String, Vec<String>) {
+    pub(crate) fn into_pieces(self, clip: &str) -> (String, Vec<String>) {
         (self.frame(clip), self.layers)
     }
 

@@ -34,42 +34,46 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Control, OutputKind, Widget, WidgetError, valid_name};
+use super::error::WidgetError;
 use crate::figure;
 
 /// The version of the data file's layout; the page's script checks it.
 pub const FORMAT: u32 = 1;
+
+/// The kind of control an input is shown as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Control {
+    /// A `<select>` over named values (hardware, model, scenario presets).
+    Picker,
+    /// A range input that steps through a list of allowed values (powers of two, ...).
+    Slider,
+    /// Two named states, shown as a pair of radio buttons.
+    Toggle,
+}
+
+/// What kind of thing an output is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum OutputKind {
+    /// A labelled number, as text.
+    #[serde(rename = "number")]
+    Number,
+    /// A labelled verdict word with a tone: the value starts with `+` (good), `-` (bad) or `=`.
+    #[serde(rename = "verdict")]
+    Verdict,
+    /// The frame of chart `chart` (an opening `<svg>`, axes, legend): the first piece.
+    #[serde(rename = "frame")]
+    ChartFrame,
+    /// One layer drawn on chart `chart` (a curve, a point, bars).
+    #[serde(rename = "layer")]
+    ChartLayer,
+}
 
 /// Where widget `name` of `chapter` goes: beside the chapter's figures.
 pub fn path_for(chapter: &str, name: &str) -> PathBuf {
     let dir =
         std::env::var_os(figure::DIR_ENV).map(PathBuf::from).unwrap_or_else(|| PathBuf::from(figure::DEFAULT_DIR));
     dir.join(chapter).join(format!("{name}.widget.json"))
-}
-
-impl Widget {
-    /// Computes every combination and writes `$TANGLE_FIGURES_DIR/<chapter>/<name>.widget.json`
-    /// (only when its bytes change, and then atomically). Returns the path written.
-    pub fn write(&self) -> Result<PathBuf, WidgetError> {
-        if !valid_name(&self.name) {
-            return Err(WidgetError::BadName(self.name.clone()));
-        }
-        let chapter = crate::chapter();
-        if chapter.is_empty() {
-            return Err(WidgetError::NoChapter);
-        }
-        static WRITTEN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-        if let Ok(mut written) = WRITTEN.lock() {
-            if written.contains(&self.name) {
-                return Err(WidgetError::Duplicate(self.name.clone()));
-            }
-            written.push(self.name.clone());
-        }
-        let json = self.data()?;
-        let path = path_for(chapter, &self.name);
-        crate::file::write_if_changed(&path, json.as_bytes()).map_err(|(at, e)| WidgetError::Io(at, e))?;
-        Ok(path)
-    }
 }
 
 /// A widget data file, read the way the page's script reads it.

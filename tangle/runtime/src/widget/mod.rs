@@ -34,100 +34,30 @@
 //!
 //! - `grid`: evaluating the closure at every combination, factoring the outputs into tables
 //!   over the inputs they depend on, and comparing a data file with the native values;
-//! - `data`: the data file, its layout, where it is written and how it is read back ([`Data`]);
-//! - `chart`: drawing the charts as a frame and layers of SVG ([`Chart`]).
+//! - `data`: the data file, its layout and vocabulary ([`Control`], [`OutputKind`]), where it
+//!   is written and how it is read back ([`Data`]);
+//! - `chart`: drawing the charts as a frame and layers of SVG ([`Chart`]);
+//! - `error`: what can go wrong, for all of them ([`WidgetError`]).
+//!
+//! The declaration imports from its parts and none of them imports it back, except `grid`,
+//! which evaluates the declaration and which the declaration does not import.
 
 mod chart;
 mod data;
+mod error;
 mod grid;
 
 use std::error::Error;
 use std::fmt;
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
-
 pub use chart::{Anchor, Axis, Bar, CHART_CLOSING, Chart, Corners, Scale, tick_text};
-pub use data::{Data, FORMAT, InputData, OutputData, ScenarioData, path_for};
+pub use data::{Control, Data, FORMAT, InputData, OutputData, OutputKind, ScenarioData, path_for};
+pub use error::WidgetError;
 
 /// The most input combinations one widget may have: every one is computed when the chapter
 /// runs, and the page must stay small.
 pub const MAX_COMBINATIONS: usize = 250_000;
-
-/// The kind of control an input is shown as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Control {
-    /// A `<select>` over named values (hardware, model, scenario presets).
-    Picker,
-    /// A range input that steps through a list of allowed values (powers of two, ...).
-    Slider,
-    /// Two named states, shown as a pair of radio buttons.
-    Toggle,
-}
-
-/// What kind of thing an output is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum OutputKind {
-    /// A labelled number, as text.
-    #[serde(rename = "number")]
-    Number,
-    /// A labelled verdict word with a tone: the value starts with `+` (good), `-` (bad) or `=`.
-    #[serde(rename = "verdict")]
-    Verdict,
-    /// The frame of chart `chart` (an opening `<svg>`, axes, legend): the first piece.
-    #[serde(rename = "frame")]
-    ChartFrame,
-    /// One layer drawn on chart `chart` (a curve, a point, bars).
-    #[serde(rename = "layer")]
-    ChartLayer,
-}
-
-/// What can go wrong declaring or writing a widget.
-#[derive(Debug)]
-pub enum WidgetError {
-    /// The name would not make a plain file name (`a-z`, `0-9`, `-`, `_`).
-    BadName(String),
-    /// [`crate::init`] was not called, so the widget has no chapter directory.
-    NoChapter,
-    /// Another widget of this chapter already has this name.
-    Duplicate(String),
-    /// The declaration is inconsistent (a default that is not an option, no outputs, ...).
-    Declaration(String),
-    /// The outputs closure failed at one combination of inputs (named by their values).
-    Compute { at: String, error: String },
-    /// The outputs at two combinations have different shapes (other labels, other charts).
-    Shape { at: String, why: String },
-    /// Writing the file failed.
-    Io(PathBuf, std::io::Error),
-    /// A data file could not be read back.
-    Data(String),
-    /// A data file disagrees with the native values.
-    Mismatch(String),
-}
-
-impl fmt::Display for WidgetError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            WidgetError::BadName(n) => write!(f, "widget name {n:?} must be lower-case letters, digits, '-' or '_'"),
-            WidgetError::NoChapter => write!(f, "tangle_runtime::init(chapter) must run before a widget is written"),
-            WidgetError::Duplicate(n) => {
-                write!(f, "a widget named {n:?} was already written by this chapter; give each widget its own name")
-            }
-            WidgetError::Declaration(why) => write!(f, "widget declaration: {why}"),
-            WidgetError::Compute { at, error } => write!(f, "widget outputs failed at {at}: {error}"),
-            WidgetError::Shape { at, why } => write!(
-                f,
-                "widget outputs at {at} differ in shape from the default state's ({why}); every combination must produce the same labelled outputs and charts with the same number of layers"
-            ),
-            WidgetError::Io(p, e) => write!(f, "cannot write {}: {e}", p.display()),
-            WidgetError::Data(why) => write!(f, "widget data file: {why}"),
-            WidgetError::Mismatch(why) => write!(f, "widget data file disagrees with the native values: {why}"),
-        }
-    }
-}
-
-impl Error for WidgetError {}
 
 /// One combination of input values, as indices into each input's options.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -346,6 +276,29 @@ impl Widget {
                 _ => None,
             })
             .collect())
+    }
+
+    /// Computes every combination and writes `$TANGLE_FIGURES_DIR/<chapter>/<name>.widget.json`
+    /// (only when its bytes change, and then atomically). Returns the path written.
+    pub fn write(&self) -> Result<PathBuf, WidgetError> {
+        if !valid_name(&self.name) {
+            return Err(WidgetError::BadName(self.name.clone()));
+        }
+        let chapter = crate::chapter();
+        if chapter.is_empty() {
+            return Err(WidgetError::NoChapter);
+        }
+        static WRITTEN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+        if let Ok(mut written) = WRITTEN.lock() {
+            if written.contains(&self.name) {
+                return Err(WidgetError::Duplicate(self.name.clone()));
+            }
+            written.push(self.name.clone());
+        }
+        let json = self.data()?;
+        let path = path_for(chapter, &self.name);
+        crate::file::write_if_changed(&path, json.as_bytes()).map_err(|(at, e)| WidgetError::Io(at, e))?;
+        Ok(path)
     }
 }
 
