@@ -8,9 +8,14 @@
 pub const FILES: &[(&str, &[u8])] = &[
     ("src/lib.rs", include_bytes!("lib.rs")),
     ("src/figure.rs", include_bytes!("figure.rs")),
+    ("src/file.rs", include_bytes!("file.rs")),
     ("src/sources.rs", include_bytes!("sources.rs")),
     ("src/value.rs", include_bytes!("value.rs")),
-    ("src/widget.rs", include_bytes!("widget.rs")),
+    ("src/widget/mod.rs", include_bytes!("widget/mod.rs")),
+    ("src/widget/chart.rs", include_bytes!("widget/chart.rs")),
+    ("src/widget/data.rs", include_bytes!("widget/data.rs")),
+    ("src/widget/error.rs", include_bytes!("widget/error.rs")),
+    ("src/widget/grid.rs", include_bytes!("widget/grid.rs")),
     ("fonts/DejaVuSans.ttf", include_bytes!("../fonts/DejaVuSans.ttf")),
     ("fonts/LICENSE-DejaVu.txt", include_bytes!("../fonts/LICENSE-DejaVu.txt")),
 ];

@@ -20,7 +20,7 @@
 
 use std::error::Error;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Once;
 
 pub use plotters;
@@ -221,7 +221,7 @@ pub fn path_for(chapter: &str, name: &str) -> PathBuf {
 /// Draws an SVG figure of `size` (width, height in pixels) on white and writes it to
 /// `$TANGLE_FIGURES_DIR/<chapter>/<name>.svg`. Returns the path written.
 ///
-/// The file is only rewritten when its bytes change.
+/// The file is only rewritten when its bytes change, and then atomically (a temporary file renamed over it).
 pub fn svg<F>(name: &str, size: (u32, u32), draw: F) -> Result<PathBuf, FigureError>
 where
     F: FnOnce(&Area<'_>) -> Result<(), Box<dyn Error>>,
@@ -242,7 +242,7 @@ where
     }
     let svg = render_svg(size, draw)?;
     let path = path_for(chapter, name);
-    write_if_changed(&path, &svg)?;
+    crate::file::write_if_changed(&path, svg.as_bytes()).map_err(|(at, e)| FigureError::Io(at, e))?;
     Ok(path)
 }
 
@@ -263,16 +263,6 @@ where
         buf.push('\n');
     }
     Ok(buf)
-}
-
-fn write_if_changed(path: &Path, contents: &str) -> Result<(), FigureError> {
-    if std::fs::read_to_string(path).is_ok_and(|old| old == contents) {
-        return Ok(());
-    }
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| FigureError::Io(dir.to_path_buf(), e))?;
-    }
-    std::fs::write(path, contents).map_err(|e| FigureError::Io(path.to_path_buf(), e))
 }
 
 #[cfg(test)]

@@ -8,8 +8,18 @@
 //! [`init`] also starts a watchdog when `tangle` asks for one (see [`PARENT_PID_VAR`]): a
 //! chapter program whose `tangle` died, even by `kill -9`, stops itself and every process it
 //! started instead of running on as an orphan.
+//!
+//! The modules:
+//!
+//! - [`value`](mod@value): values a cell publishes for the prose to quote (`{{#value NAME text}}`);
+//! - [`figure`]: figures drawn with plotters in the bundled font (`{{#figure NAME | caption}}`);
+//! - [`widget`]: live calculators, computed at every combination of their inputs and written
+//!   as a data file the page reads (`{{#widget NAME | caption}}`);
+//! - `file`: the one way both write their files (only when the bytes change, atomically);
+//! - `sources` (feature `sources`): this crate's own files, which the tool writes into a book.
 
 pub mod figure;
+mod file;
 #[cfg(feature = "sources")]
 pub mod sources;
 pub mod value;

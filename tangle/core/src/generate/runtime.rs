@@ -27,7 +27,9 @@ fn manifest() -> String {
 }
 
 const DEPENDENCIES: &str = "[dependencies]\n\
-plotters = { version = \"0.3.7\", default-features = false, features = [\"svg_backend\", \"ab_glyph\", \"line_series\", \"area_series\", \"point_series\"] }\n\n\
+plotters = { version = \"0.3.7\", default-features = false, features = [\"svg_backend\", \"ab_glyph\", \"line_series\", \"area_series\", \"point_series\"] }\n\
+serde = { version = \"1\", features = [\"derive\"] }\n\
+serde_json = \"1\"\n\n\
 [target.'cfg(unix)'.dependencies]\nlibc = \"0.2\"\n";
 
 /// The folder of the runtime's copy inside `code`.
@@ -93,12 +95,13 @@ mod tests {
         {
             assert!(names.iter().any(|n| n == want), "{want} missing from {names:?}");
         }
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime/src");
-        if let Ok(entries) = std::fs::read_dir(&src) {
-            for entry in entries.flatten() {
-                let name = format!("code/tangle-runtime/src/{}", entry.file_name().to_string_lossy());
-                assert!(names.contains(&name), "{name} is not carried: add it to tangle_runtime::sources::FILES");
-            }
+        let runtime = Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime");
+        for entry in
+            walkdir::WalkDir::new(runtime.join("src")).into_iter().flatten().filter(|e| e.file_type().is_file())
+        {
+            let rel = entry.path().strip_prefix(&runtime).unwrap().to_string_lossy().replace('\\', "/");
+            let name = format!("code/tangle-runtime/{rel}");
+            assert!(names.contains(&name), "{name} is not carried: add it to tangle_runtime::sources::FILES");
         }
         let config = &files.iter().find(|(p, _)| p.ends_with(".cargo/config.toml")).unwrap().1;
         assert!(String::from_utf8_lossy(config).contains("target-dir = \"../target/tangle\""));
