@@ -353,7 +353,11 @@ fn compare(
     options: CheckOptions,
 ) -> anyhow::Result<ChapterResult> {
     let chapter = project.book.chapter(name).expect("selected chapters exist");
-    let verdicts = compare::compare_chapter_with(chapter, &run, options.refresh);
+    let verdicts = compare::compare_chapter(
+        chapter,
+        &run,
+        if options.refresh { compare::Judge::Exactly } else { compare::Judge::AsDeclared },
+    );
     let values = match compare::load_recorded(&project.root, chapter) {
         Ok(recorded) => compare::compare_values(chapter, &run, &recorded, options.refresh),
         Err(d) => ValueReport { drifts: Vec::new(), diagnostics: vec![*d] },

@@ -327,8 +327,10 @@ pub fn build_book(book: &Config, options: &RenderOptions) -> anyhow::Result<Rend
         config.preprocessors().context("reading [preprocessor] tables")?;
     preprocessors.insert(NAME.into(), serde_json::json!({ "command": "tangle preprocess", "before": ["links"] }));
     config.set("preprocessor", &preprocessors)?;
-    // The theme's stylesheet and script, listed if book.toml does not list them (a stock
-    // `mdbook build` needs the lines; this build does not).
+    // The theme's stylesheet and script, written where they are missing or out of date (the
+    // command line refuses first where nothing may be written), and listed if book.toml does
+    // not list them (a stock `mdbook build` needs the lines; this build does not).
+    super::theme::write(layout)?;
     let (css, js) = super::theme::entries(layout);
     for (key, entry) in [("output.html.additional-css", css), ("output.html.additional-js", js)] {
         let mut listed: Vec<PathBuf> = config.get(key).ok().flatten().unwrap_or_default();
@@ -403,15 +405,18 @@ mod tests {
         let mut book = Book::new();
         let content = "# 6 Six\n\n```output rtol=0.1\n1 < 2\n```\n\n$$ a \\tag{6.1} $$\n";
         book.push_item(Chapter::new("Six", content.to_string(), "ch06.md", vec![]));
-        let ctx = PreprocessorContext::new(
-            PathBuf::from("/nonexistent/book"),
-            mdbook_preprocessor::config::Config::default(),
-            "html".to_string(),
-        );
+        let mut mdbook_config = mdbook_preprocessor::config::Config::default();
+        let ctx = PreprocessorContext::new(PathBuf::from("/nonexistent/book"), mdbook_config.clone(), "html".into());
+        let config = Config::parse(Path::new("/nonexistent"), Path::new("book"), "").unwrap();
+        // A book.toml without tangle's stylesheet and script: refused, saying which lines to add.
+        let err = TanglePreprocessor::with_config(config.clone()).run(&ctx, book.clone()).unwrap_err().to_string();
+        assert!(err.contains("additional-css = [\"theme/tangle.css\"]") && err.contains("tangle.js"), "{err}");
+        mdbook_config.set("output.html.additional-css", ["theme/tangle.css"]).unwrap();
+        mdbook_config.set("output.html.additional-js", ["theme/tangle.js"]).unwrap();
+        let ctx = PreprocessorContext::new(PathBuf::from("/nonexistent/book"), mdbook_config, "html".into());
         // What mdBook writes on the preprocessor's stdin.
         let input = serde_json::to_vec(&(&ctx, &book)).unwrap();
         let (ctx, book) = mdbook_preprocessor::parse_input(&input[..]).unwrap();
-        let config = Config::parse(Path::new("/nonexistent"), Path::new("book"), "").unwrap();
         let out = TanglePreprocessor::with_config(config).run(&ctx, book).unwrap();
         let ch = out.chapters().next().unwrap();
         assert_eq!(ch.number, Some(SectionNumber::new(vec![6])));

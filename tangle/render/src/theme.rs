@@ -46,6 +46,18 @@ pub fn files(layout: &Layout) -> Vec<(PathBuf, Vec<u8>)> {
         .collect()
 }
 
+/// Writes the theme's files that are missing or differ (atomically); the others are left alone,
+/// their modification times too.
+pub fn write(layout: &Layout) -> anyhow::Result<()> {
+    for (path, bytes) in files(layout) {
+        let abs = layout.abs(&path);
+        if std::fs::read(&abs).ok().as_deref() != Some(bytes.as_slice()) {
+            tangle_core::fsutil::write_atomic(&abs, &bytes)?;
+        }
+    }
+    Ok(())
+}
+
 /// The stylesheet and script as `book.toml`'s `additional-css` and `additional-js` name them
 /// (relative to the folder of `book.toml`).
 pub fn entries(layout: &Layout) -> (String, String) {

@@ -15,7 +15,7 @@ use std::path::Path;
 use proptest::prelude::*;
 
 use super::rewrite;
-use crate::compare::{Verdict, compare_chapter, normalize};
+use crate::compare::{Judge, Verdict, compare_chapter, normalize};
 use crate::model::{CellKind, Chapter};
 use crate::parse::parse_chapter;
 use crate::run::{CellOutput, RunEnd, RunOutput};
@@ -270,7 +270,7 @@ proptest! {
         // A clean chapter: outputs as its blocks say (a block-less cell printing nothing).
         let clean: Vec<String> = runs.iter().map(|c| c.output.as_ref().map_or(String::new(), |b| b.text.clone())).collect();
         let clean_run = run_of(&clean);
-        prop_assert_eq!(rewrite(&original, &clean_run, &compare_chapter(&original, &clean_run), &[]), None);
+        prop_assert_eq!(rewrite(&original, &clean_run, &compare_chapter(&original, &clean_run, Judge::AsDeclared), &[]), None);
 
         // Drifted outputs.
         let new: Vec<String> = (0..runs.len())
@@ -280,7 +280,7 @@ proptest! {
             })
             .collect();
         let run = run_of(&new);
-        let text = rewrite(&original, &run, &compare_chapter(&original, &run), &[]).unwrap_or_else(|| md.clone());
+        let text = rewrite(&original, &run, &compare_chapter(&original, &run, Judge::AsDeclared), &[]).unwrap_or_else(|| md.clone());
         let after = chapter(&text);
 
         // The same cells, now matching their outputs.
@@ -289,7 +289,7 @@ proptest! {
             prop_assert_eq!(a.kind, b.kind);
             prop_assert_eq!(&a.code, &b.code);
         }
-        prop_assert!(compare_chapter(&after, &run).iter().all(|v| v.verdict == Verdict::Same));
+        prop_assert!(compare_chapter(&after, &run, Judge::AsDeclared).iter().all(|v| v.verdict == Verdict::Same));
         for (cell, out) in after.run_cells().zip(&new) {
             let shown = cell.output.as_ref().map_or(String::new(), |b| normalize(&b.text));
             prop_assert_eq!(shown, normalize(out));
@@ -298,7 +298,7 @@ proptest! {
         prop_assert_eq!(outside_outputs(&after), outside_outputs(&original));
         prop_assert_eq!(text.matches("\r\n").count() == text.matches('\n').count(), crlf || !text.contains('\n'));
         // And a second accept has nothing to do.
-        prop_assert_eq!(rewrite(&after, &run, &compare_chapter(&after, &run), &[]), None);
+        prop_assert_eq!(rewrite(&after, &run, &compare_chapter(&after, &run, Judge::AsDeclared), &[]), None);
         prop_assert!(after.cells.iter().all(|c| c.kind != CellKind::Test));
     }
 }

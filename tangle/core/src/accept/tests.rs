@@ -1,7 +1,7 @@
 use std::path::Path;
 
 use super::*;
-use crate::compare::compare_chapter;
+use crate::compare::{Judge, compare_chapter};
 use crate::parse::parse_chapter;
 use crate::run::{CellOutput, RunEnd};
 
@@ -14,12 +14,12 @@ fn accept(md: &str, outputs: &[&str]) -> String {
         end: RunEnd::Completed,
         values: Vec::new(),
     };
-    let verdicts = compare_chapter(&chapter, &run);
+    let verdicts = compare_chapter(&chapter, &run, Judge::AsDeclared);
     let text = rewrite(&chapter, &run, &verdicts, &[]).unwrap_or_else(|| md.to_string());
     let again = parse_chapter("ch01", Path::new("book/src/ch01.md"), text.as_bytes().to_vec())
         .unwrap_or_else(|e| panic!("accepted text does not parse: {e}\n{text}"));
     assert_eq!(again.cells.len(), chapter.cells.len());
-    let run_again = compare_chapter(&again, &run);
+    let run_again = compare_chapter(&again, &run, Judge::AsDeclared);
     assert!(run_again.iter().all(|v| v.verdict == Verdict::Same), "still drifting after accept:\n{text}");
     text
 }
@@ -69,5 +69,5 @@ fn nothing_changes_when_nothing_drifted() {
         end: RunEnd::Completed,
         values: Vec::new(),
     };
-    assert_eq!(rewrite(&chapter, &run, &compare_chapter(&chapter, &run), &[]), None);
+    assert_eq!(rewrite(&chapter, &run, &compare_chapter(&chapter, &run, Judge::AsDeclared), &[]), None);
 }

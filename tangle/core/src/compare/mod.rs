@@ -42,14 +42,20 @@ pub struct CellVerdict {
     pub verdict: Verdict,
 }
 
-/// Compares every run cell of `chapter` with what `run` printed for it.
-pub fn compare_chapter(chapter: &Chapter, run: &RunOutput) -> Vec<CellVerdict> {
-    compare_chapter_with(chapter, run, false)
+/// How output blocks are judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Judge {
+    /// As each block declares: its redactions and tolerance apply.
+    #[default]
+    AsDeclared,
+    /// Every difference counts, redactions and tolerances aside (`accept --refresh` takes this
+    /// machine's measurements).
+    Exactly,
 }
 
-/// [`compare_chapter`]; with `exact`, the blocks' redactions and tolerances are ignored, so
-/// that every difference counts (`accept --refresh` takes this machine's measurements).
-pub fn compare_chapter_with(chapter: &Chapter, run: &RunOutput, exact: bool) -> Vec<CellVerdict> {
+/// Compares every run cell of `chapter` with what `run` printed for it.
+pub fn compare_chapter(chapter: &Chapter, run: &RunOutput, judge: Judge) -> Vec<CellVerdict> {
+    let exact = judge == Judge::Exactly;
     chapter
         .run_cells()
         .enumerate()

@@ -310,7 +310,7 @@ fn compare_outputs(chapter: &Chapter, results: &[ExampleResult]) -> ChapterResul
         }
     }
     let run = RunOutput { cells, end: RunEnd::Completed, values: Vec::new() };
-    let verdicts = compare::compare_chapter_with(chapter, &run, false)
+    let verdicts = compare::compare_chapter(chapter, &run, compare::Judge::AsDeclared)
         .into_iter()
         .filter(|v| v.verdict != Verdict::NotRun)
         .collect();
