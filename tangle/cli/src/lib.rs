@@ -13,6 +13,7 @@ use clap::{Parser, Subcommand};
 
 use tangle_core::config::Config;
 use tangle_core::diagnostic::{Diagnostic, Diagnostics, Sources, Style};
+use tangle_core::generate::sync::Discard;
 use tangle_core::lock::IfHeld;
 use tangle_core::pipeline::{self, CheckOptions, Project};
 use tangle_render::RenderOptions;
@@ -40,6 +41,15 @@ enum Command {
         /// Write nothing; fail naming each file of code/ that is stale or was edited by hand.
         #[arg(long)]
         check: bool,
+        /// Overwrite generated files edited since tangle wrote them, throwing their edits away.
+        #[arg(long, conflicts_with = "check")]
+        discard: bool,
+    },
+    /// Take edits made in the generated crates under code/ back into the chapters' cells.
+    Untangle {
+        /// Only this chapter (repeatable), e.g. `--chapter ch06`.
+        #[arg(long)]
+        chapter: Vec<String>,
     },
     /// Build and run the chapters; fail when an output or figure drifted from the prose.
     Check {
@@ -182,13 +192,14 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     let options = CheckOptions { verbose: cli.verbose, refresh };
     // One writer at a time: a second accept, check or book waits (or, with --no-wait, stops).
     let _lock = match cli.command {
-        Command::Sync { check: true } | Command::Fmt { check: true, .. } => None,
+        Command::Sync { check: true, .. } | Command::Fmt { check: true, .. } => None,
         _ => {
             let what = match cli.command {
                 Command::Sync { .. } => "sync",
                 Command::Check { .. } => "check",
                 Command::Accept { .. } => "accept",
                 Command::Fmt { .. } => "fmt",
+                Command::Untangle { .. } => "untangle",
                 _ => "book",
             };
             let if_held = if cli.no_wait { IfHeld::Refuse } else { IfHeld::Wait };
@@ -197,7 +208,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     };
     let project = Project::load(&root)?;
     match cli.command {
-        Command::Sync { check: true } => {
+        Command::Sync { check: true, .. } => {
             let stale = project.stale()?;
             for s in &stale {
                 println!("stale: {s}");
@@ -209,8 +220,9 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 Ok(DRIFT)
             }
         }
-        Command::Sync { check: false } => {
-            for (verb, what) in tangle_core::generate::sync::summary(&project.sync()?, &project.generated) {
+        Command::Sync { check: false, discard } => {
+            let discard = if discard { Discard::All } else { Discard::Nothing };
+            for (verb, what) in tangle_core::generate::sync::summary(&project.sync_with(&discard)?, &project.generated) {
                 println!("{verb} {what}");
             }
             Ok(CLEAN)
@@ -222,6 +234,11 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Accept { chapter, .. } => {
             let chapters = project.select(&chapter)?;
             report::report(&project, check(&project, &chapters, options)?, true)
+        }
+        Command::Untangle { chapter } => {
+            let chapters = project.select(&chapter)?;
+            pipeline::untangle(&project, &chapters)?.report().iter().for_each(|line| println!("{line}"));
+            Ok(CLEAN)
         }
         Command::Fmt { check, chapter } => {
             let chapters = project.select(&chapter)?;

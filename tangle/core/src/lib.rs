@@ -16,7 +16,8 @@
 //!    line; quoted values against the published ones; figures and calculator data against
 //!    `figures/`; numbers in sentences typed by hand instead of quoted
 //! 6. [`accept`]: actual outputs and values spliced into the prose by byte span; `accept::fmt`
-//!    formats cells in place
+//!    formats cells in place; [`untangle`] takes edits made in the generated crates back into
+//!    the cells they came from
 //! 7. [`render`]: the mdBook (preprocessor and driver), with figures, live calculators,
 //!    numbered captions, math, diagrams, citations and a search index that ranks prose first;
 //!    `render::serve` serves it with live reload, `render::pdf` prints it
@@ -51,3 +52,4 @@ pub mod lock;
 pub mod markdown;
 pub mod parse;
 pub mod timing;
+pub mod untangle;
