@@ -497,9 +497,10 @@ impl Untangled {
         let mut out = Vec::new();
         for c in &self.chapters {
             let files: Vec<String> = c.files.iter().map(|f| f.display().to_string()).collect();
-            let lines = match c.lines.is_empty() {
-                true => "no line changed".to_string(),
-                false => format!("line {}", ranges(&c.lines)),
+            let lines = match c.lines.len() {
+                0 => "no line changed".to_string(),
+                1 => format!("line {}", ranges(&c.lines)),
+                _ => format!("lines {}", ranges(&c.lines)),
             };
             out.push(format!("untangled {} into {} ({lines})", files.join(", "), c.path.display()));
         }
@@ -543,7 +544,12 @@ pub fn untangle(project: &Project, chapters: &[String]) -> anyhow::Result<Untang
     if edited.is_empty() {
         return Ok(Untangled::default());
     }
-    let taken = back::untangle(&project.book, &project.config, &project.generated, &edited)?;
+    let taken = match back::untangle(&project.book, &project.config, &project.generated, &edited) {
+        Ok(taken) => taken,
+        // One refusal alone, as one error.
+        Err(mut found) if found.0.len() == 1 => return Err(found.0.remove(0).into()),
+        Err(found) => return Err(found.into()),
+    };
     for c in &taken {
         let chapter = project.book.chapter(&c.chapter).expect("a chapter of the book");
         if c.text != chapter.source {

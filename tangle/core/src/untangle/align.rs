@@ -209,7 +209,7 @@ fn hunk(
                 return Ok((place, Box::new(|_| None)));
             }
         }
-        return Err(replaced_problem(owners, &removed, new_at));
+        return Err(replaced_problem(owners, steps, &block, &removed, new_at));
     }
     // Lines changed: all of one cell, or hoisted attributes line for line.
     let kinds: Vec<Owner> = removed.iter().map(|&o| owners[o]).collect();
@@ -231,7 +231,7 @@ fn hunk(
             }),
         ));
     }
-    Err(replaced_problem(owners, &removed, added[0]))
+    Err(replaced_problem(owners, steps, &block, &removed, added[0]))
 }
 
 /// The first new line at or after step `k` (where a problem is shown).
@@ -330,19 +330,39 @@ fn move_block(steps: &mut [Step], block: std::ops::Range<usize>, place: std::ops
     }
 }
 
-/// Where a problem with changed old lines `olds` lies: the first line tangle wrote, or the
-/// second cell.
-fn replaced_problem(owners: &[Owner], olds: &[usize], new: usize) -> Problem {
-    let mut first_cell = None;
+/// Where a problem with changed old lines `olds` (the steps of `block`) lies: across two
+/// cells (it changes lines of both, or only the lines tangle wrote between them), or at the
+/// first line tangle wrote.
+fn replaced_problem(
+    owners: &[Owner],
+    steps: &[Step],
+    block: &std::ops::Range<usize>,
+    olds: &[usize],
+    new: usize,
+) -> Problem {
+    let cell = |o: Option<usize>| match o.and_then(|o| owners.get(o)) {
+        Some(Owner::Cell(s)) => Some(*s),
+        _ => None,
+    };
+    let mut cells: Vec<usize> = olds.iter().filter_map(|&o| cell(Some(o))).collect();
+    cells.dedup();
+    if cells.len() >= 2 {
+        return Problem::TwoCells { new, first: cells[0], second: cells[1] };
+    }
+    let before = cell(block.start.checked_sub(1).and_then(|k| old_line(steps.get(k))));
+    let after = cell(old_line(steps.get(block.end)));
+    let first = cells.first().copied().or(before);
+    let last = cells.first().copied().or(after);
+    if let (Some(first), Some(last)) = (first, last)
+        && first != last
+    {
+        return Problem::TwoCells { new, first, second: last };
+    }
     for &o in olds {
         match owners[o] {
-            Owner::Cell(s) => match first_cell {
-                None => first_cell = Some(s),
-                Some(f) if f != s => return Problem::TwoCells { new, first: f, second: s },
-                Some(_) => {}
-            },
             Owner::Tangle => return Problem::Replaces { new, old: o },
             Owner::Hoisted(_) => return Problem::Hoisted { new },
+            Owner::Cell(_) => {}
         }
     }
     Problem::Replaces { new, old: olds[0] }

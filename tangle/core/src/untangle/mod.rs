@@ -236,6 +236,11 @@ fn problem(chapter: &Chapter, krate: &ChapterCrate, path: &Path, expected: &str,
                     "make the change in the chapter (or in book.toml) instead, then drop this edit with `{discard}`"
                 ))
         }
+        Problem::AddedOutside { new } if krate.line_map.segments(path).is_empty() && is_manifest(path) => {
+            Diagnostic::error(at(new), "this line was added to a manifest, which tangle writes: it holds no cell")
+                .with_note("a chapter's dependencies come from its cells' paths and book.toml's [preprocessor.tangle.dependencies]")
+                .with_help(format!("declare the dependency in book.toml instead, then drop this edit with `{discard}`"))
+        }
         Problem::AddedOutside { new } => Diagnostic::error(at(new), "this line was added outside every cell")
             .with_note("between two cells, or among the lines tangle writes around them, nothing comes from the chapter")
             .with_help(format!("move it into a cell's lines and run `{again}` again, or drop it with `{discard}`")),
@@ -256,7 +261,7 @@ fn problem(chapter: &Chapter, krate: &ChapterCrate, path: &Path, expected: &str,
 /// What line `old` (zero-based) of a generated file is, for a message.
 fn what_line(path: &Path, expected: &str, old: usize) -> String {
     let text = expected.lines().nth(old).unwrap_or("");
-    if path.extension().is_some_and(|e| e == "toml") {
+    if is_manifest(path) {
         format!("the manifest's line `{}`", text.trim())
     } else if old < 2 {
         "tangle's header".to_string()
@@ -267,6 +272,10 @@ fn what_line(path: &Path, expected: &str, old: usize) -> String {
     } else {
         format!("`{}`", text.trim())
     }
+}
+
+fn is_manifest(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "toml")
 }
 
 /// Generates the new chapter in memory and checks that each edited file comes out as edited.

@@ -115,12 +115,14 @@ fn edits_outside_every_cell_are_refused_where_they_are() {
     assert!(glue.0[0].message.contains("`fn main() {`"), "{glue}");
     let manifest = untangled(MD, "code/ch01/Cargo.toml", |t| t.replace("[dependencies]\n", "[dependencies]\nrand = \"0.8\"\n"))
         .unwrap_err();
-    assert!(manifest.0[0].message.contains("outside every cell"), "{manifest}");
+    assert!(manifest.0[0].message.contains("added to a manifest"), "{manifest}");
+    let manifest = untangled(MD, "code/ch01/Cargo.toml", |t| t.replace("publish = false", "publish = true")).unwrap_err();
+    assert!(manifest.0[0].message.contains("the manifest's line `publish = false`"), "{manifest}");
     // One edit across the end of one cell and the start of the next.
     let md = "```rust\n// @save\npub fn a() {}\n```\n\n```rust\n// @save\npub fn b() {}\n```\n";
     let both = untangled(md, "code/ch01/src/lib.rs", |t| t.replace("pub fn a() {}\n\n// book/src/ch01.md:8\npub fn b()", "pub fn ab()"))
         .unwrap_err();
-    assert!(both.0[0].message.contains("outside every cell") || both.0[0].message.contains("two cells"), "{both}");
+    assert!(both.0[0].message.contains("spans two cells, book/src/ch01.md:2 and book/src/ch01.md:7"), "{both}");
 }
 
 #[test]
