@@ -222,7 +222,8 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         }
         Command::Sync { check: false, discard } => {
             let discard = if discard { Discard::All } else { Discard::Nothing };
-            for (verb, what) in tangle_core::generate::sync::summary(&project.sync_with(&discard)?, &project.generated) {
+            for (verb, what) in tangle_core::generate::sync::summary(&project.sync_with(&discard)?, &project.generated)
+            {
                 println!("{verb} {what}");
             }
             Ok(CLEAN)

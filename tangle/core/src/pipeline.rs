@@ -180,8 +180,9 @@ pub struct CheckOptions {
     pub refresh: bool,
 }
 
-/// Syncs `code/` (or, on CI, refuses to), builds what the cache cannot answer, runs it and
-/// compares every selected chapter with its prose.
+/// Syncs `code/` (or, on CI, refuses to; and anywhere, refuses to overwrite a generated file
+/// edited since tangle wrote it), builds what the cache cannot answer, runs it and compares
+/// every selected chapter with its prose.
 pub fn check(project: &Project, chapters: &[String]) -> anyhow::Result<Outcome> {
     check_with(project, chapters, CheckOptions::default())
 }

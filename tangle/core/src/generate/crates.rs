@@ -80,7 +80,8 @@ impl Generated {
 pub const HEADER_NOTE: &str = "Change the chapter and run `tangle sync`.";
 
 /// The second line of a generated source file, whose cells may be edited in place.
-pub const SOURCE_NOTE: &str = "Change the chapter and run `tangle sync`, or edit the cells here and run `tangle untangle`.";
+pub const SOURCE_NOTE: &str =
+    "Change the chapter and run `tangle sync`, or edit the cells here and run `tangle untangle`.";
 
 /// The first line of every generated chapter file (with `//` or `#` before it).
 pub fn header_line(chapter: &Chapter) -> String {

@@ -91,7 +91,9 @@ pub fn align(old: &[String], new: &[String], owners: &[Owner]) -> Result<Alignme
             DiffOp::Delete { old_index, old_len, .. } => {
                 steps.extend((old_index..old_index + old_len).map(Step::Removed))
             }
-            DiffOp::Insert { new_index, new_len, .. } => steps.extend((new_index..new_index + new_len).map(Step::Added)),
+            DiffOp::Insert { new_index, new_len, .. } => {
+                steps.extend((new_index..new_index + new_len).map(Step::Added))
+            }
             DiffOp::Replace { old_index, old_len, new_index, new_len } => {
                 steps.extend((old_index..old_index + old_len).map(Step::Removed));
                 steps.extend((new_index..new_index + new_len).map(Step::Added));
@@ -279,9 +281,10 @@ fn slides(texts: &Texts, steps: &[Step], block: std::ops::Range<usize>) -> Vec<(
                 _ => break,
             };
             let window = place.start.min(block.start)..place.end.max(block.end);
-            let others = steps[window.clone()].iter().enumerate().any(|(k, s)| {
-                !block.contains(&(window.start + k)) && !matches!(s, Step::Same(..))
-            });
+            let others = steps[window.clone()]
+                .iter()
+                .enumerate()
+                .any(|(k, s)| !block.contains(&(window.start + k)) && !matches!(s, Step::Same(..)));
             if others {
                 break;
             }
@@ -321,8 +324,8 @@ fn move_block(steps: &mut [Step], block: std::ops::Range<usize>, place: std::ops
     }
     let adds = matches!(steps[block.start], Step::Added(_));
     let (mut o, mut n) = (olds.into_iter(), news.into_iter());
-    for k in lo..hi {
-        steps[k] = match (place.contains(&k), adds) {
+    for (k, step) in steps.iter_mut().enumerate().take(hi).skip(lo) {
+        *step = match (place.contains(&k), adds) {
             (true, true) => Step::Added(n.next().expect("carried")),
             (true, false) => Step::Removed(o.next().expect("carried")),
             (false, _) => Step::Same(o.next().expect("paired"), n.next().expect("paired")),

@@ -143,7 +143,9 @@ pub fn splice(chapter: &Chapter, index: &LineIndex, cell: &Cell, new_code: &str,
     for op in capture_diff_slices(Algorithm::Myers, &old, &new) {
         match op {
             DiffOp::Equal { .. } => {}
-            DiffOp::Delete { old_index, old_len, .. } => edits.replace(start(old_index)..start(old_index + old_len), ""),
+            DiffOp::Delete { old_index, old_len, .. } => {
+                edits.replace(start(old_index)..start(old_index + old_len), "")
+            }
             DiffOp::Insert { old_index, new_index, new_len } => {
                 let at = start(old_index);
                 edits.replace(at..at, added(&new[new_index..new_index + new_len]));
@@ -154,7 +156,8 @@ pub fn splice(chapter: &Chapter, index: &LineIndex, cell: &Cell, new_code: &str,
                 }
             }
             DiffOp::Replace { old_index, old_len, new_index, new_len } => {
-                edits.replace(start(old_index)..start(old_index + old_len), added(&new[new_index..new_index + new_len]));
+                edits
+                    .replace(start(old_index)..start(old_index + old_len), added(&new[new_index..new_index + new_len]));
             }
         }
     }

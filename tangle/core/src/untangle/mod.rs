@@ -166,7 +166,8 @@ fn file_edits(
     let index = LineIndex::new(&chapter.source);
     for (s, segment) in segments.iter().enumerate() {
         let cell = cell_of(s);
-        let present = ((segment.generated + segment.len - 1).min(old_lines.len()) + 1).saturating_sub(segment.generated);
+        let present =
+            ((segment.generated + segment.len - 1).min(old_lines.len()) + 1).saturating_sub(segment.generated);
         let (lines, changed) = regions.remove(&s).unwrap_or_default();
         let hoisted_here = hoisted_in(cell, &hoisted_edits);
         if !changed && lines.len() == present && hoisted_here.is_empty() {
@@ -326,7 +327,9 @@ fn verify(
                 Location::new(file, k + 1).with_column(1),
                 "this edited line would not come back from the chapter as it is",
             )
-            .with_note(format!("{instead} (generation drops blank lines that open a cell, indents run cells by 4 spaces, ...)"))
+            .with_note(format!(
+                "{instead} (generation drops blank lines that open a cell, indents run cells by 4 spaces, ...)"
+            ))
             .with_help(format!(
                 "write it as tangle would and run `{}` again, or drop the edit with `{}`",
                 messages::command("untangle"),
@@ -348,7 +351,9 @@ fn changed_lines(old: &str, new: &str) -> Vec<usize> {
     let (a, b): (Vec<&str>, Vec<&str>) = (old.lines().collect(), new.lines().collect());
     let mut out = Vec::new();
     for op in similar::capture_diff_slices(similar::Algorithm::Myers, &a, &b) {
-        if let similar::DiffOp::Insert { new_index, new_len, .. } | similar::DiffOp::Replace { new_index, new_len, .. } = op {
+        if let similar::DiffOp::Insert { new_index, new_len, .. }
+        | similar::DiffOp::Replace { new_index, new_len, .. } = op
+        {
             out.extend(new_index + 1..=new_index + new_len);
         }
     }
@@ -387,7 +392,11 @@ pub fn refusal(book: &Book, generated: &Generated, edited: &[(PathBuf, String)])
 
 /// What tangle generates at `path` now, as text ("" when it generates nothing there).
 fn expected_text(generated: &Generated, path: &Path) -> String {
-    generated.files().find(|(p, _)| *p == path).map(|(_, b)| String::from_utf8_lossy(b).into_owned()).unwrap_or_default()
+    generated
+        .files()
+        .find(|(p, _)| *p == path)
+        .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -73,7 +73,13 @@ fn cell_spec() -> impl Strategy<Value = CellSpec> {
         if body.is_empty() {
             body.push(Body::Item(0));
         }
-        CellSpec { kind, container, attribute: attribute && kind != CellKind::Run, body, tail: tail && kind == CellKind::Run }
+        CellSpec {
+            kind,
+            container,
+            attribute: attribute && kind != CellKind::Run,
+            body,
+            tail: tail && kind == CellKind::Run,
+        }
     })
 }
 

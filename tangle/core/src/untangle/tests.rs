@@ -62,7 +62,8 @@ fn the_semicolon_generation_added_goes_again_unless_it_is_needed_now() {
     assert_eq!(out, MD.replace("  inc(2)\n", "  inc(3)\n"));
     // A line added after it: the expression is no longer last, and keeps its `;`; the cell
     // still ends as the author ends run cells, in an expression without one.
-    let out = untangled(MD, "code/ch01/src/main.rs", |t| t.replace("    inc(2);\n", "    inc(2);\n    inc(4);\n")).unwrap();
+    let out =
+        untangled(MD, "code/ch01/src/main.rs", |t| t.replace("    inc(2);\n", "    inc(2);\n    inc(4);\n")).unwrap();
     assert_eq!(out, MD.replace("  inc(2)\n", "  inc(2);\n  inc(4)\n"));
 }
 
@@ -72,7 +73,10 @@ fn a_test_cell_edit_gets_the_quote_prefix_back() {
         t.replace("    assert_eq!(inc(1), 2);\n", "    assert_eq!(inc(1), 2);\n\n    assert_eq!(inc(2), 3);\n")
     })
     .unwrap();
-    assert_eq!(out, MD.replace(">     assert_eq!(inc(1), 2);\n", ">     assert_eq!(inc(1), 2);\n>\n>     assert_eq!(inc(2), 3);\n"));
+    assert_eq!(
+        out,
+        MD.replace(">     assert_eq!(inc(1), 2);\n", ">     assert_eq!(inc(1), 2);\n>\n>     assert_eq!(inc(2), 3);\n")
+    );
     // Lines removed.
     let out = untangled(MD, "code/ch01/tests/cells.rs", |t| t.replace("    assert_eq!(inc(1), 2);\n", "")).unwrap();
     assert_eq!(out, MD.replace(">     assert_eq!(inc(1), 2);\n", ""));
@@ -82,7 +86,8 @@ fn a_test_cell_edit_gets_the_quote_prefix_back() {
 fn a_hoisted_attribute_edited_at_the_top_goes_back_into_its_cell() {
     let lib = file(&generated(&book(MD)), "code/ch01/src/lib.rs").to_string();
     assert_eq!(lib.lines().nth(3), Some("#![allow(dead_code)]"), "{lib}");
-    let out = untangled(MD, "code/ch01/src/lib.rs", |t| t.replace("#![allow(dead_code)]", "#![allow(unused)]")).unwrap();
+    let out =
+        untangled(MD, "code/ch01/src/lib.rs", |t| t.replace("#![allow(dead_code)]", "#![allow(unused)]")).unwrap();
     assert_eq!(out, MD.replace("#![allow(dead_code)]", "#![allow(unused)]"));
     let refused = untangled(MD, "code/ch01/src/lib.rs", |t| t.replace("#![allow(dead_code)]\n", "")).unwrap_err();
     assert!(refused.0[0].message.contains("inner attributes"), "{refused}");
@@ -91,16 +96,20 @@ fn a_hoisted_attribute_edited_at_the_top_goes_back_into_its_cell() {
 #[test]
 fn lines_added_at_a_cell_s_end_belong_to_it_and_between_cells_to_none() {
     let md = "```rust\n// @save\npub fn a() {}\n```\n\nProse.\n\n```rust\n// @save\npub fn b() {}\n```\n";
-    let out = untangled(md, "code/ch01/src/lib.rs", |t| t.replace("pub fn a() {}\n", "pub fn a() {}\npub fn c() {}\n")).unwrap();
+    let out = untangled(md, "code/ch01/src/lib.rs", |t| t.replace("pub fn a() {}\n", "pub fn a() {}\npub fn c() {}\n"))
+        .unwrap();
     assert_eq!(out, md.replace("pub fn a() {}\n", "pub fn a() {}\npub fn c() {}\n"));
     // A blank line and a line after it, at the end of the first cell (the blank line could
     // stand on either side of the one between the cells).
-    let out = untangled(md, "code/ch01/src/lib.rs", |t| t.replace("pub fn a() {}\n", "pub fn a() {}\n\npub fn c() {}\n"))
-        .unwrap();
+    let out =
+        untangled(md, "code/ch01/src/lib.rs", |t| t.replace("pub fn a() {}\n", "pub fn a() {}\n\npub fn c() {}\n"))
+            .unwrap();
     assert_eq!(out, md.replace("pub fn a() {}\n", "pub fn a() {}\n\npub fn c() {}\n"));
     // Just above the second cell's location comment: between the cells.
-    let refused = untangled(md, "code/ch01/src/lib.rs", |t| t.replace("\n\n// book/src/ch01.md:10", "\n\npub fn c() {}\n// book/src/ch01.md:10"))
-        .unwrap_err();
+    let refused = untangled(md, "code/ch01/src/lib.rs", |t| {
+        t.replace("\n\n// book/src/ch01.md:10", "\n\npub fn c() {}\n// book/src/ch01.md:10")
+    })
+    .unwrap_err();
     assert_eq!(refused.0.len(), 1);
     assert!(refused.0[0].message.contains("added outside every cell"), "{refused}");
 }
@@ -113,15 +122,19 @@ fn edits_outside_every_cell_are_refused_where_they_are() {
     assert_eq!(d.location.as_ref().unwrap().to_string(), "code/ch01/src/lib.rs:2:1");
     let glue = untangled(MD, "code/ch01/src/main.rs", |t| t.replace("fn main() {", "fn main() { // go")).unwrap_err();
     assert!(glue.0[0].message.contains("`fn main() {`"), "{glue}");
-    let manifest = untangled(MD, "code/ch01/Cargo.toml", |t| t.replace("[dependencies]\n", "[dependencies]\nrand = \"0.8\"\n"))
-        .unwrap_err();
+    let manifest =
+        untangled(MD, "code/ch01/Cargo.toml", |t| t.replace("[dependencies]\n", "[dependencies]\nrand = \"0.8\"\n"))
+            .unwrap_err();
     assert!(manifest.0[0].message.contains("added to a manifest"), "{manifest}");
-    let manifest = untangled(MD, "code/ch01/Cargo.toml", |t| t.replace("publish = false", "publish = true")).unwrap_err();
+    let manifest =
+        untangled(MD, "code/ch01/Cargo.toml", |t| t.replace("publish = false", "publish = true")).unwrap_err();
     assert!(manifest.0[0].message.contains("the manifest's line `publish = false`"), "{manifest}");
     // One edit across the end of one cell and the start of the next.
     let md = "```rust\n// @save\npub fn a() {}\n```\n\n```rust\n// @save\npub fn b() {}\n```\n";
-    let both = untangled(md, "code/ch01/src/lib.rs", |t| t.replace("pub fn a() {}\n\n// book/src/ch01.md:8\npub fn b()", "pub fn ab()"))
-        .unwrap_err();
+    let both = untangled(md, "code/ch01/src/lib.rs", |t| {
+        t.replace("pub fn a() {}\n\n// book/src/ch01.md:8\npub fn b()", "pub fn ab()")
+    })
+    .unwrap_err();
     assert!(both.0[0].message.contains("spans two cells, book/src/ch01.md:2 and book/src/ch01.md:7"), "{both}");
 }
 
