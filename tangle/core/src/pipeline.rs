@@ -106,13 +106,14 @@ impl Project {
         }
     }
 
-    /// The files of `stale` edited since tangle wrote them, with their text.
+    /// The files of `stale` that hold someone's work (edited, or not tangle's), with their text.
     fn edited(&self, stale: &[Stale]) -> anyhow::Result<Vec<(PathBuf, String)>> {
         let mut out = Vec::new();
         for s in stale {
-            if let Stale::Edited(path) = s {
+            if s.is_hand_made() {
+                let path = s.path();
                 let bytes = std::fs::read(self.root.join(path))?;
-                out.push((path.clone(), String::from_utf8_lossy(&bytes).into_owned()));
+                out.push((path.to_path_buf(), String::from_utf8_lossy(&bytes).into_owned()));
             }
         }
         Ok(out)
