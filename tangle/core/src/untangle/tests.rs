@@ -173,3 +173,23 @@ fn the_refusal_names_the_edited_line_and_where_it_came_from() {
     assert!(text.contains("also edited: code/ch01/src/main.rs:"), "{text}");
     assert!(text.contains("tangle untangle") && text.contains("tangle sync --discard"), "{text}");
 }
+
+#[test]
+fn an_inner_attribute_below_a_comment_stays_where_the_empty_line_stands_for_it() {
+    let md = "```rust\n// @save\n// A comment.\n#![allow(dead_code)]\n\npub fn a() {}\n```\n";
+    let lib = file(&generated(&book(md)), "code/ch01/src/lib.rs").to_string();
+    assert!(lib.contains("// A comment.\n\n\npub fn a() {}"), "{lib}");
+    let out = untangled(md, "code/ch01/src/lib.rs", |t| t.replace("pub fn a() {}", "pub fn b() {}")).unwrap();
+    assert_eq!(out, md.replace("pub fn a() {}", "pub fn b() {}"));
+    // A line added at the cell's start, below its location comment, goes after the marker.
+    let out = untangled(md, "code/ch01/src/lib.rs", |t| t.replace("// A comment.", "// First.\n// A comment.")).unwrap();
+    assert_eq!(out, md.replace("// A comment.", "// First.\n// A comment."));
+}
+
+#[test]
+fn crlf_chapters_keep_their_line_endings() {
+    let md = MD.replace('\n', "\r\n");
+    let main = |t: &str| t.replace("    println!(\"{}\", inc(1));\n", "    println!(\"{}\", inc(0));\n    let z = 1;\n");
+    let out = untangled(&md, "code/ch01/src/main.rs", main).unwrap();
+    assert_eq!(out, md.replace("  println!(\"{}\", inc(1));\r\n", "  println!(\"{}\", inc(0));\r\n  let z = 1;\r\n"));
+}
