@@ -541,8 +541,11 @@ pub fn untangle(project: &Project, chapters: &[String]) -> anyhow::Result<Untang
         Some(krate) => chapters.contains(&krate.chapter),
         None => every,
     };
+    // Generated files edited; a file of someone's that no chapter generates is no edit to take
+    // (and `sync` keeps it).
+    let generates = |path: &Path| project.generated.files().any(|(p, _)| p == path);
     let edited: std::collections::BTreeMap<PathBuf, String> =
-        project.edited(&project.stale()?)?.into_iter().filter(|(p, _)| ours(p)).collect();
+        project.edited(&project.stale()?)?.into_iter().filter(|(p, _)| generates(p) && ours(p)).collect();
     if edited.is_empty() {
         return Ok(Untangled::default());
     }
@@ -572,4 +575,20 @@ pub fn untangle(project: &Project, chapters: &[String]) -> anyhow::Result<Untang
         .collect();
     let written = sync::summary(&fixed, &reloaded.generated);
     Ok(Untangled { chapters: taken, written })
+}
+
+/// For `serve`: when a generated file was edited since tangle wrote it, takes the edits of
+/// every chapter in ([`untangle`]); `None` when nothing was edited (or the book does not load,
+/// which the build then reports). The caller holds the repository lock.
+pub fn untangle_edits(config: &Config) -> Option<anyhow::Result<Untangled>> {
+    if on_ci() {
+        return None;
+    }
+    let project = Project::load_with(config.clone()).ok()?;
+    let stale = project.stale().ok()?;
+    if !stale.iter().any(|s| matches!(s, Stale::Edited(_))) {
+        return None;
+    }
+    let chapters = project.select(&[]).ok()?;
+    Some(untangle(&project, &chapters))
 }

@@ -182,14 +182,16 @@ fn an_inner_attribute_below_a_comment_stays_where_the_empty_line_stands_for_it()
     let out = untangled(md, "code/ch01/src/lib.rs", |t| t.replace("pub fn a() {}", "pub fn b() {}")).unwrap();
     assert_eq!(out, md.replace("pub fn a() {}", "pub fn b() {}"));
     // A line added at the cell's start, below its location comment, goes after the marker.
-    let out = untangled(md, "code/ch01/src/lib.rs", |t| t.replace("// A comment.", "// First.\n// A comment.")).unwrap();
+    let out =
+        untangled(md, "code/ch01/src/lib.rs", |t| t.replace("// A comment.", "// First.\n// A comment.")).unwrap();
     assert_eq!(out, md.replace("// A comment.", "// First.\n// A comment."));
 }
 
 #[test]
 fn crlf_chapters_keep_their_line_endings() {
     let md = MD.replace('\n', "\r\n");
-    let main = |t: &str| t.replace("    println!(\"{}\", inc(1));\n", "    println!(\"{}\", inc(0));\n    let z = 1;\n");
+    let main =
+        |t: &str| t.replace("    println!(\"{}\", inc(1));\n", "    println!(\"{}\", inc(0));\n    let z = 1;\n");
     let out = untangled(&md, "code/ch01/src/main.rs", main).unwrap();
     assert_eq!(out, md.replace("  println!(\"{}\", inc(1));\r\n", "  println!(\"{}\", inc(0));\r\n  let z = 1;\r\n"));
 }
