@@ -137,8 +137,11 @@ pub fn stale_files(root: &Path, generated: &Generated) -> anyhow::Result<Vec<Sta
             continue;
         }
         if !expected.contains(&file) {
+            // Tangle's: a file it wrote (sealed, or left by a merge), or a temporary file of a
+            // write that was killed half-way.
             let bytes = std::fs::read(root.join(&file)).unwrap_or_default();
-            match seal::is_intact(&bytes) || seal::has_conflict_markers(&bytes) {
+            let temporary = file.file_name().is_some_and(|n| n.to_string_lossy().starts_with(fsutil::TEMP_PREFIX));
+            match temporary || seal::is_intact(&bytes) || seal::has_conflict_markers(&bytes) {
                 true => stale.push(Stale::Unexpected(file)),
                 false => stale.push(Stale::Foreign(file)),
             }
