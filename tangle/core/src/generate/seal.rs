@@ -25,15 +25,16 @@ use super::crates::is_location_comment;
 const OPEN: &str = " [seal ";
 const DIGITS: usize = 16;
 
-/// `text` with its first line sealed (or `text` as it is when its first line is not tangle's
-/// `@generated` header).
+/// `text` with its first line sealed, in place of the seal it carries (or `text` as it is
+/// when its first line is not tangle's `@generated` header).
 pub fn seal(text: &str) -> String {
     let first_end = text.find('\n').unwrap_or(text.len());
     if !text[..first_end].contains("@generated") {
         return text.to_string();
     }
     let digest = digest(text);
-    format!("{}{OPEN}{digest}]{}", &text[..first_end], &text[first_end..])
+    let first = normal_line(0, &text[..first_end]);
+    format!("{first}{OPEN}{digest}]{}", &text[first_end..])
 }
 
 /// Whether the generated text `expected` carries a seal, so that its copy on disk can be
@@ -70,12 +71,15 @@ pub fn digest(text: &str) -> String {
 }
 
 /// A line of a generated file as the seal sees it: the first line (`index` 0) without its
-/// seal, a location comment without its line number. Two files whose lines are equal so are
+/// seal (a well-formed one: a damaged seal is an edit of the line), a location comment without
+/// its line number. Two files whose lines are equal so are
 /// the same generated file, whatever the prose around the cells did.
 pub fn normal_line(index: usize, line: &str) -> Cow<'_, str> {
     if index == 0
         && let Some(at) = line.rfind(OPEN)
-        && line.ends_with(']')
+        && let Some(digits) = line[at + OPEN.len()..].strip_suffix(']')
+        && digits.len() == DIGITS
+        && digits.bytes().all(|b| b.is_ascii_hexdigit())
     {
         return Cow::Borrowed(&line[..at]);
     }
@@ -121,12 +125,14 @@ mod tests {
         assert!(!is_intact(sealed.replace("    1", "    2").as_bytes()));
         assert!(!is_intact(sealed.replace("Change the", "Change").as_bytes()));
         assert!(!is_intact(sealed.replace("[seal ", "[seal1").as_bytes()));
+        assert_ne!(normal_line(0, &sealed.replace("]\n", "x]\n")), normal_line(0, &sealed));
         assert!(!is_intact(sealed.replace("// book/src/ch01.md:5", "// book/src/ch02.md:5").as_bytes()));
         assert!(!is_intact(FILE.as_bytes()), "a file without a seal cannot be told unedited");
         assert!(!is_intact(b"\xff\xfe"), "nor can bytes that are not text");
-        // The seal of the text, whatever seal it carries now.
+        // The seal of the text, whatever seal it carries now; sealing again changes nothing.
         assert_eq!(recorded(&sealed), Some(digest(FILE).as_str()));
         assert_eq!(digest(&sealed), digest(FILE));
+        assert_eq!(seal(&sealed), sealed);
         // Files without tangle's header are left as they are.
         assert_eq!(seal("[package]\n"), "[package]\n");
         assert!(!is_sealed(b"[package]\n"));

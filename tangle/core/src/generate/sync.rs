@@ -245,3 +245,70 @@ fn remove_empty_dirs(dir: &Path) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project() -> (tempfile::TempDir, Generated) {
+        let dir = tempfile::tempdir().unwrap();
+        let config = crate::config::Config::parse(
+            dir.path(),
+            Path::new("book"),
+            "[book]\ntitle = \"t\"\n[rust]\nedition = \"2024\"\n",
+        )
+        .unwrap();
+        let md = "```rust\n// @save\npub fn one() -> u32 {\n    1\n}\n```\n";
+        let chapter =
+            crate::parse::parse_chapter("ch01", Path::new("book/src/ch01.md"), md.as_bytes().to_vec()).unwrap();
+        let book = crate::model::Book { chapters: vec![chapter] };
+        let generated = super::super::generate(&book, &config, &mut Default::default()).unwrap();
+        (dir, generated)
+    }
+
+    #[test]
+    fn edited_files_and_files_of_someone_s_are_kept_unless_discarded() {
+        let (dir, generated) = project();
+        let root = dir.path();
+        write(root, &generated, &Discard::Nothing).unwrap();
+        assert!(stale_files(root, &generated).unwrap().is_empty());
+        let lib = PathBuf::from("code/ch01/src/lib.rs");
+        let original = std::fs::read_to_string(root.join(&lib)).unwrap();
+        // Stale: an older text tangle wrote (sealed), as after a chapter change.
+        std::fs::write(root.join(&lib), seal::seal(&original.replace("    1\n", "    2\n"))).unwrap();
+        assert_eq!(stale_files(root, &generated).unwrap(), [Stale::Differs(lib.clone())]);
+        // Edited: the seal no longer matches.
+        std::fs::write(root.join(&lib), original.replace("    1\n", "    2\n")).unwrap();
+        assert_eq!(stale_files(root, &generated).unwrap(), [Stale::Edited(lib.clone())]);
+        // Someone's file, and a temporary file a killed write left.
+        let helper = PathBuf::from("code/ch01/src/helper.rs");
+        std::fs::write(root.join(&helper), "pub fn help() {}\n").unwrap();
+        let temporary = PathBuf::from("code/ch01/src/.tangle-tmp-x1");
+        std::fs::write(root.join(&temporary), "half").unwrap();
+        let found = stale_files(root, &generated).unwrap();
+        assert!(found.contains(&Stale::Foreign(helper.clone())), "{found:?}");
+        assert!(found.contains(&Stale::Unexpected(temporary.clone())), "{found:?}");
+
+        let refused = write(root, &generated, &Discard::Nothing).unwrap_err();
+        let refused = refused.downcast_ref::<Refused>().expect("a refusal");
+        assert_eq!(refused.edited, [lib.clone(), helper.clone()]);
+        assert!(root.join(&temporary).exists(), "a refusal writes nothing");
+        // Taking the library's edits leaves the helper alone.
+        write(root, &generated, &Discard::These(BTreeSet::from([lib.clone()]))).unwrap();
+        assert_eq!(std::fs::read_to_string(root.join(&lib)).unwrap(), original);
+        assert!(root.join(&helper).exists() && !root.join(&temporary).exists());
+        write(root, &generated, &Discard::All).unwrap();
+        assert!(!root.join(&helper).exists());
+        assert!(stale_files(root, &generated).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_merge_conflict_left_in_a_generated_file_is_regenerated() {
+        let (dir, generated) = project();
+        let root = dir.path();
+        write(root, &generated, &Discard::Nothing).unwrap();
+        let lib = PathBuf::from("code/ch01/src/lib.rs");
+        std::fs::write(root.join(&lib), "<<<<<<< HEAD\na\n=======\nb\n>>>>>>> theirs\n").unwrap();
+        assert_eq!(write(root, &generated, &Discard::Nothing).unwrap(), [Stale::Differs(lib)]);
+    }
+}
