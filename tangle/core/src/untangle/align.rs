@@ -155,14 +155,44 @@ struct Texts<'a> {
 /// What owns each added line of an accepted run.
 type Assign = Box<dyn Fn(&Step) -> Option<Owner>>;
 
-/// One run of changed steps, `block` of `steps`: accepted (perhaps slid to another place,
-/// returned with who owns its added lines) or a problem.
+/// One run of changed steps, `block` of `steps`: accepted where it is, slid to a place where
+/// it touches a cell, or slid onto the run just before or after it and taken with it (a blank
+/// line that Myers paired with the wrong blank line splits one edit in two); returned with
+/// where it ended up and who owns its added lines. Or the problem of the run where it was.
 fn hunk(
     texts: &Texts,
     owners: &[Owner],
     steps: &mut [Step],
     block: std::ops::Range<usize>,
 ) -> Result<(std::ops::Range<usize>, Assign), Problem> {
+    if let Some(assign) = evaluate(owners, steps, &block) {
+        return Ok((block, assign));
+    }
+    let pure = steps[block.clone()].iter().all(|s| matches!(s, Step::Added(_)))
+        || steps[block.clone()].iter().all(|s| matches!(s, Step::Removed(_)));
+    if pure {
+        for (place, slid) in slides(texts, steps, block.clone()) {
+            // Where the slid run meets another run, the two are one edit.
+            let mut merged = place.clone();
+            while merged.start > 0 && !matches!(slid[merged.start - 1], Step::Same(..)) {
+                merged.start -= 1;
+            }
+            while merged.end < slid.len() && !matches!(slid[merged.end], Step::Same(..)) {
+                merged.end += 1;
+            }
+            if let Some(assign) = evaluate(owners, &slid, &merged) {
+                steps.copy_from_slice(&slid);
+                return Ok((merged, assign));
+            }
+        }
+    }
+    Err(problem_of(owners, steps, &block))
+}
+
+/// Who owns the added lines of a run of changed steps where it stands, if it can be placed:
+/// lines only added go to the cell just before or after them; lines changed or removed must
+/// all be one cell's (or hoisted attributes, changed line for line).
+fn evaluate(owners: &[Owner], steps: &[Step], block: &std::ops::Range<usize>) -> Option<Assign> {
     let cell_of = |o: usize| match owners.get(o) {
         Some(Owner::Cell(s)) => Some(*s),
         _ => None,
@@ -181,59 +211,45 @@ fn hunk(
             _ => None,
         })
         .collect();
-    let new_at = first_new_line(steps, block.start);
     if removed.is_empty() {
-        // Lines only added: to the cell before them or after them, sliding if they must.
-        for (place, slid) in slides(texts, steps, block.clone()) {
-            let before = place.start.checked_sub(1).and_then(|k| old_line(slid.get(k)));
-            let after = old_line(slid.get(place.end));
-            if let Some(s) = before.and_then(cell_of).or_else(|| after.and_then(cell_of)) {
-                steps.copy_from_slice(&slid);
-                return Ok((place, Box::new(move |_| Some(Owner::Cell(s)))));
-            }
-        }
-        return Err(Problem::AddedOutside { new: new_at });
+        let before = block.start.checked_sub(1).and_then(|k| old_line(steps.get(k))).and_then(cell_of);
+        let after = old_line(steps.get(block.end)).and_then(cell_of);
+        let s = before.or(after)?;
+        return Some(Box::new(move |_| Some(Owner::Cell(s))));
     }
-    if added.is_empty() {
-        // Lines only removed: all of one cell, sliding if they must.
-        for (place, slid) in slides(texts, steps, block.clone()) {
-            let cells: Vec<Option<usize>> = slid[place.clone()]
-                .iter()
-                .map(|s| match s {
-                    Step::Removed(o) => cell_of(*o),
-                    _ => None,
-                })
-                .collect();
-            if let Some(Some(s)) = cells.first()
-                && cells.iter().all(|c| *c == Some(*s))
-            {
-                steps.copy_from_slice(&slid);
-                return Ok((place, Box::new(|_| None)));
-            }
-        }
-        return Err(replaced_problem(owners, steps, &block, &removed, new_at));
-    }
-    // Lines changed: all of one cell, or hoisted attributes line for line.
     let kinds: Vec<Owner> = removed.iter().map(|&o| owners[o]).collect();
     if let Owner::Cell(s) = kinds[0]
         && kinds.iter().all(|k| *k == Owner::Cell(s))
     {
-        return Ok((block, Box::new(move |_| Some(Owner::Cell(s)))));
+        return Some(Box::new(move |_| Some(Owner::Cell(s))));
     }
-    if kinds.iter().all(|k| matches!(k, Owner::Hoisted(_))) {
-        if removed.len() != added.len() {
-            return Err(Problem::Hoisted { new: added[0] });
-        }
+    if kinds.iter().all(|k| matches!(k, Owner::Hoisted(_))) && removed.len() == added.len() {
         let pairs: Vec<(usize, Owner)> = added.iter().copied().zip(kinds).collect();
-        return Ok((
-            block,
-            Box::new(move |step| match step {
-                Step::Added(n) => pairs.iter().find(|(m, _)| m == n).map(|(_, k)| *k),
-                _ => None,
-            }),
-        ));
+        return Some(Box::new(move |step| match step {
+            Step::Added(n) => pairs.iter().find(|(m, _)| m == n).map(|(_, k)| *k),
+            _ => None,
+        }));
     }
-    Err(replaced_problem(owners, steps, &block, &removed, added[0]))
+    None
+}
+
+/// Why a run of changed steps cannot be placed.
+fn problem_of(owners: &[Owner], steps: &[Step], block: &std::ops::Range<usize>) -> Problem {
+    let new_at = first_new_line(steps, block.start);
+    let removed: Vec<usize> = steps[block.clone()]
+        .iter()
+        .filter_map(|s| match s {
+            Step::Removed(o) => Some(*o),
+            _ => None,
+        })
+        .collect();
+    if removed.is_empty() {
+        return Problem::AddedOutside { new: new_at };
+    }
+    if removed.iter().all(|&o| matches!(owners[o], Owner::Hoisted(_))) {
+        return Problem::Hoisted { new: new_at };
+    }
+    replaced_problem(owners, steps, block, &removed, new_at)
 }
 
 /// The first new line at or after step `k` (where a problem is shown).

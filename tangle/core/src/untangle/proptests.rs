@@ -156,6 +156,9 @@ enum Edit {
     Change(usize, u32),
     Append(usize, u32),
     Add(usize, u32),
+    /// A blank line added (next to the blank line between two cells, it could stand on
+    /// either side of it).
+    Blank(usize),
     Remove(usize),
 }
 
@@ -164,6 +167,7 @@ fn edit() -> impl Strategy<Value = Edit> {
         (any::<usize>(), 0u32..1000).prop_map(|(i, n)| Edit::Change(i, n)),
         (any::<usize>(), 0u32..1000).prop_map(|(i, n)| Edit::Append(i, n)),
         (any::<usize>(), 0u32..1000).prop_map(|(i, n)| Edit::Add(i, n)),
+        any::<usize>().prop_map(Edit::Blank),
         any::<usize>().prop_map(Edit::Remove),
     ]
 }
@@ -192,6 +196,7 @@ fn apply(lines: &mut Vec<String>, kind: CellKind, pad: &str, edits: &[Edit], las
                 };
                 lines.insert(i % (len + 1), text);
             }
+            Edit::Blank(i) => lines.insert(i % (len + 1), String::new()),
             Edit::Remove(_) if len == 1 => {}
             Edit::Remove(i) => {
                 lines.remove(i % len);

@@ -195,3 +195,12 @@ fn crlf_chapters_keep_their_line_endings() {
     let out = untangled(&md, "code/ch01/src/main.rs", main).unwrap();
     assert_eq!(out, md.replace("  println!(\"{}\", inc(1));\r\n", "  println!(\"{}\", inc(0));\r\n  let z = 1;\r\n"));
 }
+
+#[test]
+fn a_blank_line_paired_with_the_wrong_blank_line_still_goes_to_its_cell() {
+    // Myers pairs the blank line between the cell and `Ok(())` with the added blank line, and
+    // splits the edit in two: the run cell's line removed, the new lines added after the blank.
+    let md = "```rust\nlet v0 = 0;\n```\n\n```rust\n// @save\npub fn f() {}\n```\n";
+    let out = untangled(md, "code/ch01/src/main.rs", |t| t.replace("    let v0 = 0;\n", "\n    // edit 0\n")).unwrap();
+    assert_eq!(out, md.replace("let v0 = 0;\n", "\n// edit 0\n"));
+}
