@@ -6,8 +6,8 @@
 //! line tangle wrote itself (the header, glue, a location comment, the blank line between two
 //! cells), that spans two cells, or that adds lines touching no cell (between two cells) is a
 //! [`Problem`]. Runs of lines only added or only removed that could equally stand a few lines
-//! up or down (a blank line added next to another) are slid until they touch a cell, as a
-//! reader would place them.
+//! up or down (a blank line added next to another) are slid until they touch a cell, or meet
+//! the run next to them and are placed with it, as a reader would place them.
 
 use similar::{Algorithm, DiffOp, capture_diff_slices};
 
