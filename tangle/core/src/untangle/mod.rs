@@ -61,7 +61,7 @@ pub fn untangle(
 ) -> Result<Vec<ChapterEdit>, Diagnostics> {
     let mut analyses = Analyses::default();
     let mut diagnostics = Diagnostics::default();
-    let mut chapters: BTreeMap<String, (Edits, Vec<PathBuf>, usize)> = BTreeMap::new();
+    let mut chapters: BTreeMap<String, (Edits, Vec<PathBuf>)> = BTreeMap::new();
     for (path, text) in edited {
         if generated.files().all(|(p, _)| p != path) {
             diagnostics.push(
@@ -88,7 +88,7 @@ pub fn untangle(
             continue;
         };
         let chapter = book.chapter(&krate.chapter).expect("generated from a chapter");
-        let (edits, files, _) = chapters.entry(chapter.name.clone()).or_insert_with(|| (Edits::new(), Vec::new(), 0));
+        let (edits, files) = chapters.entry(chapter.name.clone()).or_insert_with(|| (Edits::new(), Vec::new()));
         match file_edits(chapter, krate, path, text, &mut analyses, edits) {
             Ok(()) => files.push(path.clone()),
             Err(d) => diagnostics.extend(d),
@@ -98,7 +98,7 @@ pub fn untangle(
         return Err(diagnostics);
     }
     let mut out = Vec::new();
-    for (name, (edits, files, _)) in chapters {
+    for (name, (edits, files)) in chapters {
         let chapter = book.chapter(&name).expect("a chapter of the book");
         let text = edits.apply(&chapter.source);
         let first = &files[0];
