@@ -20,6 +20,9 @@
 //! the seal aside, which follow the chapter), or the edit is refused at the first line that
 //! would not (a blank line added at a cell's start, which generation drops; a run-cell line
 //! indented less than the cell).
+//!
+//! [`refusal`] is the error `sync`, `check` and `book` stop with instead of overwriting an
+//! edited file: each file at its first edited line, and the two ways out.
 
 mod align;
 mod cell;
