@@ -24,6 +24,7 @@ use clap::{Parser, Subcommand};
 
 use tangle_core::config::Config;
 use tangle_core::diagnostic::{Diagnostic, Diagnostics, Sources, Style};
+use tangle_core::generate::sync::Discard;
 use tangle_core::lock::IfHeld;
 use tangle_core::pipeline::{self, CheckOptions, Project};
 use tangle_render::RenderOptions;
@@ -51,6 +52,15 @@ enum Command {
         /// Write nothing; fail naming each file of code/ that is stale or was edited by hand.
         #[arg(long)]
         check: bool,
+        /// Overwrite generated files edited since tangle wrote them, throwing their edits away.
+        #[arg(long, conflicts_with = "check")]
+        discard: bool,
+    },
+    /// Take edits made in the generated crates under code/ back into the chapters' cells.
+    Untangle {
+        /// Only this chapter (repeatable), e.g. `--chapter ch06`.
+        #[arg(long)]
+        chapter: Vec<String>,
     },
     /// Build and run the chapters; fail when an output or figure drifted from the prose.
     Check {
@@ -221,7 +231,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     let options = CheckOptions { verbose: cli.verbose, refresh, rerun, ..CheckOptions::default() };
     // One writer at a time: a second accept, check or book waits (or, with --no-wait, stops).
     let _lock = match cli.command {
-        Command::Sync { check: true } | Command::Fmt { check: true, .. } => None,
+        Command::Sync { check: true, .. } | Command::Fmt { check: true, .. } => None,
         _ => {
             let what = match cli.command {
                 Command::Sync { .. } => "sync",
@@ -229,6 +239,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 Command::Accept { .. } => "accept",
                 Command::Fmt { .. } => "fmt",
                 Command::Test { .. } => "test",
+                Command::Untangle { .. } => "untangle",
                 _ => "book",
             };
             let if_held = if cli.no_wait { IfHeld::Refuse } else { IfHeld::Wait };
@@ -237,7 +248,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     };
     let project = load_project(&root)?;
     match cli.command {
-        Command::Sync { check: true } => {
+        Command::Sync { check: true, .. } => {
             let stale = project.stale()?;
             for s in &stale {
                 println!("stale: {s}");
@@ -249,10 +260,13 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 Ok(DRIFT)
             }
         }
-        Command::Sync { check: false } => {
-            for (verb, what) in
-                tangle_core::generate::sync::summary(&project.sync()?, &project.generated, &project.layout().theme)
-            {
+        Command::Sync { check: false, discard } => {
+            let discard = if discard { Discard::All } else { Discard::Nothing };
+            for (verb, what) in tangle_core::generate::sync::summary(
+                &project.sync_with(&discard)?,
+                &project.generated,
+                &project.layout().theme,
+            ) {
                 println!("{verb} {what}");
             }
             Ok(CLEAN)
@@ -265,6 +279,11 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             Ok(code.max(refusals::report(&project, &names)))
         }
         Command::Accept { chapter, .. } => examples::check(&project, &chapter, true, options),
+        Command::Untangle { chapter } => {
+            let chapters = project.select(&chapter)?;
+            pipeline::untangle(&project, &chapters)?.report().iter().for_each(|line| println!("{line}"));
+            Ok(CLEAN)
+        }
         Command::Fmt { check, chapter } => {
             let chapters = project.select(&chapter)?;
             let changed = pipeline::fmt(&project, &chapters, !check)?;

@@ -25,7 +25,8 @@
 //!    `figures/`; numbers in sentences typed by hand instead of quoted (a style check of
 //!    `tangle test`)
 //! 6. [`accept`]: actual outputs and values spliced into the prose by byte span; `accept::fmt`
-//!    formats cells in place
+//!    formats cells in place; [`untangle`] takes edits made in the generated crates back into
+//!    the cells they came from
 //!
 //! Beside them, [`examples`]: chapters whose Rust blocks are each a program of their own, as
 //! rustdoc's doctests (`cells = "examples"`), built in one cargo build and run in parallel.
@@ -60,3 +61,4 @@ pub mod lock;
 pub mod markdown;
 pub mod parse;
 pub mod timing;
+pub mod untangle;

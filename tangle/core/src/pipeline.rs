@@ -1,7 +1,9 @@
 //! The stages put together: load (config + parse + generate) → sync → build → run → compare,
-//! the test cells, and `accept` and `fmt` on top. The command line and the tests call these;
-//! they return results rather than print them (progress lines go to the [`Progress`] they are
-//! given, and the lint of wide cell lines warns on stderr).
+//! the test cells, and `accept` and `fmt` on top; `untangle` the other way, from edited
+//! generated files to the chapters. Nothing here overwrites a generated file edited since
+//! tangle wrote it, unless told to. The command line and the tests call these; they return
+//! results rather than print them (progress lines go to the [`Progress`] they are given, and
+//! the lint of wide cell lines warns on stderr).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicUsize;
@@ -13,13 +15,13 @@ use crate::build::{self, BuildOptions};
 use crate::compare::{self, CellVerdict, FigureDrift, ValueReport, Verdict};
 use crate::config::{Config, Layout};
 use crate::diagnostic::Diagnostic;
-use crate::generate::sync::{self, Stale};
+use crate::generate::sync::{self, Discard, Stale};
 use crate::generate::{self, Generated};
 use crate::model::Book;
 use crate::progress::{Plain, Progress};
 use crate::run::test_cells::{TestCase, TestOutcome};
 use crate::run::{self, RunOutput};
-use crate::{accept, cache, fsutil, parse, snapshot, timing};
+use crate::{accept, cache, fsutil, parse, snapshot, timing, untangle as back};
 
 /// A book loaded and generated in memory.
 pub struct Project {
@@ -83,8 +85,41 @@ impl Project {
         sync::stale_files(&self.root, &self.generated)
     }
 
+    /// Writes `code/`, refusing (before anything is written) when a generated file was edited
+    /// since tangle wrote it: the error names each such file and the ways out.
     pub fn sync(&self) -> anyhow::Result<Vec<Stale>> {
-        sync::write(&self.root, &self.generated)
+        self.sync_with(&Discard::Nothing)
+    }
+
+    /// [`Project::sync`], doing with edited files what `discard` says.
+    pub fn sync_with(&self, discard: &Discard) -> anyhow::Result<Vec<Stale>> {
+        if let Discard::Nothing = discard {
+            self.refuse_edits()?;
+        }
+        sync::write(&self.root, &self.generated, discard)
+    }
+
+    /// An error naming every generated file edited since tangle wrote it, at its first edited
+    /// line, if there is one.
+    pub fn refuse_edits(&self) -> anyhow::Result<()> {
+        let edited = self.edited(&self.stale()?)?;
+        match edited.is_empty() {
+            true => Ok(()),
+            false => Err(back::refusal(&self.book, &self.generated, &edited).into()),
+        }
+    }
+
+    /// The files of `stale` that hold someone's work (edited, or not tangle's), with their text.
+    fn edited(&self, stale: &[Stale]) -> anyhow::Result<Vec<(PathBuf, String)>> {
+        let mut out = Vec::new();
+        for s in stale {
+            if s.is_hand_made() {
+                let path = s.path();
+                let bytes = std::fs::read(self.root.join(path))?;
+                out.push((path.to_path_buf(), String::from_utf8_lossy(&bytes).into_owned()));
+            }
+        }
+        Ok(out)
     }
 
     /// Where the figures of a chapter's last completed run are kept (`<dir>/chNN/*.svg`), so
@@ -170,7 +205,8 @@ pub struct CheckOptions {
     pub rerun: bool,
 }
 
-/// Syncs `code/` (or, where writes are refused, reports it stale), builds what the cache cannot
+/// Syncs `code/` (or, where writes are refused, reports it stale; and anywhere, refuses to
+/// overwrite a generated file edited since tangle wrote it), builds what the cache cannot
 /// answer, runs it and compares every selected chapter with its prose, reporting its progress
 /// to `progress` ([`Plain`] for log lines alone).
 ///
@@ -450,6 +486,10 @@ pub fn accept(project: &Project, results: &[ChapterResult], writes: Writes) -> a
 /// Formats the cells of `chapters` with rustfmt. With `write`, rewrites the chapters (and
 /// re-syncs `code/`); returns the chapters whose cells were not (or are no longer) formatted.
 pub fn fmt(project: &Project, chapters: &[String], write: bool) -> anyhow::Result<Vec<PathBuf>> {
+    if write {
+        // fmt rewrites cells and then code/: edits there would be lost, or no longer fit.
+        project.refuse_edits()?;
+    }
     let mut changed = Vec::new();
     // The chapter workspace's style (code/ may not exist yet in a new book: then the root's).
     let code = project.layout().abs(&project.layout().code);
@@ -554,4 +594,113 @@ pub fn test_cells(project: &Project, chapters: &[String], progress: &dyn Progres
     // In the book's order.
     done.sort_by_key(|(name, _, _)| chapters.iter().position(|c| c == name));
     Ok(TestCellsOutcome::Ran(done))
+}
+
+/// What `untangle` did.
+#[derive(Debug, Default)]
+pub struct Untangled {
+    /// Each chapter that took edits, with the files they came from and its changed lines.
+    pub chapters: Vec<back::ChapterEdit>,
+    /// What the `sync` after it wrote, as `sync` prints it.
+    pub written: Vec<(&'static str, String)>,
+}
+
+impl Untangled {
+    /// What the command prints, a line each.
+    pub fn report(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for c in &self.chapters {
+            let files: Vec<String> = c.files.iter().map(|f| f.display().to_string()).collect();
+            let lines = match c.lines.len() {
+                0 => "no line changed".to_string(),
+                1 => format!("line {}", ranges(&c.lines)),
+                _ => format!("lines {}", ranges(&c.lines)),
+            };
+            out.push(format!("untangled {} into {} ({lines})", files.join(", "), c.path.display()));
+        }
+        if self.chapters.is_empty() {
+            out.push("nothing to untangle: no generated file was edited since tangle wrote it".to_string());
+        }
+        out.extend(self.written.iter().map(|(verb, what)| format!("{verb} {what}")));
+        out
+    }
+}
+
+/// `3, 7-9` for lines 3, 7, 8, 9.
+fn ranges(lines: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let mut j = i;
+        while j + 1 < lines.len() && lines[j + 1] == lines[j] + 1 {
+            j += 1;
+        }
+        parts.push(if i == j { lines[i].to_string() } else { format!("{}-{}", lines[i], lines[j]) });
+        i = j + 1;
+    }
+    parts.join(", ")
+}
+
+/// Takes the edits made in the generated files of `chapters` (and, when every chapter is
+/// asked for, in the files that belong to none: those are refused) into their chapters, then
+/// writes `code/` again: the edited files come out as edited (the location comments' numbers
+/// and the seal aside). Either every edit goes in, or nothing is written. The caller holds the
+/// repository lock.
+pub fn untangle(project: &Project, chapters: &[String]) -> anyhow::Result<Untangled> {
+    anyhow::ensure!(!on_ci(), "untangle writes the book and never runs with CI set");
+    let every = chapters.len() == project.generated.crates.len();
+    let ours = |path: &Path| match project.generated.crates.iter().find(|c| c.files.iter().any(|(p, _)| p == path)) {
+        Some(krate) => chapters.contains(&krate.chapter),
+        None => every,
+    };
+    // Generated files edited; a file of someone's that no chapter generates is no edit to take
+    // (and `sync` keeps it).
+    let generates = |path: &Path| project.generated.files().any(|(p, _)| p == path);
+    let edited: std::collections::BTreeMap<PathBuf, String> =
+        project.edited(&project.stale()?)?.into_iter().filter(|(p, _)| generates(p) && ours(p)).collect();
+    if edited.is_empty() {
+        return Ok(Untangled::default());
+    }
+    let taken = match back::untangle(&project.book, &project.config, &project.generated, &edited) {
+        Ok(taken) => taken,
+        // One refusal alone, as one error.
+        Err(mut found) if found.0.len() == 1 => return Err(found.0.remove(0).into()),
+        Err(found) => return Err(found.into()),
+    };
+    for c in &taken {
+        let chapter = project.book.chapter(&c.chapter).expect("a chapter of the book");
+        if c.text != chapter.source {
+            // The chapter may have been edited meanwhile; never overwrite that.
+            fsutil::replace_if_unchanged(&project.root.join(&c.path), chapter.source.as_bytes(), c.text.as_bytes())?;
+        }
+    }
+    let files = taken.iter().flat_map(|c| c.files.iter().cloned()).collect();
+    let reloaded = Project::load_with(project.config.clone())?;
+    // What it overwrote it took in first: nothing was discarded.
+    let fixed: Vec<Stale> = reloaded
+        .sync_with(&Discard::These(files))?
+        .into_iter()
+        .map(|s| match s {
+            Stale::Edited(p) => Stale::Differs(p),
+            s => s,
+        })
+        .collect();
+    let written = sync::summary(&fixed, &reloaded.generated, &reloaded.layout().theme);
+    Ok(Untangled { chapters: taken, written })
+}
+
+/// For `serve`: when a generated file was edited since tangle wrote it, takes the edits of
+/// every chapter in ([`untangle`]); `None` when nothing was edited (or the book does not load,
+/// which the build then reports). The caller holds the repository lock.
+pub fn untangle_edits(config: &Config) -> Option<anyhow::Result<Untangled>> {
+    if on_ci() {
+        return None;
+    }
+    let project = Project::load_with(config.clone()).ok()?;
+    let stale = project.stale().ok()?;
+    if !stale.iter().any(|s| matches!(s, Stale::Edited(_))) {
+        return None;
+    }
+    let chapters = project.select(&[]).ok()?;
+    Some(untangle(&project, &chapters))
 }

@@ -2,13 +2,14 @@
 //! comment that names the chapter line of the cell's first written line, so that lines map
 //! back by a constant offset ([`LineMap`]). Run cells go, in order, into the body of one
 //! function called by `main`, indented by four spaces (rustfmt's layout) except for the lines
-//! that continue a multi-line string, whose text must not change.
+//! that continue a multi-line string, whose text must not change. Inner attributes move to the
+//! top of their file; the map records where each came from.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
 use super::analyse::CellSyntax;
-use super::crates::{HEADER_NOTE, header_line};
+use super::crates::{SOURCE_NOTE, header_line};
 use super::line_map::{LineMap, Segment};
 use crate::model::{Cell, CellKind, Chapter};
 
@@ -74,13 +75,14 @@ pub fn items_file(
     map: &mut LineMap,
     prelude: &str,
 ) -> String {
-    let mut out = format!("// {}\n// {HEADER_NOTE}\n\n", header_line(chapter));
+    let mut out = format!("// {}\n// {SOURCE_NOTE}\n\n", header_line(chapter));
     let ours: Vec<&(&Cell, CellSyntax)> = cells.iter().filter(|(c, _)| c.kind == kind).collect();
     let mut hoisted = String::new();
     for (cell, syntax) in &ours {
         let lines: Vec<&str> = cell.code.lines().collect();
         for range in &syntax.inner_attribute_lines {
             for n in range.clone() {
+                map.add_hoisted(path, out.lines().count() + hoisted.lines().count() + 1, cell.code_line + n - 1);
                 hoisted.push_str(lines.get(n - 1).copied().unwrap_or(""));
                 hoisted.push('\n');
             }
@@ -116,7 +118,7 @@ pub fn items_file(
 /// position, so that a prose edit that moves a cell does not change the program.
 pub fn main_file(chapter: &Chapter, cells: &[(&Cell, CellSyntax)], path: &Path, map: &mut LineMap) -> String {
     let mut out = format!(
-        "// {}\n// {HEADER_NOTE}\n\n#![allow(unused)]\n\nuse {krate}::*;\n\n\
+        "// {}\n// {SOURCE_NOTE}\n\n#![allow(unused)]\n\nuse {krate}::*;\n\n\
          fn main() {{\n    tangle_runtime::init({krate:?});\n    if let Err(error) = cells() {{\n        \
          tangle_runtime::exit_with(&*error);\n    }}\n}}\n\n\
          /// The chapter's run cells, in order; `?` in a cell ends the program with its error.\n\

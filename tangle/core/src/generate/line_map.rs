@@ -1,7 +1,8 @@
 //! Where generated lines came from. Each cell is copied verbatim, so a generated line maps to
 //! its chapter line by the constant offset of the cell's segment, and a column by the
 //! indentation the generator added (none in a multi-line literal) and the container prefix the
-//! chapter had.
+//! chapter had. Inner attributes hoisted to the top of a file are recorded apart, each line
+//! with the chapter line it came from (`untangle` maps edits of them back).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -10,6 +11,8 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Default, Clone)]
 pub struct LineMap {
     files: BTreeMap<PathBuf, Vec<Segment>>,
+    /// Per generated file, `(generated line, chapter line)` of each hoisted inner attribute line.
+    hoisted: BTreeMap<PathBuf, Vec<(usize, usize)>>,
 }
 
 /// A run of generated lines copied from consecutive chapter lines.
@@ -70,6 +73,22 @@ impl LineMap {
 
     pub fn add(&mut self, file: &Path, segment: Segment) {
         self.files.entry(file.to_path_buf()).or_default().push(segment);
+    }
+
+    /// Records that generated line `generated` of `file` is the inner attribute line that
+    /// stands at `chapter` in the chapter (hoisted to the top of the file).
+    pub fn add_hoisted(&mut self, file: &Path, generated: usize, chapter: usize) {
+        self.hoisted.entry(file.to_path_buf()).or_default().push((generated, chapter));
+    }
+
+    /// The segments of `file` (one per cell), in file order.
+    pub fn segments(&self, file: &Path) -> &[Segment] {
+        self.files.get(file).map_or(&[], Vec::as_slice)
+    }
+
+    /// The hoisted inner attribute lines of `file`: `(generated line, chapter line)`.
+    pub fn hoisted(&self, file: &Path) -> &[(usize, usize)] {
+        self.hoisted.get(file).map_or(&[], Vec::as_slice)
     }
 }
 

@@ -7,7 +7,9 @@
 //! line by a constant offset ([`LineMap`]), as rustdoc maps doctests. The chapter crates form
 //! their own workspace, `code/Cargo.toml` ([`manifest`]: each chapter a library package and a
 //! package for its run program, compiled unoptimised), ordered so that dependencies come first
-//! ([`order`]); [`sync`] writes the files or reports the stale ones.
+//! ([`order`]); [`sync`] writes the files or reports the stale ones. Every generated text file
+//! carries a [`seal`] in its header, so that a file edited after tangle wrote it is told from
+//! one that is merely stale, and is never overwritten unasked.
 
 mod analyse;
 mod crates;
@@ -16,6 +18,7 @@ mod line_map;
 mod manifest;
 mod order;
 pub mod runtime;
+pub mod seal;
 pub mod sync;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -52,8 +55,14 @@ pub fn generate(book: &Book, config: &Config, analyses: &mut Analyses) -> Result
     }
     let crates = order::topological(crates)?;
     let members: Vec<&str> = crates.iter().map(|c| c.chapter.as_str()).collect();
-    let workspace = (code.join("Cargo.toml"), workspace.manifest(&members));
-    let support = runtime::files(code, &config.layout.work_dir_relative());
+    let workspace = (code.join("Cargo.toml"), seal::seal(&workspace.manifest(&members)));
+    let support = runtime::files(code, &config.layout.work_dir_relative())
+        .into_iter()
+        .map(|(path, bytes)| match String::from_utf8(bytes) {
+            Ok(text) => (path, seal::seal(&text).into_bytes()),
+            Err(e) => (path, e.into_bytes()),
+        })
+        .collect();
     Ok(Generated { code: code.clone(), crates, workspace, support })
 }
 
@@ -127,6 +136,7 @@ fn generate_chapter(
             emit::items_file(chapter, &analysed, CellKind::Test, &tests, &mut line_map, &prelude),
         ));
     }
+    let files = files.into_iter().map(|(path, text)| (path, seal::seal(&text))).collect();
     Ok(ChapterCrate { chapter: chapter.name.clone(), dir: dir.to_path_buf(), chapter_deps, files, line_map })
 }
 

@@ -15,6 +15,9 @@
 //! - Each build checks the chapters as `book` does; what is wrong (a compile error, a panic, a
 //!   drift, a refused directive) goes to the terminal and to a banner atop every served page
 //!   ([`problems`]), which a build that finds it fixed takes away.
+//! - An edit saved in a generated file under `code/` is untangled into its chapter before the
+//!   build ([`tangle_core::pipeline::untangle_edits`]), so the page shows it; an edit that
+//!   cannot be untangled is reported, and the file stays as it is.
 //! - The HTTP side is [`http`]; pages get a live-reload script there, not on disk.
 
 pub mod http;
@@ -27,12 +30,24 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, bail};
 use tangle_core::config::{Config, Layout};
 
-/// The newest modification time under the book's sources, theme and figures.
+/// The newest modification time under the book's sources, theme, figures and generated
+/// crates (build output aside).
 fn newest_change(layout: &Layout) -> SystemTime {
-    let watched = [layout.src.clone(), layout.book.join("theme"), layout.book_toml(), layout.figures.clone()];
+    let watched = [
+        layout.src.clone(),
+        layout.book.join("theme"),
+        layout.book_toml(),
+        layout.figures.clone(),
+        layout.code.clone(),
+    ];
     watched
         .iter()
-        .flat_map(|p| walkdir::WalkDir::new(layout.abs(p)).into_iter().filter_map(Result::ok))
+        .flat_map(|p| {
+            walkdir::WalkDir::new(layout.abs(p))
+                .into_iter()
+                .filter_entry(|e| e.file_name() != "target")
+                .filter_map(Result::ok)
+        })
         .filter_map(|e| e.metadata().ok()?.modified().ok())
         .max()
         .unwrap_or(SystemTime::UNIX_EPOCH)
@@ -123,6 +138,11 @@ impl Builds {
             };
         // The configuration as it is now (an edited book.toml takes effect at once).
         let config = Config::load(&self.config.layout.root).unwrap_or_else(|_| self.config.clone());
+        match tangle_core::pipeline::untangle_edits(&config) {
+            Some(Ok(untangled)) => untangled.report().iter().for_each(|line| println!("{line}")),
+            Some(Err(e)) => eprintln!("could not untangle the edits in code/ (the files stay as they are): {e:#}"),
+            None => {}
+        }
         let mut found = problems::check(&config);
         let built = build_into(&config, &out).and_then(|(site, book_dir)| {
             mirror(&site, &book_dir).with_context(|| format!("cannot update {}", book_dir.display()))?;
@@ -254,6 +274,27 @@ mod tests {
         std::fs::write(root.path().join("book/src/ch01.md"), "# 1 One\n\nFixed.\n").unwrap();
         let (built, problems) = builds.build();
         assert!(built.is_ok() && problems.is_empty(), "{problems:?}");
+    }
+
+    #[test]
+    fn an_edit_saved_in_a_generated_file_is_untangled_into_the_page() {
+        let root = tempfile::tempdir().unwrap();
+        tiny_book(root.path());
+        let chapter = "# 1 One\n\n```rust\n// @save\n/// First words.\npub fn one() -> u32 {\n    1\n}\n```\n";
+        std::fs::write(root.path().join("book/src/ch01.md"), chapter).unwrap();
+        let config = Config::load(root.path()).unwrap();
+        tangle_core::pipeline::Project::load_with(config.clone()).unwrap().sync().unwrap();
+        let lib = root.path().join("code/ch01/src/lib.rs");
+        let text = std::fs::read_to_string(&lib).unwrap();
+        std::fs::write(&lib, text.replace("/// First words.", "/// Second words.")).unwrap();
+        let mut builds = Builds::new(&config).unwrap();
+        let (site, problems) = builds.build();
+        let site = site.unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
+        let md = std::fs::read_to_string(root.path().join("book/src/ch01.md")).unwrap();
+        assert_eq!(md, chapter.replace("/// First words.", "/// Second words."));
+        assert!(std::fs::read_to_string(site.join("ch01.html")).unwrap().contains("Second words."));
+        assert!(tangle_core::pipeline::Project::load_with(config).unwrap().stale().unwrap().is_empty());
     }
 
     #[test]

@@ -1,0 +1,433 @@
+//! **untangle**, the way back from `code/` to the chapters: edits made in a generated crate
+//! (in an editor with rust-analyzer, say) are taken into the cells they belong to, and only
+//! the chapter lines they change are rewritten. In memory: the caller reads the edited files
+//! and writes the chapters ([`crate::pipeline::untangle`]).
+//!
+//! For each generated source file (`src/lib.rs`, `src/main.rs`, `tests/cells.rs`) that was
+//! edited after tangle wrote it (its [seal](crate::generate::seal) no longer matches), the
+//! file is compared line by line with what the chapter generates now ([`align`]). That is the
+//! text the edits were made to: the file's seal must be the seal of the current generation,
+//! else the chapter changed too since the file was written, and which lines are whose cannot
+//! be told (refused). Every changed line is given to the cell it stands in, by the generator's
+//! [`LineMap`](crate::generate::LineMap); the cell's new code is rebuilt with every change
+//! generation made undone and spliced into the chapter ([`cell`]).
+//!
+//! Refused, with their place in the edited file, and nothing written: an edit of a line tangle
+//! wrote itself (the header, the glue of `main.rs`, location comments, the blank line between
+//! two cells, any manifest or file of the runtime), a line added between two cells, an edit that
+//! spans two cells, and an edit that would not come back: the new chapter is generated again in
+//! memory, and each edited file must come out as it was edited (location comments' numbers and
+//! the seal aside, which follow the chapter), or the edit is refused at the first line that
+//! would not (a blank line added at a cell's start, which generation drops; a run-cell line
+//! indented less than the cell).
+//!
+//! [`refusal`] is the error `sync`, `check` and `book` stop with instead of overwriting an
+//! edited file: each file at its first edited line, and the two ways out.
+
+mod align;
+mod cell;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::config::Config;
+use crate::diagnostic::{Diagnostic, Diagnostics, Location};
+use crate::generate::{self, Analyses, ChapterCrate, Generated, seal};
+use crate::markdown::{Edits, LineIndex};
+use crate::messages;
+use crate::model::{Book, Chapter};
+
+use align::{Owner, Problem};
+
+/// A chapter with the edits of its generated files taken in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChapterEdit {
+    pub chapter: String,
+    /// `book/src/ch06.md`, relative to the project root.
+    pub path: PathBuf,
+    /// The chapter's new text (its old text when the edits changed nothing in it).
+    pub text: String,
+    /// The edited files taken in, relative to the project root.
+    pub files: Vec<PathBuf>,
+    /// The lines of the new text that changed (one-based).
+    pub lines: Vec<usize>,
+}
+
+/// Takes the `edited` files (path relative to the project root → the text on disk) into the
+/// chapters of `book`, whose generation is `generated`. Either every edit goes in, or none
+/// does and the diagnostics say why, each at its line of the edited file.
+pub fn untangle(
+    book: &Book,
+    config: &Config,
+    generated: &Generated,
+    edited: &BTreeMap<PathBuf, String>,
+) -> Result<Vec<ChapterEdit>, Diagnostics> {
+    let mut analyses = Analyses::default();
+    let mut diagnostics = Diagnostics::default();
+    let mut chapters: BTreeMap<String, (Edits, Vec<PathBuf>)> = BTreeMap::new();
+    for (path, text) in edited {
+        if generated.files().all(|(p, _)| p != path) {
+            diagnostics.push(
+                Diagnostic::error(
+                    Location::new(path, 1),
+                    "no chapter generates this file, and tangle did not write it: its code has nowhere to go",
+                )
+                .with_help(format!(
+                    "move its code into a cell of a chapter (a `// @save` cell for library code), then remove the file (`{}` does)",
+                    messages::command("sync --discard")
+                )),
+            );
+            continue;
+        }
+        let Some(krate) = generated.crates.iter().find(|c| c.files.iter().any(|(p, _)| p == path)) else {
+            let line = first_difference(&expected_text(generated, path), text);
+            diagnostics.push(
+                Diagnostic::error(
+                    Location::new(path, line + 1),
+                    "this file is generated from book.toml and the tool, and holds no cell: its edits have nowhere to go",
+                )
+                .with_help(format!("drop them with `{}`", messages::command("sync --discard"))),
+            );
+            continue;
+        };
+        let chapter = book.chapter(&krate.chapter).expect("generated from a chapter");
+        let (edits, files) = chapters.entry(chapter.name.clone()).or_insert_with(|| (Edits::new(), Vec::new()));
+        match file_edits(chapter, krate, path, text, &mut analyses, edits) {
+            Ok(()) => files.push(path.clone()),
+            Err(d) => diagnostics.extend(d),
+        }
+    }
+    if diagnostics.has_errors() {
+        return Err(diagnostics);
+    }
+    let mut out = Vec::new();
+    for (name, (edits, files)) in chapters {
+        let chapter = book.chapter(&name).expect("a chapter of the book");
+        let text = edits.apply(&chapter.source);
+        let first = &files[0];
+        let at = Location::new(first, first_difference(&expected_text(generated, first), &edited[first]) + 1);
+        match verify(book, config, chapter, &text, (&files, at), edited, &mut analyses) {
+            Ok(()) => {
+                let lines = changed_lines(&chapter.source, &text);
+                out.push(ChapterEdit { chapter: name, path: chapter.path.clone(), text, files, lines });
+            }
+            Err(d) => diagnostics.extend(d),
+        }
+    }
+    diagnostics.into_result(out)
+}
+
+/// The chapter edits that one edited file makes, added to `edits`.
+fn file_edits(
+    chapter: &Chapter,
+    krate: &ChapterCrate,
+    path: &Path,
+    text: &str,
+    analyses: &mut Analyses,
+    edits: &mut Edits,
+) -> Result<(), Diagnostics> {
+    let expected = &krate.files.iter().find(|(p, _)| p == path).expect("a file of the crate").1;
+    if let (Some(was), Some(now)) = (seal::recorded(text), seal::recorded(expected))
+        && was != now
+    {
+        return Err(Diagnostic::error(
+            Location::new(path, 1),
+            format!(
+                "this file was edited, and {} changed too since tangle wrote it: which lines are whose cannot be told",
+                chapter.path.display()
+            ),
+        )
+        .with_help(format!(
+            "drop the file's edits with `{}` (and make them again), or undo the chapter's change, run `{}`, and redo it",
+            messages::command("sync --discard"),
+            messages::command("untangle")
+        ))
+        .into());
+    }
+    let map = &krate.line_map;
+    let segments = map.segments(path);
+    let hoisted = map.hoisted(path);
+    let old = align::keys(expected);
+    let new = align::keys(text);
+    let owners = align::owners(old.len(), segments, hoisted);
+    let alignment = align::align(&old, &new, &owners)
+        .map_err(|problems| problems.iter().map(|p| problem(chapter, krate, path, expected, p)).collect::<Vec<_>>())
+        .map_err(Diagnostics)?;
+
+    let old_lines: Vec<&str> = expected.lines().collect();
+    let new_lines: Vec<&str> = text.lines().collect();
+    let cell_of = |s: usize| cell_at(chapter, segments[s].chapter);
+    // Each cell's lines in the edited file, and whether any of them changed.
+    let mut regions: BTreeMap<usize, (Vec<cell::Line>, bool)> = BTreeMap::new();
+    let mut hoisted_edits: BTreeMap<usize, String> = BTreeMap::new();
+    for (j, owner) in alignment.owner.iter().enumerate() {
+        match (*owner, alignment.old_of[j]) {
+            (Owner::Cell(s), Some(o)) => {
+                let n = segments[s].chapter + (o + 1 - segments[s].generated) + 1 - cell_of(s).code_line;
+                let region = regions.entry(s).or_default();
+                region.0.push(cell::Line::Kept(n, new_lines[j]));
+                region.1 |= new_lines[j] != old_lines[o];
+            }
+            (Owner::Cell(s), None) => {
+                let region = regions.entry(s).or_default();
+                region.0.push(cell::Line::New(new_lines[j]));
+                region.1 = true;
+            }
+            (Owner::Hoisted(h), None) => {
+                hoisted_edits.insert(hoisted[h].1, new_lines[j].to_string());
+            }
+            _ => {}
+        }
+    }
+    let index = LineIndex::new(&chapter.source);
+    for (s, segment) in segments.iter().enumerate() {
+        let cell = cell_of(s);
+        let present =
+            ((segment.generated + segment.len - 1).min(old_lines.len()) + 1).saturating_sub(segment.generated);
+        let (lines, changed) = regions.remove(&s).unwrap_or_default();
+        let hoisted_here = hoisted_in(cell, &hoisted_edits);
+        if !changed && lines.len() == present && hoisted_here.is_empty() {
+            continue;
+        }
+        let syntax = analyses.cell(chapter, cell).map_err(|d| Diagnostics::from(*d))?;
+        let written = cell::Written {
+            cell,
+            syntax: &syntax,
+            first: segment.chapter + 1 - cell.code_line,
+            indent: segment.indent,
+            trimmed: (segment.generated + segment.len - 1).saturating_sub(old_lines.len()),
+        };
+        let code = cell::rebuild(chapter, &written, &lines, &hoisted_here, analyses);
+        cell::splice(chapter, &index, cell, &code, edits);
+    }
+    // Cells of which only hoisted attributes were written (nothing else to copy).
+    let with_segment: BTreeSet<usize> = segments.iter().map(|s| cell_at(chapter, s.chapter).code_line).collect();
+    let mut done = BTreeSet::new();
+    for &line in hoisted_edits.keys() {
+        let cell = cell_at(chapter, line);
+        if with_segment.contains(&cell.code_line) || !done.insert(cell.code_line) {
+            continue;
+        }
+        let syntax = analyses.cell(chapter, cell).map_err(|d| Diagnostics::from(*d))?;
+        let all = cell.code.lines().count() + 1;
+        let written = cell::Written { cell, syntax: &syntax, first: all, indent: 0, trimmed: 0 };
+        let code = cell::rebuild(chapter, &written, &[], &hoisted_in(cell, &hoisted_edits), analyses);
+        cell::splice(chapter, &index, cell, &code, edits);
+    }
+    Ok(())
+}
+
+/// The cell whose code holds chapter line `line`.
+fn cell_at(chapter: &Chapter, line: usize) -> &crate::model::Cell {
+    chapter
+        .cells
+        .iter()
+        .find(|c| c.code_line <= line && line <= c.last_line())
+        .expect("a generated line maps into a cell")
+}
+
+/// The hoisted lines edited at the top of the file that belong to `cell`, by cell line.
+fn hoisted_in(cell: &crate::model::Cell, edits: &BTreeMap<usize, String>) -> BTreeMap<usize, String> {
+    edits
+        .iter()
+        .filter(|(line, _)| cell.code_line <= **line && **line <= cell.last_line())
+        .map(|(line, text)| (line + 1 - cell.code_line, text.clone()))
+        .collect()
+}
+
+/// A problem of the alignment as a diagnostic at its line of the edited file.
+fn problem(chapter: &Chapter, krate: &ChapterCrate, path: &Path, expected: &str, p: &Problem) -> Diagnostic {
+    let cell_location = |s: usize| {
+        let segment = &krate.line_map.segments(path)[s];
+        chapter.location(cell_at(chapter, segment.chapter).code_line)
+    };
+    let at = |line: usize| Location::new(path, line + 1).with_column(1);
+    let discard = messages::command("sync --discard");
+    let again = messages::command("untangle");
+    match *p {
+        Problem::Replaces { new, old } => {
+            let what = what_line(path, expected, old);
+            Diagnostic::error(at(new), format!("this edit changes {what}, which is outside every cell"))
+                .with_note(format!("tangle writes that line itself; only the cells' lines come from {}", chapter.path.display()))
+                .with_help(format!(
+                    "make the change in the chapter (or in book.toml) instead, then drop this edit with `{discard}`"
+                ))
+        }
+        Problem::AddedOutside { new } if krate.line_map.segments(path).is_empty() && is_manifest(path) => {
+            Diagnostic::error(at(new), "this line was added to a manifest, which tangle writes: it holds no cell")
+                .with_note("a chapter's dependencies come from its cells' paths and book.toml's [preprocessor.tangle.dependencies]")
+                .with_help(format!("declare the dependency in book.toml instead, then drop this edit with `{discard}`"))
+        }
+        Problem::AddedOutside { new } => Diagnostic::error(at(new), "this line was added outside every cell")
+            .with_note("between two cells, or among the lines tangle writes around them, nothing comes from the chapter")
+            .with_help(format!("move it into a cell's lines and run `{again}` again, or drop it with `{discard}`")),
+        Problem::TwoCells { new, first, second } => Diagnostic::error(
+            at(new),
+            format!("this edit spans two cells, {} and {}", cell_location(first), cell_location(second)),
+        )
+        .with_note("the lines between them are tangle's")
+        .with_help(format!("edit each cell within its own lines and run `{again}` again")),
+        Problem::Hoisted { new } => Diagnostic::error(
+            at(new),
+            "this edit adds or removes inner attributes at the top of the file, which tangle hoists from the cells",
+        )
+        .with_help(format!("add or remove the attribute in its cell, in {}", chapter.path.display())),
+    }
+}
+
+/// What line `old` (zero-based) of a generated file is, for a message.
+fn what_line(path: &Path, expected: &str, old: usize) -> String {
+    let text = expected.lines().nth(old).unwrap_or("");
+    if is_manifest(path) {
+        format!("the manifest's line `{}`", text.trim())
+    } else if old < 2 {
+        "tangle's header".to_string()
+    } else if generate::is_location_comment(text) {
+        "the location comment of the cell below it".to_string()
+    } else if text.trim().is_empty() {
+        "a blank line tangle writes between the cells".to_string()
+    } else {
+        format!("`{}`", text.trim())
+    }
+}
+
+fn is_manifest(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "toml")
+}
+
+/// Generates the new chapter in memory and checks that each edited file comes out as edited.
+fn verify(
+    book: &Book,
+    config: &Config,
+    chapter: &Chapter,
+    text: &str,
+    (files, at): (&[PathBuf], Location),
+    edited: &BTreeMap<PathBuf, String>,
+    analyses: &mut Analyses,
+) -> Result<(), Diagnostics> {
+    let fails = |why: String| {
+        Diagnostics::from(
+            Diagnostic::error(
+                at.clone(),
+                format!("with these edits, {} would not generate: {why}", chapter.path.display()),
+            )
+            .with_help(format!(
+                "fix the edit here and run `{}` again, or drop it with `{}`",
+                messages::command("untangle"),
+                messages::command("sync --discard")
+            )),
+        )
+    };
+    let first_message = |d: &Diagnostics| d.iter().next().map(|d| d.message.clone()).unwrap_or_default();
+    let reparsed = crate::parse::parse_chapter(&chapter.name, &chapter.path, text.as_bytes().to_vec())
+        .map_err(|d| fails(first_message(&d)))?;
+    let chapters = book.chapters.iter().map(|c| if c.name == chapter.name { reparsed.clone() } else { c.clone() });
+    let book = Book { chapters: chapters.collect() };
+    let regenerated = generate::generate(&book, config, analyses).map_err(|d| fails(first_message(&d)))?;
+    let krate = regenerated.get(&chapter.name).expect("the chapter is generated");
+    let mut diagnostics = Diagnostics::default();
+    for file in files {
+        let want = &edited[file];
+        let got = krate.files.iter().find(|(p, _)| p == file).map_or("", |(_, t)| t.as_str());
+        let (want_keys, got_keys) = (align::keys(want), align::keys(got));
+        if want_keys == got_keys {
+            continue;
+        }
+        let k = want_keys.iter().zip(&got_keys).take_while(|(a, b)| a == b).count();
+        let instead = match got.lines().nth(k) {
+            Some(line) => format!("tangle would write `{line}` here"),
+            None => "tangle would end the file before it".to_string(),
+        };
+        diagnostics.push(
+            Diagnostic::error(
+                Location::new(file, k + 1).with_column(1),
+                "this edited line would not come back from the chapter as it is",
+            )
+            .with_note(format!(
+                "{instead} (generation drops blank lines that open a cell, indents run cells by 4 spaces, ...)"
+            ))
+            .with_help(format!(
+                "write it as tangle would and run `{}` again, or drop the edit with `{}`",
+                messages::command("untangle"),
+                messages::command("sync --discard")
+            )),
+        );
+    }
+    diagnostics.into_result(())
+}
+
+/// The zero-based line where two generated texts first differ (as the seal sees them).
+fn first_difference(expected: &str, text: &str) -> usize {
+    let (a, b) = (align::keys(expected), align::keys(text));
+    a.iter().zip(&b).take_while(|(x, y)| x == y).count()
+}
+
+/// The one-based lines of `new` that are not in `old`.
+fn changed_lines(old: &str, new: &str) -> Vec<usize> {
+    let (a, b): (Vec<&str>, Vec<&str>) = (old.lines().collect(), new.lines().collect());
+    let mut out = Vec::new();
+    for op in similar::capture_diff_slices(similar::Algorithm::Myers, &a, &b) {
+        if let similar::DiffOp::Insert { new_index, new_len, .. }
+        | similar::DiffOp::Replace { new_index, new_len, .. } = op
+        {
+            out.extend(new_index + 1..=new_index + new_len);
+        }
+    }
+    out
+}
+
+/// The error `sync` (and `check`, `book`, `test`) stops with when generated files were edited
+/// since tangle wrote them: each file named at its first edited line (with the chapter line
+/// it came from, where it came from one), and the two ways out.
+pub fn refusal(book: &Book, generated: &Generated, edited: &[(PathBuf, String)]) -> Diagnostic {
+    let place = |path: &Path, text: &str| {
+        let line = first_difference(&expected_text(generated, path), text) + 1;
+        let from = generated.chapter_position(path, line, 1).and_then(|(c, l, _)| Some(book.chapter(&c)?.location(l)));
+        (line, from)
+    };
+    let generates = |path: &Path| generated.files().any(|(p, _)| p == path);
+    let (first, text) = &edited[0];
+    let (line, from) = place(first, text);
+    let message = match generates(first) {
+        true => format!("{} was edited since tangle wrote it, and tangle will not overwrite it", first.display()),
+        false => format!(
+            "{} is not generated by any chapter, nor written by tangle: tangle will not remove it",
+            first.display()
+        ),
+    };
+    let mut d = Diagnostic::error(Location::new(first, line).with_column(1), message);
+    if let Some(from) = from {
+        d = d.with_note(format!("line {line} came from {from}"));
+    }
+    for (path, text) in &edited[1..] {
+        let (line, from) = place(path, text);
+        let from = from.map(|f| format!(" (from {f})")).unwrap_or_default();
+        let what = if generates(path) { "also edited" } else { "also not tangle's" };
+        d = d.with_note(format!("{what}: {}:{line}{from}", path.display()));
+    }
+    match edited.iter().any(|(p, _)| generates(p)) {
+        true => d.with_help(format!(
+            "take the edits into the chapters with `{}`, or drop them with `{}`",
+            messages::command("untangle"),
+            messages::command("sync --discard")
+        )),
+        false => d.with_help(format!(
+            "move its code into a cell of a chapter to keep it; `{}` removes it",
+            messages::command("sync --discard")
+        )),
+    }
+}
+
+/// What tangle generates at `path` now, as text ("" when it generates nothing there).
+fn expected_text(generated: &Generated, path: &Path) -> String {
+    generated
+        .files()
+        .find(|(p, _)| *p == path)
+        .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod proptests;
+#[cfg(test)]
+mod tests;
