@@ -110,7 +110,7 @@ fn failure_section(stdout: &str, name: &str) -> String {
 /// `panicked at book/src/ch08.md:42:5:` in a located message: where the test failed.
 fn panic_location(message: &str, chapter: &Chapter) -> Option<Location> {
     let rest = &message[message.find("panicked at ")? + "panicked at ".len()..];
-    let place = rest.split(|c: char| c == '\n').next()?.trim_end_matches(':');
+    let place = rest.split('\n').next()?.trim_end_matches(':');
     let path = chapter.path.display().to_string();
     let numbers = place.strip_prefix(&path)?.strip_prefix(':')?;
     let mut parts = numbers.split(':');
