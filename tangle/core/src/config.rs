@@ -236,9 +236,13 @@ impl Config {
         for key in tangle.keys() {
             if !KEYS.contains(&key.as_str()) {
                 let known: Vec<&str> = KEYS.iter().copied().filter(|k| !["renderer", "optional"].contains(k)).collect();
+                let hint = match messages::closest(key, known.iter().copied()) {
+                    Some(near) => format!("did you mean `{near}`? "),
+                    None => String::new(),
+                };
                 bail!(error(
                     key,
-                    format!("`{key}` is not a setting of [preprocessor.tangle] (they are: {})", known.join(", "))
+                    format!("`{key}` is not a setting of [preprocessor.tangle] ({hint}they are: {})", known.join(", "))
                 ));
             }
         }
@@ -480,6 +484,7 @@ mod tests {
         let at = d.location.as_ref().unwrap();
         assert_eq!((at.file.as_path(), at.line), (Path::new("book.toml"), 3));
         assert!(d.message.contains("`cdoe` is not a setting"), "{}", d.message);
+        assert!(d.message.contains("did you mean `code`?"), "{}", d.message);
         let err = parse("", "[preprocessor.tangle]\ncells = \"cells\"\n").unwrap_err();
         assert!(err.to_string().contains("\"notebook\" and \"examples\""), "{err}");
         let err = parse("", "[preprocessor.tangle.dependencies]\nrand = { features = [\"x\"] }\n").unwrap_err();
