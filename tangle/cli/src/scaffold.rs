@@ -243,6 +243,9 @@ mod tests {
     #[test]
     fn titles_from_folder_names() {
         assert_eq!(title_of("my-first_book"), "My First Book");
-        assert_eq!(toml_string("A \"quoted\" title"), "\"A \\\"quoted\\\" title\"");
+        for title in ["A \"quoted\" title", "It's \\ odd", "plain"] {
+            let parsed: toml::Table = toml::from_str(&format!("title = {}", toml_string(title))).unwrap();
+            assert_eq!(parsed["title"].as_str(), Some(title), "{title} survives TOML quoting");
+        }
     }
 }
