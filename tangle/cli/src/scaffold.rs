@@ -63,7 +63,12 @@ pub fn new(path: &Path) -> anyhow::Result<u8> {
         pipeline::accept(&project, results, Writes::Allow)?;
     }
     if code != CLEAN {
-        bail!("the new book does not check (see above): this is a bug in tangle's template");
+        bail!(
+            "the new book is written to {} but does not check yet (see above: a build that could not reach \
+             crates.io, or a toolchain older than the template needs); fix that, then run `{}` there",
+            path.display(),
+            messages::command("check")
+        );
     }
     let shown = path.display();
     println!(

@@ -23,6 +23,16 @@ use crate::run::test_cells::{TestCase, TestOutcome};
 use crate::run::{self, RunOutput};
 use crate::{accept, cache, fsutil, parse, snapshot, timing, untangle as back};
 
+/// The chapter a command-line argument names: `ch06`, `6`, `06`, `ch06.md` and
+/// `book/src/ch06.md` all name chapter 6.
+pub fn chapter_name(asked: &str) -> String {
+    let stem = asked.rsplit('/').next().unwrap_or(asked).trim_end_matches(".md");
+    match stem.parse::<u32>() {
+        Ok(n) => format!("ch{n:02}"),
+        Err(_) => stem.to_string(),
+    }
+}
+
 /// A book loaded and generated in memory.
 pub struct Project {
     /// The project root (`config.layout.root`).
@@ -60,17 +70,7 @@ impl Project {
         if asked.is_empty() {
             return Ok(self.generated.crates.iter().map(|c| c.chapter.clone()).collect());
         }
-        // `ch06`, `6`, `06`, `ch06.md` and `book/src/ch06.md` all name chapter 6.
-        let asked: Vec<String> = asked
-            .iter()
-            .map(|a| {
-                let stem = a.rsplit('/').next().unwrap_or(a).trim_end_matches(".md");
-                match stem.parse::<u32>() {
-                    Ok(n) => format!("ch{n:02}"),
-                    Err(_) => stem.to_string(),
-                }
-            })
-            .collect();
+        let asked: Vec<String> = asked.iter().map(|a| chapter_name(a)).collect();
         let asked = &asked[..];
         for a in asked {
             if self.book.chapter(a).is_none() {

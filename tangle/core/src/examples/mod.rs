@@ -122,16 +122,7 @@ impl ExamplesReport {
 /// The examples chapters among `asked` (chapter names as the command line takes them: `ch01`,
 /// `1`, `ch01.md`), all of them when `asked` is empty.
 pub fn chapters(project: &Project, asked: &[String]) -> Vec<String> {
-    let asked: Vec<String> = asked
-        .iter()
-        .map(|a| {
-            let stem = a.rsplit('/').next().unwrap_or(a).trim_end_matches(".md");
-            match stem.parse::<u32>() {
-                Ok(n) => format!("ch{n:02}"),
-                Err(_) => stem.to_string(),
-            }
-        })
-        .collect();
+    let asked: Vec<String> = asked.iter().map(|a| crate::pipeline::chapter_name(a)).collect();
     project
         .book
         .chapters

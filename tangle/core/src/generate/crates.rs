@@ -59,13 +59,22 @@ impl Generated {
         self.crates.iter().filter(|c| wanted.contains(&c.chapter)).collect()
     }
 
-    /// Every generated file and its bytes, the workspace manifest first.
+    /// Every generated file and its bytes, the workspace manifest first. A book without a
+    /// notebook chapter has no `code/` at all (no workspace, no runtime): only what lies
+    /// outside it, the theme.
     pub fn files(&self) -> impl Iterator<Item = (&Path, &[u8])> {
         fn text((p, s): &(PathBuf, String)) -> (&Path, &[u8]) {
             (p.as_path(), s.as_bytes())
         }
+        let has_code = !self.crates.is_empty();
         std::iter::once(text(&self.workspace))
-            .chain(self.support.iter().map(|(p, b)| (p.as_path(), b.as_slice())))
+            .filter(move |_| has_code)
+            .chain(
+                self.support
+                    .iter()
+                    .filter(move |(p, _)| has_code || !p.starts_with(&self.code))
+                    .map(|(p, b)| (p.as_path(), b.as_slice())),
+            )
             .chain(self.crates.iter().flat_map(|c| c.files.iter().map(text)))
     }
 

@@ -35,18 +35,7 @@ pub struct Segment {
 /// program's source is named from its package, `code/ch06/run/../src/main.rs`, in rustc's
 /// messages, panics and `Location`s.
 pub fn lexically_normal(path: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut out: Vec<Component> = Vec::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir if matches!(out.last(), Some(Component::Normal(_))) => {
-                out.pop();
-            }
-            c => out.push(c),
-        }
-    }
-    out.iter().collect()
+    crate::config::normalize(path)
 }
 
 impl LineMap {

@@ -37,6 +37,12 @@ pub fn dir(code: &Path) -> PathBuf {
     code.join(RUNTIME)
 }
 
+/// Whether `bytes` at `rel` (a path inside the runtime's folder) is a file the tool carries, as
+/// it carries it.
+pub fn carries(rel: &Path, bytes: &[u8]) -> bool {
+    tangle_runtime::sources::FILES.iter().any(|(name, carried)| Path::new(name) == rel && *carried == bytes)
+}
+
 /// The runtime's files under `code/tangle-runtime/`, and cargo's configuration for `code/`:
 /// its builds (an author's `cargo test` there, rust-analyzer) share tangle's target folder
 /// instead of leaving an untracked `code/target/`.

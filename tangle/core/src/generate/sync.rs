@@ -146,7 +146,11 @@ pub fn stale_files(root: &Path, generated: &Generated) -> anyhow::Result<Vec<Sta
             // write that was killed half-way.
             let bytes = std::fs::read(root.join(&file)).unwrap_or_default();
             let temporary = file.file_name().is_some_and(|n| n.to_string_lossy().starts_with(fsutil::TEMP_PREFIX));
-            match temporary || seal::is_intact(&bytes) || seal::has_conflict_markers(&bytes) {
+            // A file of the runtime the tool carries, as it carries it (its font cannot hold a
+            // seal), once no chapter needs the runtime any more.
+            let runtime = super::runtime::dir(&generated.code);
+            let carried = file.strip_prefix(&runtime).is_ok_and(|rel| super::runtime::carries(rel, &bytes));
+            match temporary || carried || seal::is_intact(&bytes) || seal::has_conflict_markers(&bytes) {
                 true => stale.push(Stale::Unexpected(file)),
                 false => stale.push(Stale::Foreign(file)),
             }
