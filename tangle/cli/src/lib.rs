@@ -289,7 +289,10 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Accept { chapter, .. } => examples::check(&project, &chapter, true, options),
         Command::Untangle { chapter } => {
             let chapters = project.select(&chapter)?;
-            pipeline::untangle(&project, &chapters)?.report().iter().for_each(|line| println!("{line}"));
+            pipeline::untangle(&project, &chapters, options.writes)?
+                .report()
+                .iter()
+                .for_each(|line| println!("{line}"));
             Ok(CLEAN)
         }
         Command::Fmt { check, chapter } => {

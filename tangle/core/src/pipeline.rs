@@ -645,9 +645,9 @@ fn ranges(lines: &[usize]) -> String {
 /// asked for, in the files that belong to none: those are refused) into their chapters, then
 /// writes `code/` again: the edited files come out as edited (the location comments' numbers
 /// and the seal aside). Either every edit goes in, or nothing is written. The caller holds the
-/// repository lock.
-pub fn untangle(project: &Project, chapters: &[String]) -> anyhow::Result<Untangled> {
-    anyhow::ensure!(!on_ci(), "untangle writes the book and never runs with CI set");
+/// repository lock; `writes` must allow writing (never on CI).
+pub fn untangle(project: &Project, chapters: &[String], writes: Writes) -> anyhow::Result<Untangled> {
+    anyhow::ensure!(writes == Writes::Allow, "untangle writes the book and never runs with CI set");
     let every = chapters.len() == project.generated.crates.len();
     let ours = |path: &Path| match project.generated.crates.iter().find(|c| c.files.iter().any(|(p, _)| p == path)) {
         Some(krate) => chapters.contains(&krate.chapter),
@@ -691,9 +691,9 @@ pub fn untangle(project: &Project, chapters: &[String]) -> anyhow::Result<Untang
 
 /// For `serve`: when a generated file was edited since tangle wrote it, takes the edits of
 /// every chapter in ([`untangle`]); `None` when nothing was edited (or the book does not load,
-/// which the build then reports). The caller holds the repository lock.
-pub fn untangle_edits(config: &Config) -> Option<anyhow::Result<Untangled>> {
-    if on_ci() {
+/// which the build then reports, or writes are refused). The caller holds the repository lock.
+pub fn untangle_edits(config: &Config, writes: Writes) -> Option<anyhow::Result<Untangled>> {
+    if writes == Writes::Refuse {
         return None;
     }
     let project = Project::load_with(config.clone()).ok()?;
@@ -702,5 +702,5 @@ pub fn untangle_edits(config: &Config) -> Option<anyhow::Result<Untangled>> {
         return None;
     }
     let chapters = project.select(&[]).ok()?;
-    Some(untangle(&project, &chapters))
+    Some(untangle(&project, &chapters, writes))
 }

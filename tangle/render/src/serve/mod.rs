@@ -138,7 +138,9 @@ impl Builds {
             };
         // The configuration as it is now (an edited book.toml takes effect at once).
         let config = Config::load(&self.config.layout.root).unwrap_or_else(|_| self.config.clone());
-        match tangle_core::pipeline::untangle_edits(&config) {
+        // `serve` is the author's loop, never CI's: it writes what the author's edits call for
+        // (code/, untangled chapters) whatever the environment says.
+        match tangle_core::pipeline::untangle_edits(&config, tangle_core::pipeline::Writes::Allow) {
             Some(Ok(untangled)) => untangled.report().iter().for_each(|line| println!("{line}")),
             Some(Err(e)) => eprintln!("could not untangle the edits in code/ (the files stay as they are): {e:#}"),
             None => {}

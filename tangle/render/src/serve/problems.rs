@@ -33,7 +33,12 @@ fn check_quietly(config: &Config) -> Vec<String> {
         Ok(chapters) => chapters,
         Err(e) => return vec![format!("error: {e:#}")],
     };
-    let outcome = match pipeline::check(&project, &chapters, CheckOptions::default(), &Plain) {
+    let outcome = match pipeline::check(
+        &project,
+        &chapters,
+        CheckOptions { writes: pipeline::Writes::Allow, ..CheckOptions::default() },
+        &Plain,
+    ) {
         Ok(outcome) => outcome,
         Err(e) => return from_error(&e, config),
     };
