@@ -11,7 +11,7 @@ use crate::report::{CLEAN, ERROR};
 pub fn report(project: &Project, chapters: &[String]) -> u8 {
     let sources = Sources::new(&project.root);
     let mut code = CLEAN;
-    for d in tangle_render::validate(project) {
+    for d in tangle_core::timing::phase("validate", || tangle_render::validate(project)) {
         let file = d.location.as_ref().map(|l| l.file.clone());
         let other_chapter =
             project.book.chapters.iter().any(|c| Some(&c.path) == file.as_ref() && !chapters.contains(&c.name));

@@ -37,8 +37,10 @@ pub struct Bibliography {
     /// The file, relative to the project root (for messages).
     file: PathBuf,
     library: Library,
-    style: IndependentStyle,
-    locales: Vec<Locale>,
+    /// The style and its locales, read from hayagriva's archive when a citation is first
+    /// rendered: checking that every key exists (what `check` does) needs neither, and reading
+    /// them is most of what loading a bibliography costs.
+    style: std::sync::OnceLock<(IndependentStyle, Vec<Locale>)>,
 }
 
 impl Bibliography {
@@ -57,15 +59,17 @@ impl Bibliography {
     pub fn parse(yaml: &str) -> Result<Bibliography, (usize, String)> {
         let library =
             hayagriva::io::from_yaml_str(yaml).map_err(|e| (e.location().map_or(1, |l| l.line()), e.to_string()))?;
-        let style = match hayagriva::archive::ArchivedStyle::ChicagoAuthorDate.get() {
-            Style::Independent(style) => style,
-            Style::Dependent(_) => unreachable!("Chicago author-date is an independent style"),
-        };
-        Ok(Bibliography {
-            file: PathBuf::from("references.yaml"),
-            library,
-            style,
-            locales: hayagriva::archive::locales(),
+        Ok(Bibliography { file: PathBuf::from("references.yaml"), library, style: std::sync::OnceLock::new() })
+    }
+
+    /// Chicago author-date and its locales.
+    fn style(&self) -> &(IndependentStyle, Vec<Locale>) {
+        self.style.get_or_init(|| {
+            let style = match hayagriva::archive::ArchivedStyle::ChicagoAuthorDate.get() {
+                Style::Independent(style) => style,
+                Style::Dependent(_) => unreachable!("Chicago author-date is an independent style"),
+            };
+            (style, hayagriva::archive::locales())
         })
     }
 
@@ -112,8 +116,18 @@ fn groups(page: &Page) -> Vec<Group> {
     out
 }
 
+/// The citations of `page` that name no entry (`file` names it in the errors), without
+/// rendering any: what validation needs.
+pub fn unknown_keys(page: &Page, bibliography: Option<&Bibliography>, file: &Path) -> Vec<Diagnostic> {
+    cite_with(page, bibliography, file, false).errors
+}
+
 /// Renders the citations of `page` (`file` names it in errors).
 pub fn cite(page: &Page, bibliography: Option<&Bibliography>, file: &Path) -> Cited {
+    cite_with(page, bibliography, file, true)
+}
+
+fn cite_with(page: &Page, bibliography: Option<&Bibliography>, file: &Path, render: bool) -> Cited {
     let mut cited = Cited::default();
     let found = groups(page);
     if found.is_empty() {
@@ -149,15 +163,16 @@ pub fn cite(page: &Page, bibliography: Option<&Bibliography>, file: &Path) -> Ci
         let text = escape_html(page.doc.text(group.span.clone()));
         cited.edits.push((group.span.clone(), format!("<span class=\"citation-broken\">{text}</span>")));
     }
-    if known.is_empty() {
+    if known.is_empty() || !render {
         return cited;
     }
+    let (style, locales) = bib.style();
     let mut driver = BibliographyDriver::new();
     for (_, entries) in &known {
         let items = entries.iter().map(|e| CitationItem::with_entry(*e)).collect();
-        driver.citation(CitationRequest::from_items(items, &bib.style, &bib.locales));
+        driver.citation(CitationRequest::from_items(items, style, locales));
     }
-    let rendered = driver.finish(BibliographyRequest::new(&bib.style, None, &bib.locales));
+    let rendered = driver.finish(BibliographyRequest::new(style, None, locales));
     for ((group, _), citation) in known.iter().zip(&rendered.citations) {
         let mut text = String::new();
         let _ = citation.citation.write_buf(&mut text, BufWriteFormat::Html);

@@ -82,7 +82,7 @@ pub(crate) fn validate_pages(
     let mut out = Vec::new();
     for (path, page) in paths.iter().zip(pages) {
         let file = layout.src.join(path);
-        out.extend(citations::cite(page, bibliography, &file).errors);
+        out.extend(citations::unknown_keys(page, bibliography, &file));
         out.extend(unknown_figures(layout, page, &file));
         out.extend(calculators(layout, page, &file));
         out.extend(includes(layout, path, page, &file));
