@@ -316,7 +316,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             if code == ERROR {
                 return Ok(code);
             }
-            write_theme(&project, options.writes)?;
+            refuse_stale_theme(&project, options.writes)?;
             let rendered = tangle_render::build_book(&project.config, &RenderOptions::default())?;
             println!("built {}", rendered.site.join("index.html").display());
             if let Command::Pdf { output } = &cli.command {
@@ -338,23 +338,18 @@ pub fn load_project(root: &Path) -> anyhow::Result<Project> {
     project_with_theme(Project::load(root)?)
 }
 
-/// Writes the theme's files where they differ, before the book is rendered: a book of examples
-/// alone has no notebook check that would sync them. Where writes are refused, a stale theme is
-/// an error naming the file.
-pub(crate) fn write_theme(project: &Project, writes: pipeline::Writes) -> anyhow::Result<()> {
-    let theme = &project.layout().theme;
-    for (path, bytes) in project.generated.support.iter().filter(|(p, _)| p.starts_with(theme)) {
-        let abs = project.layout().abs(path);
-        if std::fs::read(&abs).ok().as_deref() == Some(bytes.as_slice()) {
-            continue;
-        }
-        anyhow::ensure!(
-            writes == pipeline::Writes::Allow,
+/// Before the book is rendered (which writes the theme where it is missing or out of date): where
+/// writes are refused, a stale theme is an error naming the file. A book of examples alone has
+/// no notebook check whose sync would have said so.
+pub(crate) fn refuse_stale_theme(project: &Project, writes: pipeline::Writes) -> anyhow::Result<()> {
+    if writes == pipeline::Writes::Refuse
+        && let Some((path, _)) = tangle_render::theme::stale(project.layout()).first()
+    {
+        anyhow::bail!(
             "{} is not what this tangle generates: run `{}` and commit the result",
             path.display(),
             tangle_core::messages::command("sync")
         );
-        tangle_core::fsutil::write_atomic(&abs, bytes)?;
     }
     Ok(())
 }

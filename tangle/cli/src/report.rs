@@ -46,10 +46,9 @@ pub fn stale_advice(project: &Project) -> String {
     )
 }
 
-/// Prints a check's findings; `accepting` words the summary for `accept`, which writes them
+/// Prints a check's findings; `accept` words the summary for `accept`, which writes them
 /// next. Returns the exit status.
-pub fn report(project: &Project, outcome: &Outcome, accepting: bool, out: Results) -> anyhow::Result<u8> {
-    let accept = accepting;
+pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) -> anyhow::Result<u8> {
     let results = match outcome {
         Outcome::Stale(stale) => {
             for s in stale {

@@ -118,11 +118,18 @@ pub fn init(dir: &Path) -> anyhow::Result<u8> {
         tangle_core::fsutil::replace_if_unchanged(&book_toml, text.as_bytes(), edited.as_bytes())?;
         changed.push("book.toml ([preprocessor.tangle], tangle's stylesheet and script)".to_string());
     }
-    let build_dir = config.layout.build.strip_prefix(&config.layout.book).unwrap_or(&config.layout.build);
-    let target = &config.layout.target;
-    let ignore = [format!("/{}/", target.display()), format!("/{}/", build_dir.display()), ".tangle-tmp-*".to_string()];
-    if add_ignore_lines(&dir.join(".gitignore"), &ignore)? {
-        changed.push(".gitignore (build output)".into());
+    // At the project root, where the layout's paths start (it is the parent of `dir` when
+    // `dir` is a folder named `book`, and target/ sits there then).
+    let layout = &config.layout;
+    let ignore = [
+        format!("/{}/", layout.target.display()),
+        format!("/{}/", layout.build.display()),
+        ".tangle-tmp-*".to_string(),
+    ];
+    let gitignore = layout.root.join(".gitignore");
+    if add_ignore_lines(&gitignore, &ignore)? {
+        let shown = if layout.root == dir { ".gitignore".to_string() } else { gitignore.display().to_string() };
+        changed.push(format!("{shown} (build output)"));
     }
     let project = crate::load_project(dir)?;
     let fixed = project.sync()?;

@@ -379,12 +379,18 @@ fn check_dependency(key: &str, spec: &toml::Value) -> Result<(), String> {
 
 /// A dependency's relative `path`, taken relative to `base` (relative to the project root).
 fn rebase(spec: &toml::Value, base: &Path) -> toml::Value {
+    with_dependency_path(spec, |path| normalize(&base.join(path)))
+}
+
+/// `spec`, a dependency in Cargo's syntax, with its relative `path` (if it has one) replaced by
+/// what `f` makes of it: how each generated manifest sees a path from its own folder.
+pub fn with_dependency_path(spec: &toml::Value, f: impl Fn(&Path) -> PathBuf) -> toml::Value {
     let mut spec = spec.clone();
     if let Some(table) = spec.as_table_mut()
         && let Some(toml::Value::String(path)) = table.get_mut("path")
         && Path::new(path.as_str()).is_relative()
     {
-        *path = normalize(&base.join(path.as_str())).to_string_lossy().into_owned();
+        *path = f(Path::new(path.as_str())).to_string_lossy().into_owned();
     }
     spec
 }

@@ -49,13 +49,19 @@ pub fn files(layout: &Layout) -> Vec<(PathBuf, Vec<u8>)> {
 /// Writes the theme's files that are missing or differ (atomically); the others are left alone,
 /// their modification times too.
 pub fn write(layout: &Layout) -> anyhow::Result<()> {
-    for (path, bytes) in files(layout) {
-        let abs = layout.abs(&path);
-        if std::fs::read(&abs).ok().as_deref() != Some(bytes.as_slice()) {
-            tangle_core::fsutil::write_atomic(&abs, &bytes)?;
-        }
+    for (path, bytes) in stale(layout) {
+        tangle_core::fsutil::write_atomic(&layout.abs(&path), &bytes)?;
     }
     Ok(())
+}
+
+/// The theme's files that are missing or differ from what this tool ships, with the bytes
+/// they should hold.
+pub fn stale(layout: &Layout) -> Vec<(PathBuf, Vec<u8>)> {
+    files(layout)
+        .into_iter()
+        .filter(|(path, bytes)| std::fs::read(layout.abs(path)).ok().as_ref() != Some(bytes))
+        .collect()
 }
 
 /// The stylesheet and script as `book.toml`'s `additional-css` and `additional-js` name them

@@ -211,13 +211,7 @@ fn workspace_manifest(config: &Config, dir: &Path, members: &[String]) -> String
         members.join(", ")
     );
     for (key, spec) in &config.dependencies {
-        let mut spec = spec.clone();
-        if let Some(table) = spec.as_table_mut()
-            && let Some(toml::Value::String(path)) = table.get_mut("path")
-            && Path::new(path.as_str()).is_relative()
-        {
-            *path = relative_to(Path::new(path.as_str()), dir).to_string_lossy().into_owned();
-        }
+        let spec = crate::config::with_dependency_path(spec, |path| relative_to(path, dir));
         out += &format!("{key} = {spec}\n");
     }
     // Examples are compiled as rustdoc compiles doctests: unoptimised, debug assertions on.

@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::crates::{HEADER_NOTE, header_line};
-use crate::config::{Config, RUNTIME, relative_to};
+use crate::config::{Config, RUNTIME, relative_to, with_dependency_path};
 use crate::model::Chapter;
 
 /// What the chapter crates may use, and their edition: the configuration, seen from `code/`.
@@ -139,14 +139,7 @@ impl Dependency {
 /// A dependency with a relative `path` is relative to the project root; `code` sees it from
 /// its own folder.
 fn rebase(spec: &toml::Value, code: &Path) -> toml::Value {
-    let mut spec = spec.clone();
-    if let Some(table) = spec.as_table_mut()
-        && let Some(toml::Value::String(path)) = table.get_mut("path")
-        && Path::new(path.as_str()).is_relative()
-    {
-        *path = relative_to(Path::new(path.as_str()), code).to_string_lossy().into_owned();
-    }
-    spec
+    with_dependency_path(spec, |path| relative_to(path, code))
 }
 
 /// A TOML value on one line (`{ version = "0.19", features = ["std"] }`), as toml writes it
