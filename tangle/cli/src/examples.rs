@@ -5,6 +5,7 @@
 
 use tangle_core::diagnostic::{Sources, Style};
 use tangle_core::examples::{self, ExampleVerdict, ExamplesReport};
+use tangle_core::model::Chapter;
 use tangle_core::pipeline::{self, CheckOptions, Outcome, Project};
 
 use crate::report::{self, CLEAN, ERROR, Results};
@@ -48,7 +49,7 @@ pub fn check(project: &Project, asked: &[String], accepting: bool, options: Chec
 }
 
 /// Builds and runs the examples of `chapters`, printing each failure at its chapter line.
-pub fn run(project: &Project, chapters: &[String]) -> anyhow::Result<ExamplesReport> {
+pub fn run(project: &Project, chapters: &[&Chapter]) -> anyhow::Result<ExamplesReport> {
     let found = status::with_status(|progress| examples::test(project, chapters, progress))?;
     let sources = Sources::new(&project.root);
     for result in &found.examples {

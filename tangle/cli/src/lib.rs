@@ -26,6 +26,7 @@ use tangle_core::config::Config;
 use tangle_core::diagnostic::{Diagnostic, Diagnostics, Sources, Style};
 use tangle_core::generate::sync::Discard;
 use tangle_core::lock::IfHeld;
+use tangle_core::model::Chapter;
 use tangle_core::pipeline::{self, CheckOptions, Project};
 use tangle_render::RenderOptions;
 
@@ -283,8 +284,9 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         // whatever `book` would refuse.
         Command::Check { chapter, .. } => {
             let code = examples::check(&project, &chapter, false, options)?;
-            let names = [project.select(&chapter)?, tangle_core::examples::chapters(&project, &chapter)].concat();
-            Ok(code.max(refusals::report(&project, &names)))
+            let notebook = project.select(&chapter)?.into_iter().map(|s| s.chapter);
+            let checked: Vec<&Chapter> = notebook.chain(tangle_core::examples::chapters(&project, &chapter)).collect();
+            Ok(code.max(refusals::report(&project, &checked)))
         }
         Command::Accept { chapter, .. } => examples::check(&project, &chapter, true, options),
         Command::Untangle { chapter } => {
@@ -296,7 +298,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             Ok(CLEAN)
         }
         Command::Fmt { check, chapter } => {
-            let chapters = project.select(&chapter)?;
+            let chapters: Vec<&Chapter> = project.select(&chapter)?.into_iter().map(|s| s.chapter).collect();
             let changed = pipeline::fmt(&project, &chapters, !check)?;
             for path in &changed {
                 match check {
@@ -363,7 +365,7 @@ fn project_with_theme(mut project: Project) -> anyhow::Result<Project> {
 /// A check with its progress on stderr (a live status line on a terminal).
 pub(crate) fn check(
     project: &Project,
-    chapters: &[String],
+    chapters: &[pipeline::Selected<'_>],
     options: CheckOptions,
 ) -> anyhow::Result<pipeline::Outcome> {
     status::with_status(|progress| pipeline::check(project, chapters, options, progress))

@@ -3,18 +3,22 @@
 //! `SUMMARY.md`, that belong to none).
 
 use tangle_core::diagnostic::{Sources, Style};
+use tangle_core::model::Chapter;
 use tangle_core::pipeline::Project;
 
 use crate::report::{CLEAN, ERROR};
 
 /// Prints what the book would refuse in `chapters`; returns [`ERROR`] when anything is.
-pub fn report(project: &Project, chapters: &[String]) -> u8 {
+pub fn report(project: &Project, chapters: &[&Chapter]) -> u8 {
     let sources = Sources::new(&project.root);
     let mut code = CLEAN;
     for d in tangle_core::timing::phase("validate", || tangle_render::validate(project)) {
         let file = d.location.as_ref().map(|l| l.file.clone());
-        let other_chapter =
-            project.book.chapters.iter().any(|c| Some(&c.path) == file.as_ref() && !chapters.contains(&c.name));
+        let other_chapter = project
+            .book
+            .chapters
+            .iter()
+            .any(|c| Some(&c.path) == file.as_ref() && !chapters.iter().any(|s| s.name == c.name));
         if other_chapter {
             continue;
         }

@@ -23,6 +23,7 @@ use std::fmt::Write as _;
 
 use tangle_core::compare::Verdict;
 use tangle_core::diagnostic::{Sources, Style};
+use tangle_core::model::Chapter;
 use tangle_core::pipeline::{self, CheckOptions, Outcome, Project, TestCellsOutcome};
 use tangle_core::run::RunEnd;
 use tangle_core::run::test_cells::TestOutcome;
@@ -66,13 +67,10 @@ pub fn run(project: &Project, asked: &[String], options: CheckOptions) -> anyhow
     let sources = Sources::new(&project.root);
     let example_chapters = tangle_core::examples::chapters(project, asked);
     let chapters = &project.select(asked)?;
-    let all_chapters: Vec<String> = project
-        .book
-        .chapters
-        .iter()
-        .map(|c| c.name.clone())
-        .filter(|c| chapters.contains(c) || example_chapters.contains(c))
-        .collect();
+    // Every chapter asked for, in the book's order.
+    let asked_for =
+        |c: &Chapter| chapters.iter().any(|s| s.name() == c.name) || example_chapters.iter().any(|e| e.name == c.name);
+    let all_chapters: Vec<&Chapter> = project.book.chapters.iter().filter(|c| asked_for(c)).collect();
 
     eprintln!("outputs, values and figures");
     let built = if chapters.is_empty() && !example_chapters.is_empty() {
@@ -224,13 +222,13 @@ fn count_check(project: &Project, outcome: &Outcome, tally: &mut Tally) -> bool 
 }
 
 /// The style checks `book.toml` keeps on, one case per chapter and check.
-fn style_checks(project: &Project, chapters: &[String], sources: &Sources, tally: &mut Tally) -> anyhow::Result<()> {
+fn style_checks(project: &Project, chapters: &[&Chapter], sources: &Sources, tally: &mut Tally) -> anyhow::Result<()> {
     let checks = &project.config.checks;
     eprintln!("style");
     let have_rustfmt =
         std::process::Command::new("rustfmt").arg("--version").output().is_ok_and(|o| o.status.success());
-    for name in chapters {
-        let chapter = project.book.chapter(name).expect("selected chapters exist");
+    for &chapter in chapters {
+        let name = &chapter.name;
         let path = chapter.path.display();
         if checks.fmt {
             if !have_rustfmt {
@@ -238,7 +236,7 @@ fn style_checks(project: &Project, chapters: &[String], sources: &Sources, tally
                     "  {path}: formatting not checked: rustfmt is not installed (`rustup component add rustfmt`)"
                 );
                 tally.ignored += 1;
-            } else if pipeline::fmt(project, std::slice::from_ref(name), false)?.is_empty() {
+            } else if pipeline::fmt(project, &[chapter], false)?.is_empty() {
                 tally.pass(1);
             } else {
                 let fix = tangle_core::messages::command(&format!("fmt --chapter {name}"));

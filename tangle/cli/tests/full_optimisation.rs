@@ -107,7 +107,7 @@ fn outputs_do_not_depend_on_the_run_programs_optimisation() {
 /// Every difference between the check's runs and a build at full optimisation.
 fn differences_from_full_optimisation(
     project: &Project,
-    chapters: &[String],
+    chapters: &[pipeline::Selected<'_>],
     checked: &[pipeline::ChapterResult],
 ) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();

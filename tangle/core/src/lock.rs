@@ -264,7 +264,17 @@ mod tests {
         // SAFETY: killpg only sends a signal, to the group this test started.
         unsafe { libc::killpg(child.id() as i32, libc::SIGKILL) };
         child.wait().unwrap();
-        acquire(root.path(), "check", IfHeld::Refuse).expect("the dead holder's lock is gone");
+        // flock's own child may still be exiting (killed between its fork and closing its copy
+        // of the locked descriptor, which `-o` does only then): it is not reaped here, so give
+        // the kernel a moment. A lock that outlived its holders would never come free.
+        let killed = Instant::now();
+        loop {
+            match acquire(root.path(), "check", IfHeld::Refuse) {
+                Ok(_) => break,
+                Err(e) if killed.elapsed() > Duration::from_secs(5) => panic!("the dead holder's lock is held: {e:#}"),
+                Err(_) => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
     }
 
     #[test]

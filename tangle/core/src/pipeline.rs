@@ -16,8 +16,8 @@ use crate::compare::{self, CellVerdict, FigureDrift, ValueReport, Verdict};
 use crate::config::{Config, Layout};
 use crate::diagnostic::Diagnostic;
 use crate::generate::sync::{self, Discard, Stale};
-use crate::generate::{self, Generated};
-use crate::model::Book;
+use crate::generate::{self, ChapterCrate, Generated};
+use crate::model::{Book, Chapter};
 use crate::progress::{Plain, Progress};
 use crate::run::test_cells::{TestCase, TestOutcome};
 use crate::run::{self, RunOutput};
@@ -31,6 +31,26 @@ pub fn chapter_name(asked: &str) -> String {
         Ok(n) => format!("ch{n:02}"),
         Err(_) => stem.to_string(),
     }
+}
+
+/// A chapter a command works on, as [`Project::select`] found it: the parsed chapter and its
+/// generated crate, borrowed from one project, so that nothing looks them up again by name.
+#[derive(Debug, Clone, Copy)]
+pub struct Selected<'p> {
+    pub chapter: &'p Chapter,
+    pub krate: &'p ChapterCrate,
+}
+
+impl<'p> Selected<'p> {
+    /// The chapter's name (`ch06`), which is also its crate's.
+    pub fn name(&self) -> &'p str {
+        &self.chapter.name
+    }
+}
+
+/// The names of `chapters`, in order (what the build and the cache take).
+fn names(chapters: &[Selected<'_>]) -> Vec<String> {
+    chapters.iter().map(|s| s.name().to_string()).collect()
 }
 
 /// A book loaded and generated in memory.
@@ -65,20 +85,24 @@ impl Project {
         &self.config.layout
     }
 
-    /// Chapter names to work on: all, or the ones asked for (each must exist).
-    pub fn select(&self, asked: &[String]) -> anyhow::Result<Vec<String>> {
-        if asked.is_empty() {
-            return Ok(self.generated.crates.iter().map(|c| c.chapter.clone()).collect());
-        }
+    /// The chapters to work on, in the book's order: every generated one, or the ones asked for
+    /// (each must exist).
+    pub fn select(&self, asked: &[String]) -> anyhow::Result<Vec<Selected<'_>>> {
         let asked: Vec<String> = asked.iter().map(|a| chapter_name(a)).collect();
-        let asked = &asked[..];
-        for a in asked {
+        for a in &asked {
             if self.book.chapter(a).is_none() {
                 let known: Vec<&str> = self.book.chapters.iter().map(|c| c.name.as_str()).collect();
                 anyhow::bail!("no chapter named `{a}` (the chapters are: {})", known.join(", "));
             }
         }
-        Ok(self.generated.crates.iter().map(|c| c.chapter.clone()).filter(|c| asked.contains(c)).collect())
+        let wanted = |name: &str| asked.is_empty() || asked.iter().any(|a| a == name);
+        Ok(self
+            .generated
+            .crates
+            .iter()
+            .filter(|krate| wanted(&krate.chapter))
+            .filter_map(|krate| Some(Selected { chapter: self.book.chapter(&krate.chapter)?, krate }))
+            .collect())
     }
 
     pub fn stale(&self) -> anyhow::Result<Vec<Stale>> {
@@ -217,7 +241,7 @@ pub struct CheckOptions {
 /// share it at all.)
 pub fn check(
     project: &Project,
-    chapters: &[String],
+    chapters: &[Selected<'_>],
     options: CheckOptions,
     progress: &dyn Progress,
 ) -> anyhow::Result<Outcome> {
@@ -233,24 +257,24 @@ pub fn check(
 
     // Cell lines wider than the book's column: warnings only, on stderr.
     timing::phase("lint", || {
-        parse::lint::report_long_lines(&project.root, &project.book, chapters, project.config.checks.line_width)
+        parse::lint::report_long_lines(&project.root, &project.book, &names(chapters), project.config.checks.line_width)
     });
 
     let shared = timing::phase("cache shared inputs", || cache::shared_inputs(project.layout(), &project.generated));
     let mut lookups = Vec::new();
     let mut to_build = Vec::new();
     let _keys = timing::Span::new("cache keys and lookups");
-    for chapter in chapters {
-        let key = cache::key(project.layout(), &shared, &project.book, &project.generated, chapter)?;
+    for &selected in chapters {
+        let name = selected.name();
+        let key = cache::key(project.layout(), &shared, &project.book, &project.generated, name)?;
         // A cached run is only as good as the figures kept from it.
         // `accept --refresh` asks for this machine's measurements as they come out now.
-        let model = project.book.chapter(chapter).expect("selected chapters exist");
-        let cached = cache::lookup(project.layout(), model, &key)
-            .filter(|_| !options.refresh && !options.rerun && project.kept_figures().join(chapter).is_dir());
+        let cached = cache::lookup(project.layout(), selected.chapter, &key)
+            .filter(|_| !options.refresh && !options.rerun && project.kept_figures().join(name).is_dir());
         if cached.is_none() {
-            to_build.push(chapter.clone());
+            to_build.push(name.to_string());
         }
-        lookups.push((chapter.clone(), cached));
+        lookups.push((selected, cached));
     }
     drop(_keys);
     let built = Mutex::new(Vec::new());
@@ -288,17 +312,17 @@ pub fn check(
     // other's; a completed run's figures then move to where cached runs find them.
     let staging = crate::lock::run_staging(&project.layout().work_dir())?;
     let mut results = Vec::new();
-    for (name, cached) in lookups {
+    for (selected, cached) in lookups {
+        let Selected { chapter, krate } = selected;
+        let name = selected.name();
         let (run, from_cache, drawn) = match cached {
             Some(run) => (run, true, project.kept_figures()),
             None => {
-                let chapter = project.book.chapter(&name).expect("selected chapters exist");
-                let krate = project.generated.get(&name).expect("every chapter is generated");
                 // The program cargo reported (the copy in target/tangle/release is the same file,
                 // unless another build replaced it since).
-                let exe = match built.iter().find(|(c, _)| *c == name) {
+                let exe = match built.iter().find(|(c, _)| c == name) {
                     Some((_, exe)) => exe.clone(),
-                    None => build::binary(project.layout(), &name),
+                    None => build::binary(project.layout(), name),
                 };
                 progress.line(&format!("  running {name}"));
                 let current = Arc::new(AtomicUsize::new(0));
@@ -306,12 +330,12 @@ pub fn check(
                 let run = timing::phase(&format!("run {name}"), || {
                     run::run_reporting(&exe, &project.root, chapter, krate, staging.path(), current)
                 });
-                progress.ran(&name);
+                progress.ran(name);
                 let run = run?;
                 let drawn = match run.completed() {
                     true => {
-                        keep_figures(&staging.path().join(&name), &project.kept_figures().join(&name))?;
-                        let key = cache::key(project.layout(), &shared, &project.book, &project.generated, &name)?;
+                        keep_figures(&staging.path().join(name), &project.kept_figures().join(name))?;
+                        let key = cache::key(project.layout(), &shared, &project.book, &project.generated, name)?;
                         cache::store(project.layout(), chapter, &key, &run)?;
                         project.kept_figures()
                     }
@@ -321,7 +345,7 @@ pub fn check(
             }
         };
         results.push(timing::phase(&format!("compare {name}"), || {
-            compare(project, &name, run, from_cache, drawn, options)
+            compare(project, chapter, run, from_cache, drawn, options)
         })?);
     }
     Ok(Outcome::Ran(results))
@@ -348,7 +372,7 @@ pub struct ReferenceRun {
 /// ones, under their own hashes, so that neither build undoes the other.)
 pub fn run_fully_optimised(
     project: &Project,
-    chapters: &[String],
+    chapters: &[Selected<'_>],
     figures_dir: &Path,
 ) -> anyhow::Result<Vec<ReferenceRun>> {
     let options = BuildOptions { verbose: false, locked: on_ci(), full_optimisation: true };
@@ -357,7 +381,7 @@ pub fn run_fully_optimised(
         project.layout(),
         &project.book,
         &project.generated,
-        build::Targets::Programs(chapters),
+        build::Targets::Programs(&names(chapters)),
         options,
         &Plain,
         &collect_into(&built),
@@ -368,9 +392,8 @@ pub fn run_fully_optimised(
     }
     let built = built.into_inner().unwrap_or_else(|e| e.into_inner());
     let mut runs = Vec::new();
-    for name in chapters {
-        let chapter = project.book.chapter(name).expect("selected chapters exist");
-        let krate = project.generated.get(name).expect("every chapter is generated");
+    for &Selected { chapter, krate } in chapters {
+        let name = &chapter.name;
         let (_, exe) =
             built.iter().find(|(c, _)| c == name).with_context(|| format!("cargo built no program for {name}"))?;
         let run = run::run_reporting(exe, &project.root, chapter, krate, figures_dir, Arc::new(AtomicUsize::new(0)))?;
@@ -382,13 +405,13 @@ pub fn run_fully_optimised(
 /// One chapter's verdicts: its outputs, values, figures and snapshots against the prose.
 fn compare(
     project: &Project,
-    name: &str,
+    chapter: &Chapter,
     run: RunOutput,
     cached: bool,
     drawn: PathBuf,
     options: CheckOptions,
 ) -> anyhow::Result<ChapterResult> {
-    let chapter = project.book.chapter(name).expect("selected chapters exist");
+    let name = chapter.name.as_str();
     let verdicts = compare::compare_chapter(
         chapter,
         &run,
@@ -442,7 +465,10 @@ pub fn accept(project: &Project, results: &[ChapterResult], writes: Writes) -> a
     }
     let mut accepted = Accepted::default();
     for result in results {
-        let chapter = project.book.chapter(&result.chapter).expect("results come from the book");
+        let chapter = project
+            .book
+            .chapter(&result.chapter)
+            .with_context(|| format!("no chapter {} in this book to accept into", result.chapter))?;
         let path = project.root.join(&chapter.path);
         let text = match accept::rewrite(chapter, &result.run, &result.verdicts, &result.values.drifts) {
             Some(text) => {
@@ -485,7 +511,7 @@ pub fn accept(project: &Project, results: &[ChapterResult], writes: Writes) -> a
 
 /// Formats the cells of `chapters` with rustfmt. With `write`, rewrites the chapters (and
 /// re-syncs `code/`); returns the chapters whose cells were not (or are no longer) formatted.
-pub fn fmt(project: &Project, chapters: &[String], write: bool) -> anyhow::Result<Vec<PathBuf>> {
+pub fn fmt(project: &Project, chapters: &[&Chapter], write: bool) -> anyhow::Result<Vec<PathBuf>> {
     if write {
         // fmt rewrites cells and then code/: edits there would be lost, or no longer fit.
         project.refuse_edits()?;
@@ -494,8 +520,7 @@ pub fn fmt(project: &Project, chapters: &[String], write: bool) -> anyhow::Resul
     // The chapter workspace's style (code/ may not exist yet in a new book: then the root's).
     let code = project.layout().abs(&project.layout().code);
     let style_dir = Some(code).filter(|d| d.is_dir()).unwrap_or_else(|| project.root.clone());
-    for name in chapters {
-        let chapter = project.book.chapter(name).expect("selected chapters exist");
+    for &chapter in chapters {
         let Some(text) = accept::fmt::format_chapter(chapter, &project.config.edition, &style_dir)? else {
             continue;
         };
@@ -526,42 +551,40 @@ pub enum TestCellsOutcome {
 
 /// Builds and runs the `// @test` cells of `chapters` (the chapters without any are left out),
 /// skipping the chapters whose tests and what they depend on passed unchanged before.
-pub fn test_cells(project: &Project, chapters: &[String], progress: &dyn Progress) -> anyhow::Result<TestCellsOutcome> {
-    let with_tests: Vec<&String> = chapters
-        .iter()
-        .filter(|c| {
-            project
-                .book
-                .chapter(c)
-                .is_some_and(|ch| ch.cells.iter().any(|cell| cell.kind == crate::model::CellKind::Test))
-        })
-        .collect();
+pub fn test_cells(
+    project: &Project,
+    chapters: &[Selected<'_>],
+    progress: &dyn Progress,
+) -> anyhow::Result<TestCellsOutcome> {
+    let with_tests =
+        chapters.iter().filter(|s| s.chapter.cells.iter().any(|cell| cell.kind == crate::model::CellKind::Test));
     let shared = cache::shared_inputs(project.layout(), &project.generated);
     let mut done = Vec::new();
     let mut to_run = Vec::new();
-    for name in with_tests {
+    for &selected in with_tests {
+        let name = selected.name();
         let key = cache::tests_key(project.layout(), &shared, &project.book, &project.generated, name)?;
         match cache::lookup_tests(project.layout(), name, &key) {
             Some(records) => {
-                let chapter = project.book.chapter(name).expect("selected chapters exist");
                 let cases = records
                     .into_iter()
-                    .map(|(test, passed)| run::test_cells::recorded(chapter, test, passed))
+                    .map(|(test, passed)| run::test_cells::recorded(selected.chapter, test, passed))
                     .collect();
-                done.push((name.clone(), cases, true));
+                done.push((name.to_string(), cases, true));
             }
-            None => to_run.push(name.clone()),
+            None => to_run.push(selected),
         }
     }
     if !to_run.is_empty() {
-        progress.line(&format!(" building the test cells of {}", to_run.join(", ")));
+        let to_run_names = names(&to_run);
+        progress.line(&format!(" building the test cells of {}", to_run_names.join(", ")));
         let built = Mutex::new(Vec::new());
         let options = BuildOptions { verbose: false, locked: on_ci(), full_optimisation: false };
         let report = build::build(
             project.layout(),
             &project.book,
             &project.generated,
-            build::Targets::TestCells(&to_run),
+            build::Targets::TestCells(&to_run_names),
             options,
             progress,
             &collect_into(&built),
@@ -572,9 +595,8 @@ pub fn test_cells(project: &Project, chapters: &[String], progress: &dyn Progres
         let built = built.into_inner().unwrap_or_else(|e| e.into_inner());
         // Cargo wrote the lock file if a chapter entered it: keys taken now match next time.
         let shared = cache::shared_inputs(project.layout(), &project.generated);
-        for name in &to_run {
-            let chapter = project.book.chapter(name).expect("selected chapters exist");
-            let krate = project.generated.get(name).expect("every chapter is generated");
+        for &Selected { chapter, krate } in &to_run {
+            let name = &chapter.name;
             let (_, exe) = built
                 .iter()
                 .find(|(c, _)| c == name)
@@ -592,7 +614,7 @@ pub fn test_cells(project: &Project, chapters: &[String], progress: &dyn Progres
         }
     }
     // In the book's order.
-    done.sort_by_key(|(name, _, _)| chapters.iter().position(|c| c == name));
+    done.sort_by_key(|(name, _, _)| chapters.iter().position(|c| c.name() == name));
     Ok(TestCellsOutcome::Ran(done))
 }
 
@@ -646,11 +668,11 @@ fn ranges(lines: &[usize]) -> String {
 /// writes `code/` again: the edited files come out as edited (the location comments' numbers
 /// and the seal aside). Either every edit goes in, or nothing is written. The caller holds the
 /// repository lock; `writes` must allow writing (never on CI).
-pub fn untangle(project: &Project, chapters: &[String], writes: Writes) -> anyhow::Result<Untangled> {
+pub fn untangle(project: &Project, chapters: &[Selected<'_>], writes: Writes) -> anyhow::Result<Untangled> {
     anyhow::ensure!(writes == Writes::Allow, "untangle writes the book and never runs with CI set");
     let every = chapters.len() == project.generated.crates.len();
     let ours = |path: &Path| match project.generated.crates.iter().find(|c| c.files.iter().any(|(p, _)| p == path)) {
-        Some(krate) => chapters.contains(&krate.chapter),
+        Some(krate) => chapters.iter().any(|s| s.name() == krate.chapter),
         None => every,
     };
     // Generated files edited; a file of someone's that no chapter generates is no edit to take
@@ -668,7 +690,10 @@ pub fn untangle(project: &Project, chapters: &[String], writes: Writes) -> anyho
         Err(found) => return Err(found.into()),
     };
     for c in &taken {
-        let chapter = project.book.chapter(&c.chapter).expect("a chapter of the book");
+        let chapter = project
+            .book
+            .chapter(&c.chapter)
+            .with_context(|| format!("untangle took edits into no chapter {}", c.chapter))?;
         if c.text != chapter.source {
             // The chapter may have been edited meanwhile; never overwrite that.
             fsutil::replace_if_unchanged(&project.root.join(&c.path), chapter.source.as_bytes(), c.text.as_bytes())?;

@@ -16,7 +16,7 @@ use super::include;
 use super::program::{self, Program};
 use crate::config::{Config, relative_to};
 use crate::generate::{ChapterCrate, Generated, LineMap, Segment};
-use crate::model::{Book, Cell, Chapter, ExampleAttributes};
+use crate::model::{Cell, Chapter, ExampleAttributes};
 
 /// One example of the book, with its program.
 #[derive(Debug, Clone)]
@@ -220,10 +220,6 @@ fn workspace_manifest(config: &Config, dir: &Path, members: &[String]) -> String
 }
 
 /// Every example of the chapters named, in book order.
-pub fn examples(book: &Book, config: &Config, chapters: &[String]) -> Vec<Example> {
-    book.chapters
-        .iter()
-        .filter(|c| chapters.contains(&c.name))
-        .flat_map(|c| Example::of_chapter(c, &config.edition, &config.layout.root))
-        .collect()
+pub fn examples(config: &Config, chapters: &[&Chapter]) -> Vec<Example> {
+    chapters.iter().flat_map(|c| Example::of_chapter(c, &config.edition, &config.layout.root)).collect()
 }

@@ -121,7 +121,7 @@ impl ExamplesReport {
 
 /// The examples chapters among `asked` (chapter names as the command line takes them: `ch01`,
 /// `1`, `ch01.md`), all of them when `asked` is empty.
-pub fn chapters(project: &Project, asked: &[String]) -> Vec<String> {
+pub fn chapters<'p>(project: &'p Project, asked: &[String]) -> Vec<&'p Chapter> {
     let asked: Vec<String> = asked.iter().map(|a| crate::pipeline::chapter_name(a)).collect();
     project
         .book
@@ -129,16 +129,15 @@ pub fn chapters(project: &Project, asked: &[String]) -> Vec<String> {
         .iter()
         .filter(|c| c.mode == CellMode::Examples)
         .filter(|c| asked.is_empty() || asked.contains(&c.name))
-        .map(|c| c.name.clone())
         .collect()
 }
 
 /// Compiles and runs every example of `chapters` (see [`chapters`]) and judges it by its
 /// attributes and output block: what `tangle test` reports as `N passed, N failed, N ignored`.
-pub fn test(project: &Project, chapters: &[String], progress: &dyn Progress) -> anyhow::Result<ExamplesReport> {
+pub fn test(project: &Project, chapters: &[&Chapter], progress: &dyn Progress) -> anyhow::Result<ExamplesReport> {
     let config = &project.config;
     let layout = project.layout();
-    let examples = crates::examples(&project.book, config, chapters);
+    let examples = crates::examples(config, chapters);
     let testable: Vec<&Example> = examples.iter().filter(|e| !e.attributes.ignore).collect();
     let buildable: Vec<&Example> = testable.iter().copied().filter(|e| e.include_error.is_none()).collect();
     let lock = || locked_dependencies(&layout.abs(crates::dir(config).join("Cargo.lock")));
@@ -272,13 +271,7 @@ pub fn test(project: &Project, chapters: &[String], progress: &dyn Progress) -> 
         };
         results.push(ExampleResult { chapter: example.chapter.clone(), location, verdict, cached, stdout });
     }
-    let chapter_results = chapters
-        .iter()
-        .map(|name| {
-            let chapter = project.book.chapter(name).expect("selected chapters exist");
-            compare_outputs(chapter, &results)
-        })
-        .collect();
+    let chapter_results = chapters.iter().map(|chapter| compare_outputs(chapter, &results)).collect();
     Ok(ExamplesReport { examples: results, chapters: chapter_results })
 }
 
