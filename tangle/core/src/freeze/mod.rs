@@ -85,6 +85,12 @@ pub fn answer(
     generated: &Generated,
     chapters: &[String],
 ) -> anyhow::Result<BTreeMap<String, Record>> {
+    for record in orphans(config, book) {
+        eprintln!(
+            "warning: {} is the record of no frozen chapter: remove it (or freeze the chapter again)",
+            record.display()
+        );
+    }
     let frozen: Vec<&Chapter> =
         chapters.iter().filter_map(|name| book.chapter(name)).filter(|c| is_frozen(config, c)).collect();
     let mut records = BTreeMap::new();
@@ -134,6 +140,20 @@ pub fn answer(
         true => Err(found.into()),
         false => Ok(records),
     }
+}
+
+/// The records under `frozen/` whose chapter is not frozen (any more), relative to the root.
+pub fn orphans(config: &Config, book: &Book) -> Vec<PathBuf> {
+    let layout = &config.layout;
+    let Ok(entries) = std::fs::read_dir(layout.abs(&layout.frozen)) else { return Vec::new() };
+    let mut out: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|name| Some((name.strip_suffix(".toml")?.to_string(), name)))
+        .filter(|(chapter, _)| !book.chapter(chapter).is_some_and(|c| is_frozen(config, c)))
+        .map(|(_, name)| layout.frozen.join(name))
+        .collect();
+    out.sort();
+    out
 }
 
 /// The inputs that differ between a record's and today's, as a sentence's list.

@@ -165,3 +165,18 @@ fn chapters_are_frozen_by_book_toml_or_their_directive_and_mistakes_are_located(
     .unwrap_err();
     assert!(bad.to_string().contains("`tangle: freeze` takes nothing"), "{bad}");
 }
+
+#[test]
+fn a_record_whose_chapter_is_not_frozen_is_an_orphan() {
+    let dir = tempfile::tempdir().unwrap();
+    let frozen = Config::parse(dir.path(), Path::new(""), "[preprocessor.tangle]\nfreeze = [\"ch01\"]\n").unwrap();
+    let thawed = Config::parse(dir.path(), Path::new(""), "").unwrap();
+    let book = Book { chapters: vec![chapter(CHAPTER)] };
+    assert!(orphans(&frozen, &book).is_empty(), "no frozen/ folder at all");
+    std::fs::create_dir_all(dir.path().join("frozen")).unwrap();
+    std::fs::write(dir.path().join("frozen/ch01.toml"), "").unwrap();
+    std::fs::write(dir.path().join("frozen/ch09.toml"), "").unwrap();
+    std::fs::write(dir.path().join("frozen/README.md"), "").unwrap();
+    assert_eq!(orphans(&frozen, &book), [Path::new("frozen/ch09.toml")]);
+    assert_eq!(orphans(&thawed, &book), [Path::new("frozen/ch01.toml"), Path::new("frozen/ch09.toml")]);
+}
