@@ -1,8 +1,9 @@
 //! What a frozen chapter's run depends on, each input digested on its own so that a stale
 //! record can say which one changed:
 //!
-//! - `cells of chNN`: the chapter's save and run cells (its test cells are never run while it
-//!   is frozen), and `save cells of chMM` for each chapter it imports, directly or not;
+//! - `cells of chNN`: the chapter's save and run cells as Rust tokens (its test cells are never
+//!   run while it is frozen), and `save cells of chMM` for each chapter it imports, directly or
+//!   not;
 //! - `data FILE`: each declared data file of those chapters (`<!-- tangle: data -->`);
 //! - `code/Cargo.lock`: the lock file's entries for the packages those crates build with;
 //! - `code/Cargo.toml`: the workspace manifest as those crates see it (edition, dependencies,
@@ -15,7 +16,8 @@
 //! Everything is taken so that two checkouts on two machines agree: paths relative to the
 //! project root with `/` between folders, no modification times, text with `\r\n` read as `\n`,
 //! the workspace's other chapters left out (a new chapter makes no frozen record stale), and
-//! the prose around the cells left out (where a cell stands is not what it computes).
+//! the prose around the cells and the cells' layout and comments left out (where a cell
+//! stands and how it is formatted is not what it computes).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -132,7 +134,9 @@ pub fn hash(inputs: &BTreeMap<String, String>) -> String {
     hex(h)
 }
 
-/// The chapter's save cells, and its run cells when it is the frozen one, each with its kind.
+/// The chapter's save cells, and its run cells when it is the frozen one, each with its kind
+/// and read as Rust tokens: their layout and comments aside (doc comments are tokens), so that
+/// `tangle fmt` or a reworded comment leaves the record current.
 fn cells_digest(chapter: &Chapter, own: bool) -> String {
     let mut h = Sha256::new();
     for cell in &chapter.cells {
@@ -141,7 +145,10 @@ fn cells_digest(chapter: &Chapter, own: bool) -> String {
             CellKind::Run if own => "run",
             _ => continue,
         };
-        feed(&mut h, kind, cell.code.replace("\r\n", "\n").as_bytes());
+        let text = cell.code.replace("\r\n", "\n");
+        // A cell that does not tokenize has not compiled either; its text stands for it.
+        let tokens = text.parse::<proc_macro2::TokenStream>().map(|t| t.to_string()).unwrap_or(text);
+        feed(&mut h, kind, tokens.as_bytes());
     }
     hex(h)
 }
@@ -325,6 +332,27 @@ version = "0.2.1"
         let mut newer = manifest("\"ch01\"", "");
         newer["workspace"]["dependencies"]["rand"] = toml::Value::String("0.9".into());
         assert_ne!(one, workspace_digest(&newer, "ch01"), "a dependency's version is an input");
+    }
+
+    #[test]
+    fn cells_are_read_as_tokens_so_formatting_and_comments_change_nothing() {
+        let digest = |code: &str| {
+            let text = format!("# One\n\n```rust\n// @save\n{code}\n```\n\n```rust\nprintln!(\"{{}}\", f());\n```\n");
+            let chapter = crate::parse::parse_chapter_as(
+                "ch01",
+                Path::new("src/ch01.md"),
+                text.into_bytes(),
+                crate::model::CellMode::Notebook,
+            )
+            .unwrap();
+            (cells_digest(&chapter, true), cells_digest(&chapter, false))
+        };
+        let plain = digest("pub fn f() -> u32 { 1 }");
+        assert_eq!(digest("pub fn f() -> u32 {\n    // one\n    1\n}"), plain);
+        assert_eq!(digest("pub fn f() -> u32 {\r\n    1\r\n}"), plain);
+        assert_ne!(digest("pub fn f() -> u32 { 2 }"), plain);
+        assert_ne!(digest("/// One.\npub fn f() -> u32 { 1 }"), plain, "a doc comment is a token");
+        assert_ne!(plain.0, plain.1, "the run cells count for the frozen chapter alone");
     }
 
     #[test]
