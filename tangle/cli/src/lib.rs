@@ -69,7 +69,7 @@ enum Command {
         #[arg(long)]
         chapter: Vec<String>,
         /// Run the chapters afresh instead of answering from the cache (an output that depends
-        /// on timings may have come out differently on a busy machine).
+        /// on timings may have come out differently on a busy machine), frozen chapters too.
         #[arg(long)]
         rerun: bool,
     },
@@ -78,7 +78,8 @@ enum Command {
         #[arg(long)]
         chapter: Vec<String>,
         /// Rerun every chapter and take this machine's measurements too: outputs and values
-        /// that may vary (redactions, tolerances) are written as they came out now.
+        /// that may vary (redactions, tolerances) are written as they came out now. A frozen
+        /// chapter is run too, and its record under frozen/ rewritten.
         #[arg(long)]
         refresh: bool,
     },

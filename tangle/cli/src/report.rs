@@ -170,6 +170,9 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
         if r.cached {
             line += " (cached run)";
         }
+        if r.frozen {
+            line += " (frozen run: nothing built or run)";
+        }
         eprintln!("{line}");
         if drifted + r.values.drifts.len() + r.figures.len() + r.snapshots.len() > 0 && code == CLEAN && !accept {
             code = DRIFT;

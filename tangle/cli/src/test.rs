@@ -3,9 +3,10 @@
 //!
 //! 1. the check: every run cell's output against its block, quoted values, figures and
 //!    calculators' data, snapshots (one case per compared cell, per quoted value, and per
-//!    figure or snapshot that drifted);
+//!    figure or snapshot that drifted); a frozen chapter's from its committed record;
 //! 2. the chapters' `// @test` cells, one case per test function, a failure reported at the
-//!    failing line of the chapter with the panic message; in examples chapters, each example
+//!    failing line of the chapter with the panic message (a frozen chapter's, which are not
+//!    built, each counted as ignored); in examples chapters, each example
 //!    (compiled, run, panicking or failing to compile as its fence claims, and printing what
 //!    its output block says) is one case;
 //! 3. what the book would refuse (the renderer's validation pass, one case per finding: an
@@ -23,6 +24,7 @@ use std::fmt::Write as _;
 
 use tangle_core::compare::Verdict;
 use tangle_core::diagnostic::{Sources, Style};
+use tangle_core::freeze;
 use tangle_core::model::Chapter;
 use tangle_core::pipeline::{self, CheckOptions, Outcome, Project, TestCellsOutcome};
 use tangle_core::run::RunEnd;
@@ -130,8 +132,13 @@ pub fn run(project: &Project, asked: &[String], options: CheckOptions) -> anyhow
                     }
                     tally.pass(passed);
                     tally.ignored += ignored;
-                    let cached = if cached { " (cached)" } else { "" };
-                    eprintln!("{chapter}: {passed} test(s) passed, {failed} failed, {ignored} ignored{cached}");
+                    let frozen = project.book.chapter(&chapter).is_some_and(|c| freeze::is_frozen(&project.config, c));
+                    let why = match (frozen, cached) {
+                        (true, _) => " (frozen: not built)",
+                        (false, true) => " (cached)",
+                        (false, false) => "",
+                    };
+                    eprintln!("{chapter}: {passed} test(s) passed, {failed} failed, {ignored} ignored{why}");
                 }
             }
         }

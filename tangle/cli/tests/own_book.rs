@@ -81,6 +81,32 @@ fn a_new_book_passes_its_tests_and_fails_at_a_broken_test_cell() {
         }
     }
 
+    // The workflow's jobs as they run: each chapter tested in a job of its own on a fresh
+    // checkout, then the book job, on another, rendering from the runs they upload: it builds
+    // and runs nothing again.
+    let workflow = std::fs::read_to_string(book.join(".github/workflows/book.yml")).unwrap();
+    assert!(workflow.contains("run: tangle test --chapter ${{ matrix.chapter }}"), "{workflow}");
+    let uploaded = ["target/tangle/cache/CHAPTER.json", "target/tangle/cache/figures/CHAPTER/"];
+    for path in uploaded {
+        assert!(workflow.contains(&path.replace("CHAPTER", "${{ matrix.chapter }}")), "{path} is not uploaded");
+    }
+    let shard = dir.path().join("shard");
+    copy_checkout(&book, &shard);
+    let out = tangle(&shard, &["test", "--chapter", "ch01"], true);
+    assert!(out.status.success(), "the test job of ch01 failed:\n{}", text(&out));
+    let book_job = dir.path().join("book-job");
+    copy_checkout(&book, &book_job);
+    for path in uploaded.map(|p| p.replace("CHAPTER", "ch01")) {
+        let from = shard.join(path.trim_end_matches('/'));
+        assert!(from.exists(), "the test job left no {path} to upload");
+        copy_checkout(&from, &book_job.join(path.trim_end_matches('/')));
+    }
+    let out = tangle(&book_job, &["book"], true);
+    assert!(out.status.success(), "the book job failed:\n{}", text(&out));
+    let report = text(&out);
+    assert!(report.contains("ch01: ") && report.contains("(cached run)"), "{report}");
+    assert!(!report.contains("building") && !report.contains("running"), "the book job ran again:\n{report}");
+
     // A test cell that fails is reported at the chapter line of its assertion.
     let chapter = book.join("src/ch01.md");
     let source = std::fs::read_to_string(&chapter).unwrap();
@@ -94,6 +120,25 @@ fn a_new_book_passes_its_tests_and_fails_at_a_broken_test_cell() {
     assert!(report.contains(&format!("src/ch01.md:{line}")), "no chapter line {line} in:\n{report}");
     assert!(report.contains("zero_years_leave_the_principal_alone"), "{report}");
     assert!(closing_line(&out).contains(" 1 failed"), "{}", closing_line(&out));
+}
+
+/// A copy of `from` (a file, or a folder without its `target/`), as a fresh checkout has it.
+fn copy_checkout(from: &Path, to: &Path) {
+    if from.is_file() {
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(from, to).unwrap();
+        return;
+    }
+    for entry in walkdir::WalkDir::new(from).into_iter().filter_entry(|e| e.file_name() != "target") {
+        let entry = entry.unwrap();
+        let target = to.join(entry.path().strip_prefix(from).unwrap());
+        match entry.file_type().is_dir() {
+            true => std::fs::create_dir_all(&target).unwrap(),
+            false => {
+                std::fs::copy(entry.path(), &target).unwrap();
+            }
+        }
+    }
 }
 
 /// A plain mdBook, as `mdbook init` leaves it plus one chapter with cells.

@@ -155,7 +155,7 @@ pub fn store(layout: &Layout, chapter: &Chapter, key: &str, run: &RunOutput) -> 
 }
 
 /// The cell holding chapter line `line`, and the line's place in the cell's code.
-fn anchor(chapter: &Chapter, line: usize) -> Option<(usize, usize)> {
+pub(crate) fn anchor(chapter: &Chapter, line: usize) -> Option<(usize, usize)> {
     let cell = chapter.cells.iter().position(|c| (c.code_line..=c.last_line()).contains(&line))?;
     Some((cell, line - chapter.cells[cell].code_line))
 }

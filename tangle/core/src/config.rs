@@ -13,6 +13,8 @@
 //! code = "code"              # the generated crates
 //! figures = "figures"        # the figures the chapters draw
 //! snapshots = "snapshots"    # one snapshot per output block
+//! frozen = "frozen"          # the committed runs of frozen chapters
+//! freeze = ["ch06"]          # chapters answered from their committed run (see `freeze`)
 //! target-dir = "target"      # build output and tangle's cache (target-dir/tangle)
 //! references = "references.yaml"
 //! include-dirs = ["../listings"]  # folders outside book.toml's that `{{#include}}` may read
@@ -54,6 +56,8 @@ pub struct Layout {
     pub code: PathBuf,
     pub figures: PathBuf,
     pub snapshots: PathBuf,
+    /// The committed runs of frozen chapters, one file each (see [`crate::freeze`]).
+    pub frozen: PathBuf,
     /// Build output; tangle keeps its cache, lock and chapter builds in `target/tangle`.
     pub target: PathBuf,
     /// The bibliography `[@key]` citations are looked up in (it need not exist).
@@ -100,6 +104,7 @@ impl Layout {
             code: PathBuf::from("code"),
             figures: PathBuf::from("figures"),
             snapshots: PathBuf::from("snapshots"),
+            frozen: PathBuf::from("frozen"),
             target: PathBuf::from("target"),
             references: at("references.yaml"),
             theme: at("theme"),
@@ -140,6 +145,10 @@ pub struct Config {
     /// project root.
     pub dependencies: BTreeMap<String, toml::Value>,
     pub checks: Checks,
+    /// Chapters whose run is committed and reused rather than rerun (`freeze = ["ch06"]`),
+    /// each with the line of `book.toml` that names it; a chapter's `<!-- tangle: freeze -->`
+    /// does the same.
+    pub freeze: Vec<(String, Location)>,
 }
 
 /// The keys of `[preprocessor.tangle]`: tangle's own, then mdBook's for any preprocessor.
@@ -147,6 +156,8 @@ const KEYS: &[&str] = &[
     "code",
     "figures",
     "snapshots",
+    "frozen",
+    "freeze",
     "target-dir",
     "references",
     "include-dirs",
@@ -250,6 +261,12 @@ impl Config {
             match tangle.get(key) {
                 None => Ok(None),
                 Some(toml::Value::String(s)) => Ok(Some(s.as_str())),
+                Some(toml::Value::Array(_)) if key == "frozen" => Err(error(
+                    key,
+                    "`frozen` is the folder of the frozen runs (a path); the chapters to freeze are \
+                     `freeze = [\"ch06\"]`"
+                        .into(),
+                )),
                 Some(_) => Err(error(key, format!("`{key}` in [preprocessor.tangle] must be a string (a path)"))),
             }
         };
@@ -264,6 +281,7 @@ impl Config {
             ("code", &mut layout.code),
             ("figures", &mut layout.figures),
             ("snapshots", &mut layout.snapshots),
+            ("frozen", &mut layout.frozen),
             ("target-dir", &mut layout.target),
             ("references", &mut layout.references),
         ] {
@@ -285,6 +303,7 @@ impl Config {
                 bail!(error("include-dirs", "`include-dirs` must be a list of folders, e.g. [\"../listings\"]".into()))
             }
         }
+        let freeze = freeze_list(tangle.get("freeze"), &|key, message| error(key, message), &file, text)?;
         let cells = match string("cells")? {
             None | Some("notebook") => CellMode::Notebook,
             Some("examples") => CellMode::Examples,
@@ -348,8 +367,34 @@ impl Config {
                 format!("`{RUNTIME}` is not a dependency to declare: tangle writes its own copy into the book")
             ));
         }
-        Ok(Config { layout, edition, cells, dependencies, checks })
+        Ok(Config { layout, edition, cells, dependencies, checks, freeze })
     }
+}
+
+/// `freeze = ["ch06", ...]`: the chapters, each with the line that names it (the line of
+/// `freeze` when the list is on one line).
+fn freeze_list(
+    value: Option<&toml::Value>,
+    error: &dyn Fn(&str, String) -> anyhow::Error,
+    file: &Path,
+    text: &str,
+) -> anyhow::Result<Vec<(String, Location)>> {
+    let Some(value) = value else { return Ok(Vec::new()) };
+    let list = value
+        .as_array()
+        .ok_or_else(|| error("freeze", "`freeze` must be a list of chapters, e.g. [\"ch06\"]".into()))?;
+    let first = key_line(text, "freeze");
+    let mut out = Vec::new();
+    for item in list {
+        let name = item.as_str().ok_or_else(|| {
+            error("freeze", format!("`freeze` must be a list of chapter names (strings), not `{item}`"))
+        })?;
+        let quoted = format!("\"{name}\"");
+        let line =
+            text.lines().enumerate().skip(first - 1).find(|(_, l)| l.contains(&quoted)).map_or(first, |(i, _)| i + 1);
+        out.push((name.to_string(), Location::new(file, line)));
+    }
+    Ok(out)
 }
 
 /// The widest cell line the book's column shows without scrolling, unless `line-width` says.

@@ -33,7 +33,9 @@
 //!
 //! Around them: [`pipeline`] strings the stages together (the library's entry points: load,
 //! check, test cells, accept, fmt), [`cache`] skips build and run for chapters whose inputs did
-//! not change (and keeps each cell's syn analysis by content hash), [`lock`] lets one command
+//! not change (and keeps each cell's syn analysis by content hash), [`freeze`] answers a frozen
+//! chapter (one that needs hours or hardware CI lacks) from its run record committed beside
+//! the book while what the run depends on hashes the same, [`lock`] lets one command
 //! write a book at a time, [`timing`] reports each phase's time under `TANGLE_TIMINGS=1`,
 //! [`snapshot`] mirrors every output block in `snapshots/`, [`diagnostic`] locates and renders
 //! every error with an excerpt of the chapter, [`messages`] names the commands a user can run,
@@ -55,6 +57,7 @@ pub mod snapshot;
 pub mod accept;
 pub mod build;
 pub mod cache;
+pub mod freeze;
 pub mod fsutil;
 pub mod generate;
 pub mod lock;

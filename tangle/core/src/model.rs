@@ -73,6 +73,9 @@ pub struct Directives {
     /// `<!-- tangle: cells examples -->` or `cells notebook`: this chapter's mode, whatever
     /// `book.toml` says.
     pub cells: Option<CellMode>,
+    /// The line of `<!-- tangle: freeze -->`: the chapter's run is committed and reused rather
+    /// than rerun (see [`crate::freeze`]).
+    pub freeze: Option<usize>,
 }
 
 /// A number the prose states by hand although the code prints it too, and why.

@@ -21,7 +21,7 @@ use crate::model::{Book, Chapter};
 use crate::progress::{Plain, Progress};
 use crate::run::test_cells::{TestCase, TestOutcome};
 use crate::run::{self, RunOutput};
-use crate::{accept, cache, fsutil, parse, snapshot, timing, untangle as back};
+use crate::{accept, cache, freeze, fsutil, parse, snapshot, timing, untangle as back};
 
 /// The chapter a command-line argument names: `ch06`, `6`, `06`, `ch06.md` and
 /// `book/src/ch06.md` all name chapter 6.
@@ -75,6 +75,7 @@ impl Project {
     pub fn load_with(config: Config) -> anyhow::Result<Project> {
         let layout = &config.layout;
         let book = timing::phase("parse", || parse::load_book_as(layout, config.cells))?;
+        freeze::validate(&config, &book)?;
         let mut analyses = timing::phase("load analyses", || cache::load_analyses(layout));
         let generated = timing::phase("generate", || generate::generate(&book, &config, &mut analyses))?;
         timing::phase("store analyses", || cache::store_analyses(layout, &analyses));
@@ -161,6 +162,8 @@ pub struct ChapterResult {
     /// The folder holding what the run drew, `<dir>/chNN/*.svg`.
     pub drawn: PathBuf,
     pub cached: bool,
+    /// Answered from the chapter's frozen record: nothing was built or run.
+    pub frozen: bool,
     pub verdicts: Vec<CellVerdict>,
     /// The prose's quotes of values against what the code published.
     pub values: ValueReport,
@@ -260,11 +263,19 @@ pub fn check(
         parse::lint::report_long_lines(&project.root, &project.book, &names(chapters), project.config.checks.line_width)
     });
 
+    // Frozen chapters are answered from their records (a stale one fails here, before any
+    // build), unless asked to run afresh.
+    let mut frozen = match options.refresh || options.rerun {
+        true => Default::default(),
+        false => timing::phase("frozen records", || {
+            freeze::answer(&project.config, &project.book, &project.generated, &names(chapters))
+        })?,
+    };
     let shared = timing::phase("cache shared inputs", || cache::shared_inputs(project.layout(), &project.generated));
     let mut lookups = Vec::new();
     let mut to_build = Vec::new();
     let _keys = timing::Span::new("cache keys and lookups");
-    for &selected in chapters {
+    for &selected in chapters.iter().filter(|s| !frozen.contains_key(s.name())) {
         let name = selected.name();
         let key = cache::key(project.layout(), &shared, &project.book, &project.generated, name)?;
         // A cached run is only as good as the figures kept from it.
@@ -312,6 +323,13 @@ pub fn check(
     // other's; a completed run's figures then move to where cached runs find them.
     let staging = crate::lock::run_staging(&project.layout().work_dir())?;
     let mut results = Vec::new();
+    for &Selected { chapter, .. } in chapters {
+        let Some(record) = frozen.remove(&chapter.name) else { continue };
+        let figures = freeze::figure_drift(project.layout(), &chapter.name, &record)?;
+        let drawn = project.layout().abs(&project.layout().figures);
+        let result = compare(project, chapter, record.run(chapter), drawn, figures, options)?;
+        results.push(ChapterResult { frozen: true, ..result });
+    }
     for (selected, cached) in lookups {
         let Selected { chapter, krate } = selected;
         let name = selected.name();
@@ -345,9 +363,19 @@ pub fn check(
             }
         };
         results.push(timing::phase(&format!("compare {name}"), || {
-            compare(project, chapter, run, from_cache, drawn, options)
+            // A run that stopped early drew only some figures; the rest are not "no longer drawn".
+            let figures = match run.completed() {
+                true => compare::compare_figures(project.layout(), &drawn, name)?,
+                false => Vec::new(),
+            };
+            Ok::<_, anyhow::Error>(ChapterResult {
+                cached: from_cache,
+                ..compare(project, chapter, run, drawn, figures, options)?
+            })
         })?);
     }
+    // In the order asked for.
+    results.sort_by_key(|r| chapters.iter().position(|c| c.name() == r.chapter));
     Ok(Outcome::Ran(results))
 }
 
@@ -402,13 +430,14 @@ pub fn run_fully_optimised(
     Ok(runs)
 }
 
-/// One chapter's verdicts: its outputs, values, figures and snapshots against the prose.
+/// One chapter's verdicts: its outputs, values and snapshots against the prose, with the
+/// figures' drift as found.
 fn compare(
     project: &Project,
     chapter: &Chapter,
     run: RunOutput,
-    cached: bool,
     drawn: PathBuf,
+    figures: Vec<FigureDrift>,
     options: CheckOptions,
 ) -> anyhow::Result<ChapterResult> {
     let name = chapter.name.as_str();
@@ -421,13 +450,9 @@ fn compare(
         Ok(recorded) => compare::compare_values(chapter, &run, &recorded, options.refresh),
         Err(d) => ValueReport { drifts: Vec::new(), diagnostics: vec![*d] },
     };
-    // A run that stopped early drew only some figures; the rest are not "no longer drawn".
-    let figures = match run.completed() {
-        true => compare::compare_figures(project.layout(), &drawn, name)?,
-        false => Vec::new(),
-    };
     let snapshots = snapshot::stale(&project.layout().abs(&project.layout().snapshots), chapter);
-    Ok(ChapterResult { chapter: name.to_string(), run, drawn, cached, verdicts, values, figures, snapshots })
+    let (cached, frozen) = (false, false);
+    Ok(ChapterResult { chapter: name.to_string(), run, drawn, cached, frozen, verdicts, values, figures, snapshots })
 }
 
 /// Replaces `kept` by the figures a completed run drew into `drawn` (a rename within
@@ -464,11 +489,20 @@ pub fn accept(project: &Project, results: &[ChapterResult], writes: Writes) -> a
         fsutil::sweep_temp_files(&project.root.join(dir));
     }
     let mut accepted = Accepted::default();
+    for result in results.iter().filter(|r| r.frozen) {
+        freeze::refuse_figure_drift(&result.chapter, &result.figures)?;
+    }
     for result in results {
         let chapter = project
             .book
             .chapter(&result.chapter)
             .with_context(|| format!("no chapter {} in this book to accept into", result.chapter))?;
+        // A frozen chapter that ran (`--refresh`): its record is remade from this run.
+        if !result.frozen && result.run.completed() && freeze::is_frozen(&project.config, chapter) {
+            let written =
+                freeze::write(&project.config, &project.book, &project.generated, chapter, &result.run, &result.drawn)?;
+            accepted.files.extend(written);
+        }
         let path = project.root.join(&chapter.path);
         let text = match accept::rewrite(chapter, &result.run, &result.verdicts, &result.values.drifts) {
             Some(text) => {
@@ -563,6 +597,11 @@ pub fn test_cells(
     let mut to_run = Vec::new();
     for &selected in with_tests {
         let name = selected.name();
+        // A frozen chapter's tests are not built: each counts as ignored.
+        if freeze::is_frozen(&project.config, selected.chapter) {
+            done.push((name.to_string(), freeze::ignored_tests(selected.chapter), false));
+            continue;
+        }
         let key = cache::tests_key(project.layout(), &shared, &project.book, &project.generated, name)?;
         match cache::lookup_tests(project.layout(), name, &key) {
             Some(records) => {

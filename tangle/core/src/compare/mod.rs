@@ -12,7 +12,7 @@ mod timings;
 mod values;
 
 pub use diff::{Diff, visible};
-pub use figures::{FigureDrift, compare_figures};
+pub use figures::{DRAWN_SUFFIXES, FigureDrift, compare_figures};
 pub use numbers::{hand_typed_numbers, unquoted_numbers};
 pub use text::{matches, normalize, redact};
 pub use timings::involves_timings;

@@ -303,6 +303,7 @@ fn compare_outputs(chapter: &Chapter, results: &[ExampleResult]) -> ChapterResul
         run,
         drawn: PathBuf::new(),
         cached: !mine.is_empty() && mine.iter().all(|r| r.cached || matches!(r.verdict, ExampleVerdict::Ignored)),
+        frozen: false,
         verdicts,
         values: ValueReport::default(),
         figures: Vec::new(),

@@ -13,6 +13,9 @@
 //!   for hand-typed numbers lets it stand, and fails when nothing needs the entry any more.
 //! - `cells examples` or `cells notebook`: how this chapter's Rust blocks are read, whatever
 //!   `book.toml`'s `cells` says (one book may mix notebook and example chapters).
+//! - `freeze`: the chapter's run is committed under `frozen/` and reused while what it depends
+//!   on is unchanged, instead of being rerun (a chapter that needs hours or a GPU; see
+//!   `crate::freeze`).
 
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
@@ -33,7 +36,7 @@ pub fn read(path: &Path, doc: &Document, diagnostics: &mut Diagnostics) -> Direc
                 diagnostics.push(
                     Diagnostic::error(at, "a tangle directive needs a colon: `<!-- tangle: WORD ... -->`").with_help(
                         "known: `tangle: data PATH...`, `tangle: timeout SECONDS`, `tangle: values PATH...`, \
-                         `tangle: typed NUMBER REASON`",
+                         `tangle: typed NUMBER REASON`, `tangle: cells MODE`, `tangle: freeze`",
                     ),
                 );
             }
@@ -85,6 +88,13 @@ pub fn read(path: &Path, doc: &Document, diagnostics: &mut Diagnostics) -> Direc
                         .with_help("write `<!-- tangle: cells examples -->` (every block a program, as rustdoc) or `<!-- tangle: cells notebook -->`"),
                 ),
             },
+            "freeze" => match args.as_slice() {
+                [] => directives.freeze = Some(comment.line),
+                _ => diagnostics.push(
+                    Diagnostic::error(at, format!("`tangle: freeze` takes nothing, not `{}`", args.join(" ")))
+                        .with_help("write `<!-- tangle: freeze -->`"),
+                ),
+            },
             "timeout" => match args.as_slice() {
                 [n] if n.parse::<u64>().is_ok_and(|s| s > 0) => {
                     directives.timeout = Some(Duration::from_secs(n.parse().expect("checked")));
@@ -97,12 +107,13 @@ pub fn read(path: &Path, doc: &Document, diagnostics: &mut Diagnostics) -> Direc
             "" => diagnostics.push(
                 Diagnostic::error(at, "this tangle directive is empty")
                     .with_help(
-                        "known: `data PATH...`, `timeout SECONDS`, `values PATH...`, `typed NUMBER REASON`, `cells MODE`",
+                        "known: `data PATH...`, `timeout SECONDS`, `values PATH...`, `typed NUMBER REASON`, `cells MODE`, \
+                         `freeze`",
                     ),
             ),
             other => diagnostics.push(
                 Diagnostic::error(at, format!("unknown tangle directive `{other}`"))
-                    .with_help("known: `data`, `timeout`, `values`, `typed`, `cells`"),
+                    .with_help("known: `data`, `timeout`, `values`, `typed`, `cells`, `freeze`"),
             ),
         }
     }

@@ -1,0 +1,364 @@
+//! What a frozen chapter's run depends on, each input digested on its own so that a stale
+//! record can say which one changed:
+//!
+//! - `cells of chNN`: the chapter's save and run cells as Rust tokens (its test cells are never
+//!   run while it is frozen), and `save cells of chMM` for each chapter it imports, directly or
+//!   not;
+//! - `data FILE`: each declared data file of those chapters (`<!-- tangle: data -->`);
+//! - `code/Cargo.lock`: the lock file's entries for the packages those crates build with;
+//! - `code/Cargo.toml`: the workspace manifest as those crates see it (edition, dependencies,
+//!   profiles);
+//! - `tangle-runtime`: the runtime every chapter program links, as this tool writes it (its
+//!   files carry the tool's version);
+//! - `rustc -V`: the compiler, as cargo would find it from `code/` (a `rust-toolchain.toml`
+//!   applies).
+//!
+//! Everything is taken so that two checkouts on two machines agree: paths relative to the
+//! project root with `/` between folders, no modification times, text with `\r\n` read as `\n`,
+//! the workspace's other chapters left out (a new chapter makes no frozen record stale), and
+//! the prose around the cells and the cells' layout and comments left out (where a cell
+//! stands and how it is formatted is not what it computes).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+use crate::config::Layout;
+use crate::diagnostic::Diagnostic;
+use crate::generate::{self, Generated};
+use crate::model::{Book, CellKind, Chapter};
+
+/// The version of the hash's recipe: changed whenever what goes into it changes, so that a
+/// record made under another recipe reads as stale rather than as current.
+pub const FORMAT: &str = "tangle-frozen-1";
+
+/// The inputs every chapter shares, taken once per command.
+#[derive(Debug, Clone)]
+pub struct Shared {
+    rustc: String,
+    runtime: String,
+    /// `code/Cargo.lock`'s packages, empty when there is none yet.
+    lock: Vec<toml::Table>,
+    /// `code/Cargo.toml` as generated, parsed.
+    workspace: toml::Table,
+}
+
+/// Reads what every frozen chapter's inputs share: the compiler's version, the runtime, the
+/// lock file and the workspace manifest.
+pub fn shared(layout: &Layout, generated: &Generated) -> anyhow::Result<Shared> {
+    let code = layout.abs(&layout.code);
+    let lock = match std::fs::read_to_string(code.join("Cargo.lock")) {
+        Ok(text) => {
+            packages(&text).map_err(|e| anyhow::anyhow!("{}/Cargo.lock does not parse: {e}", layout.code.display()))?
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => anyhow::bail!("cannot read {}/Cargo.lock: {e}", layout.code.display()),
+    };
+    let workspace = toml::from_str(&generated.workspace.1)?;
+    let runtime_dir = generate::runtime::dir(&generated.code);
+    let mut h = Sha256::new();
+    for (path, bytes) in generated.support.iter().filter(|(p, _)| p.starts_with(&runtime_dir)) {
+        let rel = path.strip_prefix(&runtime_dir).unwrap_or(path);
+        feed(&mut h, &slashed(rel), &text_or_bytes(bytes));
+    }
+    Ok(Shared { rustc: rustc_version(&code)?, runtime: hex(h), lock, workspace })
+}
+
+/// `rustc -V` as cargo would run it from `code/` (`$RUSTC`, else `rustc` under rustup's
+/// choice for that folder).
+fn rustc_version(code: &Path) -> anyhow::Result<String> {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let mut cmd = std::process::Command::new(&rustc);
+    cmd.arg("-V");
+    if code.is_dir() {
+        cmd.current_dir(code);
+    }
+    let out = cmd.output().map_err(|e| {
+        anyhow::anyhow!(
+            "cannot tell whether the frozen records are current: `{} -V` does not run ({e})",
+            rustc.to_string_lossy()
+        )
+    })?;
+    anyhow::ensure!(
+        out.status.success(),
+        "cannot tell whether the frozen records are current: `{} -V` failed: {}",
+        rustc.to_string_lossy(),
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Each input of `chapter`'s run, by name, with its digest (the compiler by its version).
+pub fn of(
+    shared: &Shared,
+    layout: &Layout,
+    book: &Book,
+    generated: &Generated,
+    chapter: &str,
+) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut inputs = BTreeMap::new();
+    let closure = generated.closure(chapter);
+    for krate in &closure {
+        let ch = book.chapter(&krate.chapter).expect("generated from a chapter");
+        let own = krate.chapter == chapter;
+        let label = if own { format!("cells of {}", ch.name) } else { format!("save cells of {}", ch.name) };
+        inputs.insert(label, cells_digest(ch, own));
+        for (data, line) in &ch.directives.data {
+            let bytes = std::fs::read(layout.abs(data)).map_err(|e| {
+                Diagnostic::error(
+                    ch.location(*line),
+                    format!("the declared data file {} cannot be read: {e}", data.display()),
+                )
+            })?;
+            let mut h = Sha256::new();
+            h.update(text_or_bytes(&bytes));
+            inputs.insert(format!("data {}", slashed(data)), hex(h));
+        }
+    }
+    let names: Vec<&str> = closure.iter().map(|k| k.chapter.as_str()).collect();
+    inputs.insert(format!("{}/Cargo.lock", slashed(&layout.code)), lock_digest(&shared.lock, chapter, &names));
+    inputs.insert(format!("{}/Cargo.toml", slashed(&layout.code)), workspace_digest(&shared.workspace, chapter));
+    inputs.insert(crate::config::RUNTIME.to_string(), shared.runtime.clone());
+    inputs.insert("rustc -V".to_string(), shared.rustc.clone());
+    Ok(inputs)
+}
+
+/// The one hash of all the inputs.
+pub fn hash(inputs: &BTreeMap<String, String>) -> String {
+    let mut h = Sha256::new();
+    feed(&mut h, "format", FORMAT.as_bytes());
+    for (name, digest) in inputs {
+        feed(&mut h, name, digest.as_bytes());
+    }
+    hex(h)
+}
+
+/// The chapter's save cells, and its run cells when it is the frozen one, each with its kind
+/// and read as Rust tokens: their layout and comments aside (doc comments are tokens), so that
+/// `tangle fmt` or a reworded comment leaves the record current.
+fn cells_digest(chapter: &Chapter, own: bool) -> String {
+    let mut h = Sha256::new();
+    for cell in &chapter.cells {
+        let kind = match cell.kind {
+            CellKind::Save => "save",
+            CellKind::Run if own => "run",
+            _ => continue,
+        };
+        let text = cell.code.replace("\r\n", "\n");
+        // A cell that does not tokenize has not compiled either; its text stands for it.
+        let tokens = text.parse::<proc_macro2::TokenStream>().map(|t| t.to_string()).unwrap_or(text);
+        feed(&mut h, kind, tokens.as_bytes());
+    }
+    hex(h)
+}
+
+/// The lock file's packages that the chapters `names` (the frozen one's program and libraries)
+/// build with: everything reachable from them in the lock file's graph, sorted.
+fn lock_digest(lock: &[toml::Table], chapter: &str, names: &[&str]) -> String {
+    let name_of = |p: &toml::Table| p.get("name").and_then(|n| n.as_str()).unwrap_or("").to_string();
+    let version_of = |p: &toml::Table| p.get("version").and_then(|n| n.as_str()).unwrap_or("").to_string();
+    let run = generate::run_package(chapter);
+    let mut todo: Vec<usize> = lock
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| {
+            let n = name_of(p);
+            n == run || names.contains(&n.as_str())
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let mut seen = BTreeSet::new();
+    while let Some(i) = todo.pop() {
+        if !seen.insert(i) {
+            continue;
+        }
+        let deps = lock[i].get("dependencies").and_then(|d| d.as_array()).cloned().unwrap_or_default();
+        for dep in deps.iter().filter_map(|d| d.as_str()) {
+            // `name`, `name version` or `name version (source)`.
+            let mut words = dep.split_whitespace();
+            let name = words.next().unwrap_or("");
+            let version = words.next();
+            todo.extend(
+                lock.iter()
+                    .enumerate()
+                    .filter(|(_, p)| name_of(p) == name && version.is_none_or(|v| version_of(p) == v))
+                    .map(|(i, _)| i),
+            );
+        }
+    }
+    let mut entries: Vec<String> = seen.into_iter().map(|i| toml::to_string(&lock[i]).unwrap_or_default()).collect();
+    entries.sort();
+    let mut h = Sha256::new();
+    for e in entries {
+        feed(&mut h, "package", e.as_bytes());
+    }
+    hex(h)
+}
+
+/// The workspace manifest without what concerns other chapters: its member list, and the
+/// profiles of the other chapters' programs.
+fn workspace_digest(workspace: &toml::Table, chapter: &str) -> String {
+    let mut manifest = workspace.clone();
+    if let Some(toml::Value::Table(ws)) = manifest.get_mut("workspace") {
+        ws.remove("members");
+    }
+    let run = generate::run_package(chapter);
+    let packages = manifest
+        .get_mut("profile")
+        .and_then(|p| p.get_mut("release"))
+        .and_then(|r| r.get_mut("package"))
+        .and_then(|p| p.as_table_mut());
+    if let Some(packages) = packages {
+        packages.retain(|name, _| name == "*" || *name == run || !name.ends_with("-run"));
+    }
+    let mut h = Sha256::new();
+    h.update(toml::to_string(&manifest).unwrap_or_default().as_bytes());
+    hex(h)
+}
+
+/// The `[[package]]` tables of a lock file.
+fn packages(text: &str) -> Result<Vec<toml::Table>, toml::de::Error> {
+    let lock: toml::Table = toml::from_str(text)?;
+    Ok(lock
+        .get("package")
+        .and_then(|p| p.as_array())
+        .map(|list| list.iter().filter_map(|p| p.as_table().cloned()).collect())
+        .unwrap_or_default())
+}
+
+/// A path with `/` between its parts, whatever the platform.
+fn slashed(path: &Path) -> String {
+    path.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
+}
+
+/// Text with `\r\n` read as `\n` (a checkout may have converted the line endings); other
+/// bytes as they are.
+fn text_or_bytes(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) if text.contains("\r\n") => text.replace("\r\n", "\n").into_bytes().into(),
+        _ => bytes.into(),
+    }
+}
+
+/// Labelled, length-prefixed input to a hash, so that no two input lists collide.
+fn feed(h: &mut Sha256, label: &str, bytes: &[u8]) {
+    h.update((label.len() as u64).to_le_bytes());
+    h.update(label.as_bytes());
+    h.update((bytes.len() as u64).to_le_bytes());
+    h.update(bytes);
+}
+
+fn hex(h: Sha256) -> String {
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOCK: &str = r#"
+version = 4
+
+[[package]]
+name = "ch01"
+version = "0.0.0"
+dependencies = ["tangle-runtime"]
+
+[[package]]
+name = "ch01-run"
+version = "0.0.0"
+dependencies = ["ch01", "tangle-runtime"]
+
+[[package]]
+name = "ch02"
+version = "0.0.0"
+dependencies = ["rand 0.8.5", "tangle-runtime"]
+
+[[package]]
+name = "rand"
+version = "0.8.5"
+source = "registry+https://github.com/rust-lang/crates.io-index"
+
+[[package]]
+name = "rand"
+version = "0.9.0"
+source = "registry+https://github.com/rust-lang/crates.io-index"
+
+[[package]]
+name = "tangle-runtime"
+version = "0.1.0"
+dependencies = ["libc"]
+
+[[package]]
+name = "libc"
+version = "0.2.1"
+"#;
+
+    #[test]
+    fn the_lock_digest_covers_what_the_chapter_builds_with_and_nothing_else() {
+        let lock = packages(LOCK).unwrap();
+        let before = lock_digest(&lock, "ch01", &["ch01"]);
+        // Another chapter's dependency moving on changes nothing for ch01.
+        let other = packages(&LOCK.replace("\"rand 0.8.5\"", "\"rand 0.9.0\"")).unwrap();
+        assert_eq!(lock_digest(&other, "ch01", &["ch01"]), before);
+        // A new chapter in the lock file neither.
+        let grown = packages(&format!("{LOCK}\n[[package]]\nname = \"ch03\"\nversion = \"0.0.0\"\n")).unwrap();
+        assert_eq!(lock_digest(&grown, "ch01", &["ch01"]), before);
+        // The runtime's dependency does.
+        let libc = packages(&LOCK.replace("version = \"0.2.1\"", "version = \"0.2.2\"")).unwrap();
+        assert_ne!(lock_digest(&libc, "ch01", &["ch01"]), before);
+        // A chapter that imports ch02 builds with ch02's rand 0.8.
+        let with = lock_digest(&lock, "ch01", &["ch02", "ch01"]);
+        let newer_rand = packages(&LOCK.replace("\"rand 0.8.5\"", "\"rand 0.9.0\"")).unwrap();
+        assert_ne!(lock_digest(&newer_rand, "ch01", &["ch02", "ch01"]), with);
+    }
+
+    #[test]
+    fn the_workspace_digest_leaves_other_chapters_out() {
+        let manifest = |members: &str, more: &str| -> toml::Table {
+            toml::from_str(&format!(
+                "[workspace]\nmembers = [{members}]\n[workspace.dependencies]\nrand = \"0.8\"\n\
+                 [profile.release.package.ch01-run]\nopt-level = 0\n{more}"
+            ))
+            .unwrap()
+        };
+        let one = workspace_digest(&manifest("\"ch01\"", ""), "ch01");
+        let two = workspace_digest(
+            &manifest("\"ch01\", \"ch02\"", "[profile.release.package.ch02-run]\nopt-level = 0\n"),
+            "ch01",
+        );
+        assert_eq!(one, two, "a new chapter leaves ch01's inputs alone");
+        let mut newer = manifest("\"ch01\"", "");
+        newer["workspace"]["dependencies"]["rand"] = toml::Value::String("0.9".into());
+        assert_ne!(one, workspace_digest(&newer, "ch01"), "a dependency's version is an input");
+    }
+
+    #[test]
+    fn cells_are_read_as_tokens_so_formatting_and_comments_change_nothing() {
+        let digest = |code: &str| {
+            let text = format!("# One\n\n```rust\n// @save\n{code}\n```\n\n```rust\nprintln!(\"{{}}\", f());\n```\n");
+            let chapter = crate::parse::parse_chapter_as(
+                "ch01",
+                Path::new("src/ch01.md"),
+                text.into_bytes(),
+                crate::model::CellMode::Notebook,
+            )
+            .unwrap();
+            (cells_digest(&chapter, true), cells_digest(&chapter, false))
+        };
+        let plain = digest("pub fn f() -> u32 { 1 }");
+        assert_eq!(digest("pub fn f() -> u32 {\n    // one\n    1\n}"), plain);
+        assert_eq!(digest("pub fn f() -> u32 {\r\n    1\r\n}"), plain);
+        assert_ne!(digest("pub fn f() -> u32 { 2 }"), plain);
+        assert_ne!(digest("/// One.\npub fn f() -> u32 { 1 }"), plain, "a doc comment is a token");
+        assert_ne!(plain.0, plain.1, "the run cells count for the frozen chapter alone");
+    }
+
+    #[test]
+    fn text_is_read_with_either_line_ending_and_paths_with_slashes() {
+        assert_eq!(text_or_bytes(b"a\r\nb\r\n").as_ref(), b"a\nb\n");
+        assert_eq!(text_or_bytes(b"\xff\r\n").as_ref(), b"\xff\r\n", "bytes that are not text stay");
+        assert_eq!(slashed(Path::new("book/data/x.bin")), "book/data/x.bin");
+    }
+}
