@@ -23,7 +23,7 @@ use tangle_runtime::{PANIC_MARKER, PARENT_PID_VAR};
 
 use crate::generate::ChapterCrate;
 use crate::model::Chapter;
-use process::{Captured, Limits, ProcessEnd};
+use process::{Captured, ProcessEnd};
 
 /// How long a chapter may run unless it declares `<!-- tangle: timeout N -->`.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -110,9 +110,8 @@ pub fn run_reporting(
         .env("RUST_BACKTRACE", "0")
         // The runtime's watchdog stops the program's group if this process dies (kill -9).
         .env(PARENT_PID_VAR, std::process::id().to_string());
-    let limits = Limits { timeout, cap: OUTPUT_CAP, grace: PIPE_GRACE };
-    let captured =
-        process::run_group_reporting(cmd, limits, current).with_context(|| format!("cannot run {}", exe.display()))?;
+    let options = process::Options { timeout, progress: Some(current), ..Default::default() };
+    let captured = process::run_group(cmd, options).with_context(|| format!("cannot run {}", exe.display()))?;
     if captured.pipes_left_open {
         eprintln!(
             "warning: {}: a process that {} started outside its process group still holds its output open; \
