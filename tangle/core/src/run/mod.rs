@@ -24,16 +24,7 @@ use tangle_runtime::{PANIC_MARKER, PARENT_PID_VAR};
 use crate::generate::ChapterCrate;
 use crate::model::Chapter;
 use process::{Captured, ProcessEnd};
-
-/// How long a chapter may run unless it declares `<!-- tangle: timeout N -->`.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
-
-/// Most bytes one cell may print (on stdout; the whole program on stderr). An output block
-/// is prose that a reader scrolls past: anything near this is a mistake (a loop printing).
-pub const OUTPUT_CAP: usize = 16 << 20;
-
-/// How long the pipes may stay open once the program's group is stopped.
-pub const PIPE_GRACE: Duration = Duration::from_secs(1);
+pub use process::{DEFAULT_TIMEOUT, OUTPUT_CAP, PIPE_GRACE};
 
 /// What one run of a chapter binary produced.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

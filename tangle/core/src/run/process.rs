@@ -19,9 +19,19 @@ use std::time::{Duration, Instant};
 
 use super::cells::Segmenter;
 
+/// How long a chapter may run unless it declares `<!-- tangle: timeout N -->`.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Most bytes one cell may print (on stdout; the whole program on stderr). An output block
+/// is prose that a reader scrolls past: anything near this is a mistake (a loop printing).
+pub const OUTPUT_CAP: usize = 16 << 20;
+
+/// How long the pipes may stay open once the program's group is stopped.
+pub const PIPE_GRACE: Duration = Duration::from_secs(1);
+
 /// How a program is run: how long it may take, how much it may print, and where to report
-/// the cell printing now. The defaults are a chapter's ([`super::DEFAULT_TIMEOUT`],
-/// [`super::OUTPUT_CAP`], [`super::PIPE_GRACE`]), with no one watching the progress.
+/// the cell printing now. The defaults are a chapter's ([`DEFAULT_TIMEOUT`], [`OUTPUT_CAP`],
+/// [`PIPE_GRACE`]), with no one watching the progress.
 #[derive(Debug, Clone)]
 pub struct Options {
     pub timeout: Duration,
@@ -35,7 +45,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { timeout: super::DEFAULT_TIMEOUT, cap: super::OUTPUT_CAP, grace: super::PIPE_GRACE, progress: None }
+        Options { timeout: DEFAULT_TIMEOUT, cap: OUTPUT_CAP, grace: PIPE_GRACE, progress: None }
     }
 }
 
