@@ -10,7 +10,7 @@
 //! - a chapter page at 1280 px more than 35 % of whose height is open code.
 //!
 //! The checks themselves are `tangle/scripts/reader-check.js`, evaluated in each page (the
-//! screenshot script's `--check` mode runs the same file). Chromium is driven over the
+//! screenshot script's `--check` mode runs this test). Chromium is driven over the
 //! DevTools protocol by `tangle_render::chromium`, as `tangle pdf` drives it. Where no
 //! Chromium is installed the test says so and passes without checking (`apt-get install
 //! chromium` on Debian; `TANGLE_CHROMIUM` names another binary).

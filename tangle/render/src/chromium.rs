@@ -1,6 +1,7 @@
 //! Headless Chromium, driven one way: the DevTools protocol over a pipe. `tangle pdf` prints
-//! with it, and the browser tests (`tests/browser.rs`, `tests/reader.rs`) load and measure
-//! pages with it.
+//! with it, the browser tests (`tests/browser.rs`, `tests/reader.rs`) load and measure pages
+//! with it, and the screenshot script (`tangle/cli/examples/screenshots.rs`) takes its
+//! pictures with it.
 //!
 //! Chromium started with `--remote-debugging-pipe` reads protocol commands on its file
 //! descriptor 3 and writes replies and events on 4, each a JSON message ended by a NUL byte
@@ -227,6 +228,15 @@ impl Browser {
         Ok(result["result"]["value"].clone())
     }
 
+    /// Calls `method` for the binary data it returns base64-encoded in `data`
+    /// (`Page.printToPDF`, `Page.captureScreenshot`).
+    pub fn call_for_data(&mut self, method: &str, params: Value) -> anyhow::Result<Vec<u8>> {
+        use base64::Engine;
+        let result = self.call(method, params)?;
+        let data = result["data"].as_str().with_context(|| format!("{method} returned no data"))?;
+        base64::engine::general_purpose::STANDARD.decode(data).with_context(|| format!("{method} returned bad base64"))
+    }
+
     /// Opens `url` and waits until it has loaded and its fonts have arrived; forgets the
     /// events of the page before.
     pub fn open(&mut self, url: &str) -> anyhow::Result<()> {
@@ -305,6 +315,8 @@ mod tests {
         let err = browser.evaluate("null.x").unwrap_err().to_string();
         assert!(err.contains("TypeError"), "{err}");
         assert_eq!(browser.page_errors(), vec!["shown".to_string()]);
+        let png = browser.call_for_data("Page.captureScreenshot", json!({ "format": "png" })).unwrap();
+        assert!(png.starts_with(b"\x89PNG"), "a PNG");
         let err = browser.call("No.such", json!({})).unwrap_err().to_string();
         assert!(err.contains("No.such"), "{err}");
     }

@@ -9,7 +9,6 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use base64::Engine;
 use serde_json::json;
 
 use crate::chromium::{self, Browser};
@@ -34,13 +33,10 @@ pub fn print_book(book_dir: &Path, pdf: &Path) -> anyhow::Result<()> {
     if !errors.is_empty() {
         bail!("{} reported errors while loading:\n{}", page.display(), errors.join("\n"));
     }
-    let printed = browser.call(
+    let bytes = browser.call_for_data(
         "Page.printToPDF",
         json!({ "printBackground": true, "preferCSSPageSize": true, "displayHeaderFooter": false }),
     )?;
-    let data = printed["data"].as_str().context("Page.printToPDF returned no data")?;
-    let bytes =
-        base64::engine::general_purpose::STANDARD.decode(data).context("Page.printToPDF returned bad base64")?;
     if !bytes.starts_with(b"%PDF-") {
         bail!("Chromium printed {} bytes that are not a PDF", bytes.len());
     }
