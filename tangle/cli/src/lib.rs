@@ -245,7 +245,8 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 _ => "book",
             };
             let if_held = if cli.no_wait { IfHeld::Refuse } else { IfHeld::Wait };
-            Some(tangle_core::lock::acquire(&Config::load(&root)?.layout.work_dir(), what, if_held)?)
+            let options = tangle_core::lock::Options { what, if_held, ..Default::default() };
+            Some(tangle_core::lock::acquire(&Config::load(&root)?.layout.work_dir(), options)?)
         }
     };
     let project = load_project(&root)?;

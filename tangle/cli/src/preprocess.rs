@@ -13,7 +13,6 @@ use std::io::Write;
 
 use anyhow::Context;
 use tangle_core::config::Config;
-use tangle_core::lock::IfHeld;
 use tangle_core::pipeline::{self, CheckOptions, Project};
 use tangle_core::progress::Plain;
 use tangle_render::TanglePreprocessor;
@@ -33,7 +32,10 @@ pub fn run() -> anyhow::Result<u8> {
     warn_on_version_mismatch(&ctx.mdbook_version);
     let config = Config::load(&ctx.root)?;
     let code = {
-        let _lock = tangle_core::lock::acquire(&config.layout.work_dir(), "mdbook (preprocessor)", IfHeld::Wait)?;
+        let _lock = tangle_core::lock::acquire(
+            &config.layout.work_dir(),
+            tangle_core::lock::Options { what: "mdbook (preprocessor)", ..Default::default() },
+        )?;
         let project = crate::project_with_theme(Project::load_with(config.clone())?)?;
         let chapters = project.select(&[])?;
         let outcome = pipeline::check(&project, &chapters, CheckOptions::default(), &Plain)?;

@@ -64,7 +64,8 @@ fn the_book_passes_tangle_test() {
 }
 
 /// The seeds' sentences must not carry over: no run of twelve words of a chapter's prose
-/// (code, math and the reference list aside, which carry facts) may appear in a seed. The
+/// ([`prose_tokens`]: code, math and the reference list aside, which carry facts) may appear
+/// in a seed. The
 /// seeds sit in `../shared/seeds` beside the repository, as on CI; elsewhere this is skipped.
 #[test]
 fn prose_shares_no_dozen_word_run_with_the_seeds() {
@@ -88,12 +89,10 @@ fn prose_shares_no_dozen_word_run_with_the_seeds() {
         seed_runs.extend(w.windows(RUN).map(|run| run.join(" ")));
     }
     assert!(!seed_runs.is_empty(), "the seeds at {} hold no text", seeds_dir.display());
-    let fenced = regex::Regex::new(r"(?s)```.*?```|\$\$.*?\$\$|\$[^$\n]+\$").unwrap();
     let mut copies = Vec::new();
     for chapter in Project::load(&root()).unwrap().book.chapters {
-        let prose = chapter.source.split("\n## References").next().unwrap_or("");
-        let prose = fenced.replace_all(prose, " ");
-        for run in words(&prose).windows(RUN) {
+        let prose: Vec<String> = prose_tokens(&chapter.source).into_iter().map(|t| t.text).collect();
+        for run in words(&prose.join(" ")).windows(RUN) {
             let run = run.join(" ");
             if seed_runs.contains(&run) {
                 copies.push(format!("{}: \"{run}\"", chapter.path.display()));
@@ -157,59 +156,78 @@ struct Sentence {
     text: String,
 }
 
-/// Splits prose into sentences, keeping line numbers. Code fences and math are blanked out
-/// first (newlines kept, so lines still count right); blank lines, headings, list items, table
-/// rows, the start of a quote and directives end a sentence, and so does `.`, `?` or `!` before a space,
-/// unless it closes a common abbreviation.
-fn sentences(text: &str) -> Vec<Sentence> {
-    let fenced = regex::Regex::new(r"(?s)```.*?```|\$\$.*?\$\$|\$[^$\n]+\$").unwrap();
-    // An escaped `\$` is a dollar sign, never the start of math.
-    let text = text.replace("\\$", " ");
-    let blanked = fenced.replace_all(&text, |c: &regex::Captures| {
-        let n = c[0].matches('\n').count();
-        if n == 0 { " ".to_string() } else { "\n".repeat(n) }
-    });
-    let starts_block = regex::Regex::new(r"^\s*(#|\||<!--|\{\{#|[-*+]\s|\d+[.)]\s)").unwrap();
-    // A quote's `>` markers are not text; a quote's first line starts a block.
-    let quote = regex::Regex::new(r"^\s*(>\s?)+").unwrap();
-    const ABBREVIATIONS: [&str; 10] = ["e.g.", "i.e.", "al.", "cf.", "vs.", "fig.", "eq.", "no.", "approx.", "etc."];
-    let mut out = Vec::new();
-    let mut current = String::new();
-    let mut start = 0;
-    let flush = |current: &mut String, start: usize, out: &mut Vec<Sentence>| {
-        let text = current.trim();
-        if !text.is_empty() {
-            out.push(Sentence { line: start, text: text.to_string() });
-        }
-        current.clear();
-    };
-    let mut in_quote = false;
-    for (index, raw) in blanked.lines().enumerate() {
-        let number = index + 1;
-        let quoted = quote.find(raw);
-        let line = quoted.map_or(raw, |m| &raw[m.end()..]);
-        let opens_quote = quoted.is_some() && !in_quote;
-        in_quote = quoted.is_some();
-        if line.trim().is_empty() || opens_quote || starts_block.is_match(line) {
-            flush(&mut current, start, &mut out);
-        }
-        for token in line.split_whitespace() {
-            if current.is_empty() {
-                start = number;
-            } else {
-                current.push(' ');
-            }
-            current.push_str(token);
-            let end = token.trim_end_matches(['"', '\'', ')', ']', '*', '_', '”', '’']);
-            if end.ends_with(['.', '?', '!']) && !ABBREVIATIONS.iter().any(|a| end.to_lowercase().ends_with(a)) {
-                flush(&mut current, start, &mut out);
+/// A word of prose (anything between spaces), the line it is on, and whether it ends its
+/// block (paragraph, heading, table cell).
+struct Token {
+    line: usize,
+    text: String,
+    ends_block: bool,
+}
+
+/// The prose of a chapter as the Markdown front end reads it (`tangle_core::markdown`, the
+/// rule every stage uses): the text-bearing blocks (paragraphs, headings, table cells) without
+/// their protected spans (code, math, HTML, links, directives) and without the container
+/// prefixes (`> `) of their lines, up to a `## References` heading (the reference list carries
+/// facts, not our sentences).
+fn prose_tokens(text: &str) -> Vec<Token> {
+    use tangle_core::markdown::{Document, LeafKind};
+    let doc = Document::parse(text);
+    let references = doc.headings.iter().find(|h| h.level == 2 && h.text == "References").map(|h| h.span.start);
+    let mut out: Vec<Token> = Vec::new();
+    for leaf in doc.leaves.iter().filter(|l| references.is_none_or(|r| l.span.start < r)) {
+        let before = out.len();
+        if let LeafKind::Heading(_) = leaf.kind {
+            // A heading's text as the front end reads it: no `#` marks, no `{#id}`.
+            let heading = doc.headings.iter().find(|h| h.span == leaf.span).expect("a heading leaf is a heading");
+            let line = doc.line_col(leaf.span.start).0;
+            out.extend(heading.text.split_whitespace().map(|w| Token { line, text: w.into(), ends_block: false }));
+        } else {
+            let prefix = doc.block_prefix(leaf.span.start);
+            for range in doc.prose_ranges(leaf) {
+                for (at, word) in words_at(text, range) {
+                    // A container's `>` at the start of a continuation line is no word.
+                    let (line, column) = doc.line_col(at);
+                    let first_line = doc.line_col(leaf.span.start).0;
+                    if line > first_line && column <= prefix.chars().count() && word.chars().all(|c| c == '>') {
+                        continue;
+                    }
+                    out.push(Token { line, text: word.into(), ends_block: false });
+                }
             }
         }
-        if line.trim_start().starts_with(['#', '|']) {
-            flush(&mut current, start, &mut out);
+        if out.len() > before {
+            out.last_mut().expect("not empty").ends_block = true;
         }
     }
-    flush(&mut current, start, &mut out);
+    out
+}
+
+/// The whitespace-separated words of `text[range]`, with their byte offsets.
+fn words_at(text: &str, range: std::ops::Range<usize>) -> impl Iterator<Item = (usize, &str)> {
+    let part = &text[range.clone()];
+    part.split_whitespace().map(move |w| (range.start + (w.as_ptr() as usize - part.as_ptr() as usize), w))
+}
+
+/// Splits prose ([`prose_tokens`]) into sentences, keeping line numbers: every block ends a
+/// sentence, and so does a word ending in `.`, `?` or `!` (before closing quotes, brackets or
+/// emphasis), unless it closes a common abbreviation.
+fn sentences(text: &str) -> Vec<Sentence> {
+    const ABBREVIATIONS: [&str; 10] = ["e.g.", "i.e.", "al.", "cf.", "vs.", "fig.", "eq.", "no.", "approx.", "etc."];
+    let mut out = Vec::new();
+    let mut current: Vec<String> = Vec::new();
+    let mut start = 0;
+    for token in prose_tokens(text) {
+        if current.is_empty() {
+            start = token.line;
+        }
+        let end = token.text.trim_end_matches(['"', '\'', ')', ']', '*', '_', '”', '’']);
+        let closes = end.ends_with(['.', '?', '!']) && !ABBREVIATIONS.iter().any(|a| end.to_lowercase().ends_with(a));
+        current.push(token.text);
+        if closes || token.ends_block {
+            out.push(Sentence { line: start, text: current.join(" ") });
+            current.clear();
+        }
+    }
     out
 }
 
@@ -340,18 +358,19 @@ fn the_paraphrase_threshold_separates_a_reworded_sentence_from_an_unrelated_one(
 
 #[test]
 fn sentences_keep_their_lines_and_skip_code_and_math() {
-    let text = "# Title\n\nFirst sentence, e.g. with an abbreviation. Second one\nruns on.\n\n```rust\nlet x = 1.0;\n```\nThird $x$ here: and more\n$$\na = b.\n$$\n- item one\n> **Note.** A quoted sentence\n> runs on.\n";
+    let text = "# Title {#top}\n\nFirst sentence, e.g. with an abbreviation. Second one\nruns on.\n\n```rust\nlet x = 1.0;\n```\nThird $x$ here: and `code` more\n$$\na = b.\n$$\n- item one\n> **Note.** A quoted sentence\n> runs on.\n\n~~~\nTilde fences. Are code too.\n~~~\n\nA price of \\$5 is prose.\n\n## References\n\nSmith, J. A book.\n";
     let got: Vec<(usize, String)> = sentences(text).into_iter().map(|s| (s.line, s.text)).collect();
     assert_eq!(
         got,
         vec![
-            (1, "# Title".to_string()),
+            (1, "Title".to_string()),
             (3, "First sentence, e.g. with an abbreviation.".to_string()),
             (3, "Second one runs on.".to_string()),
             (9, "Third here: and more".to_string()),
-            (13, "- item one".to_string()),
+            (13, "item one".to_string()),
             (14, "**Note.**".to_string()),
             (14, "A quoted sentence runs on.".to_string()),
+            (21, "A price of \\$5 is prose.".to_string()),
         ]
     );
 }

@@ -10,15 +10,18 @@
 //! - a chart redrawn by the script at the default state is exactly the chart the HTML was built
 //!   with (the script and the renderer assemble the same pieces);
 //! - no script error and no console error occurred, and every update took under 50 ms (input
-//!   event, the script's update and the page's layout; a slow move is timed up to three times
-//!   and the fastest kept, since the machine may be busy with other work).
+//!   event, the script's update and the page's layout, in real time; a slow move is timed up
+//!   to three times and the fastest kept, since the machine may be busy with other work).
 //!
-//! Chromium is driven with `--dump-dom` and nothing else: no DevTools client, no dependency.
-//! Where no `chromium` is installed the test says so and passes (install it with
-//! `apt-get install chromium`; `TANGLE_CHROMIUM` names another binary).
+//! Chromium is driven over the DevTools protocol by `tangle_render::chromium`, as `tangle pdf`
+//! and the reader test drive it: the page is loaded as built, the script evaluated in it, and
+//! its report returned as the evaluation's value. Where no Chromium is installed the test says
+//! so and passes (install it with `apt-get install chromium`; `TANGLE_CHROMIUM` names another
+//! binary).
 
 use std::path::{Path, PathBuf};
 
+use tangle_render::chromium::Browser;
 use tangle_runtime::widget::{Data, OutputKind};
 
 /// The slowest an input change may take to update its calculator, in milliseconds.
@@ -28,20 +31,9 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2).unwrap().to_path_buf()
 }
 
-fn chromium() -> Option<PathBuf> {
-    tangle_render::pdf::find_chromium()
-}
-
-/// Runs before anything else on the page: collects script errors and console errors.
-const ERROR_HOOK: &str = r#"<script>
-window.__liveErrors = [];
-window.addEventListener("error", function (e) { window.__liveErrors.push("error: " + e.message); });
-window.addEventListener("unhandledrejection", function (e) { window.__liveErrors.push("rejection: " + e.reason); });
-(function () { var ce = console.error; console.error = function () { window.__liveErrors.push("console.error: " + Array.prototype.join.call(arguments, " ")); return ce.apply(console, arguments); }; })();
-</script>"#;
-
-/// Runs after the page's own scripts: moves every input of every calculator and records.
-const DRIVER: &str = r#"<script>
+/// Evaluated in the loaded page: moves every input of every calculator, records, and returns
+/// the report.
+const DRIVER: &str = r#"
 (function () {
   var report = { widgets: [], errors: [], moves: [] };
   var BUDGET = 50;
@@ -122,10 +114,15 @@ const DRIVER: &str = r#"<script>
         /* Force a redraw of every chart at the start state, then compare again. */
       }
       w.form.querySelectorAll("button[data-scenario]").forEach(function (b) {
-        var t0 = performance.now();
-        b.click();
-        void w.form.getBoundingClientRect().height;
-        record(w, "scenario " + b.textContent, performance.now() - t0);
+        /* A slow click is repeated (the same scenario again) up to twice, the fastest kept. */
+        var ms = Infinity;
+        for (var i = 0; i < 3 && ms > BUDGET / 2; i++) {
+          var t0 = performance.now();
+          b.click();
+          void w.form.getBoundingClientRect().height;
+          ms = Math.min(ms, performance.now() - t0);
+        }
+        record(w, "scenario " + b.textContent, ms);
         entry.scenarios += 1;
       });
       start.forEach(function (index, slot) { if (w.state[slot] !== index) { move(w, slot, index); } });
@@ -155,22 +152,14 @@ const DRIVER: &str = r#"<script>
   } catch (e) {
     report.errors.push(String(e && e.stack || e));
   }
-  report.errors = report.errors.concat(window.__liveErrors);
-  var out = document.createElement("script");
-  out.type = "application/json";
-  out.id = "live-test-report";
-  out.textContent = JSON.stringify(report).replace(/<\//g, "<\\/");
-  document.body.appendChild(out);
-})();
-</script>"#;
+  return report;
+})()
+"#;
 
 #[test]
 fn chapter_7_calculators_work_in_headless_chromium() {
-    let Some(chromium) = chromium() else {
-        eprintln!(
-            "SKIPPED chapter_7_calculators_work_in_headless_chromium: no chromium at /usr/bin/chromium \
-             (install it with `apt-get install chromium`, or point TANGLE_CHROMIUM at a Chromium binary)"
-        );
+    let Some(chromium) = tangle_render::chromium::find() else {
+        eprintln!("SKIPPED chapter_7_calculators_work_in_headless_chromium: {}", tangle_render::chromium::INSTALL_HINT);
         return;
     };
     let root = root();
@@ -179,31 +168,13 @@ fn chapter_7_calculators_work_in_headless_chromium() {
     let options = tangle_render::RenderOptions { dest: Some(site.path().to_path_buf()) };
     tangle_render::build_book(&config, &options).expect("the book builds");
     let page = std::fs::read_to_string(site.path().join("ch07.html")).expect("the book has ch07.html");
-    let head = page.find("<head>").expect("a <head>") + "<head>".len();
-    let body_end = page.rfind("</body>").expect("a </body>");
-    let test_page = format!("{}{ERROR_HOOK}{}{DRIVER}{}", &page[..head], &page[head..body_end], &page[body_end..]);
-    let test_file = site.path().join("ch07-live-test.html");
-    std::fs::write(&test_file, test_page).unwrap();
 
-    let profile = tempfile::tempdir().unwrap();
-    let output = tangle_render::pdf::headless(&chromium, profile.path())
-        .args(["--virtual-time-budget=20000", "--dump-dom"])
-        .arg(format!("file://{}", test_file.display()))
-        .output()
-        .expect("chromium starts");
-    let dom = String::from_utf8_lossy(&output.stdout);
-    let marker = "<script type=\"application/json\" id=\"live-test-report\">";
-    let start = dom.find(marker).unwrap_or_else(|| {
-        panic!(
-            "the test script left no report; chromium exited {:?}:\n{}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr).lines().take(30).collect::<Vec<_>>().join("\n")
-        )
-    }) + marker.len();
-    let end = start + dom[start..].find("</script>").unwrap();
-    let report: serde_json::Value = serde_json::from_str(&dom[start..end].replace("<\\/", "</")).unwrap();
-
-    let errors: Vec<&str> = report["errors"].as_array().unwrap().iter().filter_map(|e| e.as_str()).collect();
+    let mut browser = Browser::launch(&chromium, &[]).expect("Chromium starts");
+    browser.open(&format!("file://{}", site.path().join("ch07.html").display())).unwrap();
+    let report = browser.evaluate(DRIVER).unwrap();
+    let mut errors: Vec<String> =
+        report["errors"].as_array().unwrap().iter().filter_map(|e| e.as_str().map(String::from)).collect();
+    errors.extend(browser.page_errors());
     assert!(errors.is_empty(), "script or console errors on the page:\n{}", errors.join("\n"));
 
     let widgets = report["widgets"].as_array().unwrap();

@@ -455,10 +455,16 @@ pub fn normalize(path: &Path) -> PathBuf {
     out.iter().collect()
 }
 
-/// `to` (relative to the root) as seen from `from` (a folder relative to the root).
-pub fn relative_to(to: &Path, from: &Path) -> PathBuf {
-    let up = from.components().filter(|c| matches!(c, Component::Normal(_))).count();
-    normalize(&Path::new(&"../".repeat(up)).join(to))
+/// `to` as seen from the folder `from`, both relative to `root` (absolute): what a file in
+/// `from` writes to name `to`. Lexical, as cargo joins such paths: `a/../b` is `b`. The root
+/// is needed when `from` lies outside it (`../code`): the way back in names the root's folder.
+pub fn relative_to(to: &Path, from: &Path, root: &Path) -> PathBuf {
+    let (to, from) = (normalize(&root.join(to)), normalize(&root.join(from)));
+    let common = to.components().zip(from.components()).take_while(|(a, b)| a == b).count();
+    // A `..` left in an absolute path after normalizing climbs above `/`, which is `/` again.
+    let up = from.components().skip(common).filter(|c| matches!(c, Component::Normal(_))).count();
+    let path: PathBuf = std::iter::repeat_n(Component::ParentDir, up).chain(to.components().skip(common)).collect();
+    if path.as_os_str().is_empty() { PathBuf::from(".") } else { path }
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -558,8 +564,18 @@ mod tests {
 
     #[test]
     fn relative_paths_between_folders() {
-        assert_eq!(relative_to(Path::new("crates/local"), Path::new("code")), Path::new("../crates/local"));
-        assert_eq!(relative_to(Path::new("../x"), Path::new("code")), Path::new("../../x"));
+        let root = Path::new("/home/me/project");
+        let rel = |to: &str, from: &str| relative_to(Path::new(to), Path::new(from), root);
+        assert_eq!(rel("crates/local", "code"), Path::new("../crates/local"));
+        assert_eq!(rel("../x", "code"), Path::new("../../x"));
+        assert_eq!(rel("target/tangle", "code/examples"), Path::new("../../target/tangle"));
+        // `from` with `..` in it: a folder up is a folder fewer to climb, not one more.
+        assert_eq!(rel("target", "book/../code"), Path::new("../target"));
+        assert_eq!(rel("crates/local", "book/src/../../code"), Path::new("../crates/local"));
+        // `from` outside the root: the way back names the root's folder.
+        assert_eq!(rel("target/tangle", "../code"), Path::new("../project/target/tangle"));
+        assert_eq!(rel("../code/x", "../code"), Path::new("x"));
+        assert_eq!(rel("code", "code"), Path::new("."));
         assert_eq!(normalize(Path::new("book/../code")), Path::new("code"));
     }
 }

@@ -20,6 +20,10 @@
 //! Take it once, near the command line, and pass the guard down.
 
 use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use anyhow::Context;
 
 /// Writes `dir/.gitignore` (`*`: the folder and everything in it) if it is missing. Best
 /// effort: a folder that cannot take it still works.
@@ -29,10 +33,6 @@ fn ignore_for_git(dir: &Path) {
         let _ = crate::fsutil::write_atomic(&file, b"# tangle's working folder: builds, cache, lock.\n*\n");
     }
 }
-use std::io::{Read, Seek, SeekFrom, Write};
-use std::path::Path;
-
-use anyhow::Context;
 
 /// The lock file, in tangle's working folder (`target/tangle`, [`crate::config::Layout::work_dir`]).
 pub const LOCK_FILE: &str = "lock";
@@ -44,29 +44,36 @@ pub struct RepoLock {
 }
 
 /// What to do when another run holds the lock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum IfHeld {
-    /// Say whom we are waiting for on stderr, then wait.
+    /// Say whom we are waiting for, then wait.
+    #[default]
     Wait,
     /// Fail at once, naming the holder.
     Refuse,
 }
 
-/// Takes the repository lock for the command `what` (`"accept"`, `"check"`...); when another
-/// run holds it, says whom we wait for on stderr and waits, or fails at once naming the holder.
-pub fn acquire(work: &Path, what: &str, if_held: IfHeld) -> anyhow::Result<RepoLock> {
-    acquire_reporting(work, what, if_held, |holder| {
-        eprintln!("waiting for another tangle run ({holder}) to finish...");
-    })
+/// How to take the lock: for which command, and what to do while another run holds it.
+#[derive(Clone, Copy)]
+pub struct Options<'a> {
+    /// The command taking it (`"accept"`, `"check"`...), written into the lock file so that a
+    /// second run can say whom it waits for.
+    pub what: &'a str,
+    pub if_held: IfHeld,
+    /// Told whom we wait for (at most once) before waiting; `None` says it on stderr.
+    pub on_wait: Option<&'a dyn Fn(&Holder)>,
 }
 
-/// [`acquire`], with the waiting message handed to `on_wait` (called at most once).
-fn acquire_reporting(
-    work: &Path,
-    what: &str,
-    if_held: IfHeld,
-    on_wait: impl FnOnce(&Holder),
-) -> anyhow::Result<RepoLock> {
+impl Default for Options<'_> {
+    fn default() -> Self {
+        Options { what: "tangle", if_held: IfHeld::Wait, on_wait: None }
+    }
+}
+
+/// Takes the repository lock in `work`; when another run holds it, says whom we wait for and
+/// waits, or fails at once naming the holder ([`Options::if_held`]).
+pub fn acquire(work: &Path, options: Options) -> anyhow::Result<RepoLock> {
+    let Options { what, if_held, on_wait } = options;
     let path = work.join(LOCK_FILE);
     let dir = path.parent().expect("the lock file has a folder");
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -89,7 +96,10 @@ fn acquire_reporting(
                      wait for it to finish, or stop it"
                 ),
                 IfHeld::Wait => {
-                    on_wait(&holder);
+                    match on_wait {
+                        Some(tell) => tell(&holder),
+                        None => eprintln!("waiting for another tangle run ({holder}) to finish..."),
+                    }
                     file.lock().with_context(|| format!("cannot lock {}", path.display()))?;
                 }
             }
@@ -202,15 +212,13 @@ mod tests {
     #[test]
     fn a_second_run_waits_naming_the_first_and_goes_on_when_it_ends() {
         let root = tempfile::tempdir().unwrap();
-        let first = acquire(root.path(), "accept", IfHeld::Wait).unwrap();
+        let first = acquire(root.path(), Options { what: "accept", ..Default::default() }).unwrap();
         let (told, heard) = mpsc::channel();
         let (done, finished) = mpsc::channel();
         let path = root.path().to_path_buf();
         let second = std::thread::spawn(move || {
-            let lock = acquire_reporting(&path, "check", IfHeld::Wait, |holder| {
-                told.send(holder.to_string()).unwrap();
-            })
-            .unwrap();
+            let tell = |holder: &Holder| told.send(holder.to_string()).unwrap();
+            let lock = acquire(&path, Options { what: "check", on_wait: Some(&tell), ..Default::default() }).unwrap();
             done.send(Instant::now()).unwrap();
             lock
         });
@@ -230,11 +238,14 @@ mod tests {
     #[test]
     fn refusing_names_the_holder_and_a_free_lock_is_taken_at_once() {
         let root = tempfile::tempdir().unwrap();
-        let held = acquire(root.path(), "book", IfHeld::Refuse).unwrap();
-        let err = acquire(root.path(), "accept", IfHeld::Refuse).unwrap_err().to_string();
+        let held =
+            acquire(root.path(), Options { what: "book", if_held: IfHeld::Refuse, ..Default::default() }).unwrap();
+        let err = acquire(root.path(), Options { what: "accept", if_held: IfHeld::Refuse, ..Default::default() })
+            .unwrap_err()
+            .to_string();
         assert!(err.contains(&format!("pid {}, `book`", std::process::id())), "{err}");
         drop(held);
-        acquire(root.path(), "accept", IfHeld::Refuse).unwrap();
+        acquire(root.path(), Options { what: "accept", if_held: IfHeld::Refuse, ..Default::default() }).unwrap();
     }
 
     #[test]
@@ -254,7 +265,7 @@ mod tests {
         let start = Instant::now();
         // Wait until the child holds it.
         loop {
-            match acquire(root.path(), "check", IfHeld::Refuse) {
+            match acquire(root.path(), Options { what: "check", if_held: IfHeld::Refuse, ..Default::default() }) {
                 Err(_) => break,
                 Ok(l) => drop(l),
             }
@@ -269,7 +280,7 @@ mod tests {
         // the kernel a moment. A lock that outlived its holders would never come free.
         let killed = Instant::now();
         loop {
-            match acquire(root.path(), "check", IfHeld::Refuse) {
+            match acquire(root.path(), Options { what: "check", if_held: IfHeld::Refuse, ..Default::default() }) {
                 Ok(_) => break,
                 Err(e) if killed.elapsed() > Duration::from_secs(5) => panic!("the dead holder's lock is held: {e:#}"),
                 Err(_) => std::thread::sleep(Duration::from_millis(20)),

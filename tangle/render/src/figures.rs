@@ -4,24 +4,63 @@
 //! caption. The caption stays Markdown: emphasis, math and references in it still render.
 
 use std::path::Path;
-use std::sync::LazyLock;
 
-use regex::Regex;
+use syn::visit::Visit;
+use tangle_core::markdown::Document;
 
 use super::html::escape_html;
 use super::labels::figure_id;
 
-static DRAWS_RE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#"figure::svg\(\s*"([A-Za-z0-9_.-]+)""#).expect("a valid regex"));
+/// The path a cell calls to draw a figure: `figure::svg`, however it is qualified before.
+const DRAWS: [&str; 2] = ["figure", "svg"];
 
 /// The figure a run cell draws, if it calls `figure::svg("NAME", ...)`.
 pub fn drawn_figure(code: &str) -> Option<String> {
-    DRAWS_RE.captures(code).map(|c| c[1].to_string())
+    names_passed(code, DRAWS).into_iter().next()
 }
 
-/// The names every `figure::svg("name", ...)` call in a chapter draws.
-pub fn drawn_figure_names(content: &str) -> Vec<String> {
-    DRAWS_RE.captures_iter(content).map(|c| c[1].to_string()).collect()
+/// The names every `figure::svg("name", ...)` call in a chapter's Rust blocks draws.
+pub fn drawn_figure_names(chapter: &str) -> Vec<String> {
+    rust_blocks(chapter).iter().flat_map(|code| names_passed(code, DRAWS)).collect()
+}
+
+/// The code of a chapter's Rust blocks, as the Markdown front end finds them.
+pub(crate) fn rust_blocks(chapter: &str) -> Vec<String> {
+    Document::parse(chapter).fences.into_iter().filter(|f| f.lang() == "rust").map(|f| f.text).collect()
+}
+
+/// The string literals passed first to calls of a path ending in `tail` (`figure::svg`,
+/// `Widget::new`) in `code`, read as Rust: calls in comments, in strings and in macro
+/// arguments do not count, and code that does not parse calls nothing (its syntax error is
+/// the check's to report). Cells hold statements and items alike: they are read as a block
+/// (an empty statement closes it, so that a `let` without its `;` still reads).
+pub(crate) fn names_passed(code: &str, tail: [&str; 2]) -> Vec<String> {
+    struct Calls<'t> {
+        tail: [&'t str; 2],
+        names: Vec<String>,
+    }
+    impl<'ast> Visit<'ast> for Calls<'_> {
+        fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+            if let syn::Expr::Path(path) = &*call.func
+                && path.path.segments.len() >= 2
+                && path.path.segments.iter().rev().zip(self.tail.iter().rev()).all(|(s, t)| s.ident == t)
+                && let Some(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(name), .. })) = call.args.first()
+            {
+                self.names.push(name.value());
+            }
+            syn::visit::visit_expr_call(self, call);
+        }
+    }
+    let mut calls = Calls { tail, names: Vec::new() };
+    match syn::parse_str::<syn::Block>(&format!("{{\n{code}\n;}}")) {
+        Ok(block) => calls.visit_block(&block),
+        Err(_) => {
+            if let Ok(file) = syn::parse_file(code) {
+                calls.visit_file(&file);
+            }
+        }
+    }
+    calls.names
 }
 
 /// What goes before a figure's caption: the `<figure>` element, its picture and its number.
@@ -94,5 +133,20 @@ mod tests {
             drawn_figure("let p = tangle_runtime::figure::svg(\"ledger\", (640, 360), |root| {})"),
             Some("ledger".into())
         );
+        assert_eq!(drawn_figure("figure::svg(\n    \"spread\",\n    (1, 2),\n    draw,\n)?;"), Some("spread".into()));
+        let inside_items =
+            "#[derive(Debug)]\nstruct S;\nfn draw() { let _ = figure::svg(\"in-fn\", (1, 1), |_| Ok(())); }";
+        assert_eq!(drawn_figure(inside_items), Some("in-fn".into()));
+        // Read as Rust, not as text: a comment, a string and another `svg` draw nothing.
+        assert_eq!(drawn_figure("// figure::svg(\"old\", ...)\nlet s = \"figure::svg(\\\"no\\\"\";"), None);
+        assert_eq!(drawn_figure("other::svg(\"x\", (1, 1), f);"), None);
+        assert_eq!(drawn_figure("let x = ;"), None, "code that does not parse");
+    }
+
+    #[test]
+    fn a_chapter_draws_what_its_rust_blocks_draw() {
+        let chapter = "Prose naming figure::svg(\"prose\") draws nothing.\n\n```rust\nfigure::svg(\"a\", (1, 1), f)?;\n```\n\n\
+                       ```text\nfigure::svg(\"text\", (1, 1), f)?;\n```\n\n> ```rust\n> figure::svg(\"quoted\", (1, 1), f)?;\n> ```\n";
+        assert_eq!(drawn_figure_names(chapter), vec!["a".to_string(), "quoted".to_string()]);
     }
 }

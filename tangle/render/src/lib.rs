@@ -23,7 +23,8 @@
 //! - chapters take their number from their heading (`# 6 Distributed ...`).
 //!
 //! After mdBook, [`search`] rebuilds the search index with cell code in a field of its own, so
-//! that prose ranks first. [`pdf`] prints the built book to PDF through headless Chromium (`cargo tangle pdf`).
+//! that prose ranks first. [`pdf`] prints the built book to PDF through headless Chromium (`cargo tangle pdf`),
+//! driven over the DevTools protocol by [`chromium`], as the browser tests drive it.
 //!
 //! Before mdBook runs, [`validate()`] refuses what the book cannot show (an unknown citation key,
 //! figure or calculator, a calculator placed twice, a missing chapter, an include that reads
@@ -37,6 +38,7 @@ mod book;
 mod callouts;
 mod cells;
 mod chapter;
+pub mod chromium;
 mod citations;
 mod diagrams;
 mod figures;

@@ -1,65 +1,20 @@
 //! `cargo tangle pdf`: the built book's `print.html` (every chapter on one page, laid out by
 //! the print stylesheet in `book/theme/tangle.css`: A4, code and output wrapped, figures kept
-//! with their captions) printed to PDF by headless Chromium. Chromium is found on `PATH`
-//! (`chromium`, `chromium-browser`, `google-chrome`) or named by `$CHROMIUM`; where there is
-//! none, the error says how to install it.
+//! with their captions) printed to PDF by headless Chromium, driven as the browser tests
+//! drive it ([`crate::chromium`]). The page is printed once it has loaded and its fonts have
+//! arrived; an error the page reports on the way is named, never printed into the PDF
+//! silently. Where there is no Chromium, the error says how to install it.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Duration;
 
 use anyhow::{Context, bail};
+use serde_json::json;
+
+use crate::chromium::{self, Browser};
 
 /// How long Chromium may take to lay out and print the book.
 const TIMEOUT: Duration = Duration::from_secs(180);
-
-/// The names Chromium goes by on `PATH`, in the order tried.
-const NAMES: &[&str] = &["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"];
-
-/// The Chromium to print with: `$TANGLE_CHROMIUM` or `$CHROMIUM`, or the first of [`NAMES`]
-/// on `PATH`. The browser tests find theirs the same way.
-pub fn find_chromium() -> Option<PathBuf> {
-    for var in ["TANGLE_CHROMIUM", "CHROMIUM"] {
-        if let Some(named) = std::env::var_os(var).filter(|v| !v.is_empty()) {
-            return Some(PathBuf::from(named));
-        }
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .flat_map(|dir| NAMES.iter().map(move |name| dir.join(name)))
-        .find(|candidate| candidate.is_file())
-}
-
-/// What to say when there is no Chromium.
-pub const INSTALL_HINT: &str = "printing the book needs headless Chromium, and none was found on PATH \
-     (chromium, chromium-browser, google-chrome) or in $CHROMIUM: install it with \
-     `apt-get install chromium` (Debian, Ubuntu) or `dnf install chromium` (Fedora), or set CHROMIUM \
-     to its path";
-
-/// A headless Chromium command with a profile of its own in `profile` (so that a running
-/// browser or an old profile changes nothing), kept off the network (the book loads nothing
-/// from it anyway), and without its sandbox where it runs as root (containers, CI), where
-/// Chromium refuses to start one. The caller adds what to do and which page.
-pub fn headless(chromium: &Path, profile: &Path) -> Command {
-    let mut command = Command::new(chromium);
-    command
-        .args([
-            "--headless",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()));
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    #[cfg(unix)]
-    if unsafe { libc::geteuid() } == 0 {
-        command.arg("--no-sandbox");
-    }
-    command
-}
 
 /// Prints `book_dir/print.html` (a built book) to `pdf`.
 pub fn print_book(book_dir: &Path, pdf: &Path) -> anyhow::Result<()> {
@@ -67,51 +22,28 @@ pub fn print_book(book_dir: &Path, pdf: &Path) -> anyhow::Result<()> {
     if !page.is_file() {
         bail!("no {}: build the book first (`cargo tangle book`)", page.display());
     }
-    let chromium = find_chromium().context(INSTALL_HINT)?;
+    let chromium = chromium::find().with_context(|| format!("printing the book: {}", chromium::INSTALL_HINT))?;
     let page = page.canonicalize()?;
+    let mut browser = Browser::launch(&chromium, &[])?;
+    browser.timeout = TIMEOUT;
+    // mdBook's print.html opens the print dialog once loaded: here the printing is ours.
+    browser.call("Page.addScriptToEvaluateOnNewDocument", json!({ "source": "window.print = function () {};" }))?;
+    browser.open(&format!("file://{}", page.display()))?;
+    let errors = browser.page_errors();
+    if !errors.is_empty() {
+        bail!("{} reported errors while loading:\n{}", page.display(), errors.join("\n"));
+    }
+    let bytes = browser.call_for_data(
+        "Page.printToPDF",
+        json!({ "printBackground": true, "preferCSSPageSize": true, "displayHeaderFooter": false }),
+    )?;
+    if !bytes.starts_with(b"%PDF-") {
+        bail!("Chromium printed {} bytes that are not a PDF", bytes.len());
+    }
     if let Some(parent) = pdf.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)?;
+        std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
     }
-    let profile = tempfile::Builder::new().prefix("tangle-pdf-").tempdir()?;
-    let partial = pdf.with_extension("pdf.partial");
-    let mut command = headless(&chromium, profile.path());
-    command
-        .arg("--no-pdf-header-footer")
-        .arg(format!("--print-to-pdf={}", partial.display()))
-        .arg(format!("file://{}", page.display()))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    let mut child = command.spawn().with_context(|| format!("cannot start {}", chromium.display()))?;
-    let stderr = child.stderr.take();
-    let log = std::thread::spawn(move || {
-        let mut text = String::new();
-        if let Some(mut e) = stderr {
-            let _ = std::io::Read::read_to_string(&mut e, &mut text);
-        }
-        text
-    });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status;
-        }
-        if started.elapsed() > TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
-            bail!("{} did not finish printing the book within {} s", chromium.display(), TIMEOUT.as_secs());
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    let log = log.join().unwrap_or_default();
-    let written = std::fs::metadata(&partial).map(|m| m.len()).unwrap_or(0);
-    if !status.success() || written == 0 {
-        let _ = std::fs::remove_file(&partial);
-        let tail: Vec<&str> = log.lines().rev().take(8).collect::<Vec<_>>().into_iter().rev().collect();
-        bail!("{} could not print {} ({status}):\n{}", chromium.display(), page.display(), tail.join("\n"));
-    }
-    std::fs::rename(&partial, pdf).with_context(|| format!("cannot write {}", pdf.display()))?;
-    Ok(())
+    tangle_core::fsutil::write_atomic(pdf, &bytes).with_context(|| format!("cannot write {}", pdf.display()))
 }
 
 #[cfg(test)]
@@ -125,8 +57,31 @@ mod tests {
         assert!(err.contains("print.html") && err.contains("cargo tangle book"), "{err}");
     }
 
+    /// Where Chromium is installed: a page that opens the print dialog once loaded (as
+    /// mdBook's does) printed to a PDF of its own A5 pages, replacing the PDF printed before.
     #[test]
-    fn the_install_hint_names_the_command() {
-        assert!(INSTALL_HINT.contains("apt-get install chromium"));
+    fn a_page_is_printed_to_pdf() {
+        if chromium::find().is_none() {
+            eprintln!("skipped: no Chromium ({})", chromium::INSTALL_HINT);
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let body = "<p>page</p>".repeat(200);
+        let html = format!(
+            "<html><head><style>@page {{ size: A5 }}</style></head><body>{body}\
+             <script>window.addEventListener('load', () => window.print())</script></body></html>"
+        );
+        std::fs::write(dir.path().join("print.html"), html).unwrap();
+        let pdf = dir.path().join("out/book.pdf");
+        std::fs::create_dir_all(pdf.parent().unwrap()).unwrap();
+        std::fs::write(&pdf, "the PDF printed before").unwrap();
+        print_book(dir.path(), &pdf).unwrap();
+        let bytes = std::fs::read(&pdf).unwrap();
+        assert!(bytes.starts_with(b"%PDF-"));
+        // A5 is 420 x 595 points; Chromium (Skia) writes the MediaBox of every page.
+        let text = String::from_utf8_lossy(&bytes);
+        let pages = text.matches("/MediaBox [0 0 420 594.").count();
+        assert!(pages >= 2, "{pages} A5 pages: the page's @page size was not used, or its text fit on one");
+        assert_eq!(pages, text.matches("/Type /Page\n").count(), "every page is A5");
     }
 }

@@ -3,7 +3,8 @@
 //! that promises a clean `book`), by [`crate::build_book`] before mdBook runs, and, over the
 //! pages it is handed, by the preprocessor under a separately run mdBook. It finds:
 //!
-//! - `SUMMARY.md` entries whose file does not exist (mdBook would create an empty page);
+//! - `SUMMARY.md` entries whose file does not exist (mdBook would create an empty page), and a
+//!   `SUMMARY.md` mdBook's parser refuses;
 //! - `[@key]` citations of keys the bibliography does not have, with the nearest key;
 //! - `{{#figure NAME}}` naming a figure no cell draws, no diagram fence is named and no SVG
 //!   under the figures folder holds;
@@ -43,7 +44,14 @@ pub fn validate_book(config: &Config) -> Vec<Diagnostic> {
     // No SUMMARY.md: mdBook makes one of the files it finds, and reports nothing to refuse.
     let Ok(summary) = std::fs::read_to_string(src.join("SUMMARY.md")) else { return out };
     let mut inputs: Vec<(PathBuf, String)> = Vec::new();
-    for (line, path) in summary_entries(&summary) {
+    let entries = match summary_entries(&summary) {
+        Ok(entries) => entries,
+        Err(e) => {
+            out.push(Diagnostic::error(Location::new(layout.src.join("SUMMARY.md"), 1), format!("{e:#}")));
+            return out;
+        }
+    };
+    for (line, path) in entries {
         match std::fs::read_to_string(src.join(&path)) {
             Ok(text) => inputs.push((path, text)),
             Err(_) => out.push(
@@ -90,22 +98,35 @@ pub(crate) fn validate_pages(
     out
 }
 
-/// `[Title](path.md)` entries of `SUMMARY.md`, with their lines; drafts (`[Title]()`) and
-/// links elsewhere are left out.
-fn summary_entries(summary: &str) -> Vec<(usize, PathBuf)> {
-    static ENTRY: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[[^\]]*\]\(([^)]*)\)").expect("a valid regex"));
+/// The chapter files `SUMMARY.md` lists, read by mdBook's own parser (`mdbook-summary`, the
+/// one `book` builds with), each with the line that names it; drafts (`[Title]()`) and links
+/// elsewhere are left out. A summary mdBook cannot read is its error.
+fn summary_entries(summary: &str) -> anyhow::Result<Vec<(usize, PathBuf)>> {
+    use mdbook_summary::SummaryItem;
+    let parsed = mdbook_summary::parse_summary(summary)?;
+    let mut todo: Vec<&SummaryItem> =
+        parsed.prefix_chapters.iter().chain(&parsed.numbered_chapters).chain(&parsed.suffix_chapters).rev().collect();
     let mut out = Vec::new();
-    for (i, line) in summary.lines().enumerate() {
-        for cap in ENTRY.captures_iter(line) {
-            let target = cap[1].trim();
-            let target = target.split('#').next().unwrap_or("");
-            if target.is_empty() || target.contains("://") {
-                continue;
-            }
-            out.push((i + 1, PathBuf::from(target)));
+    let mut from_line = 0;
+    while let Some(item) = todo.pop() {
+        let SummaryItem::Link(link) = item else { continue };
+        todo.extend(link.nested_items.iter().rev());
+        let Some(location) = link.location.as_ref().and_then(|l| l.to_str()) else { continue };
+        let target = location.split('#').next().unwrap_or("");
+        if target.is_empty() || target.contains("://") {
+            continue;
         }
+        // The entries come in the file's order: the first line from the last one on that
+        // links to the target (as written, spaces perhaps as `%20`) is its line.
+        let written = [format!("]({target}"), format!("]({}", target.replace(' ', "%20"))];
+        if let Some(i) =
+            summary.lines().enumerate().skip(from_line).position(|(_, l)| written.iter().any(|w| l.contains(w)))
+        {
+            from_line += i;
+        }
+        out.push((from_line + 1, PathBuf::from(target)));
     }
-    out
+    Ok(out)
 }
 
 fn error_at(page: &Page, file: &Path, offset: usize, message: String) -> Diagnostic {
@@ -150,18 +171,18 @@ fn unknown_figures(layout: &Layout, page: &Page, file: &Path) -> Vec<Diagnostic>
 }
 
 /// `Widget::new("NAME")`: a cell that computes calculator NAME.
-static WRITES: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#"Widget::new\(\s*"([A-Za-z0-9_.-]+)""#).expect("a valid regex"));
+const WRITES: [&str; 2] = ["Widget", "new"];
 
-/// Whether a cell of `source` computes calculator `name`.
+/// Whether a cell of the chapter `source` computes calculator `name`.
 pub(crate) fn writes_calculator(source: &str, name: &str) -> bool {
-    WRITES.captures_iter(source).any(|c| &c[1] == name)
+    figures::rust_blocks(source).iter().any(|code| figures::names_passed(code, WRITES).iter().any(|n| n == name))
 }
 
 /// `{{#widget NAME}}` directives: a calculator nothing computes, or one placed twice.
 fn calculators(layout: &Layout, page: &Page, file: &Path) -> Vec<Diagnostic> {
     let dir = layout.abs(&layout.figures).join(&page.stem);
-    let mut known: Vec<String> = WRITES.captures_iter(page.doc.source).map(|c| c[1].to_string()).collect();
+    let mut known: Vec<String> =
+        figures::rust_blocks(page.doc.source).iter().flat_map(|code| figures::names_passed(code, WRITES)).collect();
     known.extend(files_ending(&dir, ".widget.json"));
     let mut placed: HashMap<&str, usize> = HashMap::new();
     let mut out = Vec::new();
@@ -213,7 +234,8 @@ fn files_ending(dir: &Path, suffix: &str) -> Vec<String> {
         .collect()
 }
 
-/// mdBook's directives that read a file, found as mdBook finds them: anywhere in the text but
+/// mdBook's directives that read a file, found as mdBook finds them (its own rule is a regex
+/// over the chapter's text, not its Markdown: includes expand inside code blocks too): anywhere in the text but
 /// the cells and output blocks tangle renders itself (where braces are shown as text) and
 /// after a backslash (`\{{#include}}`, which mdBook leaves as text).
 static READS: LazyLock<Regex> =

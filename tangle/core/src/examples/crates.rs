@@ -211,7 +211,7 @@ fn workspace_manifest(config: &Config, dir: &Path, members: &[String]) -> String
         members.join(", ")
     );
     for (key, spec) in &config.dependencies {
-        let spec = crate::config::with_dependency_path(spec, |path| relative_to(path, dir));
+        let spec = crate::config::with_dependency_path(spec, |path| relative_to(path, dir, &config.layout.root));
         out += &format!("{key} = {spec}\n");
     }
     // Examples are compiled as rustdoc compiles doctests: unoptimised, debug assertions on.

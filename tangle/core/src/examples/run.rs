@@ -11,8 +11,8 @@ use super::build::panic_position;
 use super::crates::{Example, Workspace};
 use crate::diagnostic::{Diagnostic, Location};
 use crate::model::Book;
-use crate::run::process::{self, Limits, ProcessEnd};
-use crate::run::{DEFAULT_TIMEOUT, OUTPUT_CAP, PIPE_GRACE};
+use crate::run::process::{self, ProcessEnd};
+use crate::run::{DEFAULT_TIMEOUT, OUTPUT_CAP};
 
 /// One example's run, judged.
 #[derive(Debug, Clone)]
@@ -63,8 +63,7 @@ fn run_one(book: &Book, workspace: &Workspace, root: &Path, job: &Job) -> Ran {
     if let Some(n) = job.argument {
         cmd.arg(n.to_string());
     }
-    let limits = Limits { timeout, cap: OUTPUT_CAP, grace: PIPE_GRACE };
-    let captured = match process::run_group(cmd, limits) {
+    let captured = match process::run_group(cmd, process::Options { timeout, ..Default::default() }) {
         Ok(c) => c,
         Err(e) => {
             let d = Diagnostic::error(at, format!("cannot run this example ({}): {e}", job.exe.display()));

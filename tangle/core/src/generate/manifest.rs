@@ -42,7 +42,7 @@ impl Workspace {
     pub fn new(config: &Config) -> Workspace {
         let code = &config.layout.code;
         let mut dependencies: BTreeMap<String, toml::Value> =
-            config.dependencies.iter().map(|(k, v)| (k.clone(), rebase(v, code))).collect();
+            config.dependencies.iter().map(|(k, v)| (k.clone(), rebase(v, code, &config.layout.root))).collect();
         let mut runtime = toml::Table::new();
         runtime.insert("path".into(), RUNTIME.into());
         dependencies.insert(RUNTIME.into(), toml::Value::Table(runtime));
@@ -138,8 +138,8 @@ impl Dependency {
 
 /// A dependency with a relative `path` is relative to the project root; `code` sees it from
 /// its own folder.
-fn rebase(spec: &toml::Value, code: &Path) -> toml::Value {
-    with_dependency_path(spec, |path| relative_to(path, code))
+fn rebase(spec: &toml::Value, code: &Path, root: &Path) -> toml::Value {
+    with_dependency_path(spec, |path| relative_to(path, code, root))
 }
 
 /// A TOML string, quoted as toml writes it.

@@ -56,7 +56,7 @@ pub fn generate(book: &Book, config: &Config, analyses: &mut Analyses) -> Result
     let crates = order::topological(crates)?;
     let members: Vec<&str> = crates.iter().map(|c| c.chapter.as_str()).collect();
     let workspace = (code.join("Cargo.toml"), seal::seal(&workspace.manifest(&members)));
-    let support = runtime::files(code, &config.layout.work_dir_relative())
+    let support = runtime::files(code, &config.layout.work_dir_relative(), &config.layout.root)
         .into_iter()
         .map(|(path, bytes)| match String::from_utf8(bytes) {
             Ok(text) => (path, seal::seal(&text).into_bytes()),

@@ -23,17 +23,8 @@ use tangle_runtime::{PANIC_MARKER, PARENT_PID_VAR};
 
 use crate::generate::ChapterCrate;
 use crate::model::Chapter;
-use process::{Captured, Limits, ProcessEnd};
-
-/// How long a chapter may run unless it declares `<!-- tangle: timeout N -->`.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
-
-/// Most bytes one cell may print (on stdout; the whole program on stderr). An output block
-/// is prose that a reader scrolls past: anything near this is a mistake (a loop printing).
-pub const OUTPUT_CAP: usize = 16 << 20;
-
-/// How long the pipes may stay open once the program's group is stopped.
-pub const PIPE_GRACE: Duration = Duration::from_secs(1);
+use process::{Captured, ProcessEnd};
+pub use process::{DEFAULT_TIMEOUT, OUTPUT_CAP, PIPE_GRACE};
 
 /// What one run of a chapter binary produced.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -110,9 +101,8 @@ pub fn run_reporting(
         .env("RUST_BACKTRACE", "0")
         // The runtime's watchdog stops the program's group if this process dies (kill -9).
         .env(PARENT_PID_VAR, std::process::id().to_string());
-    let limits = Limits { timeout, cap: OUTPUT_CAP, grace: PIPE_GRACE };
-    let captured =
-        process::run_group_reporting(cmd, limits, current).with_context(|| format!("cannot run {}", exe.display()))?;
+    let options = process::Options { timeout, progress: Some(current), ..Default::default() };
+    let captured = process::run_group(cmd, options).with_context(|| format!("cannot run {}", exe.display()))?;
     if captured.pipes_left_open {
         eprintln!(
             "warning: {}: a process that {} started outside its process group still holds its output open; \

@@ -4,7 +4,7 @@
 //! open), and when `tangle` itself is stopped by SIGINT, SIGTERM or SIGHUP.
 //!
 //! Its stdout and stderr are read by threads while it runs, with a cap on what one cell may
-//! print. Once the group is stopped the readers get at most [`Limits::grace`] to drain the
+//! print. Once the group is stopped the readers get at most [`Options::grace`] to drain the
 //! pipes: a process that left the group (`setsid`) and still holds them cannot hold us.
 //! (If `tangle` is killed with SIGKILL nothing here runs; `tangle_runtime::init`'s watchdog
 //! then stops the group from inside.)
@@ -19,14 +19,34 @@ use std::time::{Duration, Instant};
 
 use super::cells::Segmenter;
 
-/// How long a run may take and how much it may print.
-#[derive(Debug, Clone, Copy)]
-pub struct Limits {
+/// How long a chapter may run unless it declares `<!-- tangle: timeout N -->`.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Most bytes one cell may print (on stdout; the whole program on stderr). An output block
+/// is prose that a reader scrolls past: anything near this is a mistake (a loop printing).
+pub const OUTPUT_CAP: usize = 16 << 20;
+
+/// How long the pipes may stay open once the program's group is stopped.
+pub const PIPE_GRACE: Duration = Duration::from_secs(1);
+
+/// How a program is run: how long it may take, how much it may print, and where to report
+/// the cell printing now. The defaults are a chapter's ([`DEFAULT_TIMEOUT`], [`OUTPUT_CAP`],
+/// [`PIPE_GRACE`]), with no one watching the progress.
+#[derive(Debug, Clone)]
+pub struct Options {
     pub timeout: Duration,
     /// Most bytes one cell may print on stdout (and the whole program on stderr).
     pub cap: usize,
     /// How long to wait for the pipes to close once the group is stopped.
     pub grace: Duration,
+    /// Kept at the cell printing now plus one (0: none yet), for a progress display.
+    pub progress: Option<Arc<AtomicUsize>>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { timeout: DEFAULT_TIMEOUT, cap: OUTPUT_CAP, grace: PIPE_GRACE, progress: None }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +84,7 @@ pub struct Captured {
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
     pub end: ProcessEnd,
-    /// The pipes were still open [`Limits::grace`] after the group was stopped: a process
+    /// The pipes were still open [`Options::grace`] after the group was stopped: a process
     /// outside the group holds them, and what it prints is not waited for.
     pub pipes_left_open: bool,
 }
@@ -81,15 +101,11 @@ enum Event {
 static RUNNING: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 
 /// Runs `cmd` (stdin closed, stdout and stderr captured) as the leader of a new process
-/// group, within `limits`. Returns once the program has ended and its group has been
-/// killed; never later than `limits.timeout + limits.grace` (plus scheduling noise).
-pub fn run_group(cmd: Command, limits: Limits) -> std::io::Result<Captured> {
-    run_group_reporting(cmd, limits, Arc::new(AtomicUsize::new(0)))
-}
-
-/// [`run_group`], keeping `current` at the cell printing now plus one (0: none yet), for a
-/// progress display.
-pub fn run_group_reporting(mut cmd: Command, limits: Limits, current: Arc<AtomicUsize>) -> std::io::Result<Captured> {
+/// group, within `options`. Returns once the program has ended and its group has been
+/// killed; never later than `options.timeout + options.grace` (plus scheduling noise).
+pub fn run_group(mut cmd: Command, options: Options) -> std::io::Result<Captured> {
+    let Options { timeout, cap, grace, progress } = options;
+    let current = progress.unwrap_or_default();
     install_signal_handlers();
     cmd.process_group(0).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let started = Instant::now();
@@ -112,12 +128,12 @@ pub fn run_group_reporting(mut cmd: Command, limits: Limits, current: Arc<Atomic
     {
         let pipe = child.stdout.take().expect("piped");
         let (buf, current, tx) = (stdout.clone(), current.clone(), tx.clone());
-        std::thread::spawn(move || read_stdout(pipe, &buf, &current, limits.cap, &tx));
+        std::thread::spawn(move || read_stdout(pipe, &buf, &current, cap, &tx));
     }
     {
         let pipe = child.stderr.take().expect("piped");
         let (buf, current, tx) = (stderr.clone(), current.clone(), tx.clone());
-        std::thread::spawn(move || read_stderr(pipe, &buf, &current, limits.cap, &tx));
+        std::thread::spawn(move || read_stderr(pipe, &buf, &current, cap, &tx));
     }
     {
         let tx = tx.clone();
@@ -131,7 +147,7 @@ pub fn run_group_reporting(mut cmd: Command, limits: Limits, current: Arc<Atomic
     }
     drop(tx);
 
-    let deadline = started + limits.timeout;
+    let deadline = started + timeout;
     let mut readers_done = 0;
     let end = loop {
         match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
@@ -152,7 +168,7 @@ pub fn run_group_reporting(mut cmd: Command, limits: Limits, current: Arc<Atomic
     // if none is left the kill finds nothing.)
     kill_group(pgid);
     let mut end = end;
-    let grace_end = Instant::now() + limits.grace;
+    let grace_end = Instant::now() + grace;
     while readers_done < 2 {
         match rx.recv_timeout(grace_end.saturating_duration_since(Instant::now())) {
             Ok(Event::ReaderDone) => readers_done += 1,
@@ -271,8 +287,8 @@ mod tests {
         cmd
     }
 
-    fn limits(timeout: u64) -> Limits {
-        Limits { timeout: Duration::from_secs(timeout), cap: 1 << 20, grace: Duration::from_secs(1) }
+    fn limits(timeout: u64) -> Options {
+        Options { timeout: Duration::from_secs(timeout), cap: 1 << 20, grace: Duration::from_secs(1), progress: None }
     }
 
     /// Whether `pid` still runs (a zombie waiting for a reaper that may never come does not).

@@ -6,13 +6,11 @@
 //! the chapter line it came from (`book/src/ch08.md:42:5`).
 
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
 
 use anyhow::Context;
 
-use super::process::{self, Limits, ProcessEnd};
-use super::{DEFAULT_TIMEOUT, OUTPUT_CAP, PIPE_GRACE};
+use super::DEFAULT_TIMEOUT;
+use super::process::{self, ProcessEnd};
 use crate::config::Layout;
 use crate::diagnostic::Location;
 use crate::generate::ChapterCrate;
@@ -44,8 +42,7 @@ pub fn run(exe: &Path, layout: &Layout, chapter: &Chapter, krate: &ChapterCrate)
     let mut cmd = std::process::Command::new(exe);
     cmd.current_dir(layout.abs(&layout.code)).args(["--color", "never"]).env("RUST_BACKTRACE", "0");
     let timeout = chapter.directives.timeout.unwrap_or(DEFAULT_TIMEOUT);
-    let limits = Limits { timeout, cap: OUTPUT_CAP, grace: PIPE_GRACE };
-    let captured = process::run_group_reporting(cmd, limits, Arc::new(AtomicUsize::new(0)))
+    let captured = process::run_group(cmd, process::Options { timeout, ..Default::default() })
         .with_context(|| format!("cannot run {}", exe.display()))?;
     let stdout = String::from_utf8_lossy(&captured.stdout);
     let stderr = String::from_utf8_lossy(&captured.stderr);

@@ -1,14 +1,19 @@
 //! The HTTP side of `cargo tangle serve`: static files from the current build, over HTTP/1.1
 //! on localhost, GET and HEAD only, one request per connection.
 //!
-//! Why not an HTTP server crate: the small blocking ones do not bound a request head (tiny_http
-//! reads a request line into memory until its newline, its issue #56, open since 2015), and
-//! the bounded ones (hyper and what is built on it) bring an async runtime for a server that
-//! answers one author. So: a thread per connection (an idle or slow client holds its own thread
-//! only, never the others), a fixed [`Config::head_limit`] buffer that the request head must
-//! fit in (a longer one gets 414/431 and the connection is closed: memory cannot grow with
-//! what a client sends), a deadline for the whole head (a client that trickles bytes is cut
-//! off), a cap on open connections, and `httparse` (hyper's parser) to read the head.
+//! Why not an HTTP server crate. The small blocking one, tiny_http 0.12, builds cheaply (6
+//! crates, 2.1 s on a cold target at opt-level 0, 2-core EPYC at load 4.6) but gives up what
+//! the tests in `tangle/cli/tests/serve.rs` ask for, measured against it by
+//! `bench/serve-vs-tiny-http` (`bench/results/serve-vs-tiny-http.txt`): a request line of
+//! 256 MiB with no newline grew the server from 3 MB to 266 MB resident (it reads the line
+//! into memory until its newline), and a client that sends nothing was still connected after
+//! 15 s (it sets no deadline for the head). The servers that bound both (hyper, and axum on it,
+//! as mdBook's `serve` uses) bring tokio for a server that answers one author. So: a thread
+//! per connection (an idle or slow client holds its own thread only, never the others), a
+//! fixed [`Config::head_limit`] buffer that the request head must fit in (a longer one gets
+//! 414/431 and the connection is closed: memory cannot grow with what a client sends), a
+//! deadline for the whole head (a client that trickles bytes is cut off), a cap on open
+//! connections, and `httparse` (hyper's parser) to read the head.
 //!
 //! The served folder is switched atomically by [`Site::publish`]: a request takes the current
 //! build when it starts, so it never sees a half-written one. Every HTML page gets a small

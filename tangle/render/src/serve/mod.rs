@@ -131,11 +131,13 @@ impl Builds {
         self.last += 1;
         let out = self.dir(self.last);
         let work = self.config.layout.work_dir();
-        let _lock =
-            match tangle_core::lock::acquire(&work, "serve (rebuilding the book)", tangle_core::lock::IfHeld::Wait) {
-                Ok(lock) => lock,
-                Err(e) => return (Err(e), Vec::new()),
-            };
+        let _lock = match tangle_core::lock::acquire(
+            &work,
+            tangle_core::lock::Options { what: "serve (rebuilding the book)", ..Default::default() },
+        ) {
+            Ok(lock) => lock,
+            Err(e) => return (Err(e), Vec::new()),
+        };
         // The configuration as it is now (an edited book.toml takes effect at once).
         let config = Config::load(&self.config.layout.root).unwrap_or_else(|_| self.config.clone());
         // `serve` is the author's loop, never CI's: it writes what the author's edits call for

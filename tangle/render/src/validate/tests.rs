@@ -56,6 +56,18 @@ fn a_missing_chapter_of_summary_is_an_error_at_its_line() {
 }
 
 #[test]
+fn summary_entries_are_what_mdbook_reads_at_their_lines() {
+    let summary = "# Summary\n\n[Preface](preface.md)\n\n- [One](ch01.md#start)\n  - [Nested](one/a%20b.md)\n\
+                   - [Draft]()\n- [Elsewhere](https://example.com/x.md)\n- [Two](ch02.md)\n\n\
+                   <!-- [Hidden](hidden.md) -->\n";
+    let got = summary_entries(summary).unwrap();
+    let expected: Vec<(usize, PathBuf)> =
+        vec![(3, "preface.md".into()), (5, "ch01.md".into()), (6, "one/a b.md".into()), (9, "ch02.md".into())];
+    assert_eq!(got, expected);
+    assert!(summary_entries("- [One](ch01.md)\n\n[Suffix](s.md)\n\n- [Two](ch02.md)\n").is_err(), "mdBook refuses it");
+}
+
+#[test]
 fn unknown_figures_and_calculators_are_errors_with_the_nearest_name() {
     let (_dir, config) = book(
         "",
