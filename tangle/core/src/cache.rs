@@ -48,7 +48,7 @@ fn hex(h: Sha256) -> String {
 /// The hash of what every chapter's run depends on alike: the chapter workspace's manifest
 /// and lock file, and the generated crates every chapter links (the runtime, its bundled font
 /// included, as the tool holds it). Taken once per check, not per chapter.
-pub fn shared_inputs(layout: &Layout, generated: &Generated) -> String {
+pub(crate) fn shared_inputs(layout: &Layout, generated: &Generated) -> String {
     let mut h = Sha256::new();
     feed(&mut h, "version", VERSION.as_bytes());
     for name in ["Cargo.lock", "Cargo.toml"] {
@@ -69,7 +69,7 @@ pub fn key(layout: &Layout, shared: &str, book: &Book, generated: &Generated, ch
 
 /// The hash of everything a chapter's test cells depend on: [`key`]'s inputs with the
 /// chapter's own test file instead of its run program.
-pub fn tests_key(
+pub(crate) fn tests_key(
     layout: &Layout,
     shared: &str,
     book: &Book,
@@ -132,7 +132,7 @@ fn key_of(
 
 /// The recorded run for `chapter` if its key still matches, its locations moved to where the
 /// cells stand now.
-pub fn lookup(layout: &Layout, chapter: &Chapter, key: &str) -> Option<RunOutput> {
+pub(crate) fn lookup(layout: &Layout, chapter: &Chapter, key: &str) -> Option<RunOutput> {
     let bytes = std::fs::read(entry_path(layout, &chapter.name)).ok()?;
     let entry: Entry = serde_json::from_slice(&bytes).ok()?;
     if entry.key != key {
@@ -161,7 +161,7 @@ pub(crate) fn anchor(chapter: &Chapter, line: usize) -> Option<(usize, usize)> {
 }
 
 /// The test cells' results recorded under `key`, if it still matches.
-pub fn lookup_tests(layout: &Layout, chapter: &str, key: &str) -> Option<Vec<TestRecord>> {
+pub(crate) fn lookup_tests(layout: &Layout, chapter: &str, key: &str) -> Option<Vec<TestRecord>> {
     let bytes = std::fs::read(tests_path(layout, chapter)).ok()?;
     let entry: TestsEntry = serde_json::from_slice(&bytes).ok()?;
     (entry.key == key).then_some(entry.tests)
@@ -169,7 +169,7 @@ pub fn lookup_tests(layout: &Layout, chapter: &str, key: &str) -> Option<Vec<Tes
 
 /// Records the results of a chapter's test cells (only when every test passed or was ignored:
 /// a failure is run again, so that its message is always current).
-pub fn store_tests(layout: &Layout, chapter: &str, key: &str, tests: &[TestRecord]) -> anyhow::Result<()> {
+pub(crate) fn store_tests(layout: &Layout, chapter: &str, key: &str, tests: &[TestRecord]) -> anyhow::Result<()> {
     let entry = TestsEntry { key: key.to_string(), tests: tests.to_vec() };
     crate::fsutil::write_atomic(&tests_path(layout, chapter), &serde_json::to_vec(&entry)?)
 }
@@ -209,7 +209,7 @@ fn made_by() -> Option<String> {
 
 /// The cell analyses the last command recorded (none if they are missing,
 /// unreadable or made by another build of the tool).
-pub fn load_analyses(layout: &Layout) -> Analyses {
+pub(crate) fn load_analyses(layout: &Layout) -> Analyses {
     let recorded = std::fs::read(analyses_path(layout))
         .ok()
         .and_then(|bytes| serde_json::from_slice::<AnalysisFile>(&bytes).ok())
@@ -222,7 +222,7 @@ pub fn load_analyses(layout: &Layout) -> Analyses {
 
 /// Records the analyses a command used, for the next one, when they changed. A cache: a
 /// failure to write it is not an error.
-pub fn store_analyses(layout: &Layout, analyses: &Analyses) {
+pub(crate) fn store_analyses(layout: &Layout, analyses: &Analyses) {
     let (Some(cells), Some(made_by)) = (analyses.used(), made_by()) else { return };
     let file = AnalysisFile { made_by, cells: cells.clone() };
     if let Ok(bytes) = serde_json::to_vec(&file) {

@@ -88,7 +88,7 @@ impl Layout {
     }
 
     /// [`Layout::work_dir`] relative to the root: `target/tangle`.
-    pub fn work_dir_relative(&self) -> PathBuf {
+    pub(crate) fn work_dir_relative(&self) -> PathBuf {
         self.target.join("tangle")
     }
 
@@ -429,7 +429,7 @@ fn rebase(spec: &toml::Value, base: &Path) -> toml::Value {
 
 /// `spec`, a dependency in Cargo's syntax, with its relative `path` (if it has one) replaced by
 /// what `f` makes of it: how each generated manifest sees a path from its own folder.
-pub fn with_dependency_path(spec: &toml::Value, f: impl Fn(&Path) -> PathBuf) -> toml::Value {
+pub(crate) fn with_dependency_path(spec: &toml::Value, f: impl Fn(&Path) -> PathBuf) -> toml::Value {
     let mut spec = spec.clone();
     if let Some(table) = spec.as_table_mut()
         && let Some(toml::Value::String(path)) = table.get_mut("path")
@@ -458,7 +458,7 @@ pub fn normalize(path: &Path) -> PathBuf {
 /// `to` as seen from the folder `from`, both relative to `root` (absolute): what a file in
 /// `from` writes to name `to`. Lexical, as cargo joins such paths: `a/../b` is `b`. The root
 /// is needed when `from` lies outside it (`../code`): the way back in names the root's folder.
-pub fn relative_to(to: &Path, from: &Path, root: &Path) -> PathBuf {
+pub(crate) fn relative_to(to: &Path, from: &Path, root: &Path) -> PathBuf {
     let (to, from) = (normalize(&root.join(to)), normalize(&root.join(from)));
     let common = to.components().zip(from.components()).take_while(|(a, b)| a == b).count();
     // A `..` left in an absolute path after normalizing climbs above `/`, which is `/` again.

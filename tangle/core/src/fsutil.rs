@@ -28,7 +28,7 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
 
 /// Writes only when the contents differ, so unchanged files keep their mtime.
 /// Returns whether it wrote.
-pub fn write_if_changed(path: &Path, contents: &[u8]) -> anyhow::Result<bool> {
+pub(crate) fn write_if_changed(path: &Path, contents: &[u8]) -> anyhow::Result<bool> {
     if std::fs::read(path).is_ok_and(|old| old == contents) {
         return Ok(false);
     }
@@ -87,7 +87,7 @@ fn temp_file(dir: &Path) -> anyhow::Result<tempfile::NamedTempFile> {
 
 /// Removes temporary files that a killed run left in `dir`. Call it holding the repository
 /// lock: then no live run owns one. Returns how many it removed.
-pub fn sweep_temp_files(dir: &Path) -> usize {
+pub(crate) fn sweep_temp_files(dir: &Path) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
     entries
         .flatten()

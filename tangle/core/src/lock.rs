@@ -161,7 +161,7 @@ impl Staging {
 const OWNER: &str = ".tangle-owner";
 
 /// A fresh staging folder for one run: `target/tangle/runs/XXXXXX` (under `work`, tangle's working folder).
-pub fn run_staging(work: &Path) -> anyhow::Result<Staging> {
+pub(crate) fn run_staging(work: &Path) -> anyhow::Result<Staging> {
     staging(work, "runs")
 }
 
@@ -198,7 +198,7 @@ fn sweep(parent: &Path) {
 
 /// The folders under `target/tangle/<kind>/` that belong to live runs.
 #[cfg(test)]
-pub fn live_stagings(work: &Path, kind: &str) -> Vec<std::path::PathBuf> {
+pub(crate) fn live_stagings(work: &Path, kind: &str) -> Vec<std::path::PathBuf> {
     let Ok(entries) = std::fs::read_dir(work.join(kind)) else { return Vec::new() };
     entries.flatten().map(|e| e.path()).filter(|d| d.join(OWNER).is_file()).collect()
 }

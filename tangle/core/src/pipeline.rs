@@ -25,7 +25,7 @@ use crate::{accept, cache, freeze, fsutil, parse, snapshot, timing, untangle as 
 
 /// The chapter a command-line argument names: `ch06`, `6`, `06`, `ch06.md` and
 /// `book/src/ch06.md` all name chapter 6.
-pub fn chapter_name(asked: &str) -> String {
+pub(crate) fn chapter_name(asked: &str) -> String {
     let stem = asked.rsplit('/').next().unwrap_or(asked).trim_end_matches(".md");
     match stem.parse::<u32>() {
         Ok(n) => format!("ch{n:02}"),
@@ -126,7 +126,7 @@ impl Project {
 
     /// An error naming every generated file edited since tangle wrote it, at its first edited
     /// line, if there is one.
-    pub fn refuse_edits(&self) -> anyhow::Result<()> {
+    pub(crate) fn refuse_edits(&self) -> anyhow::Result<()> {
         let edited = self.edited(&self.stale()?)?;
         match edited.is_empty() {
             true => Ok(()),
@@ -175,15 +175,6 @@ pub struct ChapterResult {
 impl ChapterResult {
     pub fn drifted(&self) -> impl Iterator<Item = &CellVerdict> {
         self.verdicts.iter().filter(|v| matches!(v.verdict, Verdict::Drift { .. }))
-    }
-
-    pub fn is_clean(&self) -> bool {
-        self.run.completed()
-            && self.drifted().next().is_none()
-            && self.values.drifts.is_empty()
-            && !self.values.diagnostics.iter().any(|d| d.is_error())
-            && self.figures.is_empty()
-            && self.snapshots.is_empty()
     }
 }
 

@@ -18,7 +18,7 @@ use crate::model::{Cell, CellKind, Chapter};
 /// rustfmt runs in `style_dir` (the chapter workspace, `code/`), so it reads the
 /// `rustfmt.toml` that `rustfmt --check` on the generated files would read, whatever the
 /// directory the tool was started from.
-pub fn format_chapter(chapter: &Chapter, edition: &str, style_dir: &Path) -> anyhow::Result<Option<String>> {
+pub(crate) fn format_chapter(chapter: &Chapter, edition: &str, style_dir: &Path) -> anyhow::Result<Option<String>> {
     let nl = chapter.newline();
     let mut edits = Edits::new();
     let mut diagnostics = Diagnostics::default();

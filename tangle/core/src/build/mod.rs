@@ -22,7 +22,7 @@ use crate::progress::Progress;
 /// Where tangle builds chapter binaries: apart from `target/release`, so that `cargo tangle`
 /// (itself running from `target/release`) and `cargo test` never wait on each other's lock.
 /// `TANGLE_TARGET_DIR` overrides it (the fixture tests share one across fixture books).
-pub fn target_dir(layout: &Layout) -> PathBuf {
+pub(crate) fn target_dir(layout: &Layout) -> PathBuf {
     match std::env::var_os("TANGLE_TARGET_DIR") {
         Some(dir) => PathBuf::from(dir),
         None => layout.work_dir(),

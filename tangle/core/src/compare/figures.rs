@@ -32,7 +32,7 @@ impl std::fmt::Display for FigureDrift {
 
 /// Compares the figures and widget data a chapter drew (`drawn/chNN`) with the committed ones
 /// (`figures/chNN`).
-pub fn compare_figures(
+pub(crate) fn compare_figures(
     layout: &crate::config::Layout,
     drawn: &Path,
     chapter: &str,

@@ -12,11 +12,13 @@ mod timings;
 mod values;
 
 pub use diff::{Diff, visible};
-pub use figures::{DRAWN_SUFFIXES, FigureDrift, compare_figures};
-pub use numbers::{hand_typed_numbers, unquoted_numbers};
+pub(crate) use figures::compare_figures;
+pub use figures::{DRAWN_SUFFIXES, FigureDrift};
+pub use numbers::unquoted_numbers;
 pub use text::{matches, normalize, redact};
 pub use timings::involves_timings;
-pub use values::{Recorded, ValueDrift, ValueReport, compare_values, load_recorded, replacement};
+pub(crate) use values::replacement;
+pub use values::{Recorded, ValueDrift, ValueReport, compare_values, load_recorded};
 
 use crate::model::{Cell, Chapter, Location, OutputSpec};
 use crate::run::{RunEnd, RunOutput};
@@ -54,7 +56,7 @@ pub enum Judge {
 }
 
 /// Compares every run cell of `chapter` with what `run` printed for it.
-pub fn compare_chapter(chapter: &Chapter, run: &RunOutput, judge: Judge) -> Vec<CellVerdict> {
+pub(crate) fn compare_chapter(chapter: &Chapter, run: &RunOutput, judge: Judge) -> Vec<CellVerdict> {
     let exact = judge == Judge::Exactly;
     chapter
         .run_cells()
@@ -76,7 +78,7 @@ pub fn compare_chapter(chapter: &Chapter, run: &RunOutput, judge: Judge) -> Vec<
 }
 
 /// Where a cell's output is reported: its block's fence line, or the cell's closing fence.
-pub fn block_location(chapter: &Chapter, cell: &Cell) -> Location {
+pub(crate) fn block_location(chapter: &Chapter, cell: &Cell) -> Location {
     match &cell.output {
         Some(block) => chapter.location(block.line),
         None => chapter.location(cell.last_line() + 1),

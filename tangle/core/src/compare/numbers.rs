@@ -134,7 +134,7 @@ pub fn unquoted_numbers(chapter: &Chapter) -> Vec<Diagnostic> {
 }
 
 /// Warnings for the hand-typed copies of computed numbers in `chapter`.
-pub fn hand_typed_numbers(chapter: &Chapter) -> Vec<Diagnostic> {
+pub(crate) fn hand_typed_numbers(chapter: &Chapter) -> Vec<Diagnostic> {
     let doc = Document::parse(&chapter.source);
     // Numbers written in the code are inputs the prose may state: numeric literals of library
     // and run cells, not a number in a comment, a string or a test's assertion (a test that

@@ -225,7 +225,7 @@ fn sentence_diff(chapter: &Chapter, quote: &ValueQuote, actual: &str) -> Diff {
 /// The text that replaces a quote's shown span: the value, quoted for the source
 /// ([`crate::markdown::escape::quote`]), after a space when the quote had shown nothing yet
 /// (`{{#value name}}` → `{{#value name 42}}`).
-pub fn replacement(quote: &ValueQuote, actual: &str, source: &str) -> String {
+pub(crate) fn replacement(quote: &ValueQuote, actual: &str, source: &str) -> String {
     let needs_space = quote.shown_span.is_empty() && !source[..quote.shown_span.start].ends_with(char::is_whitespace);
     let quoted = crate::markdown::escape::quote(actual);
     if needs_space { format!(" {quoted}") } else { quoted }

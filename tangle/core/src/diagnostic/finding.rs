@@ -96,12 +96,12 @@ impl Diagnostic {
     }
 
     /// Underlines `range` (bytes of the file) with an optional label.
-    pub fn with_span(mut self, range: Range<usize>, label: impl Into<String>) -> Self {
+    pub(crate) fn with_span(mut self, range: Range<usize>, label: impl Into<String>) -> Self {
         self.primary = Some(Label { range, text: label.into() });
         self
     }
 
-    pub fn with_secondary(mut self, range: Range<usize>, label: impl Into<String>) -> Self {
+    pub(crate) fn with_secondary(mut self, range: Range<usize>, label: impl Into<String>) -> Self {
         self.secondary.push(Label { range, text: label.into() });
         self
     }
@@ -111,7 +111,7 @@ impl Diagnostic {
         self
     }
 
-    pub fn with_note(mut self, text: impl Into<String>) -> Self {
+    pub(crate) fn with_note(mut self, text: impl Into<String>) -> Self {
         self.notes.push((NoteKind::Note, text.into()));
         self
     }
@@ -155,12 +155,12 @@ impl Diagnostics {
         self.0.extend(other.0);
     }
 
-    pub fn has_errors(&self) -> bool {
+    pub(crate) fn has_errors(&self) -> bool {
         self.0.iter().any(Diagnostic::is_error)
     }
 
     /// `Err(self)` when any of them is an error, else `Ok(value)` (warnings are dropped).
-    pub fn into_result<T>(self, value: T) -> Result<T, Diagnostics> {
+    pub(crate) fn into_result<T>(self, value: T) -> Result<T, Diagnostics> {
         if self.has_errors() { Err(self) } else { Ok(value) }
     }
 

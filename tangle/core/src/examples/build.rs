@@ -91,7 +91,7 @@ pub fn build(
 }
 
 /// The chapter position a panic's `FILE:LINE:COL` names, if it is in an example.
-pub fn panic_position(
+pub(crate) fn panic_position(
     workspace: &Workspace,
     file: &Path,
     line: usize,

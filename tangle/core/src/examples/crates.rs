@@ -39,7 +39,7 @@ pub struct Example {
 
 impl Example {
     /// The examples of `chapter`, its includes read from under `root` (the project root).
-    pub fn of_chapter(chapter: &Chapter, default_edition: &str, root: &Path) -> Vec<Example> {
+    pub(crate) fn of_chapter(chapter: &Chapter, default_edition: &str, root: &Path) -> Vec<Example> {
         let dir = root.join(chapter.path.parent().unwrap_or(Path::new("")));
         chapter
             .cells
@@ -75,7 +75,7 @@ impl Example {
     }
 
     /// Whether it must have a crate of its own.
-    pub fn standalone(&self) -> bool {
+    pub(crate) fn standalone(&self) -> bool {
         self.attributes.compile_fail || self.program.needs_own_crate(&self.edition)
     }
 }

@@ -30,13 +30,14 @@ pub struct Program {
 impl Program {
     /// How many chapter lines the head spans: the body starts that many lines after the
     /// example's first line.
-    pub fn head_len(&self) -> usize {
+    #[cfg(test)]
+    fn head_len(&self) -> usize {
         self.head.len()
     }
 
     /// Whether the example needs a crate of its own: crate-level lines, or code that names
     /// the crate root (which a merged crate's root is not).
-    pub fn needs_own_crate(&self, edition: &str) -> bool {
+    pub(crate) fn needs_own_crate(&self, edition: &str) -> bool {
         let text = self.body.join("\n");
         let uses_crate_root = text.contains("crate::") || text.contains("macro_export");
         // In edition 2015 `use` paths start at the crate root, where a merged example's items
@@ -92,7 +93,7 @@ impl Program {
 
     /// The generated line (one-based, in [`Program::source`]) of the program's zero-based
     /// line `k` (head lines first, then body lines).
-    pub fn generated_line(&self, standalone: bool, k: usize) -> usize {
+    pub(crate) fn generated_line(&self, standalone: bool, k: usize) -> usize {
         let first = 1 + usize::from(standalone) + usize::from(!self.defines_main && self.head.is_empty());
         let head = self.head.len();
         match k < head {
@@ -109,7 +110,7 @@ fn is_blank_or_comment(line: &str) -> bool {
 
 /// A line as the compiler sees it: `# ` and a lone `#` blanked, `##` made `#` (a space in
 /// front, so that the columns after it stay put).
-pub fn unhide(line: &str) -> String {
+pub(crate) fn unhide(line: &str) -> String {
     let lead = line.len() - line.trim_start().len();
     let t = &line[lead..];
     if t.starts_with("##") {
@@ -124,7 +125,8 @@ pub fn unhide(line: &str) -> String {
 }
 
 /// Whether readers of the book see this line (rustdoc's and mdBook's rule).
-pub fn is_hidden(line: &str) -> bool {
+#[cfg(test)]
+fn is_hidden(line: &str) -> bool {
     let t = line.trim_start();
     !t.starts_with("##") && (t.starts_with("# ") || t.starts_with("#\t") || t.trim_end() == "#")
 }
@@ -136,7 +138,7 @@ pub fn split(code: &str) -> Program {
 
 /// [`split`] for lines that each carry the zero-based example line they came from (see
 /// `include`).
-pub fn split_lines(lines: Vec<(String, usize)>) -> Program {
+pub(crate) fn split_lines(lines: Vec<(String, usize)>) -> Program {
     let origin: Vec<usize> = lines.iter().map(|(_, o)| *o).collect();
     let lines: Vec<String> = lines.iter().map(|(l, _)| unhide(l)).collect();
     let mut head_len = 0;

@@ -30,7 +30,7 @@ pub struct Job<'a> {
 }
 
 /// Runs every job, `parallel` at a time, from `root`; results in the order of `jobs`.
-pub fn run_all(book: &Book, workspace: &Workspace, root: &Path, jobs: &[Job], parallel: usize) -> Vec<Ran> {
+pub(crate) fn run_all(book: &Book, workspace: &Workspace, root: &Path, jobs: &[Job], parallel: usize) -> Vec<Ran> {
     let next = Mutex::new(0usize);
     let results: Mutex<Vec<Option<Ran>>> = Mutex::new(vec![None; jobs.len()]);
     std::thread::scope(|scope| {

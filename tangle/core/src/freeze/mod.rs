@@ -67,7 +67,7 @@ pub fn validate(config: &Config, book: &Book) -> Result<(), Diagnostics> {
 }
 
 /// The record's path, relative to the project root.
-pub fn record_path(layout: &Layout, chapter: &str) -> PathBuf {
+pub(crate) fn record_path(layout: &Layout, chapter: &str) -> PathBuf {
     layout.frozen.join(format!("{chapter}.toml"))
 }
 
@@ -178,7 +178,7 @@ fn changes(recorded: &BTreeMap<String, String>, now: &BTreeMap<String, String>) 
 }
 
 /// The committed figures of `chapter` against the ones its frozen run drew.
-pub fn figure_drift(layout: &Layout, chapter: &str, record: &Record) -> anyhow::Result<Vec<FigureDrift>> {
+pub(crate) fn figure_drift(layout: &Layout, chapter: &str, record: &Record) -> anyhow::Result<Vec<FigureDrift>> {
     let committed = record::digests(&layout.abs(&layout.figures).join(chapter))?;
     let rel = |name: &str| layout.figures.join(chapter).join(name);
     let mut drift = Vec::new();
@@ -196,7 +196,7 @@ pub fn figure_drift(layout: &Layout, chapter: &str, record: &Record) -> anyhow::
 }
 
 /// `accept` cannot redraw a frozen chapter's figures: an error naming them and the two ways out.
-pub fn refuse_figure_drift(chapter: &str, drift: &[FigureDrift]) -> anyhow::Result<()> {
+pub(crate) fn refuse_figure_drift(chapter: &str, drift: &[FigureDrift]) -> anyhow::Result<()> {
     if drift.is_empty() {
         return Ok(());
     }
@@ -231,7 +231,7 @@ pub fn write(
 
 /// A frozen chapter's test functions, each an ignored case: they are not built while the
 /// chapter is frozen.
-pub fn ignored_tests(chapter: &Chapter) -> Vec<TestCase> {
+pub(crate) fn ignored_tests(chapter: &Chapter) -> Vec<TestCase> {
     let mut names = Vec::new();
     for cell in chapter.cells.iter().filter(|c| c.kind == CellKind::Test) {
         if let Ok(file) = syn::parse_file(&cell.code) {

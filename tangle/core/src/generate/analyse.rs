@@ -49,7 +49,7 @@ pub struct Analyses {
 
 impl Analyses {
     /// Analyses recorded by an earlier command (see [`Analyses::used`]).
-    pub fn from_recorded(known: BTreeMap<String, CellSyntax>) -> Analyses {
+    pub(crate) fn from_recorded(known: BTreeMap<String, CellSyntax>) -> Analyses {
         Analyses { known, ..Analyses::default() }
     }
 
@@ -161,7 +161,7 @@ fn error_at(chapter: &Chapter, cell: &Cell, e: syn::Error) -> Diagnostic {
 
 /// The byte offset in the chapter file, and the one-based column there, of a zero-based
 /// character column on one-based `line` of a cell.
-pub fn chapter_offset(chapter: &Chapter, cell: &Cell, line: usize, column: usize) -> (usize, usize) {
+pub(crate) fn chapter_offset(chapter: &Chapter, cell: &Cell, line: usize, column: usize) -> (usize, usize) {
     let code_line = cell.code.lines().nth(line - 1).unwrap_or("");
     let byte = code_line.char_indices().nth(column).map_or(code_line.len(), |(i, _)| i);
     let start = line_start(&chapter.source, cell.code_line + line - 1).min(chapter.source.len());
@@ -181,7 +181,7 @@ fn line_start(text: &str, line: usize) -> usize {
 
 /// The one-based lines of `code` that continue a multi-line literal (empty if it does not
 /// tokenize).
-pub fn literal_continuation_lines(code: &str) -> BTreeSet<usize> {
+pub(crate) fn literal_continuation_lines(code: &str) -> BTreeSet<usize> {
     let mut out = BTreeSet::new();
     if let Ok(tokens) = code.parse::<TokenStream>() {
         literal_lines(tokens, &mut out);

@@ -67,7 +67,7 @@ fn write_cell(
 
 /// `lib.rs` or `tests/cells.rs`: the cells of `kind`, in chapter order, each under its
 /// location comment. Inner attributes move to the top of the file.
-pub fn items_file(
+pub(crate) fn items_file(
     chapter: &Chapter,
     cells: &[(&Cell, CellSyntax)],
     kind: CellKind,
@@ -116,7 +116,7 @@ pub fn items_file(
 
 /// `main.rs`: every run cell in order inside `cells()`, each announced to the runtime by its
 /// position, so that a prose edit that moves a cell does not change the program.
-pub fn main_file(chapter: &Chapter, cells: &[(&Cell, CellSyntax)], path: &Path, map: &mut LineMap) -> String {
+pub(crate) fn main_file(chapter: &Chapter, cells: &[(&Cell, CellSyntax)], path: &Path, map: &mut LineMap) -> String {
     let mut out = format!(
         "// {}\n// {SOURCE_NOTE}\n\n#![allow(unused)]\n\nuse {krate}::*;\n\n\
          fn main() {{\n    tangle_runtime::init({krate:?});\n    if let Err(error) = cells() {{\n        \

@@ -34,19 +34,13 @@ pub struct Segment {
 /// `path` with each `dir/..` removed, as written, without looking at the file system. A run
 /// program's source is named from its package, `code/ch06/run/../src/main.rs`, in rustc's
 /// messages, panics and `Location`s.
-pub fn lexically_normal(path: &Path) -> PathBuf {
+pub(crate) fn lexically_normal(path: &Path) -> PathBuf {
     crate::config::normalize(path)
 }
 
 impl LineMap {
-    /// The chapter line that generated line `line` of `file` (relative to the project root)
-    /// came from; `None` for lines the generator wrote itself.
-    pub fn chapter_line(&self, file: &Path, line: usize) -> Option<usize> {
-        self.segment(file, line).map(|s| s.chapter + (line - s.generated))
-    }
-
     /// The chapter line and one-based column of a one-based position in a generated file.
-    pub fn chapter_position(&self, file: &Path, line: usize, column: usize) -> Option<(usize, usize)> {
+    pub(crate) fn chapter_position(&self, file: &Path, line: usize, column: usize) -> Option<(usize, usize)> {
         let s = self.segment(file, line)?;
         let indent = if s.unindented.contains(&line) { 0 } else { s.indent };
         Some((s.chapter + (line - s.generated), column.saturating_sub(indent).max(1) + s.prefix))
@@ -66,7 +60,7 @@ impl LineMap {
 
     /// Records that generated line `generated` of `file` is the inner attribute line that
     /// stands at `chapter` in the chapter (hoisted to the top of the file).
-    pub fn add_hoisted(&mut self, file: &Path, generated: usize, chapter: usize) {
+    pub(crate) fn add_hoisted(&mut self, file: &Path, generated: usize, chapter: usize) {
         self.hoisted.entry(file.to_path_buf()).or_default().push((generated, chapter));
     }
 
@@ -76,7 +70,7 @@ impl LineMap {
     }
 
     /// The hoisted inner attribute lines of `file`: `(generated line, chapter line)`.
-    pub fn hoisted(&self, file: &Path) -> &[(usize, usize)] {
+    pub(crate) fn hoisted(&self, file: &Path) -> &[(usize, usize)] {
         self.hoisted.get(file).map_or(&[], Vec::as_slice)
     }
 }

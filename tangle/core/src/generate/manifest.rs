@@ -49,13 +49,8 @@ impl Workspace {
         Workspace { edition: config.edition.clone(), book_toml: config.layout.book_toml(), dependencies }
     }
 
-    /// The Rust edition of the chapter crates.
-    pub fn edition(&self) -> &str {
-        &self.edition
-    }
-
     /// The dependency key for a crate named in code (`tangle_runtime` → `tangle-runtime`).
-    pub fn dependency_key(&self, ident: &str) -> Option<&str> {
+    pub(crate) fn dependency_key(&self, ident: &str) -> Option<&str> {
         self.dependencies.keys().find(|k| k.replace('-', "_") == ident).map(String::as_str)
     }
 
@@ -113,7 +108,7 @@ pub const RUN_PROFILE: &str = "opt-level = 0\n";
 pub const RUN_PROFILE_RESET: [(&str, &str); 1] = [("opt-level", "3")];
 
 /// The package of a chapter's run program.
-pub fn run_package(chapter: &str) -> String {
+pub(crate) fn run_package(chapter: &str) -> String {
     format!("{chapter}-run")
 }
 
@@ -179,7 +174,7 @@ pub fn chapter(
 
 /// A chapter program's `Cargo.toml`, `code/chNN/run/Cargo.toml`: the binary `chNN`, from the
 /// chapter's `src/main.rs`, with the chapter's library and everything the library may use.
-pub fn run_program(chapter: &Chapter, deps: &BTreeMap<String, Dependency>) -> String {
+pub(crate) fn run_program(chapter: &Chapter, deps: &BTreeMap<String, Dependency>) -> String {
     let mut out = format!("# {}\n# {HEADER_NOTE}\n\n", header_line(chapter));
     out += &format!(
         "# The chapter's run cells, a package apart from its library so that it has a profile of\n\

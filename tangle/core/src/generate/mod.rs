@@ -28,11 +28,15 @@ use crate::config::{CellMode, Config};
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::model::{Book, CellKind, Chapter};
 
-pub use analyse::{Analyses, CellSyntax, literal_continuation_lines};
-pub use crates::{ChapterCrate, Generated, is_location_comment};
-pub use line_map::{LineMap, Segment, lexically_normal};
+pub(crate) use analyse::literal_continuation_lines;
+pub use analyse::{Analyses, CellSyntax};
+pub(crate) use crates::is_location_comment;
+pub use crates::{ChapterCrate, Generated};
+pub(crate) use line_map::lexically_normal;
+pub use line_map::{LineMap, Segment};
 use manifest::Dependency;
-pub use manifest::{RUN_PROFILE_RESET, Workspace, run_package};
+pub(crate) use manifest::run_package;
+pub use manifest::{RUN_PROFILE_RESET, Workspace};
 
 /// Generates every notebook chapter's crate and the workspace around them, taking cell
 /// analyses from `analyses` where it has them and adding the rest. Collects every error of

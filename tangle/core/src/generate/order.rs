@@ -68,7 +68,7 @@ impl Walk<'_> {
 }
 
 /// Orders `crates` dependencies first.
-pub fn topological(crates: Vec<ChapterCrate>) -> Result<Vec<ChapterCrate>, Diagnostics> {
+pub(crate) fn topological(crates: Vec<ChapterCrate>) -> Result<Vec<ChapterCrate>, Diagnostics> {
     let mut walk = Walk {
         crates: &crates,
         index: crates.iter().enumerate().map(|(i, c)| (c.chapter.as_str(), i)).collect(),

@@ -27,7 +27,7 @@ const DIGITS: usize = 16;
 
 /// `text` with its first line sealed, in place of the seal it carries (or `text` as it is
 /// when its first line is not tangle's `@generated` header).
-pub fn seal(text: &str) -> String {
+pub(crate) fn seal(text: &str) -> String {
     let first_end = text.find('\n').unwrap_or(text.len());
     if !text[..first_end].contains("@generated") {
         return text.to_string();
@@ -39,7 +39,7 @@ pub fn seal(text: &str) -> String {
 
 /// Whether the generated text `expected` carries a seal, so that its copy on disk can be
 /// told edited or not.
-pub fn is_sealed(expected: &[u8]) -> bool {
+pub(crate) fn is_sealed(expected: &[u8]) -> bool {
     std::str::from_utf8(expected).is_ok_and(|t| recorded(t).is_some())
 }
 
@@ -51,13 +51,13 @@ pub fn recorded(text: &str) -> Option<&str> {
 }
 
 /// Whether the file on disk still carries the seal of its own text: tangle wrote it so.
-pub fn is_intact(bytes: &[u8]) -> bool {
+pub(crate) fn is_intact(bytes: &[u8]) -> bool {
     let Ok(text) = std::str::from_utf8(bytes) else { return false };
     recorded(text).is_some_and(|seal| seal == digest(text))
 }
 
 /// The seal `text` would carry (its own seal, if any, left out).
-pub fn digest(text: &str) -> String {
+pub(crate) fn digest(text: &str) -> String {
     let mut h = Sha256::new();
     for (i, line) in text.split_inclusive('\n').enumerate() {
         let (content, ending) = match line.strip_suffix('\n') {
@@ -74,7 +74,7 @@ pub fn digest(text: &str) -> String {
 /// seal (a well-formed one: a damaged seal is an edit of the line), a location comment without
 /// its line number. Two files whose lines are equal so are
 /// the same generated file, whatever the prose around the cells did.
-pub fn normal_line(index: usize, line: &str) -> Cow<'_, str> {
+pub(crate) fn normal_line(index: usize, line: &str) -> Cow<'_, str> {
     if index == 0
         && let Some(at) = line.rfind(OPEN)
         && let Some(digits) = line[at + OPEN.len()..].strip_suffix(']')
@@ -91,7 +91,7 @@ pub fn normal_line(index: usize, line: &str) -> Cow<'_, str> {
 
 /// Whether a file holds the markers git leaves in a conflicted merge: such a file is the
 /// merge's, not an author's edit, and is regenerated like a stale one.
-pub fn has_conflict_markers(bytes: &[u8]) -> bool {
+pub(crate) fn has_conflict_markers(bytes: &[u8]) -> bool {
     let text = String::from_utf8_lossy(bytes);
     let mut seen = [false; 3];
     for line in text.lines() {

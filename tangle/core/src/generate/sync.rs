@@ -84,7 +84,7 @@ impl Stale {
     }
 
     /// What `sync` does about it: `wrote` or `removed`.
-    pub fn fix_verb(&self) -> &'static str {
+    pub(crate) fn fix_verb(&self) -> &'static str {
         match self {
             Stale::Differs(_) | Stale::Edited(_) | Stale::Missing(_) => "wrote",
             Stale::Unexpected(_) | Stale::Foreign(_) | Stale::BrokenLock(_) => "removed",
@@ -119,7 +119,7 @@ pub fn summary(fixed: &[Stale], generated: &Generated, theme: &Path) -> Vec<(&'s
 }
 
 /// Every way `code/` differs from `generated`.
-pub fn stale_files(root: &Path, generated: &Generated) -> anyhow::Result<Vec<Stale>> {
+pub(crate) fn stale_files(root: &Path, generated: &Generated) -> anyhow::Result<Vec<Stale>> {
     let mut stale = Vec::new();
     let mut expected = BTreeSet::new();
     for (path, contents) in generated.files() {

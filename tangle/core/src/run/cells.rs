@@ -33,7 +33,7 @@ pub(crate) struct Segmenter {
 
 impl Segmenter {
     /// Takes in the complete lines of `buf` (which only grows between calls).
-    pub fn feed(&mut self, buf: &[u8]) {
+    pub(crate) fn feed(&mut self, buf: &[u8]) {
         while let Some(nl) = buf[self.scan_from..].iter().position(|&b| b == b'\n') {
             let end = self.scan_from + nl + 1;
             self.line(buf, self.line_start, end);
@@ -73,7 +73,7 @@ impl Segmenter {
     /// The first cell whose output is longer than `cap` bytes, among the cells that ended
     /// since the last call and the one still printing; `Some(None)` for text printed before
     /// the first cell. `len` is the buffer's length.
-    pub fn over_cap(&mut self, len: usize, cap: usize) -> Option<Option<usize>> {
+    pub(crate) fn over_cap(&mut self, len: usize, cap: usize) -> Option<Option<usize>> {
         for i in self.checked..self.marks.len() {
             let (cell, start) = match i {
                 0 => (None, 0),

@@ -76,14 +76,14 @@ pub enum RunEnd {
 }
 
 impl RunOutput {
-    pub fn completed(&self) -> bool {
+    pub(crate) fn completed(&self) -> bool {
         self.end == RunEnd::Completed
     }
 }
 
 /// Runs `chapter`'s program `exe` from the project root, with figures going to `figures_dir`,
 /// keeping `current` at the run cell printing now plus one (0: none yet).
-pub fn run_reporting(
+pub(crate) fn run_reporting(
     exe: &Path,
     root: &Path,
     chapter: &Chapter,
@@ -236,7 +236,8 @@ fn escape_non_utf8(bytes: &[u8]) -> String {
 }
 
 /// Splits a chapter binary's stdout at the cell markers.
-pub fn split_cells(stdout: &str) -> Vec<CellOutput> {
+#[cfg(test)]
+fn split_cells(stdout: &str) -> Vec<CellOutput> {
     cells::split(stdout.as_bytes())
         .into_iter()
         .map(|(index, range)| CellOutput { index, stdout: stdout[range].to_string() })

@@ -103,7 +103,7 @@ static RUNNING: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 /// Runs `cmd` (stdin closed, stdout and stderr captured) as the leader of a new process
 /// group, within `options`. Returns once the program has ended and its group has been
 /// killed; never later than `options.timeout + options.grace` (plus scheduling noise).
-pub fn run_group(mut cmd: Command, options: Options) -> std::io::Result<Captured> {
+pub(crate) fn run_group(mut cmd: Command, options: Options) -> std::io::Result<Captured> {
     let Options { timeout, cap, grace, progress } = options;
     let current = progress.unwrap_or_default();
     install_signal_handlers();
@@ -270,7 +270,7 @@ fn install_signal_handlers() {
 }
 
 /// Kills the group of every chapter program running now.
-pub fn stop_all() {
+pub(crate) fn stop_all() {
     let running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
     for &pgid in running.iter() {
         kill_group(pgid);

@@ -46,7 +46,7 @@ pub struct Alignment {
 }
 
 /// The owner of every line of the generated file.
-pub fn owners(old_len: usize, segments: &[Segment], hoisted: &[(usize, usize)]) -> Vec<Owner> {
+pub(crate) fn owners(old_len: usize, segments: &[Segment], hoisted: &[(usize, usize)]) -> Vec<Owner> {
     let mut out = vec![Owner::Tangle; old_len];
     for (s, seg) in segments.iter().enumerate() {
         for line in seg.generated..seg.generated + seg.len {
@@ -81,7 +81,7 @@ enum Step {
 
 /// Aligns `new` (the edited file) with `old` (what tangle wrote), whose lines are owned as
 /// `owners` says. Every problem found is returned, in file order.
-pub fn align(old: &[String], new: &[String], owners: &[Owner]) -> Result<Alignment, Vec<Problem>> {
+pub(crate) fn align(old: &[String], new: &[String], owners: &[Owner]) -> Result<Alignment, Vec<Problem>> {
     let mut steps = Vec::new();
     for op in capture_diff_slices(Algorithm::Myers, old, new) {
         match op {
