@@ -2,7 +2,8 @@
 
 Reads the run's raw results (one `<contender> <tokens/s>` line per timed repetition, plus the
 lines the script logs about the run: `started`, `args`, `machine`, `cores`, `flops_per_token`,
-`peak` (the matmul peak of a training step, measured once per round by `tinygpt-bench --peak`),
+`peak` (the matmul peak of a training step, each product's best, once per round) and
+`in_sequence` (steps of products alone, one per repetition), both from `tinygpt-bench --peak`,
 `load`, `finished`, and PyTorch's `torch <version>, <threads> threads`), prints the medians and
 ranges, `ratio: X.XX`, ours over the faster PyTorch, and `roofline: F`, ours at its median in
 FLOP/s over the highest peak of the run; with `--record FILE` it writes FILE: a TOML `[values]`
@@ -39,6 +40,7 @@ class Run:
         self.args = None  # (rounds, repetitions, steps)
         self.flops_per_token = None
         self.peaks = []  # GFLOP/s, one per round
+        self.in_sequence = []  # GFLOP/s, one per repetition
         with open(path, encoding="utf-8") as lines:
             for number, line in enumerate(lines, 1):
                 self._read(line.split(), number)
@@ -70,6 +72,8 @@ class Run:
             self.flops_per_token = int(rest[0])
         elif key == "peak" and len(rest) == 1:
             self.peaks.append(float(rest[0]))
+        elif key == "in_sequence" and len(rest) == 1:
+            self.in_sequence.append(float(rest[0]))
         else:
             sys.exit(f"{self.path}:{number}: cannot read {' '.join(words)!r}")
 
@@ -158,6 +162,16 @@ def flop_values(run, flops_per_token, median, fastest):
             f"matmul peak of a step, measured {plural(len(run.peaks), 'time')}: {peak:.0f} GFLOP/s "
             f"(range {spread}); ours {values['bench_ours_median_of_roofline']} of it median, "
             f"{values['bench_ours_fastest_of_roofline']} fastest"
+        )
+    if run.in_sequence:
+        # Paired with ours like for like: both medians of as many runs, taken in turns.
+        in_sequence = statistics.median(run.in_sequence)
+        values["bench_in_sequence_gflops"] = f"{in_sequence:.0f}"
+        values["bench_ours_of_in_sequence"] = f"{100 * median_gflops / in_sequence:.0f} %"
+        spread = f"{min(run.in_sequence):.0f}-{max(run.in_sequence):.0f}"
+        lines.append(
+            f"steps of matmuls alone, in order: median {in_sequence:.0f} GFLOP/s (range {spread}); "
+            f"ours {values['bench_ours_of_in_sequence']} of it"
         )
     return lines, values
 

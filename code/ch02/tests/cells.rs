@@ -3,7 +3,7 @@
 
 use ch02::*;
 
-// book/src/ch02.md:2765
+// book/src/ch02.md:2779
 fn tiny_config() -> GptConfig {
     GptConfig {
         vocab_size: 11,
@@ -80,7 +80,7 @@ fn gradients_match_finite_differences() {
     }
 }
 
-// book/src/ch02.md:2847
+// book/src/ch02.md:2861
 #[test]
 fn checkpointed_gradients_equal_plain_ones() {
     let config = tiny_config();
@@ -139,7 +139,7 @@ fn portable_kernels_match_simd_kernels() {
     }
 }
 
-// book/src/ch02.md:2911
+// book/src/ch02.md:2925
 #[test]
 fn data_parallel_step_equals_single_worker_step() {
     let config = tiny_config();
@@ -217,7 +217,7 @@ fn training_lowers_the_loss() {
     assert!(last < 0.5 * first, "loss went from {first} to {last}");
 }
 
-// book/src/ch02.md:2993
+// book/src/ch02.md:3007
 #[test]
 fn parameter_count_of_the_measurement_config() {
     // 256*128 + 128*128 embeddings, 4 blocks of 12 d^2 weights + 13 d biases and
