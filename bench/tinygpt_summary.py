@@ -2,10 +2,13 @@
 
 Reads the run's raw results (one `<contender> <tokens/s>` line per timed repetition, plus the
 lines the script logs about the run: `started`, `args`, `machine`, `cores`, `flops_per_token`,
+`peak` (the matmul peak of a training step, each product's best, once per round) and
+`in_sequence` (steps of products alone, one per repetition), both from `tinygpt-bench --peak`,
 `load`, `finished`, and PyTorch's `torch <version>, <threads> threads`), prints the medians and
-ranges and `ratio: X.XX`, ours over the faster PyTorch, and with `--record FILE` writes FILE:
-a TOML `[values]` table of the numbers section 2.10 quotes, under a comment header that says
-where and when they were measured. Standard library only, so it runs without the PyTorch venv.
+ranges, `ratio: X.XX`, ours over the faster PyTorch, and `roofline: F`, ours at its median in
+FLOP/s over the highest peak of the run; with `--record FILE` it writes FILE: a TOML `[values]`
+table of the numbers section 2.10 quotes, under a comment header that says where and when they
+were measured. Standard library only, so it runs without the PyTorch venv.
 
 Results files written before the script logged the run (only `load`, `torch` and the timings)
 are accepted: what they do not say is inferred where it can be (rounds from the number of
@@ -36,6 +39,8 @@ class Run:
         self.started = self.finished = self.written = self.machine = self.cores = None
         self.args = None  # (rounds, repetitions, steps)
         self.flops_per_token = None
+        self.peaks = []  # GFLOP/s, one per round
+        self.in_sequence = []  # GFLOP/s, one per repetition
         with open(path, encoding="utf-8") as lines:
             for number, line in enumerate(lines, 1):
                 self._read(line.split(), number)
@@ -65,6 +70,10 @@ class Run:
             self.args = tuple(int(w) for w in rest)
         elif key == "flops_per_token" and len(rest) == 1:
             self.flops_per_token = int(rest[0])
+        elif key == "peak" and len(rest) == 1:
+            self.peaks.append(float(rest[0]))
+        elif key == "in_sequence" and len(rest) == 1:
+            self.in_sequence.append(float(rest[0]))
         else:
             sys.exit(f"{self.path}:{number}: cannot read {' '.join(words)!r}")
 
@@ -100,7 +109,7 @@ def tokens(x):
 
 
 def summary(run):
-    """The printed summary and the values, from the run alone (plus the roofline if given)."""
+    """The printed summary and the values of the timings (the closing `ratio:` line is main's)."""
     version = run.torch_version or "?"
     medians = {name: statistics.median(values) for name, values in run.timings.items()}
     fastest = {name: max(values) for name, values in run.timings.items()}
@@ -116,7 +125,6 @@ def summary(run):
     for name in CONTENDERS:
         spread = f"{tokens(slowest[name])}-{tokens(fastest[name])}"
         lines.append(f"{labels[name]:34} median {tokens(medians[name]):>8} tokens/s   (range {spread})")
-    lines.append(f"ratio: {ratio:.2f}")
 
     rounds, repetitions, _ = run.rounds_and_repetitions()
     values = {
@@ -130,22 +138,43 @@ def summary(run):
         values[f"bench_{name}_median"] = tokens(medians[name])
         values[f"bench_{name}_range"] = f"{tokens(slowest[name])} – {tokens(fastest[name])}"
     values["bench_ours_over_pytorch"] = f"{ratio:.2f}"
+    # The fastest runs come from the quietest moments of a shared machine.
+    values["bench_ours_over_pytorch_fastest"] = f"{fastest['ours'] / max(fastest['eager'], fastest['compiled']):.2f}"
     return lines, values, medians["ours"], fastest["ours"]
 
 
-def flop_values(run, flops_per_token, roofline_gflops, median, fastest):
-    """Ours in GFLOP/s at the chapter's FLOPs per trained token, and as shares of the roofline."""
+def flop_values(run, flops_per_token, median, fastest):
+    """Ours in GFLOP/s at the chapter's FLOPs per trained token, and as shares of the matmul peak
+    the run measured. The highest of the rounds' peaks is taken: the roofline is what the kernels
+    can do at these shapes, and a round that measured less was slowed by something else."""
     median_gflops = median * flops_per_token / 1e9
     fastest_gflops = fastest * flops_per_token / 1e9
     lines = [f"ours at {flops_per_token:,} FLOP/token: {median_gflops:.0f} GFLOP/s median, {fastest_gflops:.0f} fastest"]
     values = {"bench_ours_median_gflops": f"{median_gflops:.0f}"}
-    if roofline_gflops is not None:
-        values["bench_roofline_gflops"] = f"{roofline_gflops:.0f}"
-        values["bench_ours_median_of_roofline"] = f"{100 * median_gflops / roofline_gflops:.0f} %"
-        values["bench_ours_fastest_of_roofline"] = f"{100 * fastest_gflops / roofline_gflops:.0f} %"
+    if run.peaks:
+        peak = max(run.peaks)
+        share, fastest_share = median_gflops / peak, fastest_gflops / peak
+        values["bench_roofline_gflops"] = f"{peak:.0f}"
+        values["bench_roofline_range"] = f"{min(run.peaks):.0f} – {peak:.0f}"
+        values["bench_ours_median_of_roofline"] = f"{100 * share:.0f} %"
+        values["bench_ours_fastest_of_roofline"] = f"{100 * fastest_share:.0f} %"
+        values["bench_roofline_fraction"] = f"{share:.2f}"
+        spread = f"{min(run.peaks):.0f}-{peak:.0f}"
         lines.append(
-            f"of a {roofline_gflops:.0f} GFLOP/s roofline: {values['bench_ours_median_of_roofline']} median, "
+            f"matmul peak of a step, measured {plural(len(run.peaks), 'time')}: {peak:.0f} GFLOP/s "
+            f"(range {spread}); ours {values['bench_ours_median_of_roofline']} of it median, "
             f"{values['bench_ours_fastest_of_roofline']} fastest"
+        )
+    if run.in_sequence:
+        # Paired with ours like for like: both medians of as many runs, taken in turns.
+        in_sequence = statistics.median(run.in_sequence)
+        values["bench_in_sequence_gflops"] = f"{in_sequence:.0f}"
+        values["bench_in_sequence_fastest_gflops"] = f"{max(run.in_sequence):.0f}"
+        values["bench_ours_of_in_sequence"] = f"{100 * median_gflops / in_sequence:.0f} %"
+        spread = f"{min(run.in_sequence):.0f}-{max(run.in_sequence):.0f}"
+        lines.append(
+            f"steps of matmuls alone, in order: median {in_sequence:.0f} GFLOP/s (range {spread}); "
+            f"ours {values['bench_ours_of_in_sequence']} of it"
         )
     return lines, values
 
@@ -180,10 +209,10 @@ def header(run, args, flops_source, raw):
         f"Machine: {machine}; {loads}.",
         f"FLOPs per trained token: {args.flops_per_token:,} ({flops_source}).",
     ]
-    if args.roofline is not None:
+    if run.peaks:
         lines.append(
-            f"Roofline: {args.roofline:.0f} GFLOP/s, given with --roofline (chapter 6's matmul roofline,"
-            " not measured by this run)."
+            f"Roofline: the highest of {plural(len(run.peaks), 'matmul peak')} measured by the run"
+            f" (tinygpt-bench --peak, one per round): {max(run.peaks):.0f} GFLOP/s."
         )
     lines.append("Chapter 2 quotes these values: after recording, `cargo tangle accept --chapter ch02` brings its")
     lines.append("prose up to date (and `cargo tangle check` fails until then).")
@@ -211,7 +240,6 @@ def main():
     parser.add_argument("results", help="the run's raw results file")
     parser.add_argument("--record", metavar="TOML", help="write the values file here")
     parser.add_argument("--raw-copy", metavar="PATH", help="keep a copy of the raw results here (with --record)")
-    parser.add_argument("--roofline", type=float, metavar="GFLOPS", help="matmul roofline for the shares")
     parser.add_argument("--flops-per-token", type=int, help="used when the results file does not log it")
     parser.add_argument("--command", default="bench/tinygpt-vs-pytorch", help="the command, for the header")
     parser.add_argument("--root", default=".", help="paths in the header are shown relative to this")
@@ -225,9 +253,13 @@ def main():
     else:
         flops_source = "ch02::flops_per_token x 3, from tinygpt-bench --flops-per-token when recorded"
     if args.flops_per_token is not None:
-        flop_lines, flop_vals = flop_values(run, args.flops_per_token, args.roofline, median, fastest)
+        flop_lines, flop_vals = flop_values(run, args.flops_per_token, median, fastest)
         lines += flop_lines
         values.update(flop_vals)
+    # The two figures the run is for, last, in a form a script can pick up.
+    lines.append(f"ratio: {values['bench_ours_over_pytorch']}")
+    if "bench_roofline_fraction" in values:
+        lines.append(f"roofline: {values['bench_roofline_fraction']}")
 
     machine = f"{run.machine}, {run.cores} cores" if run.machine else "not logged"
     print("TinyGPT: 4 layers, d_model 128, 4 heads, context 128, vocab 256; batch 8 x 128; AdamW")
@@ -236,8 +268,8 @@ def main():
     print("\n".join(lines))
 
     if args.record:
-        if args.flops_per_token is None or args.roofline is None:
-            sys.exit("recording needs the FLOPs per token and --roofline")
+        if args.flops_per_token is None or not run.peaks:
+            sys.exit(f"{args.results}: recording needs the FLOPs per token and a measured matmul peak (`peak` lines)")
         raw = args.results
         if args.raw_copy and os.path.abspath(args.raw_copy) != os.path.abspath(args.results):
             with open(args.results, encoding="utf-8") as f:
