@@ -47,6 +47,9 @@ struct Exchange {
     unchanged: Vec<PathBuf>,
     /// The first chapter, whose page is also `index.html`.
     first: Option<PathBuf>,
+    /// The text of every cell and output block of each page (`ch07.html`), as the page shows
+    /// it, from the chapters as this run parsed them: what the search index files as code.
+    code: std::collections::HashMap<String, Vec<String>>,
 }
 
 /// What each chapter of a book became for mdBook (its Markdown and number), by its path
@@ -121,6 +124,7 @@ impl Preprocessor for TanglePreprocessor {
         let slots = self.cache.as_ref().map(|dir| super::cache::Slots::new(dir.join("chapters")));
         let shared = shared_key(&config, &labels);
         let mut rendered = std::collections::HashMap::new();
+        let mut code = std::collections::HashMap::new();
         for ((path, content), page) in inputs.iter().zip(&pages) {
             let file = src_rel.join(path);
             let parsed = tangle_core::parse::crate_name(path).map(|name| {
@@ -140,6 +144,7 @@ impl Preprocessor for TanglePreprocessor {
             };
             if let Some(chapter) = &chapter {
                 warnings.extend(unplaced_figures(page, chapter, &file));
+                code.insert(page.html.clone(), searchable_code(chapter));
             }
             // A chapter whose inputs are those of an earlier build that warned of nothing is
             // read back as that build made it.
@@ -174,6 +179,7 @@ impl Preprocessor for TanglePreprocessor {
         if let Some(exchange) = exchange.as_mut() {
             exchange.made = rendered.clone();
             exchange.first = inputs.first().map(|(path, _)| path.clone());
+            exchange.code = code;
         }
         book.for_each_chapter_mut(|ch| {
             let Some(path) = &ch.path else { return };
@@ -523,16 +529,11 @@ fn build(book: &Config, options: &RenderOptions, since: Option<&Previous>) -> an
         let warnings = collected.lock().expect("not poisoned").clone();
         return Ok(Rendered { site, warnings, chapters: exchange.made });
     }
-    // Prose before code in search results; a book whose chapters do not parse keeps mdBook's
-    // index (the build has reported why).
+    // Prose before code in search results (the cells of the chapters the preprocessor parsed;
+    // a chapter that does not parse keeps its code in the prose, and the build said why).
     let _t = tangle_core::timing::Span::new("render: search");
-    if let Ok(chapters) = tangle_core::parse::load_book_as(layout, book.cells)
-        && let Err(why) = super::search::separate_code(
-            &site,
-            &searchable_code(layout, &chapters),
-            Some(&super::cache::Slots::new(super::cache::dir(layout))),
-        )
-    {
+    let cache = super::cache::Slots::new(super::cache::dir(layout));
+    if let Err(why) = super::search::separate_code(&site, &exchange.code, Some(&cache)) {
         eprintln!("warning: the search index keeps code and prose together: {why:#}");
     }
     drop(_t);
@@ -620,22 +621,16 @@ impl Stamps {
     }
 }
 
-/// The text of every cell and output block, as the page shows it, by page (`ch07.html`).
-fn searchable_code(layout: &Layout, book: &tangle_core::model::Book) -> std::collections::HashMap<String, Vec<String>> {
-    let mut out = std::collections::HashMap::new();
-    for chapter in &book.chapters {
-        let rel = chapter.path.strip_prefix(&layout.src).unwrap_or(&chapter.path);
-        let page = rel.with_extension("html").to_string_lossy().replace('\\', "/");
-        let mut snippets = Vec::new();
-        for cell in &chapter.cells {
-            snippets.push(super::cells::shown_code(cell).to_string());
-            if let Some(output) = &cell.output {
-                snippets.push(tangle_core::compare::visible(&output.text));
-            }
+/// The text of every cell and output block of `chapter`, as its page shows it.
+fn searchable_code(chapter: &tangle_core::model::Chapter) -> Vec<String> {
+    let mut snippets = Vec::new();
+    for cell in &chapter.cells {
+        snippets.push(super::cells::shown_code(cell).to_string());
+        if let Some(output) = &cell.output {
+            snippets.push(tangle_core::compare::visible(&output.text));
         }
-        out.insert(page, snippets);
     }
-    out
+    snippets
 }
 
 #[cfg(test)]

@@ -145,11 +145,11 @@ pub struct Stamp {
 
 impl Stamp {
     /// Whether a file was written so shortly before `now` that another write within the same
-    /// tick of the file system's clock, of the same length, would leave the stamp as it is (the
-    /// "racy" case): such a stamp is not worth recording.
+    /// tick of the file system's clock (a few milliseconds, read coarsely), of the same length,
+    /// would leave the stamp as it is (the "racy" case): such a stamp is not worth recording.
     pub fn is_racy(&self, now: std::time::SystemTime) -> bool {
         let now = now.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-        now.saturating_sub(self.newest) < std::time::Duration::from_millis(100)
+        now.saturating_sub(self.newest) < std::time::Duration::from_millis(50)
     }
 }
 

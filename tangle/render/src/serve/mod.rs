@@ -284,6 +284,9 @@ impl Builds {
         let whole = self.complete(&config);
         if !as_checked() {
             // Neither served nor a base for changed pages: the next rebuild builds it all.
+            if let Ok(whole) = whole {
+                let _ = std::fs::remove_dir_all(whole);
+            }
             self.previous = None;
             return;
         }
