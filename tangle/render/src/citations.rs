@@ -41,6 +41,8 @@ pub struct Bibliography {
     /// rendered: checking that every key exists (what `check` does) needs neither, and reading
     /// them is most of what loading a bibliography costs.
     style: std::sync::OnceLock<(IndependentStyle, Vec<Locale>)>,
+    /// The hash of the YAML it was read from: what rendered citations are kept under.
+    digest: String,
 }
 
 impl Bibliography {
@@ -59,7 +61,8 @@ impl Bibliography {
     pub fn parse(yaml: &str) -> Result<Bibliography, (usize, String)> {
         let library =
             hayagriva::io::from_yaml_str(yaml).map_err(|e| (e.location().map_or(1, |l| l.line()), e.to_string()))?;
-        Ok(Bibliography { file: PathBuf::from("references.yaml"), library, style: std::sync::OnceLock::new() })
+        let digest = super::cache::Key::new("bibliography").part("yaml", yaml.as_bytes()).hex();
+        Ok(Bibliography { file: PathBuf::from("references.yaml"), library, style: std::sync::OnceLock::new(), digest })
     }
 
     /// Chicago author-date and its locales.
@@ -166,19 +169,44 @@ fn cite_with(page: &Page, bibliography: Option<&Bibliography>, file: &Path, rend
     if known.is_empty() || !render {
         return cited;
     }
+    let (texts, list) = rendered_citations(bib, &known);
+    for ((group, _), text) in known.iter().zip(&texts) {
+        let html = format!("<a class=\"citation\" href=\"#ref-{}\">{}</a>", escape_html(&group.keys[0]), text);
+        cited.edits.push((group.span.clone(), html));
+    }
+    cited.list = list;
+    cited.edits.sort_by_key(|(span, _)| span.start);
+    cited
+}
+
+/// Each group's citation as HTML, and the reference list: rendered in the style, or read back
+/// as an earlier build rendered them from the same bibliography and the same groups of keys
+/// (loading the style and rendering in it is most of what a chapter with citations costs).
+fn rendered_citations(bib: &Bibliography, known: &[(&Group, Vec<&Entry>)]) -> (Vec<String>, Option<String>) {
+    let store = super::cache::store("citations");
+    let mut key = super::cache::Key::new("citations");
+    key.part("bibliography", bib.digest.as_bytes());
+    known.iter().for_each(|(group, _)| _ = key.part("group", group.keys.join(";").as_bytes()));
+    let key = key.hex();
+    if let Some(entry) = store.as_ref().and_then(|s| s.get(&key))
+        && let Ok(found) = serde_json::from_str(&entry)
+    {
+        return found;
+    }
     let (style, locales) = bib.style();
     let mut driver = BibliographyDriver::new();
-    for (_, entries) in &known {
+    for (_, entries) in known {
         let items = entries.iter().map(|e| CitationItem::with_entry(*e)).collect();
         driver.citation(CitationRequest::from_items(items, style, locales));
     }
     let rendered = driver.finish(BibliographyRequest::new(style, None, locales));
-    for ((group, _), citation) in known.iter().zip(&rendered.citations) {
+    let mut texts = Vec::new();
+    for citation in &rendered.citations {
         let mut text = String::new();
         let _ = citation.citation.write_buf(&mut text, BufWriteFormat::Html);
-        let html = format!("<a class=\"citation\" href=\"#ref-{}\">{}</a>", escape_html(&group.keys[0]), inert(&text));
-        cited.edits.push((group.span.clone(), html));
+        texts.push(inert(&text));
     }
+    let mut references = None;
     if let Some(list) = rendered.bibliography {
         let mut html = String::from("<ul class=\"tangle-references\">\n");
         for item in list.items {
@@ -187,10 +215,13 @@ fn cite_with(page: &Page, bibliography: Option<&Bibliography>, file: &Path, rend
             html.push_str(&format!("<li id=\"ref-{}\">{}</li>\n", escape_html(&item.key), inert(&text)));
         }
         html.push_str("</ul>\n");
-        cited.list = Some(html);
+        references = Some(html);
     }
-    cited.edits.sort_by_key(|(span, _)| span.start);
-    cited
+    let found = (texts, references);
+    if let (Some(store), Ok(entry)) = (store, serde_json::to_string(&found)) {
+        store.put(&key, &entry);
+    }
+    found
 }
 
 /// Rendered text that Markdown and mdBook leave as it is: `*`, `_`, `[`, `]`, `{`, `$`, `` ` ``

@@ -186,6 +186,15 @@ impl Labels {
     }
 
     /// The figure `name` of chapter `stem`.
+    /// Every label, in a stable order, as text: what a chapter's rendering depends on of the
+    /// rest of the book (its references may point anywhere), for the renderer's cache key.
+    pub fn digest(&self) -> String {
+        let mut entries: Vec<String> = self.by_name.iter().map(|(k, v)| format!("{k:?}={v:?}")).collect();
+        entries.extend(self.by_number.iter().map(|(k, v)| format!("{k:?}#{v:?}")));
+        entries.sort();
+        entries.join("\n")
+    }
+
     pub fn figure(&self, stem: &str, name: &str) -> Option<&Label> {
         self.get(RefKind::Figure, stem, name)
     }

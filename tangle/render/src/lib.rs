@@ -23,8 +23,15 @@
 //! - chapters take their number from their heading (`# 6 Distributed ...`).
 //!
 //! After mdBook, [`search`] rebuilds the search index with cell code in a field of its own, so
-//! that prose ranks first. [`pdf`] prints the built book to PDF through headless Chromium (`cargo tangle pdf`),
-//! driven over the DevTools protocol by [`chromium`], as the browser tests drive it.
+//! that prose ranks first.
+//!
+//! What a build works out from inputs that have not changed is kept under
+//! `target/tangle/render/` ([`cache`]) and read back: each chapter's preprocessed Markdown,
+//! rendered equations and citations, the rebuilt search index; and `tangle book` with nothing
+//! written since its last build leaves that build standing. [`build_changed_pages`] renders
+//! only the pages whose chapters changed, for `serve` to show at once. [`pdf`] prints the built
+//! book to PDF through headless Chromium (`cargo tangle pdf`), driven over the DevTools protocol
+//! by [`chromium`], as the browser tests drive it.
 //!
 //! Before mdBook runs, [`validate()`] refuses what the book cannot show (an unknown citation key,
 //! figure or calculator, a calculator placed twice, a missing chapter, an include that reads
@@ -35,6 +42,7 @@
 //! the book while an author writes.
 
 mod book;
+mod cache;
 mod callouts;
 mod cells;
 mod chapter;
@@ -54,6 +62,8 @@ pub mod theme;
 mod validate;
 mod widgets;
 
-pub use book::{NAME, Refused, RenderOptions, Rendered, TanglePreprocessor, build_book};
+pub use book::{
+    Chapters, NAME, Previous, Refused, RenderOptions, Rendered, TanglePreprocessor, build_book, build_changed_pages,
+};
 pub use serve::serve;
 pub use validate::{validate, validate_book};

@@ -6,11 +6,25 @@
 //! `\tag{6.1}` numbers a display equation and gives it the anchor `eq-6-1`; `\label{eq:name}`
 //! lets prose say `{{#ref eq:name}}` (see [`super::labels`]).
 
+use super::cache::Key;
 use super::html::escape_html;
 use super::labels::{EquationMeta, Labels, Page, RefKind, equation_id};
 
-/// Converts LaTeX to a MathML string safe to place in Markdown.
+/// Converts LaTeX to a MathML string safe to place in Markdown; read from the cache when this
+/// equation was rendered before.
 pub fn to_mathml(latex: &str, display: bool) -> Result<String, String> {
+    // KaTeX runs in a JavaScript engine: an equation rendered by an earlier build is read back.
+    let Some(store) = super::cache::store("math") else { return render_mathml(latex, display) };
+    let key = Key::new("math").part("latex", latex.as_bytes()).part("display", &[display as u8]).hex();
+    if let Some(mathml) = store.get(&key) {
+        return Ok(mathml);
+    }
+    let mathml = render_mathml(latex, display)?;
+    store.put(&key, &mathml);
+    Ok(mathml)
+}
+
+fn render_mathml(latex: &str, display: bool) -> Result<String, String> {
     let opts = katex::Opts::builder()
         .display_mode(display)
         .output_type(katex::OutputType::Mathml)

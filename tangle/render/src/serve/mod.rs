@@ -6,12 +6,19 @@
 //!   removed when the server ends, swept by the next one if it was killed); once complete it is
 //!   published atomically ([`http::Site::publish`]), and the build before the previous one is
 //!   deleted. A failed build leaves the served one in place.
+//! - After a save that changed only chapters (the same `SUMMARY.md`, `book.toml` and theme),
+//!   the changed pages are built first, beside the pages of the build served
+//!   ([`crate::build_changed_pages`]), and served at once; the complete build follows, and its
+//!   print page and search index are put into the served folder file by file, each in one
+//!   rename.
 //! - A successful build is also copied to `book/book` (or the `build-dir` of `book.toml`),
 //!   which authors open directly.
 //! - Builds hold the repository lock ([`tangle_core::lock`]), so a rebuild never reads a chapter or
 //!   a figure that an `accept` is halfway through writing. The lock is taken per build, never
 //!   for the server's lifetime.
-//! - Changes are found by polling modification times every half second (no watcher crate).
+//! - Changes are reported by the operating system as they are saved ([`Watcher`], through
+//!   `notify`); a burst of them (an editor's save, a `git checkout`) makes one rebuild, started
+//!   once the files have been quiet for [`QUIET`].
 //! - Each build checks the chapters as `book` does; what is wrong (a compile error, a panic, a
 //!   drift, a refused directive) goes to the terminal and to a banner atop every served page
 //!   ([`problems`]), which a build that finds it fixed takes away.
@@ -25,32 +32,103 @@ mod problems;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::sync::mpsc;
+use std::time::Duration;
 
 use anyhow::{Context, bail};
+use notify::Watcher as _;
 use tangle_core::config::{Config, Layout};
 
-/// The newest modification time under the book's sources, theme, figures and generated
-/// crates (build output aside).
-fn newest_change(layout: &Layout) -> SystemTime {
-    let watched = [
-        layout.src.clone(),
-        layout.book.join("theme"),
-        layout.book_toml(),
-        layout.figures.clone(),
-        layout.code.clone(),
-    ];
-    watched
-        .iter()
-        .flat_map(|p| {
-            walkdir::WalkDir::new(layout.abs(p))
-                .into_iter()
-                .filter_entry(|e| e.file_name() != "target")
-                .filter_map(Result::ok)
+/// How long the watched files must be quiet after a change before the rebuild starts: an
+/// editor's save (a temporary file, a rename) or a `git checkout` is a burst of events, which
+/// should make one rebuild.
+pub const QUIET: Duration = Duration::from_millis(50);
+
+/// The folders and files whose changes call for a rebuild: the book's sources, theme and
+/// `book.toml`, the figures, and the generated crates (an edit there is untangled).
+fn watched(layout: &Layout) -> Vec<PathBuf> {
+    [layout.src.clone(), layout.theme.clone(), layout.book_toml(), layout.figures.clone(), layout.code.clone()]
+        .into_iter()
+        .map(|p| layout.abs(p))
+        .collect()
+}
+
+/// The operating system's reports of changes to the [`watched`] files.
+struct Watcher {
+    /// Kept for its watches: dropping it ends them.
+    inner: notify::RecommendedWatcher,
+    events: mpsc::Receiver<notify::Event>,
+    layout: Layout,
+    /// The watched paths that did not exist when last looked for (watched once they appear).
+    missing: Vec<PathBuf>,
+}
+
+impl Watcher {
+    fn new(layout: &Layout) -> anyhow::Result<Watcher> {
+        let (tx, events) = mpsc::channel();
+        let inner = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+            if let Ok(event) = event {
+                let _ = tx.send(event);
+            }
         })
-        .filter_map(|e| e.metadata().ok()?.modified().ok())
-        .max()
-        .unwrap_or(SystemTime::UNIX_EPOCH)
+        .context("cannot watch the book's files for changes")?;
+        let mut watcher = Watcher { inner, events, layout: layout.clone(), missing: watched(layout) };
+        // The folders that hold the watched paths, on their own, so that a watched folder made
+        // after the server started (figures/, code/) is seen being made.
+        let mut parents: Vec<PathBuf> =
+            watcher.missing.iter().filter_map(|p| p.parent().map(Path::to_path_buf)).collect();
+        parents.sort();
+        parents.dedup();
+        for parent in parents.iter().filter(|p| p.is_dir()) {
+            watcher.inner.watch(parent, notify::RecursiveMode::NonRecursive)?;
+        }
+        watcher.watch_new();
+        Ok(watcher)
+    }
+
+    /// Watches the watched paths that have appeared since they were last looked for.
+    fn watch_new(&mut self) {
+        let inner = &mut self.inner;
+        self.missing.retain(|path| !(path.exists() && inner.watch(path, notify::RecursiveMode::Recursive).is_ok()));
+    }
+
+    /// Whether an event tells of a change to a watched file: not a mere read, and not in what
+    /// serve writes itself beside them (the author's copy of the book, its temporary copies, a
+    /// build folder).
+    fn matters(&self, event: &notify::Event) -> bool {
+        if event.kind.is_access() {
+            return false;
+        }
+        let built = self.layout.abs(&self.layout.build);
+        let roots = watched(&self.layout);
+        event.paths.iter().any(|path| {
+            let ours = path.starts_with(&built)
+                || path.components().any(|c| {
+                    let c = c.as_os_str().to_string_lossy();
+                    c == "target" || c.starts_with(".tangle-")
+                });
+            !ours && roots.iter().any(|root| path.starts_with(root) || root.starts_with(path))
+        })
+    }
+
+    /// Waits for a change that matters, then for the files to be quiet for [`QUIET`]. Returns
+    /// whether any of the changes was under `code/` (an edit there is untangled first).
+    fn next_change(&mut self) -> anyhow::Result<bool> {
+        let mut events = Vec::new();
+        loop {
+            let event = self.events.recv().context("the watcher stopped")?;
+            if self.matters(&event) {
+                events.push(event);
+                break;
+            }
+        }
+        while let Ok(event) = self.events.recv_timeout(QUIET) {
+            events.push(event);
+        }
+        self.watch_new();
+        let code = self.layout.abs(&self.layout.code);
+        Ok(events.iter().flat_map(|e| &e.paths).any(|p| p.starts_with(&code) || code.starts_with(p)))
+    }
 }
 
 /// Binds `127.0.0.1:port`, with a message that says what to do when it is taken.
@@ -78,25 +156,14 @@ pub fn serve(config: &Config, port: u16) -> anyhow::Result<()> {
     {
         let layout = config.layout.clone();
         let site = site.clone();
+        let mut watcher = Watcher::new(&layout)?;
         std::thread::Builder::new().name("tangle-serve-watch".into()).spawn(move || {
-            let mut seen = newest_change(&layout);
             loop {
-                std::thread::sleep(Duration::from_millis(500));
-                let now = newest_change(&layout);
-                if now <= seen {
-                    continue;
-                }
-                seen = now;
-                let (built, problems) = builds.build();
-                match built {
-                    Ok(dir) => {
-                        let generation = site.report(Some(dir), problems);
-                        builds.forget_old();
-                        println!("rebuilt the book (build {generation})");
-                    }
+                match watcher.next_change() {
+                    Ok(code) => builds.rebuild(&site, code),
                     Err(e) => {
-                        eprintln!("rebuild failed, still serving the previous build: {e:#}");
-                        site.report(None, problems);
+                        eprintln!("no longer rebuilding on changes: {e:#}");
+                        return;
                     }
                 }
             }
@@ -112,24 +179,57 @@ struct Builds {
     staging: tangle_core::lock::Staging,
     /// The number of the last build started.
     last: u64,
+    /// The last two builds served (the newest last): older ones are deleted.
+    served: Vec<u64>,
+    /// The complete build now served, and the stamp of the files that make the book's
+    /// structure (`SUMMARY.md`, `book.toml`, theme) it was made from: while they stay the
+    /// same, a save renders the changed pages first.
+    previous: Option<(crate::Previous, String)>,
 }
 
 impl Builds {
     fn new(config: &Config) -> anyhow::Result<Builds> {
         let staging = tangle_core::lock::staging(&config.layout.work_dir(), "serve")?;
-        Ok(Builds { config: config.clone(), staging, last: 0 })
+        Ok(Builds { config: config.clone(), staging, last: 0, served: Vec::new(), previous: None })
     }
 
     fn dir(&self, n: u64) -> PathBuf {
         self.staging.path().join(format!("build-{n}"))
     }
 
-    /// Checks the chapters and builds into a new folder, under the repository lock, and
-    /// copies the result to the author's `book/book`. Returns the folder to serve (if the
-    /// build succeeded) and what is wrong with the book.
-    fn build(&mut self) -> (anyhow::Result<PathBuf>, Vec<String>) {
+    /// A new build folder.
+    fn next(&mut self) -> PathBuf {
         self.last += 1;
-        let out = self.dir(self.last);
+        self.dir(self.last)
+    }
+
+    /// Untangles what was saved in `code/` (when anything there changed) and checks the
+    /// chapters (under the repository lock, which the caller holds). Returns the
+    /// configuration as it is now, what is wrong with the book, and the stamp of the chapters
+    /// the check read. Returns the configuration as it is now, and what is wrong with the book.
+    fn prepare(&self, code_changed: bool) -> (Config, Vec<String>, String) {
+        // The configuration as it is now (an edited book.toml takes effect at once).
+        let config = Config::load(&self.config.layout.root).unwrap_or_else(|_| self.config.clone());
+        // `serve` is the author's loop, never CI's: it writes what the author's edits call for
+        // (code/, untangled chapters) whatever the environment says.
+        let untangled = match code_changed {
+            true => tangle_core::pipeline::untangle_edits(&config, tangle_core::pipeline::Writes::Allow),
+            false => None,
+        };
+        match untangled {
+            Some(Ok(untangled)) => untangled.report().iter().for_each(|line| println!("{line}")),
+            Some(Err(e)) => eprintln!("could not untangle the edits in code/ (the files stay as they are): {e:#}"),
+            None => {}
+        }
+        let checked = sources_stamp(&config);
+        let found = problems::check(&config);
+        (config, found, checked)
+    }
+
+    /// Checks the chapters and builds the whole book into a new folder, under the repository
+    /// lock, and copies the result to the author's `book/book`. Returns the folder to serve
+    /// (if the build succeeded) and what is wrong with the book.
+    fn build(&mut self) -> (anyhow::Result<PathBuf>, Vec<String>) {
         let work = self.config.layout.work_dir();
         let _lock = match tangle_core::lock::acquire(
             &work,
@@ -138,50 +238,208 @@ impl Builds {
             Ok(lock) => lock,
             Err(e) => return (Err(e), Vec::new()),
         };
-        // The configuration as it is now (an edited book.toml takes effect at once).
-        let config = Config::load(&self.config.layout.root).unwrap_or_else(|_| self.config.clone());
-        // `serve` is the author's loop, never CI's: it writes what the author's edits call for
-        // (code/, untangled chapters) whatever the environment says.
-        match tangle_core::pipeline::untangle_edits(&config, tangle_core::pipeline::Writes::Allow) {
-            Some(Ok(untangled)) => untangled.report().iter().for_each(|line| println!("{line}")),
-            Some(Err(e)) => eprintln!("could not untangle the edits in code/ (the files stay as they are): {e:#}"),
-            None => {}
-        }
-        let mut found = problems::check(&config);
-        let built = build_into(&config, &out).and_then(|(site, book_dir)| {
-            mirror(&site, &book_dir).with_context(|| format!("cannot update {}", book_dir.display()))?;
-            Ok(site)
-        });
+        let (config, mut found, _) = self.prepare(true);
+        let built = self.complete(&config);
         if let Err(e) = &built {
             found.extend(problems::from_error(e, &config));
-            let _ = std::fs::remove_dir_all(&out);
+        }
+        if let Ok(site) = &built {
+            self.served(site);
         }
         (built, found)
     }
 
-    /// Deletes the builds before the previous one (a request may still be reading the
-    /// previous one).
-    fn forget_old(&self) {
-        for n in 1..self.last.saturating_sub(1) {
-            let _ = std::fs::remove_dir_all(self.dir(n));
+    /// After a save (`code_changed`: under `code/`, whose edits are untangled first): checks
+    /// the chapters; when only chapters changed, builds their pages first
+    /// and serves them at once ([`crate::build_changed_pages`]); then builds the whole book,
+    /// whose print page and search index complete the pages served (or which is served, when
+    /// no pages were), and copies it to `book/book`.
+    fn rebuild(&mut self, site: &http::Site, code_changed: bool) {
+        let work = self.config.layout.work_dir();
+        let options = tangle_core::lock::Options { what: "serve (rebuilding the book)", ..Default::default() };
+        let _lock = match tangle_core::lock::acquire(&work, options) {
+            Ok(lock) => lock,
+            Err(e) => {
+                eprintln!("rebuild failed, still serving the previous build: {e:#}");
+                return;
+            }
+        };
+        let (config, mut found, checked) =
+            tangle_core::timing::phase("serve: untangle and check", || self.prepare(code_changed));
+        // The chapters as the check read them: a build that read them otherwise (saved again
+        // meanwhile) is not served with the check's problems; the save has queued a rebuild.
+        let as_checked = || sources_stamp(&config) == checked;
+        let pages = tangle_core::timing::phase("serve: changed pages", || self.changed_pages(&config));
+        let pages = match pages {
+            Some(pages) if as_checked() => {
+                let generation = site.report(Some(pages.clone()), found.clone());
+                self.served(&pages);
+                println!("rebuilt the changed pages (build {generation})");
+                Some(pages)
+            }
+            Some(pages) => {
+                let _ = std::fs::remove_dir_all(&pages);
+                None
+            }
+            None => None,
+        };
+        let whole = self.complete(&config);
+        if !as_checked() {
+            // Neither served nor a base for changed pages: the next rebuild builds it all.
+            if let Ok(whole) = whole {
+                let _ = std::fs::remove_dir_all(whole);
+            }
+            self.previous = None;
+            return;
+        }
+        match (whole, pages) {
+            (Ok(whole), Some(pages)) => {
+                let completed = complete_pages(&whole, &pages);
+                let _ = std::fs::remove_dir_all(&whole);
+                match completed {
+                    Ok(()) => {
+                        if let Some((previous, _)) = &mut self.previous {
+                            previous.site = pages;
+                        }
+                    }
+                    Err(e) => {
+                        eprintln!("the print page and search index of the served pages are out of date: {e:#}");
+                        self.previous = None;
+                    }
+                }
+            }
+            (Ok(whole), None) => {
+                let generation = site.report(Some(whole.clone()), found);
+                self.served(&whole);
+                println!("rebuilt the book (build {generation})");
+            }
+            (Err(e), _) => {
+                eprintln!("rebuild failed, still serving the previous build: {e:#}");
+                found.extend(problems::from_error(&e, &config));
+                site.report(None, found);
+            }
+        }
+    }
+
+    /// The changed pages built beside the previous complete build, when the book's structure
+    /// is as it was then; `None` when they cannot be (the whole book is built instead).
+    fn changed_pages(&mut self, config: &Config) -> Option<PathBuf> {
+        let (previous, structure) = self.previous.clone()?;
+        if structure_stamp(config) != structure {
+            return None;
+        }
+        let out = self.next();
+        let built = crate::build_changed_pages(config, &crate::RenderOptions { dest: Some(out.clone()) }, &previous);
+        match built {
+            Ok(rendered) => Some(rendered.site),
+            Err(_) => {
+                // The complete build that follows reports why.
+                let _ = std::fs::remove_dir_all(&out);
+                None
+            }
+        }
+    }
+
+    /// Builds the whole book into a new folder and copies it to `book/book`; remembers it as
+    /// the previous complete build.
+    fn complete(&mut self, config: &Config) -> anyhow::Result<PathBuf> {
+        let structure = structure_stamp(config);
+        let out = self.next();
+        let built = build_into(config, &out).and_then(|(rendered, book_dir)| {
+            mirror(&rendered.site, &book_dir).with_context(|| format!("cannot update {}", book_dir.display()))?;
+            Ok(rendered)
+        });
+        match built {
+            Ok(rendered) => {
+                let previous = crate::Previous { site: rendered.site.clone(), chapters: rendered.chapters };
+                self.previous = Some((previous, structure));
+                Ok(rendered.site)
+            }
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&out);
+                self.previous = None;
+                Err(e)
+            }
+        }
+    }
+
+    /// Records that the build in `site` is served, and deletes the builds served before the
+    /// previous one (a request may still be reading the previous one).
+    fn served(&mut self, site: &Path) {
+        let Some(n) = (1..=self.last).rev().find(|&n| site.starts_with(self.dir(n))) else { return };
+        self.served.push(n);
+        while self.served.len() > 2 {
+            let old = self.served.remove(0);
+            let _ = std::fs::remove_dir_all(self.dir(old));
         }
     }
 }
 
-/// Builds the HTML book into `out`. Returns the folder holding `index.html` and the author's
-/// configured build folder (`book/book`).
-pub fn build_into(config: &Config, out: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
+/// The stamp of the chapters (every file under the book's source folder).
+fn sources_stamp(config: &Config) -> String {
+    crate::cache::stamp("sources", &[config.layout.abs(&config.layout.src)], &[]).hex
+}
+
+/// The stamp of the files that make the book's structure: `SUMMARY.md`, `book.toml`, the
+/// theme. Pages of a build made under another stamp are not taken into a new one.
+fn structure_stamp(config: &Config) -> String {
+    let layout = &config.layout;
+    let files = [layout.src.join("SUMMARY.md"), layout.book_toml(), layout.theme.clone()].map(|p| layout.abs(p));
+    crate::cache::stamp("structure", &files, &[]).hex
+}
+
+/// Makes the changed pages served from `pages` what the complete build in `whole` is, file by
+/// file: each file that differs is replaced in one rename (a reader never gets half a file),
+/// then the files `whole` lacks are removed (search indexes aside: a page served earlier may
+/// still ask for its own). The pages read the same; what changes is the
+/// print page, the search index, and the pages' links to the index (its name carries a hash
+/// of its contents when `hash-files` is on).
+fn complete_pages(whole: &Path, pages: &Path) -> anyhow::Result<()> {
+    let mut kept = std::collections::HashSet::new();
+    for entry in walkdir::WalkDir::new(whole) {
+        let entry = entry?;
+        let rel = entry.path().strip_prefix(whole)?.to_path_buf();
+        let target = pages.join(&rel);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target)?;
+        } else {
+            let bytes = std::fs::read(entry.path())?;
+            if std::fs::read(&target).ok().as_ref() != Some(&bytes) {
+                tangle_core::fsutil::write_atomic(&target, &bytes)?;
+            }
+        }
+        kept.insert(rel);
+    }
+    for entry in walkdir::WalkDir::new(pages).contents_first(true) {
+        let entry = entry?;
+        let rel = entry.path().strip_prefix(pages)?;
+        // An open page may still ask for the search index it was served with.
+        let index = rel.to_string_lossy().starts_with("searchindex");
+        if !rel.as_os_str().is_empty() && !kept.contains(rel) && !index {
+            match entry.file_type().is_dir() {
+                true => std::fs::remove_dir(entry.path())?,
+                false => std::fs::remove_file(entry.path())?,
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Builds the HTML book into `out`. Returns what was built and the author's configured build
+/// folder (`book/book`, or its `html` subfolder when mdBook put the site in one).
+pub fn build_into(config: &Config, out: &Path) -> anyhow::Result<(crate::Rendered, PathBuf)> {
     let layout = &config.layout;
     // Read afresh: a broken book.toml fails the build (and the served book stays).
     let book_toml = layout.abs(layout.book_toml());
     mdbook_driver::config::Config::from_disk(&book_toml).with_context(|| format!("reading {}", book_toml.display()))?;
     let authors_dir = layout.abs(&layout.build);
-    super::book::build_book(config, &super::RenderOptions { dest: Some(out.to_path_buf()) })?;
+    let rendered = super::book::build_book(config, &super::RenderOptions { dest: Some(out.to_path_buf()) })?;
     // With more than one renderer, mdBook puts each in a subfolder.
-    match out.join("index.html").is_file() {
-        true => Ok((out.to_path_buf(), authors_dir)),
-        false => Ok((out.join("html"), authors_dir.join("html"))),
-    }
+    let authors_dir = match out.join("index.html").is_file() {
+        true => authors_dir,
+        false => authors_dir.join("html"),
+    };
+    Ok((rendered, authors_dir))
 }
 
 /// Replaces `dest` by a copy of `site`: copied next to it first, then swapped in by two
@@ -245,7 +503,6 @@ mod tests {
         let page = std::fs::read_to_string(root.path().join("book/book/ch01.html")).unwrap();
         assert!(page.contains("Second words."));
         let third = builds.build().0.unwrap();
-        builds.forget_old();
         assert!(!first.exists() && second.exists() && third.exists());
         // No temporary folders left next to book/book.
         let leftovers: Vec<_> = std::fs::read_dir(root.path().join("book"))
@@ -260,6 +517,36 @@ mod tests {
         assert!(built.is_err());
         assert!(problems.iter().any(|p| p.contains("book.toml")), "{problems:?}");
         assert!(third.exists() && !builds.dir(builds.last).exists());
+    }
+
+    #[test]
+    fn a_saved_chapter_is_served_from_its_changed_pages_then_completed() {
+        let root = tempfile::tempdir().unwrap();
+        tiny_book(root.path());
+        let summary = "# Summary\n\n- [One](ch01.md)\n- [Two](ch02.md)\n";
+        std::fs::write(root.path().join("book/src/SUMMARY.md"), summary).unwrap();
+        std::fs::write(root.path().join("book/src/ch02.md"), "# 2 Two\n\nSee Chapter 1.\n").unwrap();
+        let mut builds = Builds::new(&Config::load(root.path()).unwrap()).unwrap();
+        let first = builds.build().0.unwrap();
+        let site = http::Site::new(first.clone());
+        std::fs::write(root.path().join("book/src/ch01.md"), "# 1 One\n\nSaved words.\n").unwrap();
+        builds.rebuild(&site, false);
+        let (served, generation) = site.current();
+        assert_eq!(generation, 2, "one new generation: the changed pages");
+        assert!(std::fs::read_to_string(served.join("ch01.html")).unwrap().contains("Saved words."));
+        assert!(std::fs::read_to_string(served.join("print.html")).unwrap().contains("Saved words."));
+        // Completed, the served folder is the complete build, file by file.
+        let book = root.path().join("book/book");
+        for entry in walkdir::WalkDir::new(&book).into_iter().flatten().filter(|e| e.file_type().is_file()) {
+            let rel = entry.path().strip_prefix(&book).unwrap();
+            assert_eq!(std::fs::read(served.join(rel)).ok(), Some(std::fs::read(entry.path()).unwrap()), "{rel:?}");
+        }
+        // A change to the book's structure builds it all.
+        std::fs::write(root.path().join("book/src/SUMMARY.md"), "# Summary\n\n- [One](ch01.md)\n").unwrap();
+        builds.rebuild(&site, false);
+        let (served, generation) = site.current();
+        assert_eq!(generation, 3);
+        assert!(!served.join("ch02.html").exists());
     }
 
     #[test]
