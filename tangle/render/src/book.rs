@@ -50,6 +50,9 @@ struct Exchange {
     /// The text of every cell and output block of each page (`ch07.html`), as the page shows
     /// it, from the chapters as this run parsed them: what the search index files as code.
     code: std::collections::HashMap<String, Vec<String>>,
+    /// Files outside the book's folders that the pages were made from (the values files the
+    /// chapters quote, relative to the project root): a build is only as current as they are.
+    read: Vec<PathBuf>,
 }
 
 /// What each chapter of a book became for mdBook (its Markdown and number), by its path
@@ -125,6 +128,7 @@ impl Preprocessor for TanglePreprocessor {
         let shared = shared_key(&config, &labels);
         let mut rendered = std::collections::HashMap::new();
         let mut code = std::collections::HashMap::new();
+        let mut read = Vec::new();
         for ((path, content), page) in inputs.iter().zip(&pages) {
             let file = src_rel.join(path);
             let parsed = tangle_core::parse::crate_name(path).map(|name| {
@@ -145,6 +149,7 @@ impl Preprocessor for TanglePreprocessor {
             if let Some(chapter) = &chapter {
                 warnings.extend(unplaced_figures(page, chapter, &file));
                 code.insert(page.html.clone(), searchable_code(chapter));
+                read.extend(chapter.directives.values.iter().map(|(file, _)| file.clone()));
             }
             // A chapter whose inputs are those of an earlier build that warned of nothing is
             // read back as that build made it.
@@ -153,7 +158,7 @@ impl Preprocessor for TanglePreprocessor {
                 .part("file", file.as_os_str().as_encoded_bytes())
                 .part("content", content.as_bytes())
                 .part("figures", &figure_files(&figures_dir, &page.stem))
-                .part("values", &recorded_values(figures_dir.parent().unwrap_or(&figures_dir), chapter.as_ref()))
+                .part("values", &recorded_values(repo_root, chapter.as_ref()))
                 .hex();
             let slot = path.to_string_lossy().replace(['/', '\\'], "%");
             let cached = slots.as_ref().filter(|_| parsed_cleanly).and_then(|slots| slots.get(&slot, &key));
@@ -180,6 +185,7 @@ impl Preprocessor for TanglePreprocessor {
             exchange.made = rendered.clone();
             exchange.first = inputs.first().map(|(path, _)| path.clone());
             exchange.code = code;
+            exchange.read = read;
         }
         book.for_each_chapter_mut(|ch| {
             let Some(path) = &ch.path else { return };
@@ -539,7 +545,7 @@ fn build(book: &Config, options: &RenderOptions, since: Option<&Previous>) -> an
     drop(_t);
     let warnings = collected.lock().expect("not poisoned").clone();
     if let Some(stamps) = stamps.filter(|_| warnings.is_empty()) {
-        stamps.record(&site);
+        stamps.record(&site, &exchange.read);
     }
     Ok(Rendered { site, warnings, chapters: exchange.made })
 }
@@ -570,22 +576,26 @@ fn take_unchanged_pages(previous: &Path, site: &Path, exchange: &Exchange) -> an
 
 /// What a build of the author's book (`book/book`) was made from and what it wrote, as
 /// stamps ([`super::cache::stamp`]): the book's folder (chapters, `SUMMARY.md`, `book.toml`,
-/// theme, bibliography, files the chapters include), the folders `include-dirs` lists, the
-/// figures, and mdBook's `MDBOOK_*` settings from the environment.
+/// theme, files the chapters include), the folders `include-dirs` lists, the figures, the
+/// bibliography, mdBook's `MDBOOK_*` settings from the environment, and the values files
+/// the chapters quote, wherever they are (recorded with the build that read them).
 struct Stamps {
     layout: Layout,
     slots: super::cache::Slots,
     inputs: String,
     /// Some input was written just before the build began (see [`super::cache::Stamp::is_racy`]).
     racy: bool,
+    /// When the build began: a file read by the build and written since may not be in it.
+    started: std::time::SystemTime,
 }
 
 impl Stamps {
     fn new(layout: &Layout) -> Stamps {
         let _t = tangle_core::timing::Span::new("render: stamps");
+        // The bibliography may live outside the book's folder (`references = "..."`).
         let roots: Vec<PathBuf> = std::iter::once(&layout.book)
             .chain(&layout.include_dirs)
-            .chain(std::iter::once(&layout.figures))
+            .chain([&layout.figures, &layout.references])
             .map(|p| layout.abs(p))
             .collect();
         let skip = [layout.abs(&layout.build), layout.abs(&layout.target)];
@@ -596,28 +606,50 @@ impl Stamps {
             .part("files", stamp.hex.as_bytes())
             .part("environment", format!("{env:?}").as_bytes())
             .hex();
-        let racy = stamp.is_racy(std::time::SystemTime::now());
-        Stamps { layout: layout.clone(), slots: super::cache::Slots::new(super::cache::dir(layout)), inputs, racy }
+        let started = std::time::SystemTime::now();
+        let racy = stamp.is_racy(started);
+        let slots = super::cache::Slots::new(super::cache::dir(layout));
+        Stamps { layout: layout.clone(), slots, inputs, racy, started }
     }
 
     fn output(site: &Path) -> String {
         super::cache::stamp("output", &[site.to_path_buf()], &[]).hex
     }
 
-    /// The built book, when it is as the last build left it and made from the same inputs.
-    fn unchanged(&self) -> Option<PathBuf> {
-        let recorded = self.slots.get("book-stamp", &self.inputs)?;
-        let (site, output) = recorded.split_once('\n')?;
-        let site = self.layout.abs(site);
-        (site.join("index.html").is_file() && Stamps::output(&site) == output).then_some(site)
+    /// The files outside the book's folders that a build read (`read`, relative to the
+    /// project root), as a stamp.
+    fn read_stamp(&self, read: &[PathBuf]) -> super::cache::Stamp {
+        let files: Vec<PathBuf> = read.iter().map(|f| self.layout.abs(f)).collect();
+        super::cache::stamp("read", &files, &[])
     }
 
-    fn record(&self, site: &Path) {
-        if self.racy {
+    /// The built book, when it is as the last build left it and made from the same inputs
+    /// (the files under the book's folders, and those elsewhere that the build read).
+    fn unchanged(&self) -> Option<PathBuf> {
+        let recorded = self.slots.get("book-stamp", &self.inputs)?;
+        let mut lines = recorded.lines();
+        let (site, output, read_stamp) = (lines.next()?, lines.next()?, lines.next()?);
+        let read: Vec<PathBuf> = lines.map(PathBuf::from).collect();
+        let site = self.layout.abs(site);
+        let current = site.join("index.html").is_file()
+            && Stamps::output(&site) == output
+            && self.read_stamp(&read).hex == read_stamp;
+        current.then_some(site)
+    }
+
+    fn record(&self, site: &Path, read: &[PathBuf]) {
+        let read_stamp = self.read_stamp(read);
+        // Written since the build began (or just before): the build may have read the old text.
+        if self.racy || read_stamp.is_racy(self.started) {
             return;
         }
         let shown = site.strip_prefix(&self.layout.root).unwrap_or(site);
-        self.slots.put("book-stamp", &self.inputs, &format!("{}\n{}", shown.display(), Stamps::output(site)));
+        let mut recorded = format!("{}\n{}\n{}", shown.display(), Stamps::output(site), read_stamp.hex);
+        for file in read {
+            recorded.push('\n');
+            recorded.push_str(&file.to_string_lossy());
+        }
+        self.slots.put("book-stamp", &self.inputs, &recorded);
     }
 }
 
@@ -733,6 +765,34 @@ mod tests {
         std::fs::write(&page, "spoilt").unwrap();
         build();
         assert!(std::fs::read_to_string(&page).unwrap().contains("Other words"));
+    }
+
+    #[test]
+    fn a_values_file_outside_the_book_is_an_input_of_the_standing_build() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path();
+        std::fs::create_dir_all(root.join("book/src")).unwrap();
+        std::fs::create_dir_all(root.join("bench")).unwrap();
+        std::fs::write(root.join("book/book.toml"), "[book]\ntitle = \"T\"\n").unwrap();
+        std::fs::write(root.join("book/src/SUMMARY.md"), "# Summary\n\n- [One](ch01.md)\n").unwrap();
+        let chapter = "# 1 One\n\n<!-- tangle: values bench/v.toml -->\n\n```rust\nprintln!(\"hi\");\n```\n\n\
+                       Measured: {{#value speed 12}}.\n";
+        std::fs::write(root.join("book/src/ch01.md"), chapter).unwrap();
+        std::fs::write(root.join("bench/v.toml"), "[values]\nspeed = \"12\"\n").unwrap();
+        let build = || build_book(&Config::load(root).unwrap(), &RenderOptions::default()).unwrap();
+        let page = root.join("book/book/ch01.html");
+        build();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        build();
+        let written = std::fs::metadata(&page).unwrap().modified().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        build();
+        assert_eq!(std::fs::metadata(&page).unwrap().modified().unwrap(), written, "rebuilt with nothing changed");
+        // Only the values file changes (a benchmark recorded again): the book is built again.
+        std::fs::write(root.join("bench/v.toml"), "[values]\nspeed = \"13\"\n").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        build();
+        assert_ne!(std::fs::metadata(&page).unwrap().modified().unwrap(), written, "the values file was not an input");
     }
 
     #[test]
