@@ -34,14 +34,15 @@ fn entry_path(layout: &Layout, chapter: &str) -> PathBuf {
 }
 
 /// Labelled, length-prefixed input to a hash, so that no two input lists collide.
-fn feed(h: &mut Sha256, label: &str, bytes: &[u8]) {
+pub(crate) fn feed(h: &mut Sha256, label: &str, bytes: &[u8]) {
     h.update((label.len() as u64).to_le_bytes());
     h.update(label.as_bytes());
     h.update((bytes.len() as u64).to_le_bytes());
     h.update(bytes);
 }
 
-fn hex(h: Sha256) -> String {
+/// The hash's digest, in lowercase hexadecimal.
+pub(crate) fn hex(h: Sha256) -> String {
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -736,14 +736,19 @@ mod tests {
         std::fs::remove_dir_all(&root).ok();
     }
 
+    /// A book in `root/book` whose one chapter, `ch01.md`, reads `chapter`.
+    fn one_chapter_book(root: &Path, chapter: &str) {
+        std::fs::create_dir_all(root.join("book/src")).unwrap();
+        std::fs::write(root.join("book/book.toml"), "[book]\ntitle = \"T\"\n").unwrap();
+        std::fs::write(root.join("book/src/SUMMARY.md"), "# Summary\n\n- [One](ch01.md)\n").unwrap();
+        std::fs::write(root.join("book/src/ch01.md"), chapter).unwrap();
+    }
+
     #[test]
     fn a_book_nothing_was_written_to_since_its_last_build_is_left_standing() {
         let root = tempfile::tempdir().unwrap();
         let root = root.path();
-        std::fs::create_dir_all(root.join("book/src")).unwrap();
-        std::fs::write(root.join("book/book.toml"), "[book]\ntitle = \"T\"\n").unwrap();
-        std::fs::write(root.join("book/src/SUMMARY.md"), "# Summary\n\n- [One](ch01.md)\n").unwrap();
-        std::fs::write(root.join("book/src/ch01.md"), "# 1 One\n\nFirst words, $x^2$.\n").unwrap();
+        one_chapter_book(root, "# 1 One\n\nFirst words, $x^2$.\n");
         let build = || build_book(&Config::load(root).unwrap(), &RenderOptions::default()).unwrap();
         let page = root.join("book/book/ch01.html");
         // The first build writes the theme: the one after it is the book's last build. Both
@@ -771,13 +776,10 @@ mod tests {
     fn a_values_file_outside_the_book_is_an_input_of_the_standing_build() {
         let root = tempfile::tempdir().unwrap();
         let root = root.path();
-        std::fs::create_dir_all(root.join("book/src")).unwrap();
-        std::fs::create_dir_all(root.join("bench")).unwrap();
-        std::fs::write(root.join("book/book.toml"), "[book]\ntitle = \"T\"\n").unwrap();
-        std::fs::write(root.join("book/src/SUMMARY.md"), "# Summary\n\n- [One](ch01.md)\n").unwrap();
         let chapter = "# 1 One\n\n<!-- tangle: values bench/v.toml -->\n\n```rust\nprintln!(\"hi\");\n```\n\n\
                        Measured: {{#value speed 12}}.\n";
-        std::fs::write(root.join("book/src/ch01.md"), chapter).unwrap();
+        one_chapter_book(root, chapter);
+        std::fs::create_dir_all(root.join("bench")).unwrap();
         std::fs::write(root.join("bench/v.toml"), "[values]\nspeed = \"12\"\n").unwrap();
         let build = || build_book(&Config::load(root).unwrap(), &RenderOptions::default()).unwrap();
         let page = root.join("book/book/ch01.html");

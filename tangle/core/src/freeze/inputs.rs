@@ -24,6 +24,7 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
+use crate::cache::{feed, hex};
 use crate::config::Layout;
 use crate::diagnostic::Diagnostic;
 use crate::generate::{self, Generated};
@@ -239,18 +240,6 @@ fn text_or_bytes(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
         Ok(text) if text.contains("\r\n") => text.replace("\r\n", "\n").into_bytes().into(),
         _ => bytes.into(),
     }
-}
-
-/// Labelled, length-prefixed input to a hash, so that no two input lists collide.
-fn feed(h: &mut Sha256, label: &str, bytes: &[u8]) {
-    h.update((label.len() as u64).to_le_bytes());
-    h.update(label.as_bytes());
-    h.update((bytes.len() as u64).to_le_bytes());
-    h.update(bytes);
-}
-
-fn hex(h: Sha256) -> String {
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]
