@@ -33,8 +33,9 @@ fn entry_path(layout: &Layout, chapter: &str) -> PathBuf {
     layout.work_dir().join("cache").join(format!("{chapter}.json"))
 }
 
-/// Labelled, length-prefixed input to a hash, so that no two input lists collide.
-pub(crate) fn feed(h: &mut Sha256, label: &str, bytes: &[u8]) {
+/// Labelled, length-prefixed input to a hash, so that no two input lists collide (the run
+/// cache's keys, frozen records' hashes, and the renderer's cache keys).
+pub fn feed(h: &mut Sha256, label: &str, bytes: &[u8]) {
     h.update((label.len() as u64).to_le_bytes());
     h.update(label.as_bytes());
     h.update((bytes.len() as u64).to_le_bytes());
@@ -42,7 +43,7 @@ pub(crate) fn feed(h: &mut Sha256, label: &str, bytes: &[u8]) {
 }
 
 /// The hash's digest, in lowercase hexadecimal.
-pub(crate) fn hex(h: Sha256) -> String {
+pub fn hex(h: Sha256) -> String {
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -744,31 +744,44 @@ mod tests {
         std::fs::write(root.join("book/src/ch01.md"), chapter).unwrap();
     }
 
+    /// Builds the book at `root` into `book/book`.
+    fn build_at(root: &Path) {
+        build_book(&Config::load(root).unwrap(), &RenderOptions::default()).unwrap();
+    }
+
+    /// When `root/book/book/ch01.html` was last written.
+    fn page_written(root: &Path) -> std::time::SystemTime {
+        std::fs::metadata(root.join("book/book/ch01.html")).unwrap().modified().unwrap()
+    }
+
+    /// Builds the book twice, waiting out the racy window between (a stamp taken just after a
+    /// write is not recorded; the first build writes the theme), so that the second is the
+    /// book's last build, left standing by the next: when its page was written.
+    fn settled(root: &Path) -> std::time::SystemTime {
+        build_at(root);
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        build_at(root);
+        page_written(root)
+    }
+
     #[test]
     fn a_book_nothing_was_written_to_since_its_last_build_is_left_standing() {
         let root = tempfile::tempdir().unwrap();
         let root = root.path();
         one_chapter_book(root, "# 1 One\n\nFirst words, $x^2$.\n");
-        let build = || build_book(&Config::load(root).unwrap(), &RenderOptions::default()).unwrap();
         let page = root.join("book/book/ch01.html");
-        // The first build writes the theme: the one after it is the book's last build. Both
-        // wait out the racy window (a stamp taken just after a write is not recorded).
-        build();
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        build();
-        let written = std::fs::metadata(&page).unwrap().modified().unwrap();
-        build();
-        assert_eq!(std::fs::metadata(&page).unwrap().modified().unwrap(), written, "rebuilt with nothing changed");
+        let written = settled(root);
+        build_at(root);
+        assert_eq!(page_written(root), written, "rebuilt with nothing changed");
         // An edit, of the same length: built again.
         std::fs::write(root.join("book/src/ch01.md"), "# 1 One\n\nOther words, $x^3$.\n").unwrap();
-        build();
+        build_at(root);
         let html = std::fs::read_to_string(&page).unwrap();
         assert!(html.contains("Other words") && html.contains("<msup>"), "{html}");
         // The built book changed by hand: built again.
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        build();
+        settled(root);
         std::fs::write(&page, "spoilt").unwrap();
-        build();
+        build_at(root);
         assert!(std::fs::read_to_string(&page).unwrap().contains("Other words"));
     }
 
@@ -781,20 +794,15 @@ mod tests {
         one_chapter_book(root, chapter);
         std::fs::create_dir_all(root.join("bench")).unwrap();
         std::fs::write(root.join("bench/v.toml"), "[values]\nspeed = \"12\"\n").unwrap();
-        let build = || build_book(&Config::load(root).unwrap(), &RenderOptions::default()).unwrap();
-        let page = root.join("book/book/ch01.html");
-        build();
+        let written = settled(root);
         std::thread::sleep(std::time::Duration::from_millis(200));
-        build();
-        let written = std::fs::metadata(&page).unwrap().modified().unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        build();
-        assert_eq!(std::fs::metadata(&page).unwrap().modified().unwrap(), written, "rebuilt with nothing changed");
+        build_at(root);
+        assert_eq!(page_written(root), written, "rebuilt with nothing changed");
         // Only the values file changes (a benchmark recorded again): the book is built again.
         std::fs::write(root.join("bench/v.toml"), "[values]\nspeed = \"13\"\n").unwrap();
         std::thread::sleep(std::time::Duration::from_millis(200));
-        build();
-        assert_ne!(std::fs::metadata(&page).unwrap().modified().unwrap(), written, "the values file was not an input");
+        build_at(root);
+        assert_ne!(page_written(root), written, "the values file was not an input");
     }
 
     #[test]

@@ -37,7 +37,7 @@ pub fn store(kind: &str) -> Option<Store> {
     STORES.read().unwrap_or_else(|e| e.into_inner()).as_ref().map(|dir| Store::new(dir.join(kind)))
 }
 
-/// A hash of labelled parts, length-prefixed so that no two lists of parts collide.
+/// A hash of labelled parts ([`tangle_core::cache::feed`]), the tool's version first.
 #[derive(Clone)]
 pub struct Key(Sha256);
 
@@ -50,15 +50,12 @@ impl Key {
     }
 
     pub fn part(&mut self, label: &str, bytes: &[u8]) -> &mut Key {
-        self.0.update((label.len() as u64).to_le_bytes());
-        self.0.update(label.as_bytes());
-        self.0.update((bytes.len() as u64).to_le_bytes());
-        self.0.update(bytes);
+        tangle_core::cache::feed(&mut self.0, label, bytes);
         self
     }
 
     pub fn hex(&self) -> String {
-        self.0.clone().finalize().iter().map(|b| format!("{b:02x}")).collect()
+        tangle_core::cache::hex(self.0.clone())
     }
 }
 
