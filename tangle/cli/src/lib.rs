@@ -148,7 +148,9 @@ fn main_from(cli: Cli) -> ExitCode {
     quiet_on_closed_pipe();
     show_mdbook_warnings();
     let root = cli.root.clone();
-    match run(cli) {
+    let outcome = run(cli);
+    tangle_core::timing::count("markdown parses", tangle_core::markdown::parses());
+    match outcome {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             let root = root.or_else(|| std::env::current_dir().ok().and_then(|d| find_root(&d).ok()));
@@ -321,7 +323,9 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 return Ok(code);
             }
             refuse_stale_theme(&project, options.writes)?;
-            let rendered = tangle_render::build_book(&project.config, &RenderOptions::default())?;
+            // The pages as the check parsed them: the build parses no chapter again.
+            let parsed = std::sync::Arc::new(tangle_render::Parsed::of(&project));
+            let rendered = tangle_render::build_book(&project.config, &RenderOptions { parsed, ..Default::default() })?;
             println!("built {}", rendered.site.join("index.html").display());
             if let Command::Pdf { output } = &cli.command {
                 let pdf = output.clone().unwrap_or_else(|| rendered.site.join("book.pdf"));

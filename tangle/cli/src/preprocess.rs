@@ -31,7 +31,7 @@ pub fn run() -> anyhow::Result<u8> {
         .context("reading the [context, book] JSON that mdBook sends on stdin")?;
     warn_on_version_mismatch(&ctx.mdbook_version);
     let config = Config::load(&ctx.root)?;
-    let code = {
+    let (code, preprocessor) = {
         let _lock = tangle_core::lock::acquire(
             &config.layout.work_dir(),
             tangle_core::lock::Options { what: "mdbook (preprocessor)", ..Default::default() },
@@ -39,7 +39,7 @@ pub fn run() -> anyhow::Result<u8> {
         let project = crate::project_with_theme(Project::load_with(config.clone())?)?;
         let chapters = project.select(&[])?;
         let outcome = pipeline::check(&project, &chapters, CheckOptions::default(), &Plain)?;
-        report::report(&project, &outcome, false, Results::Stderr)?
+        (report::report(&project, &outcome, false, Results::Stderr)?, TanglePreprocessor::with_project(&project))
     };
     if code != CLEAN {
         anyhow::bail!(
@@ -47,7 +47,7 @@ pub fn run() -> anyhow::Result<u8> {
             tangle_core::messages::command("check")
         );
     }
-    let processed = mdbook_preprocessor::Preprocessor::run(&TanglePreprocessor::with_config(config), &ctx, book)?;
+    let processed = mdbook_preprocessor::Preprocessor::run(&preprocessor, &ctx, book)?;
     let mut out = std::io::stdout().lock();
     serde_json::to_writer(&mut out, &processed)?;
     out.flush()?;

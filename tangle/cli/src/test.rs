@@ -156,7 +156,10 @@ pub fn run(project: &Project, asked: &[String], options: CheckOptions) -> anyhow
 
     eprintln!("the rendered book");
     let site = project.layout().work_dir().join("test-site");
-    let render = tangle_render::RenderOptions { dest: Some(site) };
+    let render = tangle_render::RenderOptions {
+        dest: Some(site),
+        parsed: std::sync::Arc::new(tangle_render::Parsed::of(project)),
+    };
     match crate::refuse_stale_theme(project, options.writes)
         .and_then(|()| tangle_render::build_book(&project.config, &render))
     {

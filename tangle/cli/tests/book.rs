@@ -91,7 +91,7 @@ fn prose_shares_no_dozen_word_run_with_the_seeds() {
     assert!(!seed_runs.is_empty(), "the seeds at {} hold no text", seeds_dir.display());
     let mut copies = Vec::new();
     for chapter in Project::load(&root()).unwrap().book.chapters {
-        let prose: Vec<String> = prose_tokens(&chapter.source).into_iter().map(|t| t.text).collect();
+        let prose: Vec<String> = prose_tokens(chapter.source()).into_iter().map(|t| t.text).collect();
         for run in words(&prose.join(" ")).windows(RUN) {
             let run = run.join(" ");
             if seed_runs.contains(&run) {
@@ -278,7 +278,7 @@ fn prose_paraphrases_no_seed_sentence() {
 
     let mut close = Vec::new();
     for chapter in Project::load(&root()).unwrap().book.chapters {
-        let prose = chapter.source.split("\n## References").next().unwrap_or("");
+        let prose = chapter.source().split("\n## References").next().unwrap_or("");
         for s in sentences(prose) {
             let words = intern(words_of(&s.text));
             if words.len() < SENTENCE_WORDS {
@@ -383,7 +383,7 @@ fn the_book_renders_without_warnings() {
     let _machine = shared();
     let site = tempfile::tempdir().unwrap();
     let config = tangle_core::config::Config::load(&root()).expect("the book has a book.toml");
-    let options = tangle_render::RenderOptions { dest: Some(site.path().to_path_buf()) };
+    let options = tangle_render::RenderOptions { dest: Some(site.path().to_path_buf()), ..Default::default() };
     let warnings = tangle_render::build_book(&config, &options).expect("the book builds").warnings;
     assert!(warnings.is_empty(), "{} warning(s):\n{}", warnings.len(), warnings.join("\n"));
 }

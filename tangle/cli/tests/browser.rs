@@ -165,7 +165,7 @@ fn chapter_7_calculators_work_in_headless_chromium() {
     let root = root();
     let site = tempfile::tempdir().unwrap();
     let config = tangle_core::config::Config::load(&root).expect("the book has a book.toml");
-    let options = tangle_render::RenderOptions { dest: Some(site.path().to_path_buf()) };
+    let options = tangle_render::RenderOptions { dest: Some(site.path().to_path_buf()), ..Default::default() };
     tangle_render::build_book(&config, &options).expect("the book builds");
     let page = std::fs::read_to_string(site.path().join("ch07.html")).expect("the book has ch07.html");
 

@@ -306,3 +306,49 @@ fn fixtures() {
         });
     });
 }
+
+/// `tangle book` parses each Markdown file of the book once: the check's parse is what the
+/// style checks, the validation and the renderer work from. Counted by the front end
+/// (`tangle_core::markdown::parses`), reported under `TANGLE_TIMINGS`.
+#[test]
+fn tangle_book_parses_each_file_once() {
+    let case = workspace_root().join("tangle/cli/tests/fixtures/widgets");
+    let project = make_project(&case);
+    let root = project.path();
+    // A page without cells (a fence of text) and one SUMMARY.md leaves out, beside the chapter.
+    let src = root.join("book/src");
+    std::fs::write(src.join("intro.md"), "# Introduction\n\nSee [the chapter](ch01.md).\n\n```text\nnot a cell\n```\n")
+        .unwrap();
+    std::fs::write(src.join("notes.md"), "# Notes\n\nNot in the book.\n").unwrap();
+    let summary = std::fs::read_to_string(src.join("SUMMARY.md")).unwrap();
+    std::fs::write(src.join("SUMMARY.md"), summary.replace("# Summary\n", "# Summary\n\n[Introduction](intro.md)\n"))
+        .unwrap();
+    let files = std::fs::read_dir(&src)
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "md") && e.file_name() != "SUMMARY.md")
+        .count();
+    assert_eq!(files, 3);
+    let tangle = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_tangle"))
+            .arg("--root")
+            .arg(root)
+            .args(args)
+            // Not the fixtures' target: their books' crates are named ch01 too, and run beside.
+            .env("TANGLE_TARGET_DIR", workspace_root().join("target/tangle-parse-count"))
+            .env("TANGLE_TIMINGS", "1")
+            .env_remove("CI")
+            .output()
+            .unwrap()
+    };
+    // The widget's data file is the chapter's output: accepted first, as an author would.
+    let accepted = tangle(&["accept"]);
+    assert!(accepted.status.success(), "{}", String::from_utf8_lossy(&accepted.stderr));
+    let built = tangle(&["book"]);
+    let stderr = String::from_utf8_lossy(&built.stderr);
+    assert!(built.status.success(), "{stderr}");
+    assert!(root.join("book/book/intro.html").is_file() && root.join("book/book/ch01.html").is_file());
+    let parses: Vec<usize> =
+        stderr.lines().filter_map(|l| l.strip_prefix("timing: markdown parses ")?.parse().ok()).collect();
+    assert_eq!(parses, vec![files], "one parse per Markdown file of the book:\n{stderr}");
+}

@@ -62,7 +62,7 @@ fn every_page_reads_without_scrollbars_clipping_errors_or_broken_links() {
     let root = repo_root();
     let site = tempfile::tempdir().unwrap();
     let config = tangle_core::config::Config::load(&root).expect("the book has a book.toml");
-    let options = tangle_render::RenderOptions { dest: Some(site.path().to_path_buf()) };
+    let options = tangle_render::RenderOptions { dest: Some(site.path().to_path_buf()), ..Default::default() };
     tangle_render::build_book(&config, &options).expect("the book builds");
     let book = site.path();
     assert!(book.join("index.html").is_file());

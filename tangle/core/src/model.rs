@@ -1,27 +1,47 @@
 //! The typed model every stage shares: a [`Book`] of [`Chapter`]s, each a list of [`Cell`]s with
-//! their byte spans and lines in the Markdown. Only `parse` builds it; later stages that write
-//! Markdown (accept, fmt) splice by these spans, and the renderer reads the Markdown through
-//! the same front end ([`crate::markdown`]).
+//! their byte spans and lines in the Markdown, and the parsed [`Document`] of every Markdown
+//! file. Only `parse` builds it; later stages that write Markdown (accept, fmt) splice by these
+//! spans, and the style checks and the renderer read the documents parsed here rather than
+//! parse the files again.
 
+use std::collections::BTreeMap;
 use std::ops::Range;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use regex::Regex;
 
 pub use crate::config::CellMode;
 pub use crate::diagnostic::Location;
+pub use crate::markdown::Document;
 
 /// The book: every chapter with cells, in the order of their paths (the generated crates are
-/// ordered dependencies first, see `generate`).
+/// ordered dependencies first, see `generate`), and every Markdown file of the source folder
+/// as parsed, cells or not.
 #[derive(Debug, Default)]
 pub struct Book {
     pub chapters: Vec<Chapter>,
+    /// Every Markdown file under the source folder but `SUMMARY.md`, by its path relative to
+    /// the project root (`book/src/intro.md`): the pages the renderer works from. A chapter's
+    /// entry is the same document as its [`Chapter::doc`].
+    pub documents: BTreeMap<PathBuf, Arc<Document>>,
 }
 
 impl Book {
+    /// A book of these chapters alone, their documents its only pages.
+    pub fn from_chapters(chapters: Vec<Chapter>) -> Book {
+        let documents = chapters.iter().map(|c| (c.path.clone(), c.doc.clone())).collect();
+        Book { chapters, documents }
+    }
+
     pub fn chapter(&self, name: &str) -> Option<&Chapter> {
         self.chapters.iter().find(|c| c.name == name)
+    }
+
+    /// The chapter made from the file at `path` (relative to the project root), if it has cells.
+    pub fn chapter_at(&self, path: &Path) -> Option<&Chapter> {
+        self.chapters.iter().find(|c| c.path == path)
     }
 }
 
@@ -32,8 +52,8 @@ pub struct Chapter {
     pub name: String,
     /// `book/src/ch06.md`, relative to the project root.
     pub path: PathBuf,
-    /// The file's exact text; `accept` splices into it by byte span.
-    pub source: String,
+    /// The file as parsed: its exact text ([`Chapter::source`]) and its Markdown structure.
+    pub doc: Arc<Document>,
     pub cells: Vec<Cell>,
     /// Sentences' quotes of values the code publishes (`{{#value NAME shown}}`).
     pub quotes: Vec<ValueQuote>,
@@ -43,6 +63,11 @@ pub struct Chapter {
 }
 
 impl Chapter {
+    /// The file's exact text; `accept` splices into it by byte span.
+    pub fn source(&self) -> &str {
+        self.doc.source()
+    }
+
     pub fn location(&self, line: usize) -> Location {
         Location::new(self.path.clone(), line)
     }
@@ -53,7 +78,7 @@ impl Chapter {
 
     /// The line ending the file uses (`\r\n` if any line ends so), for text added to it.
     pub fn newline(&self) -> &'static str {
-        if self.source.contains("\r\n") { "\r\n" } else { "\n" }
+        if self.source().contains("\r\n") { "\r\n" } else { "\n" }
     }
 }
 

@@ -498,11 +498,11 @@ pub fn accept(project: &Project, results: &[ChapterResult], writes: Writes) -> a
         let text = match accept::rewrite(chapter, &result.run, &result.verdicts, &result.values.drifts) {
             Some(text) => {
                 // The chapter may have been edited while its program ran; never overwrite that.
-                fsutil::replace_if_unchanged(&path, chapter.source.as_bytes(), text.as_bytes())?;
+                fsutil::replace_if_unchanged(&path, chapter.source().as_bytes(), text.as_bytes())?;
                 accepted.files.push(chapter.path.clone());
                 text
             }
-            None => chapter.source.clone(),
+            None => chapter.source().to_string(),
         };
         let reparsed = parse::parse_chapter_as(&chapter.name, &chapter.path, text.into_bytes(), chapter.mode)?;
         // An examples chapter (an existing mdBook's) is not mirrored in snapshots/.
@@ -553,7 +553,7 @@ pub fn fmt(project: &Project, chapters: &[&Chapter], write: bool) -> anyhow::Res
             anyhow::ensure!(!on_ci(), "fmt writes the book and never runs with CI set");
             fsutil::replace_if_unchanged(
                 &project.root.join(&chapter.path),
-                chapter.source.as_bytes(),
+                chapter.source().as_bytes(),
                 text.as_bytes(),
             )?;
         }
@@ -724,9 +724,9 @@ pub fn untangle(project: &Project, chapters: &[Selected<'_>], writes: Writes) ->
             .book
             .chapter(&c.chapter)
             .with_context(|| format!("untangle took edits into no chapter {}", c.chapter))?;
-        if c.text != chapter.source {
+        if c.text != chapter.source() {
             // The chapter may have been edited meanwhile; never overwrite that.
-            fsutil::replace_if_unchanged(&project.root.join(&c.path), chapter.source.as_bytes(), c.text.as_bytes())?;
+            fsutil::replace_if_unchanged(&project.root.join(&c.path), chapter.source().as_bytes(), c.text.as_bytes())?;
         }
     }
     let files = taken.iter().flat_map(|c| c.files.iter().cloned()).collect();

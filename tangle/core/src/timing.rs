@@ -1,6 +1,7 @@
 //! `TANGLE_TIMINGS=1`: how long each phase of a command took, on stderr (`timing: parse 0.041 s`),
 //! for whoever measures the author's loop (`bench/author-loop`). Off by default, and then
-//! nothing but an environment lookup.
+//! nothing but an environment lookup. Counts go there too (how many Markdown documents a
+//! command parsed).
 
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -19,6 +20,13 @@ pub fn phase<T>(phase: &str, f: impl FnOnce() -> T) -> T {
     let out = f();
     eprintln!("timing: {phase} {:.3} s", start.elapsed().as_secs_f64());
     out
+}
+
+/// Reports a count (`timing: markdown parses 7`) when timings are on.
+pub fn count(what: &str, n: usize) {
+    if enabled() {
+        eprintln!("timing: {what} {n}");
+    }
 }
 
 /// A phase timed from [`Span::new`] until the span is dropped.

@@ -12,7 +12,7 @@ use anyhow::{Context, bail};
 use mdbook_preprocessor::book::{Book, BookItem, SectionNumber};
 use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
 
-use super::labels::{self, Labels, Page};
+use super::labels::{self, Labels, Page, Parsed};
 use super::{chapter, figures};
 use tangle_core::config::{Config, Layout};
 use tangle_core::diagnostic::{Diagnostic, Location, Sources, Style};
@@ -33,6 +33,8 @@ pub struct TanglePreprocessor {
     cache: Option<PathBuf>,
     /// What [`build_book`] learns from the run, and asks of it (in [`build_book`]).
     exchange: Option<std::sync::Arc<std::sync::Mutex<Exchange>>>,
+    /// The pages the check parsed, reused rather than parsed again.
+    parsed: std::sync::Arc<Parsed>,
 }
 
 /// Between [`build_book`] and the preprocessor it runs.
@@ -62,12 +64,28 @@ pub type Chapters = std::collections::HashMap<PathBuf, (String, Option<u32>)>;
 impl TanglePreprocessor {
     /// A preprocessor that reads the configuration from the book mdBook builds.
     pub fn new() -> Self {
-        TanglePreprocessor { config: None, collected: None, validated: false, cache: None, exchange: None }
+        TanglePreprocessor {
+            config: None,
+            collected: None,
+            validated: false,
+            cache: None,
+            exchange: None,
+            parsed: Default::default(),
+        }
+    }
+
+    /// A preprocessor for `project`'s book, which renders the pages the project parsed.
+    pub fn with_project(project: &tangle_core::pipeline::Project) -> Self {
+        TanglePreprocessor {
+            config: Some(project.config.clone()),
+            parsed: std::sync::Arc::new(Parsed::of(project)),
+            ..TanglePreprocessor::new()
+        }
     }
 
     /// A preprocessor for the book `config` describes.
     pub fn with_config(config: Config) -> Self {
-        TanglePreprocessor { config: Some(config), collected: None, validated: false, cache: None, exchange: None }
+        TanglePreprocessor { config: Some(config), parsed: Default::default(), ..TanglePreprocessor::new() }
     }
 }
 
@@ -106,9 +124,9 @@ impl Preprocessor for TanglePreprocessor {
             }
         }
         let _t = tangle_core::timing::Span::new("render: preprocessor");
-        let pages: Vec<Page> = inputs.iter().map(|(path, content)| Page::new(path, content)).collect();
+        let pages: Vec<Page> = inputs.iter().map(|(path, content)| self.parsed.page(path, content)).collect();
         let labels = Labels::collect(&pages);
-        let mut warnings = unlisted_chapters(&src_dir, &src_rel, &inputs);
+        let mut warnings = unlisted_chapters(&src_dir, &src_rel, &inputs, &self.parsed);
         warnings.extend(unreferenced_figures(&pages, &labels, &src_rel, &inputs));
         let bibliography = match super::citations::Bibliography::load(layout) {
             Ok(b) => b,
@@ -131,9 +149,12 @@ impl Preprocessor for TanglePreprocessor {
         let mut read = Vec::new();
         for ((path, content), page) in inputs.iter().zip(&pages) {
             let file = src_rel.join(path);
-            let parsed = tangle_core::parse::crate_name(path).map(|name| {
-                tangle_core::parse::parse_chapter_as(&name, &file, content.clone().into_bytes(), config.cells)
-            });
+            // The check's chapter when it parsed this very text; else read from the page's parse.
+            let parsed = match self.parsed.chapter(path, page) {
+                Some(chapter) => chapter.cloned().map(Ok),
+                None => tangle_core::parse::crate_name(path)
+                    .map(|name| tangle_core::parse::read_chapter(&name, &file, page.doc.clone(), config.cells)),
+            };
             let parsed_cleanly = !matches!(parsed, Some(Err(_)));
             let chapter = match parsed {
                 Some(Ok(chapter)) if !chapter.cells.is_empty() => Some(chapter),
@@ -295,8 +316,21 @@ fn require_theme(layout: &Layout, ctx: &PreprocessorContext) -> anyhow::Result<(
 
 /// Chapter files (files with cells) that SUMMARY.md does not list: checked by tangle, never
 /// shown.
-fn unlisted_chapters(src_dir: &Path, src_rel: &Path, listed: &[(PathBuf, String)]) -> Vec<Diagnostic> {
+fn unlisted_chapters(src_dir: &Path, src_rel: &Path, listed: &[(PathBuf, String)], parsed: &Parsed) -> Vec<Diagnostic> {
     let mut out = Vec::new();
+    let unlisted = |rel: &Path| {
+        Diagnostic::warning(
+            Location::new(src_rel.join(rel), 1),
+            "this chapter is not listed in SUMMARY.md, so the book leaves it out",
+        )
+    };
+    // The check parsed every file of the source folder: its chapters are the files with cells.
+    if !parsed.is_empty() {
+        let mut found: Vec<&Path> =
+            parsed.chapters().map(|(path, _)| path).filter(|p| !listed.iter().any(|(l, _)| l == p)).collect();
+        found.sort();
+        return found.into_iter().map(unlisted).collect();
+    }
     for entry in walkdir::WalkDir::new(src_dir).sort_by_file_name().into_iter().filter_map(Result::ok) {
         let path = entry.path();
         let Ok(rel) = path.strip_prefix(src_dir) else { continue };
@@ -311,10 +345,7 @@ fn unlisted_chapters(src_dir: &Path, src_rel: &Path, listed: &[(PathBuf, String)
             .and_then(|text| tangle_core::parse::parse_chapter("x", rel, text.into_bytes()).ok())
             .is_some_and(|c| !c.cells.is_empty());
         if has_cells {
-            out.push(Diagnostic::warning(
-                Location::new(src_rel.join(rel), 1),
-                "this chapter is not listed in SUMMARY.md, so the book leaves it out",
-            ));
+            out.push(unlisted(rel));
         }
     }
     out
@@ -375,7 +406,7 @@ fn unplaced_figures(page: &Page, chapter: &tangle_core::model::Chapter, file: &P
         page.doc.directives_named("figure").map(|d| labels::figure_name(page.doc.text(d.args.clone()))).collect();
     let mut out = Vec::new();
     for cell in &chapter.cells {
-        for name in figures::drawn_figure_names(&cell.code) {
+        for name in figures::drawn_figures(&cell.code) {
             if !placed.contains(&name.as_str()) {
                 out.push(Diagnostic::warning(
                     Location::new(file, cell.code_line),
@@ -405,6 +436,9 @@ impl std::error::Error for Refused {}
 pub struct RenderOptions {
     /// Write the site here instead of the book's `build-dir` (`book/book`).
     pub dest: Option<PathBuf>,
+    /// The pages a check parsed ([`Parsed::of`] the checked project), which the build renders
+    /// instead of parsing the files again; empty, the build parses what it reads.
+    pub parsed: std::sync::Arc<Parsed>,
 }
 
 /// A complete earlier build: its site folder and what each chapter became. See
@@ -458,7 +492,9 @@ fn build(book: &Config, options: &RenderOptions, since: Option<&Previous>) -> an
     // (The changed pages are built before the complete build that follows, which refuses.)
     let problems = match since {
         Some(_) => Vec::new(),
-        None => tangle_core::timing::phase("render: validate", || super::validate::validate_book(book)),
+        None => {
+            tangle_core::timing::phase("render: validate", || super::validate::validate_with(book, &options.parsed))
+        }
     };
     if !problems.is_empty() {
         let sources = Sources::new(&layout.root);
@@ -515,6 +551,7 @@ fn build(book: &Config, options: &RenderOptions, since: Option<&Previous>) -> an
         validated: true,
         cache: Some(super::cache::dir(layout)),
         exchange: Some(exchange.clone()),
+        parsed: options.parsed.clone(),
     });
     // mdBook logs what it cannot do (an include it cannot read) and carries on; any error it
     // logs fails the build.

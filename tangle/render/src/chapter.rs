@@ -28,7 +28,7 @@ pub struct Rendered {
 const MDBOOK_DIRECTIVES: &[&str] = &["include", "rustdoc_include", "playground", "title"];
 
 struct Renderer<'a> {
-    page: &'a Page<'a>,
+    page: &'a Page,
     labels: &'a Labels,
     /// The chapter file relative to the repository root, for warnings.
     file: &'a Path,
@@ -77,13 +77,13 @@ pub fn render(
     render_math(&mut r);
     let placed = render_directives(&mut r, figures_dir, &diagrams, chapter, references.as_deref());
     if let (Some(list), false) = (&references, placed) {
-        let end = page.doc.source.len();
+        let end = page.doc.source().len();
         r.edits.replace(end..end, format!("\n\n## References\n\n{list}"));
     }
     render_mentions(&mut r);
     render_callouts(&mut r);
     let Renderer { edits, warnings, .. } = r;
-    Rendered { markdown: edits.apply(page.doc.source), warnings }
+    Rendered { markdown: edits.apply(page.doc.source()), warnings }
 }
 
 /// Draws every diagram fence. A named one (`fig=NAME`) is placed by its `{{#figure}}` and its
@@ -208,7 +208,7 @@ fn render_directives(
 ) -> bool {
     let mut placed = false;
     let directives = r.page.doc.directives.clone();
-    let drawn = chapter.map(|c| figures::drawn_figure_names(&c.source)).unwrap_or_default();
+    let drawn = chapter.map(|c| figures::drawn_figure_names(&c.doc)).unwrap_or_default();
     // Values recorded by runs outside the test command (a benchmark) say so in their tooltip.
     let root = figures_dir.parent().unwrap_or(figures_dir);
     let recorded = chapter.and_then(|c| tangle_core::compare::load_recorded(root, c).ok()).unwrap_or_default();
@@ -243,7 +243,7 @@ fn render_directives(
                     widgets::opening(figures_dir, &r.page.stem, &name, &number).unwrap_or_else(|(gap, why)| {
                         // A calculator nothing computes is an error of the validation pass.
                         let file = figures_dir.join(&r.page.stem).join(format!("{name}.widget.json"));
-                        if file.exists() || crate::validate::writes_calculator(r.page.doc.source, &name) {
+                        if file.exists() || crate::validate::writes_calculator(&r.page.doc, &name) {
                             r.warn(d.span.start, why);
                         }
                         gap
@@ -326,7 +326,7 @@ fn render_callouts(r: &mut Renderer) {
         let (before, after) = callouts::wrap(&kind);
         r.edits.replace(quote.span.start..quote.span.start, before);
         let end = quote.span.end;
-        let after = if r.page.doc.source[..end].ends_with('\n') { after.to_string() } else { format!("\n{after}") };
+        let after = if r.page.doc.source()[..end].ends_with('\n') { after.to_string() } else { format!("\n{after}") };
         r.edits.replace(end..end, after);
     }
 }

@@ -16,17 +16,22 @@ const DRAWS: [&str; 2] = ["figure", "svg"];
 
 /// The figure a run cell draws, if it calls `figure::svg("NAME", ...)`.
 pub fn drawn_figure(code: &str) -> Option<String> {
-    names_passed(code, DRAWS).into_iter().next()
+    drawn_figures(code).into_iter().next()
+}
+
+/// The names every `figure::svg("NAME", ...)` call in one cell's code draws.
+pub fn drawn_figures(code: &str) -> Vec<String> {
+    names_passed(code, DRAWS)
 }
 
 /// The names every `figure::svg("name", ...)` call in a chapter's Rust blocks draws.
-pub fn drawn_figure_names(chapter: &str) -> Vec<String> {
-    rust_blocks(chapter).iter().flat_map(|code| names_passed(code, DRAWS)).collect()
+pub fn drawn_figure_names(chapter: &Document) -> Vec<String> {
+    rust_blocks(chapter).flat_map(|code| names_passed(code, DRAWS)).collect()
 }
 
-/// The code of a chapter's Rust blocks, as the Markdown front end finds them.
-pub(crate) fn rust_blocks(chapter: &str) -> Vec<String> {
-    Document::parse(chapter).fences.into_iter().filter(|f| f.lang() == "rust").map(|f| f.text).collect()
+/// The code of a chapter's Rust blocks, as the Markdown front end found them.
+pub(crate) fn rust_blocks(chapter: &Document) -> impl Iterator<Item = &str> {
+    chapter.fences.iter().filter(|f| f.lang() == "rust").map(|f| f.text.as_str())
 }
 
 /// The string literals passed first to calls of a path ending in `tail` (`figure::svg`,
@@ -147,6 +152,6 @@ mod tests {
     fn a_chapter_draws_what_its_rust_blocks_draw() {
         let chapter = "Prose naming figure::svg(\"prose\") draws nothing.\n\n```rust\nfigure::svg(\"a\", (1, 1), f)?;\n```\n\n\
                        ```text\nfigure::svg(\"text\", (1, 1), f)?;\n```\n\n> ```rust\n> figure::svg(\"quoted\", (1, 1), f)?;\n> ```\n";
-        assert_eq!(drawn_figure_names(chapter), vec!["a".to_string(), "quoted".to_string()]);
+        assert_eq!(drawn_figure_names(&Document::parse(chapter)), vec!["a".to_string(), "quoted".to_string()]);
     }
 }

@@ -5,11 +5,14 @@
 //! Collected for the whole book first, so a reference may point into another chapter.
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock};
 
 use regex::Regex;
 
 use tangle_core::markdown::{Document, InlineKind};
+use tangle_core::model::Chapter;
+use tangle_core::pipeline::Project;
 
 /// What a label names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -47,24 +50,79 @@ pub struct Label {
 }
 
 /// A chapter as the renderer sees it: where it is, its number, its parsed Markdown.
-pub struct Page<'a> {
+pub struct Page {
     /// File stem (`ch06`): the folder of its figures under `figures/`.
     pub stem: String,
     /// The page it becomes, relative to the book root (`ch06.html`).
     pub html: String,
     /// The number in its first level-one heading (`# 6 Distributed ...` → 6).
     pub number: Option<u32>,
-    pub doc: Document<'a>,
+    pub doc: Arc<Document>,
 }
 
-impl<'a> Page<'a> {
-    /// `path` is relative to the book's source folder (`ch06.md`).
-    pub fn new(path: &std::path::Path, content: &'a str) -> Self {
-        let doc = Document::parse(content);
+impl Page {
+    /// `path` is relative to the book's source folder (`ch06.md`); `content` is parsed.
+    pub fn new(path: &std::path::Path, content: &str) -> Self {
+        Page::of(path, Arc::new(Document::parse(content)))
+    }
+
+    /// The page at `path` (relative to the book's source folder) made from a parsed document.
+    pub fn of(path: &std::path::Path, doc: Arc<Document>) -> Self {
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let html = path.with_extension("html").to_string_lossy().replace('\\', "/");
         let number = chapter_number(&doc);
         Page { stem, html, number, doc }
+    }
+}
+
+/// The pages a check already parsed ([`tangle_core::model::Book::documents`]), by path under
+/// the book's source folder, each with the chapter read from it when it has cells: what the
+/// renderer works from, so that `tangle book` parses every file once. A page whose text is
+/// not the one parsed (saved again since, or a book without a check) is parsed when asked for.
+#[derive(Debug, Clone, Default)]
+pub struct Parsed {
+    pages: HashMap<PathBuf, (Arc<Document>, Option<Chapter>)>,
+}
+
+impl Parsed {
+    /// What `project` parsed when it was loaded.
+    pub fn of(project: &Project) -> Parsed {
+        let src = &project.layout().src;
+        let pages = project
+            .book
+            .documents
+            .iter()
+            .filter_map(|(path, doc)| {
+                let rel = path.strip_prefix(src).ok()?.to_path_buf();
+                Some((rel, (doc.clone(), project.book.chapter_at(path).cloned())))
+            })
+            .collect();
+        Parsed { pages }
+    }
+
+    /// The page at `path` (relative to the source folder) whose text is `content`.
+    pub fn page(&self, path: &Path, content: &str) -> Page {
+        match self.pages.get(path) {
+            Some((doc, _)) if doc.source() == content => Page::of(path, doc.clone()),
+            _ => Page::new(path, content),
+        }
+    }
+
+    /// The chapter read from `page` (at `path`), when the check parsed that very document:
+    /// `Some(None)` for a page without cells, `None` when the page is not the one parsed.
+    pub fn chapter(&self, path: &Path, page: &Page) -> Option<Option<&Chapter>> {
+        let (doc, chapter) = self.pages.get(path)?;
+        Arc::ptr_eq(doc, &page.doc).then_some(chapter.as_ref())
+    }
+
+    /// The chapters (files with cells) the check found, by path under the source folder.
+    pub fn chapters(&self) -> impl Iterator<Item = (&Path, &Chapter)> {
+        self.pages.iter().filter_map(|(path, (_, chapter))| Some((path.as_path(), chapter.as_ref()?)))
+    }
+
+    /// Whether nothing was parsed before (the renderer reads the book itself).
+    pub fn is_empty(&self) -> bool {
+        self.pages.is_empty()
     }
 }
 

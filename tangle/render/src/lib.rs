@@ -4,9 +4,12 @@
 //!
 //! mdBook reads the chapters under `[book] src` and hands every chapter to [`TanglePreprocessor`] (which runs
 //! before mdBook's own `{{#include}}` expansion, so that nothing in program output expands).
-//! The preprocessor reads each chapter through the shared Markdown front end
-//! ([`tangle_core::markdown`]) and tangle's parse, numbers what can be referred to ([`labels`]) and
-//! rewrites each chapter ([`chapter`]) into Markdown and HTML that mdBook shows:
+//! The preprocessor works from the chapters as the check parsed them ([`Parsed`], the checked
+//! project's documents and chapters, handed over in [`RenderOptions`]): `tangle book` parses
+//! each file once, and only a page whose text is not the one parsed (or a book rendered without
+//! a check) is read through the shared Markdown front end ([`tangle_core::markdown`]) here. It
+//! numbers what can be referred to ([`labels`]) and rewrites each chapter ([`chapter`]) into
+//! Markdown and HTML that mdBook shows:
 //!
 //! - `output` blocks become preformatted program output; cells lose their marker line, test
 //!   cells and figure-drawing cells fold ([`cells`]);
@@ -65,5 +68,6 @@ mod widgets;
 pub use book::{
     Chapters, NAME, Previous, Refused, RenderOptions, Rendered, TanglePreprocessor, build_book, build_changed_pages,
 };
+pub use labels::Parsed;
 pub use serve::serve;
 pub use validate::{validate, validate_book};

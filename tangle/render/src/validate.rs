@@ -24,7 +24,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::citations::{self, Bibliography};
-use super::labels::{self, Page};
+use super::labels::{self, Page, Parsed};
 use super::{diagrams, figures};
 use tangle_core::config::{Config, Layout};
 use tangle_core::diagnostic::{Diagnostic, Location};
@@ -33,11 +33,16 @@ use tangle_core::pipeline::Project;
 
 /// Everything the book would refuse, as errors (an empty list: `book` accepts it).
 pub fn validate(project: &Project) -> Vec<Diagnostic> {
-    validate_book(&project.config)
+    validate_with(&project.config, &Parsed::of(project))
 }
 
 /// [`validate`] for a book's configuration: reads `SUMMARY.md` and the chapters it lists.
 pub fn validate_book(config: &Config) -> Vec<Diagnostic> {
+    validate_with(config, &Parsed::default())
+}
+
+/// [`validate_book`] reusing the pages a check parsed, where their text is what the files hold.
+pub(crate) fn validate_with(config: &Config, parsed: &Parsed) -> Vec<Diagnostic> {
     let layout = &config.layout;
     let src = layout.abs(&layout.src);
     let mut out = Vec::new();
@@ -74,7 +79,7 @@ pub fn validate_book(config: &Config) -> Vec<Diagnostic> {
             None
         }
     };
-    let pages: Vec<Page> = inputs.iter().map(|(path, text)| Page::new(path, text)).collect();
+    let pages: Vec<Page> = inputs.iter().map(|(path, text)| parsed.page(path, text)).collect();
     let paths: Vec<PathBuf> = inputs.iter().map(|(path, _)| path.clone()).collect();
     out.extend(validate_pages(layout, &paths, &pages, bibliography.as_ref()));
     out
@@ -137,7 +142,7 @@ fn error_at(page: &Page, file: &Path, offset: usize, message: String) -> Diagnos
 /// `{{#figure NAME}}` directives whose figure nothing provides.
 fn unknown_figures(layout: &Layout, page: &Page, file: &Path) -> Vec<Diagnostic> {
     let dir = layout.abs(&layout.figures).join(&page.stem);
-    let mut known: Vec<String> = figures::drawn_figure_names(page.doc.source);
+    let mut known: Vec<String> = figures::drawn_figure_names(&page.doc);
     for fence in &page.doc.fences {
         if diagrams::find(fence.lang()).is_some()
             && let Some(name) = fence.info.as_ref().ok().and_then(|i| i.value("fig"))
@@ -174,15 +179,15 @@ fn unknown_figures(layout: &Layout, page: &Page, file: &Path) -> Vec<Diagnostic>
 const WRITES: [&str; 2] = ["Widget", "new"];
 
 /// Whether a cell of the chapter `source` computes calculator `name`.
-pub(crate) fn writes_calculator(source: &str, name: &str) -> bool {
-    figures::rust_blocks(source).iter().any(|code| figures::names_passed(code, WRITES).iter().any(|n| n == name))
+pub(crate) fn writes_calculator(chapter: &tangle_core::markdown::Document, name: &str) -> bool {
+    figures::rust_blocks(chapter).any(|code| figures::names_passed(code, WRITES).iter().any(|n| n == name))
 }
 
 /// `{{#widget NAME}}` directives: a calculator nothing computes, or one placed twice.
 fn calculators(layout: &Layout, page: &Page, file: &Path) -> Vec<Diagnostic> {
     let dir = layout.abs(&layout.figures).join(&page.stem);
     let mut known: Vec<String> =
-        figures::rust_blocks(page.doc.source).iter().flat_map(|code| figures::names_passed(code, WRITES)).collect();
+        figures::rust_blocks(&page.doc).flat_map(|code| figures::names_passed(code, WRITES)).collect();
     known.extend(files_ending(&dir, ".widget.json"));
     let mut placed: HashMap<&str, usize> = HashMap::new();
     let mut out = Vec::new();
@@ -243,10 +248,10 @@ static READS: LazyLock<Regex> =
 
 /// Files mdBook's directives would read from outside the allowed folders, or that do not exist.
 fn includes(layout: &Layout, path: &Path, page: &Page, file: &Path) -> Vec<Diagnostic> {
-    let source = page.doc.source;
+    let source = page.doc.source();
     // The cells, their outputs and the diagrams tangle renders itself; any other block
     // (```` ```rust,ignore ````, ```` ```text ````) is mdBook's.
-    let cells = tangle_core::parse::parse_chapter("chapter", path, source.as_bytes().to_vec())
+    let cells = tangle_core::parse::read_chapter("chapter", path, page.doc.clone(), Default::default())
         .map(|c| c.cells)
         .unwrap_or_default();
     let mut inert: Vec<std::ops::Range<usize>> = cells

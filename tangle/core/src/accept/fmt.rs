@@ -44,7 +44,7 @@ pub(crate) fn format_chapter(chapter: &Chapter, edition: &str, style_dir: &Path)
     if diagnostics.has_errors() {
         return Err(diagnostics.into());
     }
-    Ok((!edits.is_empty()).then(|| edits.apply(&chapter.source)))
+    Ok((!edits.is_empty()).then(|| edits.apply(chapter.source())))
 }
 
 enum FmtError {

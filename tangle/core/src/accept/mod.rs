@@ -19,7 +19,7 @@ pub fn rewrite(chapter: &Chapter, run: &RunOutput, verdicts: &[CellVerdict], val
     let nl = chapter.newline();
     let mut edits = Edits::new();
     for drift in values {
-        edits.replace(drift.quote.shown_span.clone(), replacement(&drift.quote, &drift.actual, &chapter.source));
+        edits.replace(drift.quote.shown_span.clone(), replacement(&drift.quote, &drift.actual, chapter.source()));
     }
     for v in verdicts.iter().filter(|v| matches!(v.verdict, Verdict::Drift { .. })) {
         let Some(cell) = chapter.run_cells().nth(v.index) else { continue };
@@ -50,8 +50,8 @@ pub fn rewrite(chapter: &Chapter, run: &RunOutput, verdicts: &[CellVerdict], val
     if edits.is_empty() {
         return None;
     }
-    let text = edits.apply(&chapter.source);
-    (text != chapter.source).then_some(text)
+    let text = edits.apply(chapter.source());
+    (text != chapter.source()).then_some(text)
 }
 
 /// An output block for a cell that had none, written after its closing fence.

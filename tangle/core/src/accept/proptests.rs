@@ -232,10 +232,10 @@ fn outside_outputs(ch: &Chapter) -> Vec<String> {
     let mut at = 0;
     for cell in ch.run_cells() {
         let end = cell.output.as_ref().map_or(cell.end(), |b| b.span.end);
-        pieces.push(ch.source[at..cell.end()].to_string());
+        pieces.push(ch.source()[at..cell.end()].to_string());
         at = end;
     }
-    pieces.push(ch.source[at..].to_string());
+    pieces.push(ch.source()[at..].to_string());
     pieces
 }
 
@@ -251,7 +251,7 @@ proptest! {
 
     #[test]
     fn the_front_end_never_panics(text in "(?s)[ -~\\n\\r\\t>`~#*_$\\[\\]{}|é🦀-]{0,400}") {
-        let _ = crate::markdown::Document::parse(&text);
+        let _ = crate::markdown::Document::parse(text.as_str());
         let _ = parse_chapter("ch01", Path::new("book/src/ch01.md"), text.into_bytes());
     }
 

@@ -115,7 +115,7 @@ impl Mapper<'_> {
             }
             span = &span.expansion.as_ref()?.span;
         };
-        let source = &self.book.chapter(&chapter)?.source;
+        let source = &self.book.chapter(&chapter)?.source();
         let start = byte_at(source, line, column);
         let width =
             if span.line_end == span.line_start { span.column_end.saturating_sub(span.column_start) } else { 1 };

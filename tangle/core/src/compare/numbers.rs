@@ -18,7 +18,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::diagnostic::Diagnostic;
-use crate::markdown::{Document, LeafKind};
+use crate::markdown::LeafKind;
 use crate::model::{CellKind, Chapter};
 
 /// A number as it is written: `2,475`, `40.6`, `0.114`; with an optional sign.
@@ -135,7 +135,7 @@ pub fn unquoted_numbers(chapter: &Chapter) -> Vec<Diagnostic> {
 
 /// Warnings for the hand-typed copies of computed numbers in `chapter`.
 pub(crate) fn hand_typed_numbers(chapter: &Chapter) -> Vec<Diagnostic> {
-    let doc = Document::parse(&chapter.source);
+    let doc = &chapter.doc;
     // Numbers written in the code are inputs the prose may state: numeric literals of library
     // and run cells, not a number in a comment, a string or a test's assertion (a test that
     // asserts 13.69 checks a result, it does not set an input).

@@ -208,7 +208,7 @@ fn normalize_spaces(text: &str) -> String {
 
 /// The quote's line(s), as they are and as `accept` would write them.
 fn sentence_diff(chapter: &Chapter, quote: &ValueQuote, actual: &str) -> Diff {
-    let src = &chapter.source;
+    let src = chapter.source();
     let start = src[..quote.span.start].rfind('\n').map_or(0, |i| i + 1);
     let end = src[quote.span.end..].find('\n').map_or(src.len(), |i| quote.span.end + i);
     let before = src[start..end].trim_end_matches('\r');

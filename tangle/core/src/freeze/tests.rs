@@ -140,7 +140,7 @@ fn chapters_are_frozen_by_book_toml_or_their_directive_and_mistakes_are_located(
     other.name = "ch02".into();
     assert!(is_frozen(&Config::parse(root, Path::new(""), "").unwrap(), &other));
     assert_eq!(declared_at(&config, &other).map(|l| l.line), Some(3), "the directive's line");
-    let book = Book { chapters: vec![frozen, other] };
+    let book = Book::from_chapters(vec![frozen, other]);
     let err = validate(&config, &book).unwrap_err();
     let d = &err.0[0];
     assert_eq!(d.location.as_ref().map(|l| (l.file.as_path(), l.line)), Some((Path::new("book.toml"), 4)));
@@ -154,7 +154,7 @@ fn chapters_are_frozen_by_book_toml_or_their_directive_and_mistakes_are_located(
     let examples =
         chapter(&format!("<!-- tangle: cells examples -->\n{}", CHAPTER.replace("# One", "<!-- tangle: freeze -->")));
     let err =
-        validate(&Config::parse(root, Path::new(""), "").unwrap(), &Book { chapters: vec![examples] }).unwrap_err();
+        validate(&Config::parse(root, Path::new(""), "").unwrap(), &Book::from_chapters(vec![examples])).unwrap_err();
     assert!(err.0[0].message.contains("examples chapter, which cannot be frozen"), "{}", err.0[0].message);
     let bad = crate::parse::parse_chapter_as(
         "ch01",
@@ -171,7 +171,7 @@ fn a_record_whose_chapter_is_not_frozen_is_an_orphan() {
     let dir = tempfile::tempdir().unwrap();
     let frozen = Config::parse(dir.path(), Path::new(""), "[preprocessor.tangle]\nfreeze = [\"ch01\"]\n").unwrap();
     let thawed = Config::parse(dir.path(), Path::new(""), "").unwrap();
-    let book = Book { chapters: vec![chapter(CHAPTER)] };
+    let book = Book::from_chapters(vec![chapter(CHAPTER)]);
     assert!(orphans(&frozen, &book).is_empty(), "no frozen/ folder at all");
     std::fs::create_dir_all(dir.path().join("frozen")).unwrap();
     std::fs::write(dir.path().join("frozen/ch01.toml"), "").unwrap();

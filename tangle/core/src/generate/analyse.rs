@@ -164,14 +164,14 @@ fn error_at(chapter: &Chapter, cell: &Cell, e: syn::Error) -> Diagnostic {
 pub(crate) fn chapter_offset(chapter: &Chapter, cell: &Cell, line: usize, column: usize) -> (usize, usize) {
     let code_line = cell.code.lines().nth(line - 1).unwrap_or("");
     let byte = code_line.char_indices().nth(column).map_or(code_line.len(), |(i, _)| i);
-    let start = line_start(&chapter.source, cell.code_line + line - 1).min(chapter.source.len());
-    let source_line = chapter.source[start..].split(['\n', '\r']).next().unwrap_or("");
+    let start = line_start(chapter.source(), cell.code_line + line - 1).min(chapter.source().len());
+    let source_line = chapter.source()[start..].split(['\n', '\r']).next().unwrap_or("");
     // The container prefix (`> `, a list item's indentation) as it stands on this line.
     let prefix = match source_line.strip_suffix(code_line) {
         Some(prefix) => prefix,
         None => &source_line[..cell.prefix.len().min(source_line.len())],
     };
-    let offset = (start + prefix.len() + byte).min(chapter.source.len());
+    let offset = (start + prefix.len() + byte).min(chapter.source().len());
     (offset, prefix.chars().count() + column + 1)
 }
 

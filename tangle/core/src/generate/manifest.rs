@@ -239,7 +239,7 @@ mod tests {
         let chapter = Chapter {
             name: "ch06".into(),
             path: "book/src/ch06.md".into(),
-            source: String::new(),
+            doc: std::sync::Arc::new(crate::markdown::Document::parse("")),
             cells: Vec::new(),
             quotes: Vec::new(),
             directives: Default::default(),

@@ -270,7 +270,7 @@ mod tests {
         let md = "```rust\n// @save\npub fn one() -> u32 {\n    1\n}\n```\n";
         let chapter =
             crate::parse::parse_chapter("ch01", Path::new("book/src/ch01.md"), md.as_bytes().to_vec()).unwrap();
-        let book = crate::model::Book { chapters: vec![chapter] };
+        let book = crate::model::Book::from_chapters(vec![chapter]);
         let generated = super::super::generate(&book, &config, &mut Default::default()).unwrap();
         (dir, generated)
     }

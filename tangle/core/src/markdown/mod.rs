@@ -1,9 +1,14 @@
 //! The one Markdown front end. Every stage that reads a chapter (parse, accept's splicing, the
-//! renderer, value quotes) reads it through this module's [`Document`]: one pulldown-cmark
-//! parse with the same options, kept with byte offsets into the file (each stage parses the
-//! text it is given; it does not reach for a second Markdown reader), so that containers (list items, blockquotes, nested in each other), fence kinds and
-//! lengths, indentation, CRLF and a byte-order mark are handled by the CommonMark rules and never
-//! by scanning lines by hand.
+//! style checks, the renderer, value quotes) reads it through this module's [`Document`]: one
+//! pulldown-cmark parse with the same options, kept with byte offsets into the file, so that
+//! containers (list items, blockquotes, nested in each other), fence kinds and lengths,
+//! indentation, CRLF and a byte-order mark are handled by the CommonMark rules and never by
+//! scanning lines by hand.
+//!
+//! A document owns its text (shared, [`Arc<str>`]), so the parse made when the book is loaded
+//! travels with the chapter ([`crate::model::Chapter::doc`], [`crate::model::Book::documents`])
+//! to every later stage and to the renderer: a command parses each file once. [`parses`]
+//! counts the parses of the process, which a test holds to one per file for `tangle book`.
 //!
 //! A [`Document`] lists what the stages look for: fenced blocks ([`Fence`]), headings, HTML
 //! comments, text-bearing leaf blocks (paragraphs, headings, table cells) with their protected
@@ -17,6 +22,8 @@ pub mod escape;
 mod info;
 
 use std::ops::Range;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Tag, TagEnd};
 
@@ -166,10 +173,18 @@ pub struct Directive {
     pub span: Range<usize>,
 }
 
+/// How many documents this process has parsed ([`Document::parse`]): what `TANGLE_TIMINGS`
+/// reports at the end of a command, and what the test of one parse per chapter counts.
+pub fn parses() -> usize {
+    PARSES.load(Ordering::Relaxed)
+}
+
+static PARSES: AtomicUsize = AtomicUsize::new(0);
+
 /// A parsed chapter: the text and every structure the stages look at, with byte spans.
 #[derive(Debug)]
-pub struct Document<'a> {
-    pub source: &'a str,
+pub struct Document {
+    source: Arc<str>,
     lines: LineIndex,
     pub fences: Vec<Fence>,
     pub headings: Vec<Heading>,
@@ -184,12 +199,15 @@ pub struct Document<'a> {
 /// kept in the file.
 const BOM: &str = "\u{feff}";
 
-impl<'a> Document<'a> {
-    pub fn parse(source: &'a str) -> Document<'a> {
+impl Document {
+    pub fn parse(source: impl Into<Arc<str>>) -> Document {
+        PARSES.fetch_add(1, Ordering::Relaxed);
+        let source: Arc<str> = source.into();
         let start = if source.starts_with(BOM) { BOM.len() } else { 0 };
+        let lines = LineIndex::new(&source);
         let mut doc = Document {
             source,
-            lines: LineIndex::new(source),
+            lines,
             fences: Vec::new(),
             headings: Vec::new(),
             comments: Vec::new(),
@@ -203,6 +221,16 @@ impl<'a> Document<'a> {
         doc.leaves.sort_by_key(|l| l.span.start);
         doc.directives = find_directives(&doc);
         doc
+    }
+
+    /// The text the document was parsed from, byte for byte.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The text, shared: what a [`crate::model::Chapter`] keeps.
+    pub fn shared_source(&self) -> &Arc<str> {
+        &self.source
     }
 
     /// One-based line and column (in characters) of byte `offset`.
@@ -278,7 +306,7 @@ impl<'a> Document<'a> {
     }
 
     /// The text of a range.
-    pub fn text(&self, range: Range<usize>) -> &'a str {
+    pub fn text(&self, range: Range<usize>) -> &str {
         &self.source[range]
     }
 }
@@ -358,7 +386,8 @@ fn level(level: HeadingLevel) -> u8 {
 
 impl Builder {
     fn run(mut self, doc: &mut Document, start: usize) {
-        let body = &doc.source[start..];
+        let source = doc.source.clone();
+        let body = &source[start..];
         for (event, range) in pulldown_cmark::Parser::new_ext(body, options()).into_offset_iter() {
             let range = range.start + start..range.end + start;
             if !matches!(event, Event::InlineHtml(_)) {
@@ -498,7 +527,7 @@ fn push_comments(doc: &mut Document, span: Range<usize>, text: &str, block: bool
 }
 
 fn finish_fence(doc: &Document, open: OpenFence) -> Fence {
-    let src = doc.source;
+    let src = doc.source();
     let start = open.span.start;
     let marker = src[start..].chars().next().unwrap_or('`');
     let marker_len = src[start..].chars().take_while(|&c| c == marker).count();

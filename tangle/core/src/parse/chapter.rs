@@ -14,6 +14,7 @@
 //!   ([`ExampleAttributes`]), `ignore` included, and no cell marker means anything.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use regex::Regex;
 
@@ -41,7 +42,12 @@ pub fn parse_chapter_as(name: &str, path: &Path, bytes: Vec<u8>, default: CellMo
             "the file is not valid UTF-8 (re-save it as UTF-8)",
         ))
     })?;
-    let doc = Document::parse(&source);
+    read_chapter(name, path, Arc::new(Document::parse(source)), default)
+}
+
+/// Reads the cells, quotes and directives of a chapter already parsed (the book's loader
+/// parses every file once, and the renderer reuses what it parsed).
+pub fn read_chapter(name: &str, path: &Path, doc: Arc<Document>, default: CellMode) -> Result<Chapter, Diagnostics> {
     let mut directive_errors = Diagnostics::default();
     let directives = directives::read(path, &doc, &mut directive_errors);
     let mode = directives.cells.unwrap_or(default);
@@ -56,7 +62,7 @@ pub fn parse_chapter_as(name: &str, path: &Path, bytes: Vec<u8>, default: CellMo
     diagnostics.into_result(()).map(|()| Chapter {
         name: name.to_string(),
         path: path.to_path_buf(),
-        source: source.clone(),
+        doc: doc.clone(),
         cells,
         quotes,
         directives,
@@ -82,7 +88,7 @@ const RUSTDOC_ATTRIBUTES: &[&str] =
 
 struct Reader<'a> {
     path: &'a Path,
-    doc: &'a Document<'a>,
+    doc: &'a Document,
     diagnostics: Diagnostics,
     cells: Vec<Cell>,
     mode: CellMode,
@@ -128,7 +134,7 @@ impl Reader<'_> {
     /// The opening fence line's range, for errors about the fence itself.
     fn opening(&self, fence: &Fence) -> std::ops::Range<usize> {
         let end =
-            self.doc.source[fence.span.start..].find(['\n', '\r']).map_or(fence.span.end, |i| fence.span.start + i);
+            self.doc.source()[fence.span.start..].find(['\n', '\r']).map_or(fence.span.end, |i| fence.span.start + i);
         fence.span.start..end
     }
 
@@ -296,8 +302,8 @@ impl Reader<'_> {
         for (i, line) in fence.text.lines().enumerate() {
             let text = line.trim();
             let marker = text.strip_prefix("//").map(str::trim_start).filter(|m| m.starts_with('@'));
-            let line_start = self.doc.line_index().line_start(fence.body_line() + i).min(self.doc.source.len());
-            let source_line = self.doc.source[line_start..].split(['\n', '\r']).next().unwrap_or("");
+            let line_start = self.doc.line_index().line_start(fence.body_line() + i).min(self.doc.source().len());
+            let source_line = self.doc.source()[line_start..].split(['\n', '\r']).next().unwrap_or("");
             let at = line_start + source_line.find("//").unwrap_or(0);
             let range = at..line_start + source_line.trim_end().len().max(at - line_start);
             let Some(marker) = marker else { continue };
@@ -345,7 +351,7 @@ impl Reader<'_> {
             Some(spec) => spec,
             None => return,
         };
-        let source = self.doc.source;
+        let source = self.doc.source();
         let opening = self.opening(fence);
         let Some(cell) = self.cells.last() else {
             self.error(opening, "this output block has no rust cell before it");

@@ -18,9 +18,12 @@ use std::path::{Path, PathBuf};
 
 use crate::config::{CellMode, Layout};
 use crate::diagnostic::{Diagnostic, Diagnostics, Location};
+use std::sync::Arc;
+
+use crate::markdown::Document;
 use crate::model::Book;
 
-pub use chapter::{parse_chapter, parse_chapter_as};
+pub use chapter::{parse_chapter, parse_chapter_as, read_chapter};
 
 /// Reads every chapter under the book's `src` folder, in path order, as notebook chapters
 /// unless they say otherwise. The error, if any, is [`Diagnostics`] holding every mistake found.
@@ -38,18 +41,26 @@ pub fn load_book_as(layout: &Layout, default: CellMode) -> anyhow::Result<Book> 
     );
     let mut diagnostics = Diagnostics::default();
     let mut chapters = Vec::new();
+    let mut documents = BTreeMap::new();
     let mut names: BTreeMap<String, PathBuf> = BTreeMap::new();
     for (rel, bytes) in markdown_files(&layout.src, &src)? {
-        if let Err(e) = std::str::from_utf8(&bytes) {
-            // mdBook would stop on it too; say where.
-            let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
-            diagnostics.push(Diagnostic::error(
-                Location::new(&rel, line),
-                "the file is not valid UTF-8 (re-save it as UTF-8)",
-            ));
-            continue;
-        }
-        if !might_be_chapter(&bytes) {
+        let text = match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => {
+                // mdBook would stop on it too; say where.
+                let valid = e.utf8_error().valid_up_to();
+                let line = e.as_bytes()[..valid].iter().filter(|&&b| b == b'\n').count() + 1;
+                diagnostics.push(Diagnostic::error(
+                    Location::new(&rel, line),
+                    "the file is not valid UTF-8 (re-save it as UTF-8)",
+                ));
+                continue;
+            }
+        };
+        // Every page is parsed here, once: the renderer takes these documents.
+        let doc = Arc::new(Document::parse(text));
+        documents.insert(rel.clone(), doc.clone());
+        if doc.fences.is_empty() {
             continue;
         }
         let Some(name) = crate_name(&rel) else {
@@ -59,7 +70,7 @@ pub fn load_book_as(layout: &Layout, default: CellMode) -> anyhow::Result<Book> 
             ));
             continue;
         };
-        match parse_chapter_as(&name, &rel, bytes, default) {
+        match read_chapter(&name, &rel, doc, default) {
             Ok(chapter) if chapter.cells.is_empty() => {}
             Ok(chapter) => {
                 if let Some(other) = names.insert(name.clone(), rel.clone()) {
@@ -79,7 +90,7 @@ pub fn load_book_as(layout: &Layout, default: CellMode) -> anyhow::Result<Book> 
     if diagnostics.has_errors() {
         return Err(diagnostics.into());
     }
-    Ok(Book { chapters })
+    Ok(Book { chapters, documents })
 }
 
 /// Markdown files under `src` (relative to `root`, with their bytes), `SUMMARY.md` aside, in
@@ -101,11 +112,6 @@ fn markdown_files(src_rel: &Path, src: &Path) -> anyhow::Result<Vec<(PathBuf, Ve
         out.push((src_rel.join(path.strip_prefix(src).unwrap_or(path)), bytes));
     }
     Ok(out)
-}
-
-/// A cheap first look: a file with no fence at all cannot hold a cell.
-fn might_be_chapter(bytes: &[u8]) -> bool {
-    bytes.windows(3).any(|w| w == b"```" || w == b"~~~")
 }
 
 /// The crate a chapter file becomes: its stem in lower case, every character other than an

@@ -150,7 +150,7 @@ failures:\n    halves\n\ntest result: FAILED. 1 passed; 1 failed; 1 ignored; 0 m
         let chapter =
             crate::parse::parse_chapter("ch01", Path::new("book/src/ch01.md"), md.as_bytes().to_vec()).unwrap();
         let config = crate::config::Config::parse(Path::new("/r"), Path::new("book"), "").unwrap();
-        let book = crate::model::Book { chapters: vec![chapter] };
+        let book = crate::model::Book::from_chapters(vec![chapter]);
         let generated = crate::generate::generate(&book, &config, &mut crate::generate::Analyses::default()).unwrap();
         let krate = generated.get("ch01").unwrap();
         // Where the generated test file puts line 16 of the chapter (`assert_eq!(half(6), 2)`).

@@ -127,7 +127,7 @@ pub fn splice(chapter: &Chapter, index: &LineIndex, cell: &Cell, new_code: &str,
     if old == new {
         return false;
     }
-    let source = chapter.source.as_str();
+    let source = chapter.source();
     let nl = chapter.newline();
     // Byte offset where cell line `i` (zero-based) starts; the closing fence's line past the end.
     let start = |i: usize| match i < old.len() {

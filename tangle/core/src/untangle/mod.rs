@@ -103,12 +103,12 @@ pub fn untangle(
     let mut out = Vec::new();
     for (name, (edits, files)) in chapters {
         let chapter = book.chapter(&name).expect("a chapter of the book");
-        let text = edits.apply(&chapter.source);
+        let text = edits.apply(chapter.source());
         let first = &files[0];
         let at = Location::new(first, first_difference(&expected_text(generated, first), &edited[first]) + 1);
         match verify(book, config, chapter, &text, (&files, at), edited, &mut analyses) {
             Ok(()) => {
-                let lines = changed_lines(&chapter.source, &text);
+                let lines = changed_lines(chapter.source(), &text);
                 out.push(ChapterEdit { chapter: name, path: chapter.path.clone(), text, files, lines });
             }
             Err(d) => diagnostics.extend(d),
@@ -179,7 +179,7 @@ fn file_edits(
             _ => {}
         }
     }
-    let index = LineIndex::new(&chapter.source);
+    let index = LineIndex::new(chapter.source());
     for (s, segment) in segments.iter().enumerate() {
         let cell = cell_of(s);
         let present =
@@ -322,7 +322,7 @@ fn verify(
     let reparsed = crate::parse::parse_chapter(&chapter.name, &chapter.path, text.as_bytes().to_vec())
         .map_err(|d| fails(first_message(&d)))?;
     let chapters = book.chapters.iter().map(|c| if c.name == chapter.name { reparsed.clone() } else { c.clone() });
-    let book = Book { chapters: chapters.collect() };
+    let book = Book::from_chapters(chapters.collect());
     let regenerated = generate::generate(&book, config, analyses).map_err(|d| fails(first_message(&d)))?;
     let krate = regenerated.get(&chapter.name).expect("the chapter is generated");
     let mut diagnostics = Diagnostics::default();

@@ -147,7 +147,7 @@ fn chapter_text(cells: &[CellSpec], crlf: bool) -> String {
 }
 
 fn book_of(md: &str) -> Book {
-    Book { chapters: vec![parse_chapter("ch01", Path::new("book/src/ch01.md"), md.as_bytes().to_vec()).unwrap()] }
+    Book::from_chapters(vec![parse_chapter("ch01", Path::new("book/src/ch01.md"), md.as_bytes().to_vec()).unwrap()])
 }
 
 /// An edit inside one cell's lines of the generated file (indices wrap around).
@@ -213,11 +213,11 @@ fn skeleton(chapter: &Chapter) -> (String, Vec<String>) {
     let mut out = String::new();
     let mut at = 0;
     for cell in &chapter.cells {
-        out += &chapter.source[at..cell.content.start];
+        out += &chapter.source()[at..cell.content.start];
         out += "<cell>";
         at = cell.content.end;
     }
-    out += &chapter.source[at..];
+    out += &chapter.source()[at..];
     (out, chapter.cells.iter().map(|c| c.code.clone()).collect())
 }
 

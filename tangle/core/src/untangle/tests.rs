@@ -11,7 +11,7 @@ pub(super) fn config() -> Config {
 }
 
 pub(super) fn book(md: &str) -> Book {
-    Book { chapters: vec![parse_chapter("ch01", Path::new("book/src/ch01.md"), md.as_bytes().to_vec()).unwrap()] }
+    Book::from_chapters(vec![parse_chapter("ch01", Path::new("book/src/ch01.md"), md.as_bytes().to_vec()).unwrap()])
 }
 
 pub(super) fn generated(book: &Book) -> Generated {

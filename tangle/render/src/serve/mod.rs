@@ -32,7 +32,7 @@ mod problems;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -207,7 +207,7 @@ impl Builds {
     /// chapters (under the repository lock, which the caller holds). Returns the
     /// configuration as it is now, what is wrong with the book, and the stamp of the chapters
     /// the check read. Returns the configuration as it is now, and what is wrong with the book.
-    fn prepare(&self, code_changed: bool) -> (Config, Vec<String>, String) {
+    fn prepare(&self, code_changed: bool) -> (Config, Vec<String>, String, Arc<crate::Parsed>) {
         // The configuration as it is now (an edited book.toml takes effect at once).
         let config = Config::load(&self.config.layout.root).unwrap_or_else(|_| self.config.clone());
         // `serve` is the author's loop, never CI's: it writes what the author's edits call for
@@ -222,8 +222,8 @@ impl Builds {
             None => {}
         }
         let checked = sources_stamp(&config);
-        let found = problems::check(&config);
-        (config, found, checked)
+        let (found, parsed) = problems::check(&config);
+        (config, found, checked, Arc::new(parsed))
     }
 
     /// Checks the chapters and builds the whole book into a new folder, under the repository
@@ -238,8 +238,8 @@ impl Builds {
             Ok(lock) => lock,
             Err(e) => return (Err(e), Vec::new()),
         };
-        let (config, mut found, _) = self.prepare(true);
-        let built = self.complete(&config);
+        let (config, mut found, _, parsed) = self.prepare(true);
+        let built = self.complete(&config, &parsed);
         if let Err(e) = &built {
             found.extend(problems::from_error(e, &config));
         }
@@ -264,12 +264,12 @@ impl Builds {
                 return;
             }
         };
-        let (config, mut found, checked) =
+        let (config, mut found, checked, parsed) =
             tangle_core::timing::phase("serve: untangle and check", || self.prepare(code_changed));
         // The chapters as the check read them: a build that read them otherwise (saved again
         // meanwhile) is not served with the check's problems; the save has queued a rebuild.
         let as_checked = || sources_stamp(&config) == checked;
-        let pages = tangle_core::timing::phase("serve: changed pages", || self.changed_pages(&config));
+        let pages = tangle_core::timing::phase("serve: changed pages", || self.changed_pages(&config, &parsed));
         let pages = match pages {
             Some(pages) if as_checked() => {
                 let generation = site.report(Some(pages.clone()), found.clone());
@@ -283,7 +283,7 @@ impl Builds {
             }
             None => None,
         };
-        let whole = self.complete(&config);
+        let whole = self.complete(&config, &parsed);
         if !as_checked() {
             // Neither served nor a base for changed pages: the next rebuild builds it all.
             if let Ok(whole) = whole {
@@ -323,13 +323,17 @@ impl Builds {
 
     /// The changed pages built beside the previous complete build, when the book's structure
     /// is as it was then; `None` when they cannot be (the whole book is built instead).
-    fn changed_pages(&mut self, config: &Config) -> Option<PathBuf> {
+    fn changed_pages(&mut self, config: &Config, parsed: &Arc<crate::Parsed>) -> Option<PathBuf> {
         let (previous, structure) = self.previous.clone()?;
         if structure_stamp(config) != structure {
             return None;
         }
         let out = self.next();
-        let built = crate::build_changed_pages(config, &crate::RenderOptions { dest: Some(out.clone()) }, &previous);
+        let built = crate::build_changed_pages(
+            config,
+            &crate::RenderOptions { dest: Some(out.clone()), parsed: parsed.clone() },
+            &previous,
+        );
         match built {
             Ok(rendered) => Some(rendered.site),
             Err(_) => {
@@ -342,10 +346,10 @@ impl Builds {
 
     /// Builds the whole book into a new folder and copies it to `book/book`; remembers it as
     /// the previous complete build.
-    fn complete(&mut self, config: &Config) -> anyhow::Result<PathBuf> {
+    fn complete(&mut self, config: &Config, parsed: &Arc<crate::Parsed>) -> anyhow::Result<PathBuf> {
         let structure = structure_stamp(config);
         let out = self.next();
-        let built = build_into(config, &out).and_then(|(rendered, book_dir)| {
+        let built = build_into(config, &out, parsed).and_then(|(rendered, book_dir)| {
             mirror(&rendered.site, &book_dir).with_context(|| format!("cannot update {}", book_dir.display()))?;
             Ok(rendered)
         });
@@ -425,15 +429,23 @@ fn complete_pages(whole: &Path, pages: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Builds the HTML book into `out`. Returns what was built and the author's configured build
-/// folder (`book/book`, or its `html` subfolder when mdBook put the site in one).
-pub fn build_into(config: &Config, out: &Path) -> anyhow::Result<(crate::Rendered, PathBuf)> {
+/// Builds the HTML book into `out`, from the pages the check parsed. Returns what was built and
+/// the author's configured build folder (`book/book`, or its `html` subfolder when mdBook put
+/// the site in one).
+pub fn build_into(
+    config: &Config,
+    out: &Path,
+    parsed: &Arc<crate::Parsed>,
+) -> anyhow::Result<(crate::Rendered, PathBuf)> {
     let layout = &config.layout;
     // Read afresh: a broken book.toml fails the build (and the served book stays).
     let book_toml = layout.abs(layout.book_toml());
     mdbook_driver::config::Config::from_disk(&book_toml).with_context(|| format!("reading {}", book_toml.display()))?;
     let authors_dir = layout.abs(&layout.build);
-    let rendered = super::book::build_book(config, &super::RenderOptions { dest: Some(out.to_path_buf()) })?;
+    let rendered = super::book::build_book(
+        config,
+        &super::RenderOptions { dest: Some(out.to_path_buf()), parsed: parsed.clone() },
+    )?;
     // With more than one renderer, mdBook puts each in a subfolder.
     let authors_dir = match out.join("index.html").is_file() {
         true => authors_dir,

@@ -4,6 +4,7 @@
 //! problem is one message, `chNN.md:LINE` first, printed on the terminal and shown in a banner
 //! at the top of every served page ([`banner`]) until a rebuild finds it fixed.
 
+use crate::Parsed;
 use tangle_core::compare::Verdict;
 use tangle_core::config::Config;
 use tangle_core::diagnostic::{Diagnostic, Diagnostics, Sources, Style};
@@ -12,16 +13,17 @@ use tangle_core::progress::Plain;
 use tangle_core::run::RunEnd;
 
 /// Checks the chapters (running what the cache cannot answer); prints their problems on the
-/// terminal and returns them, plain.
-pub fn check(config: &Config) -> Vec<String> {
-    let found = check_quietly(config);
+/// terminal and returns them, plain, with the pages the check parsed (for the build).
+pub fn check(config: &Config) -> (Vec<String>, Parsed) {
+    let mut parsed = Parsed::default();
+    let found = check_quietly(config, &mut parsed);
     for p in &found {
         eprintln!("{p}\n");
     }
-    found
+    (found, parsed)
 }
 
-fn check_quietly(config: &Config) -> Vec<String> {
+fn check_quietly(config: &Config, parsed: &mut Parsed) -> Vec<String> {
     let root = &config.layout.root;
     let sources = Sources::new(root);
     let plain = |d: &Diagnostic| d.render(&sources, Style::Plain);
@@ -29,6 +31,7 @@ fn check_quietly(config: &Config) -> Vec<String> {
         Ok(project) => project,
         Err(e) => return from_error(&e, config),
     };
+    *parsed = Parsed::of(&project);
     let chapters = match project.select(&[]) {
         Ok(chapters) => chapters,
         Err(e) => return vec![format!("error: {e:#}")],
