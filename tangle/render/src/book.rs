@@ -85,7 +85,7 @@ impl TanglePreprocessor {
 
     /// A preprocessor for the book `config` describes.
     pub fn with_config(config: Config) -> Self {
-        TanglePreprocessor { config: Some(config), parsed: Default::default(), ..TanglePreprocessor::new() }
+        TanglePreprocessor { config: Some(config), ..TanglePreprocessor::new() }
     }
 }
 

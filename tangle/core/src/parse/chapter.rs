@@ -34,15 +34,21 @@ pub fn parse_chapter(name: &str, path: &Path, bytes: Vec<u8>) -> Result<Chapter,
 /// Parses one chapter file; `default` is the book's mode (`book.toml`'s `cells`), which a
 /// `<!-- tangle: cells MODE -->` comment in the chapter overrides.
 pub fn parse_chapter_as(name: &str, path: &Path, bytes: Vec<u8>, default: CellMode) -> Result<Chapter, Diagnostics> {
-    let source = String::from_utf8(bytes).map_err(|e| {
+    let source = decode(path, bytes)?;
+    read_chapter(name, path, Arc::new(Document::parse(source)), default)
+}
+
+/// A chapter file's text, or an error at the line of its first byte that is not UTF-8
+/// (mdBook would stop on it too).
+pub fn decode(path: &Path, bytes: Vec<u8>) -> Result<String, Diagnostics> {
+    String::from_utf8(bytes).map_err(|e| {
         let valid = e.utf8_error().valid_up_to();
         let line = e.as_bytes()[..valid].iter().filter(|&&b| b == b'\n').count() + 1;
         Diagnostics::from(Diagnostic::error(
             Location::new(path, line),
             "the file is not valid UTF-8 (re-save it as UTF-8)",
         ))
-    })?;
-    read_chapter(name, path, Arc::new(Document::parse(source)), default)
+    })
 }
 
 /// Reads the cells, quotes and directives of a chapter already parsed (the book's loader

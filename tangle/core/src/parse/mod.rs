@@ -15,11 +15,10 @@ pub mod lint;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::config::{CellMode, Layout};
 use crate::diagnostic::{Diagnostic, Diagnostics, Location};
-use std::sync::Arc;
-
 use crate::markdown::Document;
 use crate::model::Book;
 
@@ -44,16 +43,10 @@ pub fn load_book_as(layout: &Layout, default: CellMode) -> anyhow::Result<Book> 
     let mut documents = BTreeMap::new();
     let mut names: BTreeMap<String, PathBuf> = BTreeMap::new();
     for (rel, bytes) in markdown_files(&layout.src, &src)? {
-        let text = match String::from_utf8(bytes) {
+        let text = match chapter::decode(&rel, bytes) {
             Ok(text) => text,
-            Err(e) => {
-                // mdBook would stop on it too; say where.
-                let valid = e.utf8_error().valid_up_to();
-                let line = e.as_bytes()[..valid].iter().filter(|&&b| b == b'\n').count() + 1;
-                diagnostics.push(Diagnostic::error(
-                    Location::new(&rel, line),
-                    "the file is not valid UTF-8 (re-save it as UTF-8)",
-                ));
+            Err(found) => {
+                diagnostics.extend(found);
                 continue;
             }
         };
