@@ -55,7 +55,7 @@ pub mod snapshot;
 
 // The stages and their helpers, used through the pipeline.
 pub mod accept;
-pub mod build;
+pub(crate) mod build;
 pub mod cache;
 pub mod freeze;
 pub mod fsutil;
@@ -64,4 +64,4 @@ pub mod lock;
 pub mod markdown;
 pub mod parse;
 pub mod timing;
-pub mod untangle;
+pub(crate) mod untangle;

@@ -19,7 +19,7 @@ pub use crate::markdown::Document;
 /// The book: every chapter with cells, in the order of their paths (the generated crates are
 /// ordered dependencies first, see `generate`), and every Markdown file of the source folder
 /// as parsed, cells or not.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Book {
     pub chapters: Vec<Chapter>,
     /// Every Markdown file under the source folder but `SUMMARY.md`, by its path relative to
@@ -243,13 +243,6 @@ pub struct OutputSpec {
     pub redactions: Vec<Redaction>,
     /// Relative tolerance for every number in the block.
     pub rtol: Option<f64>,
-}
-
-impl OutputSpec {
-    /// True when the block must match byte for byte (after trailing-space normalisation).
-    pub fn is_exact(&self) -> bool {
-        self.redactions.is_empty() && self.rtol.is_none()
-    }
 }
 
 /// `NAME="regex"` on an output block: the match (or its first group) becomes `[NAME]`.

@@ -2,8 +2,10 @@
 //! the test cells, and `accept` and `fmt` on top; `untangle` the other way, from edited
 //! generated files to the chapters. Nothing here overwrites a generated file edited since
 //! tangle wrote it, unless told to. The command line and the tests call these; they return
-//! results rather than print them (progress lines go to the [`Progress`] they are given, and
-//! the lint of wide cell lines warns on stderr).
+//! results rather than print them. What does reach stderr from here: progress lines, through
+//! the [`Progress`] they are given; the lint of wide cell lines; and three warnings that stop
+//! nothing, printed where they happen (a frozen record that belongs to no frozen chapter, a
+//! chapter program whose stray process keeps its output open, signals that cannot be caught).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicUsize;
@@ -73,8 +75,13 @@ impl Project {
 
     /// [`Project::load`] with the configuration already read.
     pub fn load_with(config: Config) -> anyhow::Result<Project> {
+        let book = timing::phase("parse", || parse::load_book(&config.layout, config.cells))?;
+        Project::with_book(config, book)
+    }
+
+    /// The project of a book already parsed: its crates generated.
+    fn with_book(config: Config, book: Book) -> anyhow::Result<Project> {
         let layout = &config.layout;
-        let book = timing::phase("parse", || parse::load_book_as(layout, config.cells))?;
         freeze::validate(&config, &book)?;
         let mut analyses = timing::phase("load analyses", || cache::load_analyses(layout));
         let generated = timing::phase("generate", || generate::generate(&book, &config, &mut analyses))?;
@@ -84,6 +91,20 @@ impl Project {
 
     pub fn layout(&self) -> &Layout {
         &self.config.layout
+    }
+
+    /// This project with `rewritten` (chapters this command wrote and parsed again) in place of
+    /// the chapters of the same names, its crates generated again: what `code/` must now hold,
+    /// with no other file read or parsed again.
+    fn with_chapters(&self, rewritten: Vec<Chapter>) -> anyhow::Result<Project> {
+        let mut book = self.book.clone();
+        for new in rewritten {
+            book.documents.insert(new.path.clone(), new.doc.clone());
+            if let Some(old) = book.chapters.iter_mut().find(|c| c.name == new.name) {
+                *old = new;
+            }
+        }
+        Project::with_book(self.config.clone(), book)
     }
 
     /// The chapters to work on, in the book's order: every generated one, or the ones asked for
@@ -480,6 +501,8 @@ pub fn accept(project: &Project, results: &[ChapterResult], writes: Writes) -> a
         fsutil::sweep_temp_files(&project.root.join(dir));
     }
     let mut accepted = Accepted::default();
+    // The chapters whose text accept rewrote, parsed again (once each).
+    let mut rewritten: Vec<Chapter> = Vec::new();
     for result in results.iter().filter(|r| r.frozen) {
         freeze::refuse_figure_drift(&result.chapter, &result.figures)?;
     }
@@ -495,20 +518,19 @@ pub fn accept(project: &Project, results: &[ChapterResult], writes: Writes) -> a
             accepted.files.extend(written);
         }
         let path = project.root.join(&chapter.path);
-        let text = match accept::rewrite(chapter, &result.run, &result.verdicts, &result.values.drifts) {
+        let now = match accept::rewrite(chapter, &result.run, &result.verdicts, &result.values.drifts) {
             Some(text) => {
                 // The chapter may have been edited while its program ran; never overwrite that.
                 fsutil::replace_if_unchanged(&path, chapter.source().as_bytes(), text.as_bytes())?;
                 accepted.files.push(chapter.path.clone());
-                text
+                let reparsed = parse::parse_chapter_as(&chapter.name, &chapter.path, text.into_bytes(), chapter.mode)?;
+                rewritten.push(reparsed);
+                rewritten.last().expect("just pushed")
             }
-            None => chapter.source().to_string(),
+            None => chapter,
         };
-        let reparsed = parse::parse_chapter_as(&chapter.name, &chapter.path, text.into_bytes(), chapter.mode)?;
         // An examples chapter (an existing mdBook's) is not mirrored in snapshots/.
-        if reparsed.mode == crate::model::CellMode::Notebook
-            && snapshot::write(&layout.abs(&layout.snapshots), &reparsed)? > 0
-        {
+        if now.mode == crate::model::CellMode::Notebook && snapshot::write(&layout.abs(&layout.snapshots), now)? > 0 {
             accepted.files.push(layout.snapshots.join(format!("{}__*.snap", chapter.name)));
         }
         for drift in &result.figures {
@@ -527,9 +549,8 @@ pub fn accept(project: &Project, results: &[ChapterResult], writes: Writes) -> a
     // The new blocks moved the cells below them, and with them the line comments in `code/`.
     // (A book of examples alone has no `code/` to keep in step.)
     if !accepted.files.is_empty() && !project.generated.crates.is_empty() {
-        accepted
-            .files
-            .extend(Project::load_with(project.config.clone())?.sync()?.iter().map(|s| s.path().to_path_buf()));
+        let resynced = project.with_chapters(rewritten)?.sync()?;
+        accepted.files.extend(resynced.iter().map(|s| s.path().to_path_buf()));
     }
     Ok(accepted)
 }
@@ -542,6 +563,7 @@ pub fn fmt(project: &Project, chapters: &[&Chapter], write: bool) -> anyhow::Res
         project.refuse_edits()?;
     }
     let mut changed = Vec::new();
+    let mut rewritten = Vec::new();
     // The chapter workspace's style (code/ may not exist yet in a new book: then the root's).
     let code = project.layout().abs(&project.layout().code);
     let style_dir = Some(code).filter(|d| d.is_dir()).unwrap_or_else(|| project.root.clone());
@@ -556,11 +578,12 @@ pub fn fmt(project: &Project, chapters: &[&Chapter], write: bool) -> anyhow::Res
                 chapter.source().as_bytes(),
                 text.as_bytes(),
             )?;
+            rewritten.push(parse::parse_chapter_as(&chapter.name, &chapter.path, text.into_bytes(), chapter.mode)?);
         }
         changed.push(chapter.path.clone());
     }
     if write && !changed.is_empty() {
-        Project::load_with(project.config.clone())?.sync()?;
+        project.with_chapters(rewritten)?.sync()?;
     }
     Ok(changed)
 }

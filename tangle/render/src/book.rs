@@ -734,6 +734,30 @@ mod tests {
     }
 
     #[test]
+    fn a_figure_drawn_but_never_placed_is_a_warning_at_its_cell() {
+        let text = "# 3 Three\n\n```rust\nfigure::svg(\"placed\", 4, 4, |_| Ok(()))?;\n```\n\n\
+                    {{#figure placed | Shown.}}\n\n```rust\n// figure::svg(\"commented\", 4, 4, |_| Ok(()))?;\n\
+                    let s = \"figure::svg(\\\"quoted\\\", 4, 4, f)\";\nfigure::svg(\"lost\", 4, 4, |_| Ok(()))?;\n```\n";
+        let file = Path::new("book/src/ch03.md");
+        let chapter = tangle_core::parse::parse_chapter("ch03", file, text.as_bytes().to_vec()).unwrap();
+        let page = Page::new(Path::new("ch03.md"), text);
+        let found = unplaced_figures(&page, &chapter, file);
+        let said: Vec<String> = found
+            .iter()
+            .map(|d| {
+                let at = d.location.as_ref().expect("a warning at a cell");
+                format!("{}:{} {}", at.file.display(), at.line, d.message)
+            })
+            .collect();
+        assert_eq!(
+            said,
+            ["book/src/ch03.md:10 figure `lost` is drawn but never placed (add `{{#figure lost | caption}}`)"],
+            "{found:?}"
+        );
+        assert!(found.iter().all(|d| !d.is_error()));
+    }
+
+    #[test]
     fn build_book_renders_offline_html_with_numbered_figures_and_equations() {
         let root = std::env::temp_dir().join(format!("tangle-build-book-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);

@@ -19,7 +19,8 @@
 //! - `{{#widget name | caption}}` places a live calculator (a form whose values a run cell
 //!   computed with `tangle_runtime::widget`) as a numbered figure ([`widgets`]);
 //! - diagram fences (```` ```sequence ````) are drawn as SVG ([`diagrams`]);
-//! - `$$ ... \tag{6.1} $$` and `$...$` become MathML at build time ([`math`]);
+//! - `$$ ... \tag{6.1} $$` and `$...$` become MathML at build time ([`math`], by KaTeX run in
+//!   QuickJS: [`katex`]);
 //! - `[@key]` cites an entry of the book's `references.yaml`, rendered in one style with a reference
 //!   list per chapter ([`citations`]);
 //! - blockquotes opening with `> **Note — ...**` become asides ([`callouts`]);
@@ -54,6 +55,7 @@ mod citations;
 mod diagrams;
 mod figures;
 mod html;
+mod katex;
 mod labels;
 mod math;
 mod mdbook_log;
@@ -70,4 +72,4 @@ pub use book::{
 };
 pub use labels::Parsed;
 pub use serve::serve;
-pub use validate::{validate, validate_book};
+pub use validate::validate;

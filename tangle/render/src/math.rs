@@ -1,4 +1,4 @@
-//! LaTeX → MathML at build time (the `katex` crate, MathML output), so that equations render
+//! LaTeX → MathML at build time (KaTeX's MathML output, [`super::katex`]), so that equations render
 //! offline, with no script in the page. Which `$...$` and `$$...$$` are math is decided by
 //! the Markdown front end (pulldown-cmark's math extension: an opening `$` followed by a
 //! non-space, a closing `$` preceded by one and not followed by a digit; `\$` is a dollar).
@@ -25,13 +25,7 @@ pub fn to_mathml(latex: &str, display: bool) -> Result<String, String> {
 }
 
 fn render_mathml(latex: &str, display: bool) -> Result<String, String> {
-    let opts = katex::Opts::builder()
-        .display_mode(display)
-        .output_type(katex::OutputType::Mathml)
-        .throw_on_error(true)
-        .build()
-        .map_err(|e| e.to_string())?;
-    let html = katex::render_with_opts(latex, &opts).map_err(|e| e.to_string())?;
+    let html = super::katex::render_mathml(latex, display)?;
     // The HTML parser puts <math> in the MathML namespace by itself; dropping the URI keeps
     // the page free of any http:// string a reader's audit would have to explain.
     let html = html.replace(" xmlns=\"http://www.w3.org/1998/Math/MathML\"", "");

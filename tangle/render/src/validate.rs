@@ -36,12 +36,8 @@ pub fn validate(project: &Project) -> Vec<Diagnostic> {
     validate_with(&project.config, &Parsed::of(project))
 }
 
-/// [`validate`] for a book's configuration: reads `SUMMARY.md` and the chapters it lists.
-pub fn validate_book(config: &Config) -> Vec<Diagnostic> {
-    validate_with(config, &Parsed::default())
-}
-
-/// [`validate_book`] reusing the pages a check parsed, where their text is what the files hold.
+/// [`validate`] for a book's configuration, reusing the pages a check parsed where their text
+/// is what the files hold (with no pages, it reads `SUMMARY.md` and the chapters it lists).
 pub(crate) fn validate_with(config: &Config, parsed: &Parsed) -> Vec<Diagnostic> {
     let layout = &config.layout;
     let src = layout.abs(&layout.src);

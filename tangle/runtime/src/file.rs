@@ -8,6 +8,10 @@
 //! file, and a program stopped mid-write (a panic in another thread, `kill`) leaves the old
 //! file whole. The temporary name starts with `.` and ends with `.tmp`, so that nothing that
 //! lists a figures folder by suffix (`.svg`, `.widget.json`) mistakes it for a figure.
+//!
+//! `tangle_core::fsutil` has the tool's own `write_if_changed`, the same rule. This crate
+//! cannot share it: it is linked into every chapter program, and depends on nothing of the
+//! tool's (the tidy test holds it there).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! A chapter's run cells become one `fn main`. Before each cell the generated code calls
 //! [`cell`], which prints a marker line on stdout so that `tangle` can split one process's
 //! output into per-cell outputs, and records the cell so that a panic names it.
-//! The marker protocol is shared with `tangle::run` through [`MARKER`].
+//! The marker protocol is shared with `tangle_core::run` through [`MARKER`].
 //!
 //! [`init`] also starts a watchdog when `tangle` asks for one (see [`PARENT_PID_VAR`]): a
 //! chapter program whose `tangle` died, even by `kill -9`, stops itself and every process it

@@ -58,8 +58,9 @@ pub struct BuildOptions {
     pub verbose: bool,
     /// Refuse to update `code/Cargo.lock` (on CI).
     pub locked: bool,
-    /// Build the run programs in the release profile itself, at full optimisation, as the
-    /// libraries are: the reference that the quick build's outputs are checked against.
+    /// Build the run programs and the runtime's stack in the release profile itself, at full
+    /// optimisation, as the chapter libraries are: the reference that the quick build's
+    /// outputs are checked against.
     pub full_optimisation: bool,
 }
 
@@ -115,6 +116,17 @@ pub fn build(
     if options.locked {
         cmd.arg("--locked");
     }
+    let reset = |cmd: &mut Command, package: &str| {
+        // cargo keeps both builds apart (the profile is part of an artifact's hash).
+        for (key, value) in crate::generate::RUN_PROFILE_RESET {
+            cmd.arg("--config").arg(format!("profile.release.package.{package:?}.{key}={value}"));
+        }
+    };
+    if options.full_optimisation && matches!(targets, Targets::Programs(_)) {
+        for package in crate::generate::RUNTIME_STACK {
+            reset(&mut cmd, package);
+        }
+    }
     for c in chapters {
         if let Targets::TestCells(_) = targets {
             cmd.arg("--package").arg(c);
@@ -122,10 +134,7 @@ pub fn build(
         }
         let package = crate::generate::run_package(c);
         if options.full_optimisation {
-            // cargo keeps both builds apart (the profile is part of an artifact's hash).
-            for (key, value) in crate::generate::RUN_PROFILE_RESET {
-                cmd.arg("--config").arg(format!("profile.release.package.{package:?}.{key}={value}"));
-            }
+            reset(&mut cmd, &package);
         }
         cmd.arg("--package").arg(package);
     }

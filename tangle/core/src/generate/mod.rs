@@ -35,8 +35,8 @@ pub use crates::{ChapterCrate, Generated};
 pub(crate) use line_map::lexically_normal;
 pub use line_map::{LineMap, Segment};
 use manifest::Dependency;
-pub(crate) use manifest::run_package;
-pub use manifest::{RUN_PROFILE_RESET, Workspace};
+pub use manifest::{RUN_PROFILE_RESET, RUNTIME_STACK, Workspace};
+pub(crate) use manifest::{quoted, run_package};
 
 /// Generates every notebook chapter's crate and the workspace around them, taking cell
 /// analyses from `analyses` where it has them and adding the rest. Collects every error of

@@ -228,11 +228,6 @@ impl Document {
         &self.source
     }
 
-    /// The text, shared: what a [`crate::model::Chapter`] keeps.
-    pub fn shared_source(&self) -> &Arc<str> {
-        &self.source
-    }
-
     /// One-based line and column (in characters) of byte `offset`.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
         let line = self.lines.line(offset);

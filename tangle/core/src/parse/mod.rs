@@ -24,14 +24,10 @@ use crate::model::Book;
 
 pub use chapter::{parse_chapter, parse_chapter_as, read_chapter};
 
-/// Reads every chapter under the book's `src` folder, in path order, as notebook chapters
-/// unless they say otherwise. The error, if any, is [`Diagnostics`] holding every mistake found.
-pub fn load_book(layout: &Layout) -> anyhow::Result<Book> {
-    load_book_as(layout, CellMode::Notebook)
-}
-
-/// [`load_book`] for a book whose chapters are read as `default` unless they say otherwise.
-pub fn load_book_as(layout: &Layout, default: CellMode) -> anyhow::Result<Book> {
+/// Reads every chapter under the book's `src` folder, in path order, with its cells read as
+/// `default` (`book.toml`'s `cells`) unless the chapter says otherwise. The error, if any, is
+/// [`Diagnostics`] holding every mistake found.
+pub fn load_book(layout: &Layout, default: CellMode) -> anyhow::Result<Book> {
     let src = layout.abs(&layout.src);
     anyhow::ensure!(
         src.is_dir(),

@@ -41,7 +41,7 @@ fn a_clean_book_is_clean() {
             ("figures/ch01/calc.widget.json", "{}"),
         ],
     );
-    assert_eq!(messages(&validate_book(&config)), Vec::<String>::new());
+    assert_eq!(messages(&validate_with(&config, &Parsed::default())), Vec::<String>::new());
 }
 
 #[test]
@@ -50,7 +50,7 @@ fn a_missing_chapter_of_summary_is_an_error_at_its_line() {
         "",
         &[("book/src/SUMMARY.md", "# Summary\n\n- [One](ch01.md)\n- [Two](ch02.md)\n"), ("book/src/ch01.md", "# 1\n")],
     );
-    let found = messages(&validate_book(&config));
+    let found = messages(&validate_with(&config, &Parsed::default()));
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].starts_with("book/src/SUMMARY.md:4: SUMMARY.md lists `ch02.md`"), "{found:?}");
 }
@@ -81,7 +81,7 @@ fn unknown_figures_and_calculators_are_errors_with_the_nearest_name() {
             ("figures/ch01/calc.widget.json", "{}"),
         ],
     );
-    let found = messages(&validate_book(&config));
+    let found = messages(&validate_with(&config, &Parsed::default()));
     assert_eq!(found.len(), 3, "{found:?}");
     assert!(found[0].starts_with("book/src/ch01.md:7: no figure is named `barz`") && found[0].contains("`bars`?"));
     assert!(found[1].starts_with("book/src/ch01.md:9: no calculator is named `calk`") && found[1].contains("`calc`?"));
@@ -101,7 +101,7 @@ fn an_unknown_citation_key_is_an_error_with_the_nearest_key() {
             ),
         ],
     );
-    let found = messages(&validate_book(&config));
+    let found = messages(&validate_with(&config, &Parsed::default()));
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].contains("ch01.md:3: `@huang2091` is not in the bibliography [did you mean `@huang2019`?"));
 }
@@ -119,7 +119,7 @@ fn includes_read_only_inside_the_book_and_the_listed_folders() {
         ("listings/a.rs", "fn a() {}\n"),
     ];
     let (_dir, config) = book("", &files);
-    let found = messages(&validate_book(&config));
+    let found = messages(&validate_with(&config, &Parsed::default()));
     assert_eq!(found.len(), 5, "{found:?}");
     assert!(
         found[0].starts_with("book/src/ch01.md:5: `{{#include ../../listings/a.rs}}` reads listings/a.rs, outside")
@@ -132,7 +132,7 @@ fn includes_read_only_inside_the_book_and_the_listed_folders() {
     // A folder book.toml lists may be read.
     let (_dir, config) = book("[preprocessor.tangle]\ninclude-dirs = [\"../listings\"]\n", &files);
     assert!(found[4].starts_with("book/src/ch01.md:22: `{{#include /etc/group}}`"), "{found:?}");
-    assert_eq!(validate_book(&config).len(), 4);
+    assert_eq!(validate_with(&config, &Parsed::default()).len(), 4);
 }
 
 #[test]
@@ -147,7 +147,7 @@ fn included_files_are_checked_as_mdbook_expands_them() {
             ("secret.txt", "not for the book\n"),
         ],
     );
-    let found = messages(&validate_book(&config));
+    let found = messages(&validate_with(&config, &Parsed::default()));
     assert_eq!(found.len(), 2, "{found:?}");
     assert!(
         found[0].starts_with(
