@@ -4,7 +4,7 @@
 //! cell's, and a closing line counts `N passed, N failed, N ignored`.
 
 use tangle_core::diagnostic::{Sources, Style};
-use tangle_core::examples::{self, ExampleVerdict, ExamplesReport};
+use tangle_core::examples::{self, Drift, ExampleVerdict, ExamplesReport};
 use tangle_core::model::Chapter;
 use tangle_core::pipeline::{self, CheckOptions, Outcome, Project};
 
@@ -31,7 +31,7 @@ pub fn check(project: &Project, asked: &[String], accepting: bool, options: Chec
         return Ok(code);
     }
     let found = run(project, &example_chapters)?;
-    let counts = found.counts_with(!accepting);
+    let counts = found.counts(if accepting { Drift::Accepted } else { Drift::Fails });
     let failed = found.examples.iter().any(|r| matches!(r.verdict, ExampleVerdict::Failed(_)));
     let outcome = Outcome::Ran(found.chapters);
     let outputs = report::report(project, &outcome, accepting, Results::Stdout)?;

@@ -86,7 +86,7 @@ pub fn run(project: &Project, asked: &[String], options: CheckOptions) -> anyhow
     if !example_chapters.is_empty() {
         eprintln!("examples");
         let found = crate::examples::run(project, &example_chapters)?;
-        let counts = found.counts();
+        let counts = found.counts(tangle_core::examples::Drift::Fails);
         tally.pass(counts.passed);
         tally.ignored += counts.ignored;
         tally.failed += counts.failed;

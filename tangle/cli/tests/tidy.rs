@@ -76,7 +76,10 @@ struct Paths {
 
 impl<'ast> Visit<'ast> for Paths {
     fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
-        let is_test = m.ident == "tests" || m.attrs.iter().any(|a| a.path().is_ident("cfg"));
+        // `#[cfg(test)]` only: a module behind another `cfg` (`unix`) is part of the build.
+        let cfg_test =
+            |a: &syn::Attribute| a.path().is_ident("cfg") && a.parse_args::<syn::Ident>().is_ok_and(|i| i == "test");
+        let is_test = m.ident == "tests" || m.attrs.iter().any(cfg_test);
         if !is_test {
             syn::visit::visit_item_mod(self, m);
         }

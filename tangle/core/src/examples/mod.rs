@@ -84,15 +84,19 @@ impl std::fmt::Display for Counts {
     }
 }
 
-impl ExamplesReport {
-    /// The counts of the closing line. An example whose output block drifted counts as failed.
-    pub fn counts(&self) -> Counts {
-        self.counts_with(true)
-    }
+/// What an example that ran as its fence claims, but printed something else than its output
+/// block, counts as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Drift {
+    /// Failed: a check, or `tangle test`.
+    Fails,
+    /// Passed: `accept`, which takes the new output.
+    Accepted,
+}
 
-    /// [`ExamplesReport::counts`]; without `drift_fails`, an example that did what its fence
-    /// claims passes whatever it printed (what `accept` reports: it takes the new output).
-    pub fn counts_with(&self, drift_fails: bool) -> Counts {
+impl ExamplesReport {
+    /// The counts of the closing line, a drifted output counting as `drift` says.
+    pub fn counts(&self, drift: Drift) -> Counts {
         let drifted: BTreeSet<(String, usize)> =
             self.chapters.iter().flat_map(|r| r.drifted().map(|v| (r.chapter.clone(), v.index))).collect();
         let mut counts = Counts::default();
@@ -104,7 +108,7 @@ impl ExamplesReport {
             match &e.verdict {
                 ExampleVerdict::Ignored => counts.ignored += 1,
                 ExampleVerdict::Failed(_) => counts.failed += 1,
-                ExampleVerdict::Passed if drift_fails && drifted.contains(&(e.chapter.clone(), index)) => {
+                ExampleVerdict::Passed if drift == Drift::Fails && drifted.contains(&(e.chapter.clone(), index)) => {
                     counts.failed += 1
                 }
                 ExampleVerdict::Passed => counts.passed += 1,
@@ -115,7 +119,7 @@ impl ExamplesReport {
 
     /// Whether every example did what it claims and printed what its output block says.
     pub fn passed(&self) -> bool {
-        self.counts().failed == 0
+        self.counts(Drift::Fails).failed == 0
     }
 }
 

@@ -28,7 +28,7 @@ fn manifest() -> String {
 
 const DEPENDENCIES: &str = "[dependencies]\n\
 plotters = { version = \"0.3.7\", default-features = false, features = [\"svg_backend\", \"ab_glyph\", \"line_series\", \"area_series\", \"point_series\"] }\n\
-serde = { version = \"1\", features = [\"derive\"] }\n\
+serde = \"1\"\n\
 serde_json = \"1\"\n\n\
 [target.'cfg(unix)'.dependencies]\nlibc = \"0.2\"\n";
 

@@ -17,21 +17,25 @@
 //! The file is inlined in the page inside a `<script>` element, so its strings escape `<`, `>`
 //! and `&` as `\u003c`, `\u003e` and `\u0026` (text can never close the element), and control
 //! characters other than the line break as `\u00XX` ([`HtmlSafe`]). serde_json reads and
-//! writes it; the checks that JSON cannot express (a default among the options, a table of the
-//! right size, an index inside its values) are [`Data::parse`]'s.
+//! writes it, with no derive: each type says in a few lines how it is written
+//! ([`Serialize`] by hand, the fields in the order above) and read (from a
+//! [`serde_json::Value`], [`Data::parse`]), and the checks that JSON cannot express (a default
+//! among the options, a table of the right size, an index inside its values) are
+//! [`Data::parse`]'s too.
 //!
-//! What serde costs: the derive brings `syn` and `serde_derive` into the first build of every
-//! book, since the chapter programs link this crate. Measured from an empty target folder on
-//! two shared cores, this crate with its dependencies built in 35–38 s (17–18 s of CPU) with
-//! the hand-written reader and writer, 53 s (24 s) with serde_json used without the derive,
-//! and 74–78 s (32–35 s) as it is; later builds do not pay it again.
+//! Why no derive: it brings `syn`, `quote`, `proc-macro2` and `serde_derive` into the first
+//! build of every book, since the chapter programs link this crate, and nothing else there
+//! needs them. This repository's chapter crates, built from an empty target folder on two
+//! cores (two runs each, alternating), took 26.1–26.3 s without it and 29.0–29.3 s with it
+//! (45 s of CPU time instead of 50 s).
 //!
 //! [`Widget::write`]: super::Widget::write
 
 use std::io;
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
+use serde::ser::{Serialize, SerializeStruct, Serializer};
+use serde_json::{Map, Value};
 
 use super::error::WidgetError;
 use crate::figure;
@@ -40,8 +44,7 @@ use crate::figure;
 pub const FORMAT: u32 = 1;
 
 /// The kind of control an input is shown as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Control {
     /// A `<select>` over named values (hardware, model, scenario presets).
     Picker,
@@ -52,20 +55,40 @@ pub enum Control {
 }
 
 /// What kind of thing an output is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutputKind {
     /// A labelled number, as text.
-    #[serde(rename = "number")]
     Number,
     /// A labelled verdict word with a tone: the value starts with `+` (good), `-` (bad) or `=`.
-    #[serde(rename = "verdict")]
     Verdict,
     /// The frame of chart `chart` (an opening `<svg>`, axes, legend): the first piece.
-    #[serde(rename = "frame")]
     ChartFrame,
     /// One layer drawn on chart `chart` (a curve, a point, bars).
-    #[serde(rename = "layer")]
     ChartLayer,
+}
+
+impl Control {
+    const NAMES: [(Control, &'static str); 3] =
+        [(Control::Picker, "picker"), (Control::Slider, "slider"), (Control::Toggle, "toggle")];
+
+    /// Its name in the file (`"picker"`), which the page's script reads.
+    pub fn name(self) -> &'static str {
+        Self::NAMES.iter().find(|(c, _)| *c == self).map_or("", |(_, n)| n)
+    }
+}
+
+impl OutputKind {
+    const NAMES: [(OutputKind, &'static str); 4] = [
+        (OutputKind::Number, "number"),
+        (OutputKind::Verdict, "verdict"),
+        (OutputKind::ChartFrame, "frame"),
+        (OutputKind::ChartLayer, "layer"),
+    ];
+
+    /// Its name in the file (`"layer"`), which the page's script reads.
+    pub fn name(self) -> &'static str {
+        Self::NAMES.iter().find(|(k, _)| *k == self).map_or("", |(_, n)| n)
+    }
 }
 
 /// Where widget `name` of `chapter` goes: beside the chapter's figures.
@@ -85,79 +108,181 @@ pub struct Data {
 }
 
 /// One input as stored.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct InputData {
     pub control: Control,
-    #[serde(default)]
     pub label: String,
     pub options: Vec<String>,
     pub default: usize,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared: Option<String>,
 }
 
 /// One scenario button as stored: (input, option) pairs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ScenarioData {
-    #[serde(default)]
     pub label: String,
     pub set: Vec<(usize, usize)>,
 }
 
 /// One output as stored: a table over `deps`, of indices into `values` (or `values` itself).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct OutputData {
     pub kind: OutputKind,
-    #[serde(default)]
     pub label: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chart: Option<usize>,
     pub deps: Vec<usize>,
     pub values: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index: Option<Vec<usize>>,
 }
 
 /// The file as written: the format version first, the widget's name under `widget`.
-#[derive(Serialize)]
-struct FileRef<'a> {
-    format: u32,
-    widget: &'a str,
-    inputs: &'a [InputData],
-    scenarios: &'a [ScenarioData],
-    outputs: &'a [OutputData],
+struct FileRef<'a>(&'a Data);
+
+impl Serialize for FileRef<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut file = serializer.serialize_struct("File", 5)?;
+        file.serialize_field("format", &FORMAT)?;
+        file.serialize_field("widget", &self.0.name)?;
+        file.serialize_field("inputs", &self.0.inputs)?;
+        file.serialize_field("scenarios", &self.0.scenarios)?;
+        file.serialize_field("outputs", &self.0.outputs)?;
+        file.end()
+    }
 }
 
-/// The file as read.
-#[derive(Deserialize)]
-struct File {
-    format: u32,
-    widget: String,
-    inputs: Vec<InputData>,
-    scenarios: Vec<ScenarioData>,
-    outputs: Vec<OutputData>,
+impl Serialize for InputData {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut input = serializer.serialize_struct("InputData", 5)?;
+        input.serialize_field("control", self.control.name())?;
+        input.serialize_field("label", &self.label)?;
+        input.serialize_field("options", &self.options)?;
+        input.serialize_field("default", &self.default)?;
+        if let Some(shared) = &self.shared {
+            input.serialize_field("shared", shared)?;
+        }
+        input.end()
+    }
 }
 
-/// Only the version, to name an unknown format rather than the first field it lacks.
-#[derive(Deserialize)]
-struct Version {
-    format: u32,
+impl Serialize for ScenarioData {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut scenario = serializer.serialize_struct("ScenarioData", 2)?;
+        scenario.serialize_field("label", &self.label)?;
+        scenario.serialize_field("set", &self.set)?;
+        scenario.end()
+    }
+}
+
+impl Serialize for OutputData {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut output = serializer.serialize_struct("OutputData", 6)?;
+        output.serialize_field("kind", self.kind.name())?;
+        output.serialize_field("label", &self.label)?;
+        if let Some(chart) = &self.chart {
+            output.serialize_field("chart", chart)?;
+        }
+        output.serialize_field("deps", &self.deps)?;
+        output.serialize_field("values", &self.values)?;
+        if let Some(index) = &self.index {
+            output.serialize_field("index", index)?;
+        }
+        output.end()
+    }
+}
+
+// Reading a `Value` back into the types above: each error names the field it is about.
+
+type Object = Map<String, Value>;
+
+fn bad(why: String) -> WidgetError {
+    WidgetError::Data(why)
+}
+
+fn object<'v>(value: &'v Value, what: &str) -> Result<&'v Object, WidgetError> {
+    value.as_object().ok_or_else(|| bad(format!("{what} is not a JSON object")))
+}
+
+fn field<'v>(object: &'v Object, name: &str) -> Result<&'v Value, WidgetError> {
+    object.get(name).ok_or_else(|| bad(format!("missing field `{name}`")))
+}
+
+/// A field that may be absent (or `null`).
+fn optional<'v>(object: &'v Object, name: &str) -> Option<&'v Value> {
+    object.get(name).filter(|v| !v.is_null())
+}
+
+fn string(value: &Value, name: &str) -> Result<String, WidgetError> {
+    value.as_str().map(str::to_string).ok_or_else(|| bad(format!("`{name}` is not a string")))
+}
+
+fn index(value: &Value, name: &str) -> Result<usize, WidgetError> {
+    value.as_u64().and_then(|n| usize::try_from(n).ok()).ok_or_else(|| bad(format!("`{name}` is not a whole number")))
+}
+
+fn list<'v>(value: &'v Value, name: &str) -> Result<&'v Vec<Value>, WidgetError> {
+    value.as_array().ok_or_else(|| bad(format!("`{name}` is not a list")))
+}
+
+fn strings(value: &Value, name: &str) -> Result<Vec<String>, WidgetError> {
+    list(value, name)?.iter().map(|v| string(v, name)).collect()
+}
+
+fn indices(value: &Value, name: &str) -> Result<Vec<usize>, WidgetError> {
+    list(value, name)?.iter().map(|v| index(v, name)).collect()
+}
+
+/// `label`, which may be absent: then empty.
+fn label(object: &Object) -> Result<String, WidgetError> {
+    optional(object, "label").map_or(Ok(String::new()), |v| string(v, "label"))
+}
+
+fn named<T: Copy>(names: &[(T, &str)], value: &Value, name: &str) -> Result<T, WidgetError> {
+    let given = string(value, name)?;
+    names.iter().find(|(_, n)| *n == given).map(|(t, _)| *t).ok_or_else(|| bad(format!("unknown {name} {given:?}")))
+}
+
+fn input(value: &Value) -> Result<InputData, WidgetError> {
+    let o = object(value, "an input")?;
+    Ok(InputData {
+        control: named(&Control::NAMES, field(o, "control")?, "control")?,
+        label: label(o)?,
+        options: strings(field(o, "options")?, "options")?,
+        default: index(field(o, "default")?, "default")?,
+        shared: optional(o, "shared").map(|v| string(v, "shared")).transpose()?,
+    })
+}
+
+fn scenario(value: &Value) -> Result<ScenarioData, WidgetError> {
+    let o = object(value, "a scenario")?;
+    let pair = |v: &Value| match list(v, "set")?.as_slice() {
+        [input, option] => Ok((index(input, "set")?, index(option, "set")?)),
+        _ => Err(bad("`set` holds a pair that is not [input, option]".to_string())),
+    };
+    Ok(ScenarioData {
+        label: label(o)?,
+        set: list(field(o, "set")?, "set")?.iter().map(pair).collect::<Result<_, _>>()?,
+    })
+}
+
+fn output(value: &Value) -> Result<OutputData, WidgetError> {
+    let o = object(value, "an output")?;
+    Ok(OutputData {
+        kind: named(&OutputKind::NAMES, field(o, "kind")?, "kind")?,
+        label: label(o)?,
+        chart: optional(o, "chart").map(|v| index(v, "chart")).transpose()?,
+        deps: indices(field(o, "deps")?, "deps")?,
+        values: strings(field(o, "values")?, "values")?,
+        index: optional(o, "index").map(|v| indices(v, "index")).transpose()?,
+    })
 }
 
 impl Data {
     /// The file's text (module docs): one line, and a line break.
     pub fn to_json(&self) -> String {
-        let file = FileRef {
-            format: FORMAT,
-            widget: &self.name,
-            inputs: &self.inputs,
-            scenarios: &self.scenarios,
-            outputs: &self.outputs,
-        };
         let mut out = Vec::new();
         let mut writer = serde_json::Serializer::with_formatter(&mut out, HtmlSafe);
         // Writing into memory cannot fail, and every field is a string, a number or a list.
-        file.serialize(&mut writer).expect("a widget's data serializes");
+        FileRef(self).serialize(&mut writer).expect("a widget's data serializes");
         out.push(b'\n');
         String::from_utf8(out).expect("serde_json writes UTF-8")
     }
@@ -165,22 +290,26 @@ impl Data {
     /// Reads a data file.
     pub fn parse(text: &str) -> Result<Data, WidgetError> {
         let bad = |why: &str| WidgetError::Data(why.to_string());
-        let file: File = serde_json::from_str(text).map_err(|e| match serde_json::from_str::<Version>(text) {
-            Ok(v) if v.format != FORMAT => bad("unknown format version"),
-            _ => WidgetError::Data(e.to_string()),
-        })?;
-        if file.format != FORMAT {
+        let value: Value = serde_json::from_str(text).map_err(|e| WidgetError::Data(e.to_string()))?;
+        let file = object(&value, "the file")?;
+        // The version first, so that a file of another format is named as such rather than by
+        // the first field it lacks.
+        if index(field(file, "format")?, "format")? != FORMAT as usize {
             return Err(bad("unknown format version"));
         }
-        let inputs = file.inputs;
+        let name = string(field(file, "widget")?, "widget")?;
+        let each = |name: &str| list(field(file, name)?, name);
+        let inputs: Vec<InputData> = each("inputs")?.iter().map(input).collect::<Result<_, _>>()?;
+        let scenarios: Vec<ScenarioData> = each("scenarios")?.iter().map(scenario).collect::<Result<_, _>>()?;
+        let outputs: Vec<OutputData> = each("outputs")?.iter().map(output).collect::<Result<_, _>>()?;
         if inputs.iter().any(|i| i.default >= i.options.len()) {
             return Err(bad("bad default"));
         }
         let is_setting = |&(s, o): &(usize, usize)| s < inputs.len() && o < inputs[s].options.len();
-        if !file.scenarios.iter().all(|s| s.set.iter().all(is_setting)) {
+        if !scenarios.iter().all(|s| s.set.iter().all(is_setting)) {
             return Err(bad("a scenario sets an input that does not exist"));
         }
-        for o in &file.outputs {
+        for o in &outputs {
             if o.deps.iter().any(|&d| d >= inputs.len()) {
                 return Err(bad("a dependency is not an input"));
             }
@@ -195,7 +324,7 @@ impl Data {
                 Some(_) => {}
             }
         }
-        Ok(Data { name: file.widget, inputs, scenarios: file.scenarios, outputs: file.outputs })
+        Ok(Data { name, inputs, scenarios, outputs })
     }
 
     /// The default option of every input.
