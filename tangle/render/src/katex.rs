@@ -33,7 +33,7 @@ function tangleRenderMathml(latex, display) {
 );
 
 thread_local! {
-    /// One engine per thread, KaTeX loaded once (about 0.1 s).
+    /// One engine per thread, KaTeX loaded into it once.
     static ENGINE: Result<Context, String> = load();
 }
 

@@ -112,7 +112,7 @@ pub const RUN_PROFILE: &str = "opt-level = 0\n";
 /// The runtime and the crates it draws figures with, which get [`RUN_PROFILE`] too: they run a
 /// few times per chapter run (a figure's axes and text, a calculator's data file), never in a
 /// chapter's hot loop, and they are most of what a book's first build compiles besides the
-/// chapters. Unoptimised, this book's chapter crates built in 25.0–25.4 s instead of 28.5 s
+/// chapters. Unoptimised, this book's chapter crates built in 25.4 s instead of 28.5 s
 /// (two cores, from an empty target folder), and chapter 7, which draws the most, ran 0.4 s
 /// longer (2.8 s). serde and serde_json, which the runtime also uses, keep full optimisation:
 /// a chapter may well parse its data with them. Each is a dependency of the runtime (or, for
