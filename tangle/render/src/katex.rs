@@ -26,7 +26,18 @@ function tangleRenderMathml(latex, display) {
     try {
         return { ok: katex.renderToString(latex, { displayMode: display, output: "mathml", throwOnError: true }) };
     } catch (e) {
-        return { error: String(e && e.message ? e.message : e) };
+        var message = String(e && e.message ? e.message : e);
+        // A parse error's message ends with the formula again, each character underlined with a
+        // combining mark, after " at position N: " (or " at end of input: "); the diagnostic
+        // already points at the formula, so that tail goes.
+        if (e instanceof katex.ParseError && e.position !== undefined) {
+            var tails = [" at end of input: ", " at position " + (e.position + 1) + ": "];
+            for (var i = 0; i < tails.length; i++) {
+                var at = message.indexOf(tails[i]);
+                if (at >= 0) return { error: message.slice(0, at) };
+            }
+        }
+        return { error: message };
     }
 }
 "#
@@ -81,6 +92,8 @@ mod tests {
         let chemistry = render_mathml(r"\ce{H2O}", false).unwrap();
         assert!(chemistry.contains("<mi mathvariant=\"normal\">H</mi>"), "{chemistry}");
         let error = render_mathml(r"\frac{1", false).unwrap_err();
-        assert!(error.starts_with("KaTeX parse error: "), "{error}");
+        assert_eq!(error, "KaTeX parse error: Unexpected end of input in a macro argument, expected '}'");
+        let error = render_mathml(r"\undefinedmacro x", false).unwrap_err();
+        assert_eq!(error, r"KaTeX parse error: Undefined control sequence: \undefinedmacro");
     }
 }
