@@ -68,26 +68,30 @@ pub enum OutputKind {
 }
 
 impl Control {
-    const NAMES: [(Control, &'static str); 3] =
-        [(Control::Picker, "picker"), (Control::Slider, "slider"), (Control::Toggle, "toggle")];
+    const ALL: [Control; 3] = [Control::Picker, Control::Slider, Control::Toggle];
 
     /// Its name in the file (`"picker"`), which the page's script reads.
     pub fn name(self) -> &'static str {
-        Self::NAMES.iter().find(|(c, _)| *c == self).map_or("", |(_, n)| n)
+        match self {
+            Control::Picker => "picker",
+            Control::Slider => "slider",
+            Control::Toggle => "toggle",
+        }
     }
 }
 
 impl OutputKind {
-    const NAMES: [(OutputKind, &'static str); 4] = [
-        (OutputKind::Number, "number"),
-        (OutputKind::Verdict, "verdict"),
-        (OutputKind::ChartFrame, "frame"),
-        (OutputKind::ChartLayer, "layer"),
-    ];
+    const ALL: [OutputKind; 4] =
+        [OutputKind::Number, OutputKind::Verdict, OutputKind::ChartFrame, OutputKind::ChartLayer];
 
     /// Its name in the file (`"layer"`), which the page's script reads.
     pub fn name(self) -> &'static str {
-        Self::NAMES.iter().find(|(k, _)| *k == self).map_or("", |(_, n)| n)
+        match self {
+            OutputKind::Number => "number",
+            OutputKind::Verdict => "verdict",
+            OutputKind::ChartFrame => "frame",
+            OutputKind::ChartLayer => "layer",
+        }
     }
 }
 
@@ -236,15 +240,16 @@ fn label(object: &Object) -> Result<String, WidgetError> {
     optional(object, "label").map_or(Ok(String::new()), |v| string(v, "label"))
 }
 
-fn named<T: Copy>(names: &[(T, &str)], value: &Value, name: &str) -> Result<T, WidgetError> {
+/// The one of `all` whose name (`name_of`) the field holds.
+fn named<T: Copy>(all: &[T], name_of: fn(T) -> &'static str, value: &Value, name: &str) -> Result<T, WidgetError> {
     let given = string(value, name)?;
-    names.iter().find(|(_, n)| *n == given).map(|(t, _)| *t).ok_or_else(|| bad(format!("unknown {name} {given:?}")))
+    all.iter().copied().find(|&t| name_of(t) == given).ok_or_else(|| bad(format!("unknown {name} {given:?}")))
 }
 
 fn input(value: &Value) -> Result<InputData, WidgetError> {
     let o = object(value, "an input")?;
     Ok(InputData {
-        control: named(&Control::NAMES, field(o, "control")?, "control")?,
+        control: named(&Control::ALL, Control::name, field(o, "control")?, "control")?,
         label: label(o)?,
         options: strings(field(o, "options")?, "options")?,
         default: index(field(o, "default")?, "default")?,
@@ -267,7 +272,7 @@ fn scenario(value: &Value) -> Result<ScenarioData, WidgetError> {
 fn output(value: &Value) -> Result<OutputData, WidgetError> {
     let o = object(value, "an output")?;
     Ok(OutputData {
-        kind: named(&OutputKind::NAMES, field(o, "kind")?, "kind")?,
+        kind: named(&OutputKind::ALL, OutputKind::name, field(o, "kind")?, "kind")?,
         label: label(o)?,
         chart: optional(o, "chart").map(|v| index(v, "chart")).transpose()?,
         deps: indices(field(o, "deps")?, "deps")?,
@@ -447,6 +452,8 @@ mod tests {
             (json.replace("\"index\":[0,0]", "\"index\":[0]"), "number of entries"),
             (json.replace("\"format\":1", "\"format\":2"), "format version"),
             (json.replace("\"inputs\"", "\"input\""), "missing field `inputs`"),
+            (json.replace("\"kind\":\"layer\"", "\"kind\":\"box\""), "unknown kind \"box\""),
+            (json.replace("\"control\":\"picker\"", "\"control\":\"dial\""), "unknown control \"dial\""),
         ];
         for (text, why) in broken {
             let err = Data::parse(&text).unwrap_err().to_string();
