@@ -3,6 +3,8 @@
 //! failing example is reported at its chapter line, drifted output blocks as a notebook
 //! cell's, and a closing line counts `N passed, N failed, N ignored`.
 
+use std::sync::Arc;
+
 use tangle_core::diagnostic::{Sources, Style};
 use tangle_core::examples::{self, Drift, ExampleVerdict, ExamplesReport};
 use tangle_core::model::Chapter;
@@ -49,7 +51,7 @@ pub fn check(project: &Project, asked: &[String], accepting: bool, options: Chec
 }
 
 /// Builds and runs the examples of `chapters`, printing each failure at its chapter line.
-pub fn run(project: &Project, chapters: &[&Chapter]) -> anyhow::Result<ExamplesReport> {
+pub fn run(project: &Project, chapters: &[&Arc<Chapter>]) -> anyhow::Result<ExamplesReport> {
     let found = status::with_status(|progress| examples::test(project, chapters, progress))?;
     let sources = Sources::new(&project.root);
     for result in &found.examples {

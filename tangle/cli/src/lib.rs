@@ -276,7 +276,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Sync { check: false, discard } => {
             let discard = if discard { Discard::All } else { Discard::Nothing };
             for (verb, what) in tangle_core::generate::sync::summary(
-                &project.sync_with(&discard)?,
+                &project.sync(&discard)?,
                 &project.generated,
                 &project.layout().theme,
             ) {
@@ -288,8 +288,9 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         // whatever `book` would refuse.
         Command::Check { chapter, .. } => {
             let code = examples::check(&project, &chapter, false, options)?;
-            let notebook = project.select(&chapter)?.into_iter().map(|s| s.chapter);
-            let checked: Vec<&Chapter> = notebook.chain(tangle_core::examples::chapters(&project, &chapter)).collect();
+            let notebook = project.select(&chapter)?.into_iter().map(|s| &**s.chapter());
+            let examples = tangle_core::examples::chapters(&project, &chapter).into_iter().map(|c| &**c);
+            let checked: Vec<&Chapter> = notebook.chain(examples).collect();
             Ok(code.max(refusals::report(&project, &checked)))
         }
         Command::Accept { chapter, .. } => examples::check(&project, &chapter, true, options),
@@ -302,7 +303,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             Ok(CLEAN)
         }
         Command::Fmt { check, chapter } => {
-            let chapters: Vec<&Chapter> = project.select(&chapter)?.into_iter().map(|s| s.chapter).collect();
+            let chapters: Vec<&Chapter> = project.select(&chapter)?.into_iter().map(|s| &**s.chapter()).collect();
             let changed = pipeline::fmt(&project, &chapters, !check)?;
             for path in &changed {
                 match check {

@@ -36,7 +36,7 @@ pub fn run() -> anyhow::Result<u8> {
             &config.layout.work_dir(),
             tangle_core::lock::Options { what: "mdbook (preprocessor)", ..Default::default() },
         )?;
-        let project = crate::project_with_theme(Project::load_with(config.clone())?)?;
+        let project = crate::project_with_theme(Project::from_config(config.clone())?)?;
         let chapters = project.select(&[])?;
         let outcome = pipeline::check(&project, &chapters, CheckOptions::default(), &Plain)?;
         (report::report(&project, &outcome, false, Results::Stderr)?, TanglePreprocessor::with_project(&project))

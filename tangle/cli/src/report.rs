@@ -79,7 +79,7 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
     let mut code = CLEAN;
     let sources = Sources::new(&project.root);
     for r in results {
-        let chapter = project.book.chapter(&r.chapter).expect("result of a chapter");
+        let chapter = &r.chapter;
         // Quotes of unknown values, values published twice, values nothing quotes.
         for d in &r.values.diagnostics {
             eprintln!("{}\n", d.render(&sources, Style::for_stderr()));
@@ -112,7 +112,7 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
                         diff.render(out.style())
                     ));
                     if chapter.run_cells().nth(v.index).is_some_and(|c| involves_timings(chapter, c)) {
-                        out.line(timing_note(&r.chapter, r.cached));
+                        out.line(timing_note(&r.chapter.name, r.cached));
                     }
                 }
             }
@@ -146,12 +146,12 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
             let accepted: Vec<String> =
                 changes.iter().filter(|(n, _)| *n > 0).map(|(n, what)| format!("{n} {what}(s)")).collect();
             match accepted.is_empty() {
-                true => eprintln!("{}: up to date", r.chapter),
-                false => eprintln!("{}: accepting {}", r.chapter, accepted.join(", ")),
+                true => eprintln!("{}: up to date", r.chapter.name),
+                false => eprintln!("{}: accepting {}", r.chapter.name, accepted.join(", ")),
             }
             continue;
         }
-        let mut line = format!("{}: {same} cell(s) match", r.chapter);
+        let mut line = format!("{}: {same} cell(s) match", r.chapter.name);
         if drifted > 0 {
             line += &format!(", {drifted} drifted");
         }

@@ -132,7 +132,7 @@ pub fn init(dir: &Path) -> anyhow::Result<u8> {
         changed.push(format!("{shown} (build output)"));
     }
     let project = crate::load_project(dir)?;
-    let fixed = project.sync()?;
+    let fixed = project.sync(&tangle_core::generate::sync::Discard::Nothing)?;
     for (verb, what) in tangle_core::generate::sync::summary(&fixed, &project.generated, &project.layout().theme) {
         eprintln!("{verb} {what}");
     }

@@ -72,7 +72,7 @@ pub fn run(project: &Project, asked: &[String], options: CheckOptions) -> anyhow
     // Every chapter asked for, in the book's order.
     let asked_for =
         |c: &Chapter| chapters.iter().any(|s| s.name() == c.name) || example_chapters.iter().any(|e| e.name == c.name);
-    let all_chapters: Vec<&Chapter> = project.book.chapters.iter().filter(|c| asked_for(c)).collect();
+    let all_chapters: Vec<&Chapter> = project.book.chapters.iter().map(|c| &**c).filter(|c| asked_for(c)).collect();
 
     eprintln!("outputs, values and figures");
     let built = if chapters.is_empty() && !example_chapters.is_empty() {
@@ -132,13 +132,13 @@ pub fn run(project: &Project, asked: &[String], options: CheckOptions) -> anyhow
                     }
                     tally.pass(passed);
                     tally.ignored += ignored;
-                    let frozen = project.book.chapter(&chapter).is_some_and(|c| freeze::is_frozen(&project.config, c));
+                    let frozen = freeze::is_frozen(&project.config, &chapter);
                     let why = match (frozen, cached) {
                         (true, _) => " (frozen: not built)",
                         (false, true) => " (cached)",
                         (false, false) => "",
                     };
-                    eprintln!("{chapter}: {passed} test(s) passed, {failed} failed, {ignored} ignored{why}");
+                    eprintln!("{}: {passed} test(s) passed, {failed} failed, {ignored} ignored{why}", chapter.name);
                 }
             }
         }
@@ -202,7 +202,7 @@ fn count_check(project: &Project, outcome: &Outcome, tally: &mut Tally) -> bool 
         Outcome::Ran(results) => results,
     };
     for r in results {
-        let chapter = project.book.chapter(&r.chapter).expect("a result of a chapter");
+        let chapter = &r.chapter;
         for v in &r.verdicts {
             match &v.verdict {
                 Verdict::Same => tally.pass(1),

@@ -43,7 +43,7 @@ fn the_book_passes_tangle_test() {
     // (`INSTA_UPDATE=always`, never writing when `CI=true`).
     let snapshots = project.layout().abs(&project.layout().snapshots);
     let mut expected_files = BTreeSet::new();
-    for chapter in chapters.iter().map(|s| s.chapter) {
+    for chapter in chapters.iter().map(|s| s.chapter()) {
         for (cell, name) in tangle_core::snapshot::names(chapter) {
             let block = cell.output.as_ref().expect("named cells have blocks");
             expected_files.insert(format!("{name}.snap"));

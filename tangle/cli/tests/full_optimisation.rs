@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use tangle_core::compare::{matches, normalize};
-use tangle_core::model::OutputSpec;
+use tangle_core::model::{Chapter, OutputSpec};
 use tangle_core::pipeline::{self, Outcome, Project};
 use tangle_core::run::{RunEnd, RunOutput};
 
@@ -32,15 +32,15 @@ fn figures(dir: &Path, chapter: &str) -> Vec<(String, Vec<u8>)> {
 
 /// One chapter's run: its name, what it printed and published, and where its figures are.
 struct Side<'a> {
-    chapter: &'a str,
+    chapter: &'a Chapter,
     run: &'a RunOutput,
     drawn: &'a Path,
 }
 
 /// How `check` differs from `full` for one chapter, beyond what the prose lets vary.
-fn differences(project: &Project, full: &Side, check: &Side) -> Vec<String> {
+fn differences(full: &Side, check: &Side) -> Vec<String> {
     let mut problems = Vec::new();
-    let chapter = project.book.chapter(full.chapter).unwrap();
+    let chapter = full.chapter;
     for (index, cell) in chapter.run_cells().enumerate() {
         let printed =
             |run: &RunOutput| normalize(run.cells.iter().find(|c| c.index == index).map_or("", |c| c.stdout.as_str()));
@@ -60,17 +60,18 @@ fn differences(project: &Project, full: &Side, check: &Side) -> Vec<String> {
     if exact(full.run) != exact(check.run) {
         problems.push(format!(
             "{}: exact values differ: {:?} vs {:?}",
-            full.chapter,
+            full.chapter.name,
             exact(full.run),
             exact(check.run)
         ));
     }
-    let (full_figures, check_figures) = (figures(full.drawn, full.chapter), figures(check.drawn, check.chapter));
+    let (full_figures, check_figures) =
+        (figures(full.drawn, &full.chapter.name), figures(check.drawn, &check.chapter.name));
     if full_figures != check_figures {
         let names = |v: &[(String, Vec<u8>)]| v.iter().map(|(n, b)| (n.clone(), b.len())).collect::<Vec<_>>();
         problems.push(format!(
             "{}: figures differ at full optimisation: {:?} vs {:?}",
-            full.chapter,
+            full.chapter.name,
             names(&full_figures),
             names(&check_figures)
         ));
@@ -115,24 +116,24 @@ fn differences_from_full_optimisation(
     assert_eq!(checked.len(), full.len());
     let mut problems = Vec::new();
     for (c, f) in checked.iter().zip(&full) {
-        assert_eq!(c.chapter, f.chapter);
-        assert_eq!(f.run.end, RunEnd::Completed, "{} at full optimisation", f.chapter);
-        assert_eq!(c.run.end, RunEnd::Completed, "{} in the check", c.chapter);
+        assert_eq!(c.chapter.name, f.chapter.name);
+        assert_eq!(f.run.end, RunEnd::Completed, "{} at full optimisation", f.chapter.name);
+        assert_eq!(c.run.end, RunEnd::Completed, "{} in the check", c.chapter.name);
         let full_side = Side { chapter: &f.chapter, run: &f.run, drawn: &f.drawn };
         let check_side = Side { chapter: &c.chapter, run: &c.run, drawn: &c.drawn };
-        problems.extend(differences(project, &full_side, &check_side));
+        problems.extend(differences(&full_side, &check_side));
 
         // The comparison has teeth: one character more in the first cell, or one value
         // changed, is a difference.
         let mut tampered = c.run.clone();
         tampered.cells[0].stdout.push('!');
         let side = Side { run: &tampered, ..check_side };
-        assert!(!differences(project, &full_side, &side).is_empty(), "{}: a changed output went unseen", c.chapter);
+        assert!(!differences(&full_side, &side).is_empty(), "{}: a changed output went unseen", c.chapter.name);
         let mut tampered = c.run.clone();
         if let Some(v) = tampered.values.iter_mut().find(|v| v.vary == "exact") {
             v.text.push('0');
             let side = Side { run: &tampered, ..check_side };
-            assert!(!differences(project, &full_side, &side).is_empty(), "{}: a changed value went unseen", c.chapter);
+            assert!(!differences(&full_side, &side).is_empty(), "{}: a changed value went unseen", c.chapter.name);
         }
     }
     problems

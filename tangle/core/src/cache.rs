@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 
 use crate::config::Layout;
 use crate::generate::{Analyses, CellSyntax, Generated};
-use crate::model::{Book, Chapter};
+use crate::model::Chapter;
 use crate::run::RunOutput;
 
 /// Bumped whenever the meaning of a cached run changes.
@@ -65,20 +65,14 @@ pub(crate) fn shared_inputs(layout: &Layout, generated: &Generated) -> String {
 
 /// The hash of everything a chapter's run depends on: the [`shared_inputs`], and its own and
 /// its dependency chapters' code (location comments aside) and declared data files.
-pub fn key(layout: &Layout, shared: &str, book: &Book, generated: &Generated, chapter: &str) -> anyhow::Result<String> {
-    key_of(layout, shared, book, generated, chapter, What::Run)
+pub fn key(layout: &Layout, shared: &str, generated: &Generated, chapter: &str) -> anyhow::Result<String> {
+    key_of(layout, shared, generated, chapter, What::Run)
 }
 
 /// The hash of everything a chapter's test cells depend on: [`key`]'s inputs with the
 /// chapter's own test file instead of its run program.
-pub(crate) fn tests_key(
-    layout: &Layout,
-    shared: &str,
-    book: &Book,
-    generated: &Generated,
-    chapter: &str,
-) -> anyhow::Result<String> {
-    key_of(layout, shared, book, generated, chapter, What::Tests)
+pub(crate) fn tests_key(layout: &Layout, shared: &str, generated: &Generated, chapter: &str) -> anyhow::Result<String> {
+    key_of(layout, shared, generated, chapter, What::Tests)
 }
 
 #[derive(PartialEq, Eq)]
@@ -87,14 +81,7 @@ enum What {
     Tests,
 }
 
-fn key_of(
-    layout: &Layout,
-    shared: &str,
-    book: &Book,
-    generated: &Generated,
-    chapter: &str,
-    what: What,
-) -> anyhow::Result<String> {
+fn key_of(layout: &Layout, shared: &str, generated: &Generated, chapter: &str, what: What) -> anyhow::Result<String> {
     let mut h = Sha256::new();
     let mut feed = |label: &str, bytes: &[u8]| feed(&mut h, label, bytes);
     feed("shared", shared.as_bytes());
@@ -106,8 +93,8 @@ fn key_of(
             let is_test = path.components().any(|c| c.as_os_str() == "tests");
             let is_main = path.ends_with("src/main.rs");
             let wanted = match what {
-                What::Run => !is_test && (krate.chapter == chapter || !is_main),
-                What::Tests => !is_main && (krate.chapter == chapter || !is_test),
+                What::Run => !is_test && (krate.name() == chapter || !is_main),
+                What::Tests => !is_main && (krate.name() == chapter || !is_test),
             };
             if wanted {
                 let code = contents
@@ -118,7 +105,7 @@ fn key_of(
                 feed(&path.display().to_string(), code.as_bytes());
             }
         }
-        let ch = book.chapter(&krate.chapter).expect("generated from a chapter");
+        let ch = &krate.chapter;
         for (data, line) in &ch.directives.data {
             let bytes = std::fs::read(layout.abs(data)).map_err(|e| {
                 crate::diagnostic::Diagnostic::error(

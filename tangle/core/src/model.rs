@@ -19,9 +19,13 @@ pub use crate::markdown::Document;
 /// The book: every chapter with cells, in the order of their paths (the generated crates are
 /// ordered dependencies first, see `generate`), and every Markdown file of the source folder
 /// as parsed, cells or not.
+///
+/// Chapters are shared ([`Arc`]): what the later stages make of a chapter (its generated
+/// crate, its run's result, its examples) holds the chapter itself, never a name to look up
+/// again.
 #[derive(Debug, Default, Clone)]
 pub struct Book {
-    pub chapters: Vec<Chapter>,
+    pub chapters: Vec<Arc<Chapter>>,
     /// Every Markdown file under the source folder but `SUMMARY.md`, by its path relative to
     /// the project root (`book/src/intro.md`): the pages the renderer works from. A chapter's
     /// entry is the same document as its [`Chapter::doc`].
@@ -32,15 +36,26 @@ impl Book {
     /// A book of these chapters alone, their documents its only pages.
     pub fn from_chapters(chapters: Vec<Chapter>) -> Book {
         let documents = chapters.iter().map(|c| (c.path.clone(), c.doc.clone())).collect();
-        Book { chapters, documents }
+        Book { chapters: chapters.into_iter().map(Arc::new).collect(), documents }
     }
 
-    pub fn chapter(&self, name: &str) -> Option<&Chapter> {
+    /// The chapter a person named (`--chapter ch06`, a `freeze` list): the one lookup by name,
+    /// for names that come from outside the book.
+    pub fn chapter(&self, name: &str) -> Option<&Arc<Chapter>> {
         self.chapters.iter().find(|c| c.name == name)
     }
 
+    /// Puts `new` in place of the chapter of the same name, and its document in place of that
+    /// chapter's page.
+    pub fn replace(&mut self, new: Chapter) {
+        self.documents.insert(new.path.clone(), new.doc.clone());
+        if let Some(old) = self.chapters.iter_mut().find(|c| c.name == new.name) {
+            *old = Arc::new(new);
+        }
+    }
+
     /// The chapter made from the file at `path` (relative to the project root), if it has cells.
-    pub fn chapter_at(&self, path: &Path) -> Option<&Chapter> {
+    pub fn chapter_at(&self, path: &Path) -> Option<&Arc<Chapter>> {
         self.chapters.iter().find(|c| c.path == path)
     }
 }

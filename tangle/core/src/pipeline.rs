@@ -35,18 +35,23 @@ pub(crate) fn chapter_name(asked: &str) -> String {
     }
 }
 
-/// A chapter a command works on, as [`Project::select`] found it: the parsed chapter and its
-/// generated crate, borrowed from one project, so that nothing looks them up again by name.
+/// A chapter a command works on, as [`Project::select`] found it: its generated crate, which
+/// holds the parsed chapter, borrowed from one project, so that nothing looks either up again
+/// by name.
 #[derive(Debug, Clone, Copy)]
 pub struct Selected<'p> {
-    pub chapter: &'p Chapter,
     pub krate: &'p ChapterCrate,
 }
 
 impl<'p> Selected<'p> {
+    /// The parsed chapter.
+    pub fn chapter(&self) -> &'p Arc<Chapter> {
+        &self.krate.chapter
+    }
+
     /// The chapter's name (`ch06`), which is also its crate's.
     pub fn name(&self) -> &'p str {
-        &self.chapter.name
+        self.krate.name()
     }
 }
 
@@ -70,11 +75,11 @@ impl Project {
     /// come back as [`Diagnostics`](crate::diagnostic::Diagnostics) inside the `anyhow::Error`.
     pub fn load(root: &Path) -> anyhow::Result<Project> {
         let config = Config::load(root)?;
-        Project::load_with(config)
+        Project::from_config(config)
     }
 
-    /// [`Project::load`] with the configuration already read.
-    pub fn load_with(config: Config) -> anyhow::Result<Project> {
+    /// The project of a configuration already read ([`Project::load`] reads it first).
+    pub fn from_config(config: Config) -> anyhow::Result<Project> {
         let book = timing::phase("parse", || parse::load_book(&config.layout, config.cells))?;
         Project::with_book(config, book)
     }
@@ -99,10 +104,7 @@ impl Project {
     fn with_chapters(&self, rewritten: Vec<Chapter>) -> anyhow::Result<Project> {
         let mut book = self.book.clone();
         for new in rewritten {
-            book.documents.insert(new.path.clone(), new.doc.clone());
-            if let Some(old) = book.chapters.iter_mut().find(|c| c.name == new.name) {
-                *old = new;
-            }
+            book.replace(new);
         }
         Project::with_book(self.config.clone(), book)
     }
@@ -118,27 +120,17 @@ impl Project {
             }
         }
         let wanted = |name: &str| asked.is_empty() || asked.iter().any(|a| a == name);
-        Ok(self
-            .generated
-            .crates
-            .iter()
-            .filter(|krate| wanted(&krate.chapter))
-            .filter_map(|krate| Some(Selected { chapter: self.book.chapter(&krate.chapter)?, krate }))
-            .collect())
+        Ok(self.generated.crates.iter().filter(|krate| wanted(krate.name())).map(|krate| Selected { krate }).collect())
     }
 
     pub fn stale(&self) -> anyhow::Result<Vec<Stale>> {
         sync::stale_files(&self.root, &self.generated)
     }
 
-    /// Writes `code/`, refusing (before anything is written) when a generated file was edited
-    /// since tangle wrote it: the error names each such file and the ways out.
-    pub fn sync(&self) -> anyhow::Result<Vec<Stale>> {
-        self.sync_with(&Discard::Nothing)
-    }
-
-    /// [`Project::sync`], doing with edited files what `discard` says.
-    pub fn sync_with(&self, discard: &Discard) -> anyhow::Result<Vec<Stale>> {
+    /// Writes `code/`, doing with files edited since tangle wrote them what `discard` says:
+    /// with [`Discard::Nothing`] it refuses (before anything is written), the error naming
+    /// each such file and the ways out.
+    pub fn sync(&self, discard: &Discard) -> anyhow::Result<Vec<Stale>> {
         if let Discard::Nothing = discard {
             self.refuse_edits()?;
         }
@@ -151,7 +143,7 @@ impl Project {
         let edited = self.edited(&self.stale()?)?;
         match edited.is_empty() {
             true => Ok(()),
-            false => Err(back::refusal(&self.book, &self.generated, &edited).into()),
+            false => Err(back::refusal(&self.generated, &edited).into()),
         }
     }
 
@@ -178,7 +170,7 @@ impl Project {
 /// One chapter's run and verdicts.
 #[derive(Debug)]
 pub struct ChapterResult {
-    pub chapter: String,
+    pub chapter: Arc<Chapter>,
     pub run: RunOutput,
     /// The folder holding what the run drew, `<dir>/chNN/*.svg`.
     pub drawn: PathBuf,
@@ -265,7 +257,9 @@ pub fn check(
         if options.writes == Writes::Refuse {
             return Ok(Outcome::Stale(stale));
         }
-        for (verb, what) in sync::summary(&project.sync()?, &project.generated, &project.layout().theme) {
+        for (verb, what) in
+            sync::summary(&project.sync(&Discard::Nothing)?, &project.generated, &project.layout().theme)
+        {
             progress.line(&format!("{verb:>9} {what}"));
         }
     }
@@ -289,10 +283,10 @@ pub fn check(
     let _keys = timing::Span::new("cache keys and lookups");
     for &selected in chapters.iter().filter(|s| !frozen.contains_key(s.name())) {
         let name = selected.name();
-        let key = cache::key(project.layout(), &shared, &project.book, &project.generated, name)?;
+        let key = cache::key(project.layout(), &shared, &project.generated, name)?;
         // A cached run is only as good as the figures kept from it.
         // `accept --refresh` asks for this machine's measurements as they come out now.
-        let cached = cache::lookup(project.layout(), selected.chapter, &key)
+        let cached = cache::lookup(project.layout(), selected.chapter(), &key)
             .filter(|_| !options.refresh && !options.rerun && project.kept_figures().join(name).is_dir());
         if cached.is_none() {
             to_build.push(name.to_string());
@@ -312,7 +306,6 @@ pub fn check(
         let report = timing::phase("build", || {
             build::build(
                 project.layout(),
-                &project.book,
                 &project.generated,
                 build::Targets::Programs(&to_build),
                 build_options,
@@ -335,7 +328,8 @@ pub fn check(
     // other's; a completed run's figures then move to where cached runs find them.
     let staging = crate::lock::run_staging(&project.layout().work_dir())?;
     let mut results = Vec::new();
-    for &Selected { chapter, .. } in chapters {
+    for selected in chapters {
+        let chapter = selected.chapter();
         let Some(record) = frozen.remove(&chapter.name) else { continue };
         let figures = freeze::figure_drift(project.layout(), &chapter.name, &record)?;
         let drawn = project.layout().abs(&project.layout().figures);
@@ -343,7 +337,7 @@ pub fn check(
         results.push(ChapterResult { frozen: true, ..result });
     }
     for (selected, cached) in lookups {
-        let Selected { chapter, krate } = selected;
+        let (chapter, krate) = (selected.chapter(), selected.krate);
         let name = selected.name();
         let (run, from_cache, drawn) = match cached {
             Some(run) => (run, true, project.kept_figures()),
@@ -365,7 +359,7 @@ pub fn check(
                 let drawn = match run.completed() {
                     true => {
                         keep_figures(&staging.path().join(name), &project.kept_figures().join(name))?;
-                        let key = cache::key(project.layout(), &shared, &project.book, &project.generated, name)?;
+                        let key = cache::key(project.layout(), &shared, &project.generated, name)?;
                         cache::store(project.layout(), chapter, &key, &run)?;
                         project.kept_figures()
                     }
@@ -387,7 +381,7 @@ pub fn check(
         })?);
     }
     // In the order asked for.
-    results.sort_by_key(|r| chapters.iter().position(|c| c.name() == r.chapter));
+    results.sort_by_key(|r| chapters.iter().position(|c| Arc::ptr_eq(c.chapter(), &r.chapter)));
     Ok(Outcome::Ran(results))
 }
 
@@ -399,7 +393,7 @@ fn collect_into(built: &Mutex<Vec<(String, PathBuf)>>) -> impl Fn(&str, &Path) +
 /// One chapter's run at full optimisation.
 #[derive(Debug)]
 pub struct ReferenceRun {
-    pub chapter: String,
+    pub chapter: Arc<Chapter>,
     pub run: RunOutput,
     /// The folder holding what the run drew, `<dir>/chNN/*.svg`.
     pub drawn: PathBuf,
@@ -419,7 +413,6 @@ pub fn run_fully_optimised(
     let built = Mutex::new(Vec::new());
     let report = build::build(
         project.layout(),
-        &project.book,
         &project.generated,
         build::Targets::Programs(&names(chapters)),
         options,
@@ -432,12 +425,13 @@ pub fn run_fully_optimised(
     }
     let built = built.into_inner().unwrap_or_else(|e| e.into_inner());
     let mut runs = Vec::new();
-    for &Selected { chapter, krate } in chapters {
+    for selected in chapters {
+        let (chapter, krate) = (selected.chapter(), selected.krate);
         let name = &chapter.name;
         let (_, exe) =
             built.iter().find(|(c, _)| c == name).with_context(|| format!("cargo built no program for {name}"))?;
         let run = run::run_reporting(exe, &project.root, chapter, krate, figures_dir, Arc::new(AtomicUsize::new(0)))?;
-        runs.push(ReferenceRun { chapter: name.clone(), run, drawn: figures_dir.to_path_buf() });
+        runs.push(ReferenceRun { chapter: chapter.clone(), run, drawn: figures_dir.to_path_buf() });
     }
     Ok(runs)
 }
@@ -446,13 +440,12 @@ pub fn run_fully_optimised(
 /// figures' drift as found.
 fn compare(
     project: &Project,
-    chapter: &Chapter,
+    chapter: &Arc<Chapter>,
     run: RunOutput,
     drawn: PathBuf,
     figures: Vec<FigureDrift>,
     options: CheckOptions,
 ) -> anyhow::Result<ChapterResult> {
-    let name = chapter.name.as_str();
     let verdicts = compare::compare_chapter(
         chapter,
         &run,
@@ -464,7 +457,7 @@ fn compare(
     };
     let snapshots = snapshot::stale(&project.layout().abs(&project.layout().snapshots), chapter);
     let (cached, frozen) = (false, false);
-    Ok(ChapterResult { chapter: name.to_string(), run, drawn, cached, frozen, verdicts, values, figures, snapshots })
+    Ok(ChapterResult { chapter: chapter.clone(), run, drawn, cached, frozen, verdicts, values, figures, snapshots })
 }
 
 /// Replaces `kept` by the figures a completed run drew into `drawn` (a rename within
@@ -504,17 +497,13 @@ pub fn accept(project: &Project, results: &[ChapterResult], writes: Writes) -> a
     // The chapters whose text accept rewrote, parsed again (once each).
     let mut rewritten: Vec<Chapter> = Vec::new();
     for result in results.iter().filter(|r| r.frozen) {
-        freeze::refuse_figure_drift(&result.chapter, &result.figures)?;
+        freeze::refuse_figure_drift(&result.chapter.name, &result.figures)?;
     }
     for result in results {
-        let chapter = project
-            .book
-            .chapter(&result.chapter)
-            .with_context(|| format!("no chapter {} in this book to accept into", result.chapter))?;
+        let chapter = &result.chapter;
         // A frozen chapter that ran (`--refresh`): its record is remade from this run.
         if !result.frozen && result.run.completed() && freeze::is_frozen(&project.config, chapter) {
-            let written =
-                freeze::write(&project.config, &project.book, &project.generated, chapter, &result.run, &result.drawn)?;
+            let written = freeze::write(&project.config, &project.generated, chapter, &result.run, &result.drawn)?;
             accepted.files.extend(written);
         }
         let path = project.root.join(&chapter.path);
@@ -549,7 +538,7 @@ pub fn accept(project: &Project, results: &[ChapterResult], writes: Writes) -> a
     // The new blocks moved the cells below them, and with them the line comments in `code/`.
     // (A book of examples alone has no `code/` to keep in step.)
     if !accepted.files.is_empty() && !project.generated.crates.is_empty() {
-        let resynced = project.with_chapters(rewritten)?.sync()?;
+        let resynced = project.with_chapters(rewritten)?.sync(&Discard::Nothing)?;
         accepted.files.extend(resynced.iter().map(|s| s.path().to_path_buf()));
     }
     Ok(accepted)
@@ -583,7 +572,7 @@ pub fn fmt(project: &Project, chapters: &[&Chapter], write: bool) -> anyhow::Res
         changed.push(chapter.path.clone());
     }
     if write && !changed.is_empty() {
-        project.with_chapters(rewritten)?.sync()?;
+        project.with_chapters(rewritten)?.sync(&Discard::Nothing)?;
     }
     Ok(changed)
 }
@@ -594,7 +583,7 @@ pub enum TestCellsOutcome {
     /// The test cells did not build; their diagnostics, located in the chapters.
     CompileErrors(Vec<Diagnostic>),
     /// Each chapter with test cells, its cases, and whether they come from the cache.
-    Ran(Vec<(String, Vec<TestCase>, bool)>),
+    Ran(Vec<(Arc<Chapter>, Vec<TestCase>, bool)>),
 }
 
 /// Builds and runs the `// @test` cells of `chapters` (the chapters without any are left out),
@@ -605,25 +594,25 @@ pub fn test_cells(
     progress: &dyn Progress,
 ) -> anyhow::Result<TestCellsOutcome> {
     let with_tests =
-        chapters.iter().filter(|s| s.chapter.cells.iter().any(|cell| cell.kind == crate::model::CellKind::Test));
+        chapters.iter().filter(|s| s.chapter().cells.iter().any(|cell| cell.kind == crate::model::CellKind::Test));
     let shared = cache::shared_inputs(project.layout(), &project.generated);
     let mut done = Vec::new();
     let mut to_run = Vec::new();
     for &selected in with_tests {
         let name = selected.name();
         // A frozen chapter's tests are not built: each counts as ignored.
-        if freeze::is_frozen(&project.config, selected.chapter) {
-            done.push((name.to_string(), freeze::ignored_tests(selected.chapter), false));
+        if freeze::is_frozen(&project.config, selected.chapter()) {
+            done.push((selected.chapter().clone(), freeze::ignored_tests(selected.chapter()), false));
             continue;
         }
-        let key = cache::tests_key(project.layout(), &shared, &project.book, &project.generated, name)?;
+        let key = cache::tests_key(project.layout(), &shared, &project.generated, name)?;
         match cache::lookup_tests(project.layout(), name, &key) {
             Some(records) => {
                 let cases = records
                     .into_iter()
-                    .map(|(test, passed)| run::test_cells::recorded(selected.chapter, test, passed))
+                    .map(|(test, passed)| run::test_cells::recorded(selected.chapter(), test, passed))
                     .collect();
-                done.push((name.to_string(), cases, true));
+                done.push((selected.chapter().clone(), cases, true));
             }
             None => to_run.push(selected),
         }
@@ -635,7 +624,6 @@ pub fn test_cells(
         let options = BuildOptions { verbose: false, locked: on_ci(), full_optimisation: false };
         let report = build::build(
             project.layout(),
-            &project.book,
             &project.generated,
             build::Targets::TestCells(&to_run_names),
             options,
@@ -648,7 +636,8 @@ pub fn test_cells(
         let built = built.into_inner().unwrap_or_else(|e| e.into_inner());
         // Cargo wrote the lock file if a chapter entered it: keys taken now match next time.
         let shared = cache::shared_inputs(project.layout(), &project.generated);
-        for &Selected { chapter, krate } in &to_run {
+        for selected in &to_run {
+            let (chapter, krate) = (selected.chapter(), selected.krate);
             let name = &chapter.name;
             let (_, exe) = built
                 .iter()
@@ -658,16 +647,16 @@ pub fn test_cells(
             let cases = run::test_cells::run(exe, project.layout(), chapter, krate)?;
             let clean = cases.iter().all(|c| !matches!(c.outcome, TestOutcome::Failed { .. }));
             if clean {
-                let key = cache::tests_key(project.layout(), &shared, &project.book, &project.generated, name)?;
+                let key = cache::tests_key(project.layout(), &shared, &project.generated, name)?;
                 let records: Vec<cache::TestRecord> =
                     cases.iter().map(|c| (c.name.clone(), c.outcome == TestOutcome::Passed)).collect();
                 cache::store_tests(project.layout(), name, &key, &records)?;
             }
-            done.push((name.clone(), cases, false));
+            done.push((chapter.clone(), cases, false));
         }
     }
     // In the book's order.
-    done.sort_by_key(|(name, _, _)| chapters.iter().position(|c| c.name() == name));
+    done.sort_by_key(|(chapter, _, _)| chapters.iter().position(|c| Arc::ptr_eq(c.chapter(), chapter)));
     Ok(TestCellsOutcome::Ran(done))
 }
 
@@ -691,7 +680,7 @@ impl Untangled {
                 1 => format!("line {}", ranges(&c.lines)),
                 _ => format!("lines {}", ranges(&c.lines)),
             };
-            out.push(format!("untangled {} into {} ({lines})", files.join(", "), c.path.display()));
+            out.push(format!("untangled {} into {} ({lines})", files.join(", "), c.chapter.path.display()));
         }
         if self.chapters.is_empty() {
             out.push("nothing to untangle: no generated file was edited since tangle wrote it".to_string());
@@ -725,7 +714,7 @@ pub fn untangle(project: &Project, chapters: &[Selected<'_>], writes: Writes) ->
     anyhow::ensure!(writes == Writes::Allow, "untangle writes the book and never runs with CI set");
     let every = chapters.len() == project.generated.crates.len();
     let ours = |path: &Path| match project.generated.crates.iter().find(|c| c.files.iter().any(|(p, _)| p == path)) {
-        Some(krate) => chapters.iter().any(|s| s.name() == krate.chapter),
+        Some(krate) => chapters.iter().any(|s| s.name() == krate.name()),
         None => every,
     };
     // Generated files edited; a file of someone's that no chapter generates is no edit to take
@@ -743,20 +732,21 @@ pub fn untangle(project: &Project, chapters: &[Selected<'_>], writes: Writes) ->
         Err(found) => return Err(found.into()),
     };
     for c in &taken {
-        let chapter = project
-            .book
-            .chapter(&c.chapter)
-            .with_context(|| format!("untangle took edits into no chapter {}", c.chapter))?;
+        let chapter = &c.chapter;
         if c.text != chapter.source() {
             // The chapter may have been edited meanwhile; never overwrite that.
-            fsutil::replace_if_unchanged(&project.root.join(&c.path), chapter.source().as_bytes(), c.text.as_bytes())?;
+            fsutil::replace_if_unchanged(
+                &project.root.join(&chapter.path),
+                chapter.source().as_bytes(),
+                c.text.as_bytes(),
+            )?;
         }
     }
     let files = taken.iter().flat_map(|c| c.files.iter().cloned()).collect();
-    let reloaded = Project::load_with(project.config.clone())?;
+    let reloaded = Project::from_config(project.config.clone())?;
     // What it overwrote it took in first: nothing was discarded.
     let fixed: Vec<Stale> = reloaded
-        .sync_with(&Discard::These(files))?
+        .sync(&Discard::These(files))?
         .into_iter()
         .map(|s| match s {
             Stale::Edited(p) => Stale::Differs(p),
@@ -774,7 +764,7 @@ pub fn untangle_edits(config: &Config, writes: Writes) -> Option<anyhow::Result<
     if writes == Writes::Refuse {
         return None;
     }
-    let project = Project::load_with(config.clone()).ok()?;
+    let project = Project::from_config(config.clone()).ok()?;
     let stale = project.stale().ok()?;
     if !stale.iter().any(|s| matches!(s, Stale::Edited(_))) {
         return None;

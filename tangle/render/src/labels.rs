@@ -81,7 +81,7 @@ impl Page {
 /// not the one parsed (saved again since, or a book without a check) is parsed when asked for.
 #[derive(Debug, Clone, Default)]
 pub struct Parsed {
-    pages: HashMap<PathBuf, (Arc<Document>, Option<Chapter>)>,
+    pages: HashMap<PathBuf, (Arc<Document>, Option<Arc<Chapter>>)>,
 }
 
 impl Parsed {
@@ -112,12 +112,12 @@ impl Parsed {
     /// `Some(None)` for a page without cells, `None` when the page is not the one parsed.
     pub fn chapter(&self, path: &Path, page: &Page) -> Option<Option<&Chapter>> {
         let (doc, chapter) = self.pages.get(path)?;
-        Arc::ptr_eq(doc, &page.doc).then_some(chapter.as_ref())
+        Arc::ptr_eq(doc, &page.doc).then_some(chapter.as_deref())
     }
 
     /// The chapters (files with cells) the check found, by path under the source folder.
     pub fn chapters(&self) -> impl Iterator<Item = (&Path, &Chapter)> {
-        self.pages.iter().filter_map(|(path, (_, chapter))| Some((path.as_path(), chapter.as_ref()?)))
+        self.pages.iter().filter_map(|(path, (_, chapter))| Some((path.as_path(), chapter.as_deref()?)))
     }
 
     /// Whether nothing was parsed before (the renderer reads the book itself).

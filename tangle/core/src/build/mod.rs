@@ -16,7 +16,6 @@ use cargo_metadata::Message;
 use crate::config::Layout;
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::generate::Generated;
-use crate::model::Book;
 use crate::progress::Progress;
 
 /// Where tangle builds chapter binaries: apart from `target/release`, so that `cargo tangle`
@@ -88,7 +87,6 @@ impl Targets<'_> {
 /// in the error).
 pub fn build(
     layout: &Layout,
-    book: &Book,
     generated: &Generated,
     targets: Targets,
     options: BuildOptions,
@@ -141,7 +139,7 @@ pub fn build(
     let mut child = cmd.spawn().context("cannot run cargo (is a Rust toolchain installed?)")?;
     let stderr = child.stderr.take().expect("piped stderr");
     let stdout = child.stdout.take().expect("piped stdout");
-    let mapper = rustc::Mapper { root: &layout.root, book, generated, verbose: options.verbose };
+    let mapper = rustc::Mapper { root: &layout.root, generated, verbose: options.verbose };
     std::thread::scope(|scope| {
         let chatter = scope.spawn(|| relay_progress(stderr, progress));
         for message in Message::parse_stream(BufReader::new(stdout)) {

@@ -5,29 +5,29 @@
 //! the generated wrapper, or in another crate) keeps rustc's own rendering.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use cargo_metadata::diagnostic::{Diagnostic as RustcDiagnostic, DiagnosticLevel, DiagnosticSpan};
 
 use crate::diagnostic::{Diagnostic, Location, NoteKind, Severity};
 use crate::generate::{Generated, lexically_normal};
-use crate::model::Book;
+use crate::model::Chapter;
 
 pub struct Mapper<'a> {
     pub root: &'a Path,
-    pub book: &'a Book,
     pub generated: &'a Generated,
     pub verbose: bool,
 }
 
 /// A generated position seen from the chapter.
-struct Mapped {
-    chapter: String,
+struct Mapped<'g> {
+    chapter: &'g Arc<Chapter>,
     line: usize,
     column: usize,
     range: std::ops::Range<usize>,
 }
 
-impl Mapper<'_> {
+impl<'a> Mapper<'a> {
     /// The diagnostic for one rustc message; `None` for messages not worth showing (notes on
     /// their own, the "aborting due to" summary, warnings outside the chapters).
     pub fn map(&self, d: &RustcDiagnostic) -> Option<Diagnostic> {
@@ -50,13 +50,13 @@ impl Mapper<'_> {
             let text = d.rendered.clone().unwrap_or_else(|| d.message.clone());
             return Some(Diagnostic::new(severity, None, text.trim_end().to_string()));
         };
-        let chapter = self.book.chapter(&mapped.chapter)?;
+        let chapter = mapped.chapter;
         let location = Location::new(chapter.path.clone(), mapped.line).with_column(mapped.column);
         let mut out = Diagnostic::new(severity, Some(location), d.message.clone());
         out.code = d.code.as_ref().map(|c| c.code.clone());
         out = out.with_span(mapped.range.clone(), primary.and_then(|s| s.label.clone()).unwrap_or_default());
         for span in d.spans.iter().filter(|s| !s.is_primary) {
-            if let Some(m) = self.position(span).filter(|m| m.chapter == mapped.chapter) {
+            if let Some(m) = self.position(span).filter(|m| Arc::ptr_eq(m.chapter, mapped.chapter)) {
                 out = out.with_secondary(m.range, span.label.clone().unwrap_or_default());
             }
         }
@@ -73,10 +73,9 @@ impl Mapper<'_> {
                 text = format!("{text}: `{suggestion}`");
             }
             if let Some(at) = child.spans.iter().find_map(|s| self.position(s))
-                && let Some(ch) = self.book.chapter(&at.chapter)
-                && (at.chapter != mapped.chapter || at.line != mapped.line)
+                && (!Arc::ptr_eq(at.chapter, mapped.chapter) || at.line != mapped.line)
             {
-                text = format!("{text} ({}:{}:{})", ch.path.display(), at.line, at.column);
+                text = format!("{text} ({}:{}:{})", at.chapter.path.display(), at.line, at.column);
             }
             out.notes.push((kind, text));
         }
@@ -104,7 +103,7 @@ impl Mapper<'_> {
         })
     }
 
-    fn position(&self, span: &DiagnosticSpan) -> Option<Mapped> {
+    fn position(&self, span: &DiagnosticSpan) -> Option<Mapped<'a>> {
         // A span inside a macro's expansion points at the macro's definition; the call site,
         // one or more expansions out, is where the author's code is.
         let mut span = span;
@@ -115,7 +114,7 @@ impl Mapper<'_> {
             }
             span = &span.expansion.as_ref()?.span;
         };
-        let source = &self.book.chapter(&chapter)?.source();
+        let source = chapter.source();
         let start = byte_at(source, line, column);
         let width =
             if span.line_end == span.line_start { span.column_end.saturating_sub(span.column_start) } else { 1 };

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 
 use anyhow::Context;
 use cargo_metadata::Message;
@@ -15,7 +16,7 @@ use super::crates::Workspace;
 use crate::build::rustc::Mapper;
 use crate::config::Layout;
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::model::Book;
+use crate::model::Chapter;
 use crate::progress::Progress;
 
 /// What the build said about one binary target.
@@ -33,7 +34,6 @@ pub struct Target {
 /// returns what happened to each.
 pub fn build(
     layout: &Layout,
-    book: &Book,
     workspace: &Workspace,
     binaries: &[String],
     progress: &dyn Progress,
@@ -55,7 +55,7 @@ pub fn build(
     let mut child = cmd.spawn().context("cannot run cargo (is a Rust toolchain installed?)")?;
     let stderr = child.stderr.take().expect("piped stderr");
     let stdout = child.stdout.take().expect("piped stdout");
-    let mapper = Mapper { root: &layout.root, book, generated: &workspace.generated, verbose: false };
+    let mapper = Mapper { root: &layout.root, generated: &workspace.generated, verbose: false };
     std::thread::scope(|scope| {
         let chatter = scope.spawn(|| crate::build::relay_progress(stderr, progress));
         for message in Message::parse_stream(BufReader::new(stdout)) {
@@ -91,12 +91,12 @@ pub fn build(
 }
 
 /// The chapter position a panic's `FILE:LINE:COL` names, if it is in an example.
-pub(crate) fn panic_position(
-    workspace: &Workspace,
+pub(crate) fn panic_position<'w>(
+    workspace: &'w Workspace,
     file: &Path,
     line: usize,
     column: usize,
-) -> Option<(String, usize, usize)> {
+) -> Option<(&'w Arc<Chapter>, usize, usize)> {
     let file = crate::generate::lexically_normal(&workspace.dir.join(file));
     workspace.generated.chapter_position(&file, line, column)
 }

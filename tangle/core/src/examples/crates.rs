@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::include;
 use super::program::{self, Program};
@@ -21,8 +22,8 @@ use crate::model::{Cell, Chapter, ExampleAttributes};
 /// One example of the book, with its program.
 #[derive(Debug, Clone)]
 pub struct Example {
-    /// The chapter's crate name (`ch01`).
-    pub chapter: String,
+    /// The chapter it is in.
+    pub chapter: Arc<Chapter>,
     /// Position among the chapter's cells (all run cells in an examples chapter).
     pub index: usize,
     pub attributes: ExampleAttributes,
@@ -39,7 +40,7 @@ pub struct Example {
 
 impl Example {
     /// The examples of `chapter`, its includes read from under `root` (the project root).
-    pub(crate) fn of_chapter(chapter: &Chapter, default_edition: &str, root: &Path) -> Vec<Example> {
+    pub(crate) fn of_chapter(chapter: &Arc<Chapter>, default_edition: &str, root: &Path) -> Vec<Example> {
         let dir = root.join(chapter.path.parent().unwrap_or(Path::new("")));
         chapter
             .cells
@@ -49,7 +50,7 @@ impl Example {
             .collect()
     }
 
-    fn new(chapter: &Chapter, index: usize, cell: &Cell, default_edition: &str, dir: &Path) -> Option<Example> {
+    fn new(chapter: &Arc<Chapter>, index: usize, cell: &Cell, default_edition: &str, dir: &Path) -> Option<Example> {
         let attributes = cell.example.clone()?;
         let edition = attributes.edition.clone().unwrap_or_else(|| default_edition.to_string());
         let (program, include_error) = match include::expand(&cell.code, dir) {
@@ -57,7 +58,7 @@ impl Example {
             Err(why) => (program::split(&cell.code), Some(why)),
         };
         Some(Example {
-            chapter: chapter.name.clone(),
+            chapter: chapter.clone(),
             index,
             attributes,
             edition,
@@ -71,7 +72,7 @@ impl Example {
 
     /// A name unique in the book: `ch01_e3`.
     pub fn id(&self) -> String {
-        format!("{}_e{}", self.chapter, self.index)
+        format!("{}_e{}", self.chapter.name, self.index)
     }
 
     /// Whether it must have a crate of its own.
@@ -110,7 +111,7 @@ pub fn dir(config: &Config) -> PathBuf {
 pub fn workspace(config: &Config, examples: &[&Example], force_standalone: &[String]) -> Workspace {
     let dir = dir(config);
     let mut files = Vec::new();
-    let mut maps: BTreeMap<String, LineMap> = BTreeMap::new();
+    let mut maps: BTreeMap<String, (Arc<Chapter>, LineMap)> = BTreeMap::new();
     let mut placements = BTreeMap::new();
     let mut members = Vec::new();
     let mut merged: BTreeMap<&str, Vec<&Example>> = BTreeMap::new();
@@ -118,11 +119,11 @@ pub fn workspace(config: &Config, examples: &[&Example], force_standalone: &[Str
         if example.standalone() || force_standalone.contains(&example.id()) {
             // Under the chapter's folder, where the build stage's mapper looks for its lines.
             let name = example.id();
-            let member = format!("{}/{name}", example.chapter);
+            let member = format!("{}/{name}", example.chapter.name);
             let pkg = dir.join(&member);
             let (source, _) = example.program.source(true);
             let main = pkg.join("src/main.rs");
-            add_segments(maps.entry(example.chapter.clone()).or_default(), &main, example, true);
+            add_segments(line_map(&mut maps, example), &main, example, true);
             files.push((pkg.join("Cargo.toml"), package(&name, &example.edition, config)));
             files.push((main, source));
             placements.insert(name.clone(), Placement { binary: name.clone(), argument: None });
@@ -138,15 +139,16 @@ pub fn workspace(config: &Config, examples: &[&Example], force_standalone: &[Str
             String::from("// The dispatcher: runs the example whose number it is given.\n#![allow(unused)]\n\n");
         for example in &group {
             // Each example's module lives in its chapter's folder (see the standalone ones).
-            main += &format!("#[path = \"../../{}/{}.rs\"]\nmod {};\n", example.chapter, example.id(), example.id());
+            main +=
+                &format!("#[path = \"../../{}/{}.rs\"]\nmod {};\n", example.chapter.name, example.id(), example.id());
         }
         main += "\nfn main() -> ::std::process::ExitCode {\n    use ::std::process::Termination;\n    \
                  let n: usize = ::std::env::args().nth(1).and_then(|a| a.parse().ok()).expect(\"an example's number\");\n    \
                  match n {\n";
         for (n, example) in group.iter().enumerate() {
             let (source, _) = example.program.source(false);
-            let file = dir.join(&example.chapter).join(format!("{}.rs", example.id()));
-            add_segments(maps.entry(example.chapter.clone()).or_default(), &file, example, false);
+            let file = dir.join(&example.chapter.name).join(format!("{}.rs", example.id()));
+            add_segments(line_map(&mut maps, example), &file, example, false);
             files.push((file, source));
             main += &format!("        {n} => {}::__tangle_main().report(),\n", example.id());
             placements.insert(example.id(), Placement { binary: name.clone(), argument: Some(n) });
@@ -159,7 +161,7 @@ pub fn workspace(config: &Config, examples: &[&Example], force_standalone: &[Str
     let manifest = workspace_manifest(config, &dir, &members);
     files.push((dir.join("Cargo.toml"), manifest.clone()));
     let crates = maps
-        .into_iter()
+        .into_values()
         .map(|(chapter, line_map)| ChapterCrate {
             chapter,
             dir: dir.clone(),
@@ -220,7 +222,13 @@ fn workspace_manifest(config: &Config, dir: &Path, members: &[String]) -> String
     out
 }
 
+/// The line map of `example`'s chapter in `maps`, a new one for its first example.
+fn line_map<'m>(maps: &'m mut BTreeMap<String, (Arc<Chapter>, LineMap)>, example: &Example) -> &'m mut LineMap {
+    let chapter = &example.chapter;
+    &mut maps.entry(chapter.name.clone()).or_insert_with(|| (chapter.clone(), LineMap::default())).1
+}
+
 /// Every example of the chapters named, in book order.
-pub fn examples(config: &Config, chapters: &[&Chapter]) -> Vec<Example> {
+pub fn examples(config: &Config, chapters: &[&Arc<Chapter>]) -> Vec<Example> {
     chapters.iter().flat_map(|c| Example::of_chapter(c, &config.edition, &config.layout.root)).collect()
 }

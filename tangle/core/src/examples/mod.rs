@@ -24,6 +24,7 @@ pub mod run;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -50,7 +51,7 @@ pub enum ExampleVerdict {
 /// One example's result.
 #[derive(Debug, Clone)]
 pub struct ExampleResult {
-    pub chapter: String,
+    pub chapter: Arc<Chapter>,
     /// The example's first line (`book/src/ch01.md:12`).
     pub location: Location,
     pub verdict: ExampleVerdict,
@@ -98,17 +99,19 @@ impl ExamplesReport {
     /// The counts of the closing line, a drifted output counting as `drift` says.
     pub fn counts(&self, drift: Drift) -> Counts {
         let drifted: BTreeSet<(String, usize)> =
-            self.chapters.iter().flat_map(|r| r.drifted().map(|v| (r.chapter.clone(), v.index))).collect();
+            self.chapters.iter().flat_map(|r| r.drifted().map(|v| (r.chapter.name.clone(), v.index))).collect();
         let mut counts = Counts::default();
         let mut index_in_chapter: BTreeMap<&str, usize> = BTreeMap::new();
         for e in &self.examples {
-            let i = index_in_chapter.entry(&e.chapter).or_default();
+            let i = index_in_chapter.entry(&e.chapter.name).or_default();
             let index = *i;
             *i += 1;
             match &e.verdict {
                 ExampleVerdict::Ignored => counts.ignored += 1,
                 ExampleVerdict::Failed(_) => counts.failed += 1,
-                ExampleVerdict::Passed if drift == Drift::Fails && drifted.contains(&(e.chapter.clone(), index)) => {
+                ExampleVerdict::Passed
+                    if drift == Drift::Fails && drifted.contains(&(e.chapter.name.clone(), index)) =>
+                {
                     counts.failed += 1
                 }
                 ExampleVerdict::Passed => counts.passed += 1,
@@ -125,7 +128,7 @@ impl ExamplesReport {
 
 /// The examples chapters among `asked` (chapter names as the command line takes them: `ch01`,
 /// `1`, `ch01.md`), all of them when `asked` is empty.
-pub fn chapters<'p>(project: &'p Project, asked: &[String]) -> Vec<&'p Chapter> {
+pub fn chapters<'p>(project: &'p Project, asked: &[String]) -> Vec<&'p Arc<Chapter>> {
     let asked: Vec<String> = asked.iter().map(|a| crate::pipeline::chapter_name(a)).collect();
     project
         .book
@@ -138,7 +141,7 @@ pub fn chapters<'p>(project: &'p Project, asked: &[String]) -> Vec<&'p Chapter> 
 
 /// Compiles and runs every example of `chapters` (see [`chapters`]) and judges it by its
 /// attributes and output block: what `tangle test` reports as `N passed, N failed, N ignored`.
-pub fn test(project: &Project, chapters: &[&Chapter], progress: &dyn Progress) -> anyhow::Result<ExamplesReport> {
+pub fn test(project: &Project, chapters: &[&Arc<Chapter>], progress: &dyn Progress) -> anyhow::Result<ExamplesReport> {
     let config = &project.config;
     let layout = project.layout();
     let examples = crates::examples(config, chapters);
@@ -150,7 +153,7 @@ pub fn test(project: &Project, chapters: &[&Chapter], progress: &dyn Progress) -
     let mut to_build: Vec<&Example> = Vec::new();
     for (example, key) in testable.iter().zip(&keys) {
         if let Some((line, why)) = &example.include_error {
-            let chapter = project.book.chapter(&example.chapter).expect("examples come from the book");
+            let chapter = &example.chapter;
             let d = Diagnostic::error(chapter.location(example.code_line + line), why.clone());
             outcomes.insert(example.id(), (ExampleVerdict::Failed(vec![d]), false, None));
             continue;
@@ -178,7 +181,7 @@ pub fn test(project: &Project, chapters: &[&Chapter], progress: &dyn Progress) -
             let binaries: Vec<String> = binaries.into_iter().collect();
             progress.line(&format!(" building {} example(s)", pending.len()));
             progress.building(&binaries);
-            let targets = build::build(layout, &project.book, &workspace, &binaries, progress);
+            let targets = build::build(layout, &workspace, &binaries, progress);
             progress.built();
             let targets = targets?;
             let mut jobs = Vec::new();
@@ -186,9 +189,8 @@ pub fn test(project: &Project, chapters: &[&Chapter], progress: &dyn Progress) -
             for example in &pending {
                 let placement = &workspace.placements[&example.id()];
                 let target = &targets[&placement.binary];
-                let own: Vec<Diagnostic> =
-                    target.errors.iter().filter(|d| is_in(project, example, d)).cloned().collect();
-                let chapter = project.book.chapter(&example.chapter).expect("examples come from the book");
+                let own: Vec<Diagnostic> = target.errors.iter().filter(|d| is_in(example, d)).cloned().collect();
+                let chapter = &example.chapter;
                 let at = chapter.location(example.code_line);
                 let verdict = match (&target.exe, example.attributes.compile_fail) {
                     (Some(_), true) => Some(ExampleVerdict::Failed(vec![
@@ -241,7 +243,7 @@ pub fn test(project: &Project, chapters: &[&Chapter], progress: &dyn Progress) -
             if !jobs.is_empty() {
                 let parallel = std::thread::available_parallelism().map_or(1, |n| n.get());
                 progress.line(&format!("  running {} example(s)", jobs.len()));
-                let ran = run::run_all(&project.book, &workspace, &project.root, &jobs, parallel);
+                let ran = run::run_all(&workspace, &project.root, &jobs, parallel);
                 for (job, ran) in jobs.iter().zip(ran) {
                     let verdict = match ran.failure {
                         Some(d) => ExampleVerdict::Failed(vec![d]),
@@ -267,7 +269,7 @@ pub fn test(project: &Project, chapters: &[&Chapter], progress: &dyn Progress) -
 
     let mut results = Vec::new();
     for example in &examples {
-        let chapter = project.book.chapter(&example.chapter).expect("examples come from the book");
+        let chapter = &example.chapter;
         let location = chapter.location(example.code_line);
         let (verdict, cached, stdout) = match example.attributes.ignore {
             true => (ExampleVerdict::Ignored, false, None),
@@ -280,17 +282,17 @@ pub fn test(project: &Project, chapters: &[&Chapter], progress: &dyn Progress) -
 }
 
 /// Whether a diagnostic lies within `example`'s lines.
-fn is_in(project: &Project, example: &Example, d: &Diagnostic) -> bool {
+fn is_in(example: &Example, d: &Diagnostic) -> bool {
     let Some(at) = &d.location else { return false };
-    let chapter = project.book.chapter(&example.chapter).expect("examples come from the book");
+    let chapter = &example.chapter;
     at.file == chapter.path && at.line >= example.code_line && at.line < example.code_line + example.lines.max(1)
 }
 
 /// The chapter's output blocks against what its examples printed. Only examples with an
 /// output block are compared: an example that prints without one is not drift, so that a
 /// book can add output checks one block at a time.
-fn compare_outputs(chapter: &Chapter, results: &[ExampleResult]) -> ChapterResult {
-    let mine: Vec<&ExampleResult> = results.iter().filter(|r| r.chapter == chapter.name).collect();
+fn compare_outputs(chapter: &Arc<Chapter>, results: &[ExampleResult]) -> ChapterResult {
+    let mine: Vec<&ExampleResult> = results.iter().filter(|r| Arc::ptr_eq(&r.chapter, chapter)).collect();
     let mut cells = Vec::new();
     for (index, (cell, result)) in chapter.cells.iter().zip(&mine).enumerate() {
         if let (Some(_), Some(stdout), ExampleVerdict::Passed) = (&cell.output, &result.stdout, &result.verdict) {
@@ -303,7 +305,7 @@ fn compare_outputs(chapter: &Chapter, results: &[ExampleResult]) -> ChapterResul
         .filter(|v| v.verdict != Verdict::NotRun)
         .collect();
     ChapterResult {
-        chapter: chapter.name.clone(),
+        chapter: chapter.clone(),
         run,
         drawn: PathBuf::new(),
         cached: !mine.is_empty() && mine.iter().all(|r| r.cached || matches!(r.verdict, ExampleVerdict::Ignored)),
@@ -345,7 +347,7 @@ fn keys(project: &Project, examples: &[&Example], lock: &[u8]) -> Vec<String> {
         .iter()
         .map(|e| {
             let mut h = Sha256::new();
-            let chapter = project.book.chapter(&e.chapter).expect("examples come from the book");
+            let chapter = &e.chapter;
             for part in [
                 VERSION.as_bytes(),
                 e.program.source(e.standalone()).0.as_bytes(),

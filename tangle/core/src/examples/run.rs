@@ -3,14 +3,13 @@
 //! normally, or, with `should_panic`, fail. A panic is reported at the chapter line it names.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use regex::Regex;
 
 use super::build::panic_position;
 use super::crates::{Example, Workspace};
 use crate::diagnostic::{Diagnostic, Location};
-use crate::model::Book;
 use crate::run::process::{self, ProcessEnd};
 use crate::run::{DEFAULT_TIMEOUT, OUTPUT_CAP};
 
@@ -30,7 +29,7 @@ pub struct Job<'a> {
 }
 
 /// Runs every job, `parallel` at a time, from `root`; results in the order of `jobs`.
-pub(crate) fn run_all(book: &Book, workspace: &Workspace, root: &Path, jobs: &[Job], parallel: usize) -> Vec<Ran> {
+pub(crate) fn run_all(workspace: &Workspace, root: &Path, jobs: &[Job], parallel: usize) -> Vec<Ran> {
     let next = Mutex::new(0usize);
     let results: Mutex<Vec<Option<Ran>>> = Mutex::new(vec![None; jobs.len()]);
     std::thread::scope(|scope| {
@@ -44,7 +43,7 @@ pub(crate) fn run_all(book: &Book, workspace: &Workspace, root: &Path, jobs: &[J
                         i
                     };
                     let Some(job) = jobs.get(i) else { break };
-                    let ran = run_one(book, workspace, root, job);
+                    let ran = run_one(workspace, root, job);
                     results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(ran);
                 }
             });
@@ -53,9 +52,9 @@ pub(crate) fn run_all(book: &Book, workspace: &Workspace, root: &Path, jobs: &[J
     results.into_inner().unwrap_or_else(|e| e.into_inner()).into_iter().map(|r| r.expect("every job ran")).collect()
 }
 
-fn run_one(book: &Book, workspace: &Workspace, root: &Path, job: &Job) -> Ran {
+fn run_one(workspace: &Workspace, root: &Path, job: &Job) -> Ran {
     let example = job.example;
-    let chapter = book.chapter(&example.chapter).expect("examples come from the book");
+    let chapter = &example.chapter;
     let at = chapter.location(example.code_line);
     let timeout = chapter.directives.timeout.unwrap_or(DEFAULT_TIMEOUT);
     let mut cmd = std::process::Command::new(&job.exe);
@@ -86,7 +85,7 @@ fn run_one(book: &Book, workspace: &Workspace, root: &Path, job: &Job) -> Ran {
                 .with_help("make it panic again, or drop `should_panic` from its fence")
         }),
         ProcessEnd::Exited(_) if example.attributes.should_panic => None,
-        ProcessEnd::Exited(status) => Some(failed(book, workspace, example, at, &stderr, status)),
+        ProcessEnd::Exited(status) => Some(failed(workspace, example, at, &stderr, status)),
     };
     Ran { stdout, failure }
 }
@@ -94,7 +93,6 @@ fn run_one(book: &Book, workspace: &Workspace, root: &Path, job: &Job) -> Ran {
 /// The failure of an example that exited with `status`: its panic, at the line that panicked
 /// when that line is the example's, or what it printed on stderr.
 fn failed(
-    book: &Book,
     workspace: &Workspace,
     example: &Example,
     at: Location,
@@ -106,9 +104,8 @@ fn failed(
         let message = m[4].trim_end().to_string();
         let place = panic_position(workspace, Path::new(&m[1]), m[2].parse().unwrap_or(0), m[3].parse().unwrap_or(0));
         let location = match place {
-            Some((chapter, line, column)) if chapter == example.chapter => {
-                let path = &book.chapter(&chapter).expect("a chapter").path;
-                Location::new(path, line).with_column(column)
+            Some((chapter, line, column)) if Arc::ptr_eq(chapter, &example.chapter) => {
+                Location::new(&chapter.path, line).with_column(column)
             }
             _ => at,
         };

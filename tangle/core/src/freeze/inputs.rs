@@ -28,7 +28,7 @@ use crate::cache::{feed, hex};
 use crate::config::Layout;
 use crate::diagnostic::Diagnostic;
 use crate::generate::{self, Generated};
-use crate::model::{Book, CellKind, Chapter};
+use crate::model::{CellKind, Chapter};
 
 /// The version of the hash's recipe: changed whenever what goes into it changes, so that a
 /// record made under another recipe reads as stale rather than as current.
@@ -94,15 +94,14 @@ fn rustc_version(code: &Path) -> anyhow::Result<String> {
 pub fn of(
     shared: &Shared,
     layout: &Layout,
-    book: &Book,
     generated: &Generated,
     chapter: &str,
 ) -> anyhow::Result<BTreeMap<String, String>> {
     let mut inputs = BTreeMap::new();
     let closure = generated.closure(chapter);
     for krate in &closure {
-        let ch = book.chapter(&krate.chapter).expect("generated from a chapter");
-        let own = krate.chapter == chapter;
+        let ch = &krate.chapter;
+        let own = ch.name == chapter;
         let label = if own { format!("cells of {}", ch.name) } else { format!("save cells of {}", ch.name) };
         inputs.insert(label, cells_digest(ch, own));
         for (data, line) in &ch.directives.data {
@@ -117,7 +116,7 @@ pub fn of(
             inputs.insert(format!("data {}", slashed(data)), hex(h));
         }
     }
-    let names: Vec<&str> = closure.iter().map(|k| k.chapter.as_str()).collect();
+    let names: Vec<&str> = closure.iter().map(|k| k.name()).collect();
     inputs.insert(format!("{}/Cargo.lock", slashed(&layout.code)), lock_digest(&shared.lock, chapter, &names));
     inputs.insert(format!("{}/Cargo.toml", slashed(&layout.code)), workspace_digest(&shared.workspace, chapter));
     inputs.insert(crate::config::RUNTIME.to_string(), shared.runtime.clone());

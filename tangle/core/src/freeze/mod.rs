@@ -17,6 +17,7 @@ mod record;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::compare::FigureDrift;
 use crate::config::{CellMode, Config, Layout};
@@ -91,7 +92,7 @@ pub fn answer(
             record.display()
         );
     }
-    let frozen: Vec<&Chapter> =
+    let frozen: Vec<&Arc<Chapter>> =
         chapters.iter().filter_map(|name| book.chapter(name)).filter(|c| is_frozen(config, c)).collect();
     let mut records = BTreeMap::new();
     if frozen.is_empty() {
@@ -103,7 +104,7 @@ pub fn answer(
     for chapter in frozen {
         let name = &chapter.name;
         let at = declared_at(config, chapter).expect("a frozen chapter is declared so");
-        let now = inputs::of(&shared, layout, book, generated, name)?;
+        let now = inputs::of(&shared, layout, generated, name)?;
         let rel = record_path(layout, name);
         match Record::load(&layout.abs(&rel), &rel) {
             Err(d) => found.push((*d).with_help(format!("rerun {name} where it can run: `{}`", refresh_command(name)))),
@@ -214,7 +215,6 @@ pub(crate) fn refuse_figure_drift(chapter: &str, drift: &[FigureDrift]) -> anyho
 /// Returns the record's path when its bytes changed.
 pub fn write(
     config: &Config,
-    book: &Book,
     generated: &Generated,
     chapter: &Chapter,
     run: &RunOutput,
@@ -223,7 +223,7 @@ pub fn write(
     anyhow::ensure!(run.completed(), "a run of {} that did not complete cannot be frozen", chapter.name);
     let layout = &config.layout;
     let shared = inputs::shared(layout, generated)?;
-    let now = inputs::of(&shared, layout, book, generated, &chapter.name)?;
+    let now = inputs::of(&shared, layout, generated, &chapter.name)?;
     let text = Record::new(chapter, now, run, drawn)?.to_text(chapter)?;
     let rel = record_path(layout, &chapter.name);
     Ok(crate::fsutil::write_if_changed(&layout.abs(&rel), text.as_bytes())?.then_some(rel))

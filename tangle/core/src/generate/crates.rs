@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::line_map::LineMap;
 use crate::diagnostic::Location;
@@ -11,7 +12,8 @@ use crate::model::Chapter;
 /// Everything `sync` writes for one chapter.
 #[derive(Debug)]
 pub struct ChapterCrate {
-    pub chapter: String,
+    /// The chapter it is generated from.
+    pub chapter: Arc<Chapter>,
     /// The crate's folder, relative to the project root (`code/ch06`).
     pub dir: PathBuf,
     /// Chapters this one imports, each with where the first reference is.
@@ -22,6 +24,11 @@ pub struct ChapterCrate {
 }
 
 impl ChapterCrate {
+    /// The crate's name, the chapter's (`ch06`).
+    pub fn name(&self) -> &str {
+        &self.chapter.name
+    }
+
     /// The folder of all the generated crates (`code`), relative to the project root.
     pub(crate) fn code_dir(&self) -> &Path {
         self.dir.parent().unwrap_or(Path::new(""))
@@ -45,18 +52,18 @@ pub struct Generated {
 
 impl Generated {
     pub fn get(&self, chapter: &str) -> Option<&ChapterCrate> {
-        self.crates.iter().find(|c| c.chapter == chapter)
+        self.crates.iter().find(|c| c.name() == chapter)
     }
 
     /// `chapter` and every chapter it depends on, transitively, dependencies first.
     pub fn closure(&self, chapter: &str) -> Vec<&ChapterCrate> {
         let mut wanted = BTreeSet::from([chapter.to_string()]);
         for c in self.crates.iter().rev() {
-            if wanted.contains(&c.chapter) {
+            if wanted.contains(c.name()) {
                 wanted.extend(c.chapter_deps.keys().cloned());
             }
         }
-        self.crates.iter().filter(|c| wanted.contains(&c.chapter)).collect()
+        self.crates.iter().filter(|c| wanted.contains(c.name())).collect()
     }
 
     /// Every generated file and its bytes, the workspace manifest first. A book without a
@@ -79,11 +86,16 @@ impl Generated {
     }
 
     /// The chapter line (and column) that a position in a generated file came from.
-    pub(crate) fn chapter_position(&self, file: &Path, line: usize, column: usize) -> Option<(String, usize, usize)> {
+    pub(crate) fn chapter_position(
+        &self,
+        file: &Path,
+        line: usize,
+        column: usize,
+    ) -> Option<(&Arc<Chapter>, usize, usize)> {
         let chapter = file.strip_prefix(&self.code).ok()?.components().next()?.as_os_str().to_str()?;
         let krate = self.get(chapter)?;
         let (l, c) = krate.line_map.chapter_position(file, line, column)?;
-        Some((chapter.to_string(), l, c))
+        Some((&krate.chapter, l, c))
     }
 }
 

@@ -23,6 +23,7 @@ pub mod sync;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::config::{CellMode, Config};
 use crate::diagnostic::{Diagnostic, Diagnostics};
@@ -58,7 +59,7 @@ pub fn generate(book: &Book, config: &Config, analyses: &mut Analyses) -> Result
         return Err(diagnostics);
     }
     let crates = order::topological(crates)?;
-    let members: Vec<&str> = crates.iter().map(|c| c.chapter.as_str()).collect();
+    let members: Vec<&str> = crates.iter().map(ChapterCrate::name).collect();
     let workspace = (code.join("Cargo.toml"), seal::seal(&workspace.manifest(&members)));
     let support = runtime::files(code, &config.layout.work_dir_relative(), &config.layout.root)
         .into_iter()
@@ -71,7 +72,7 @@ pub fn generate(book: &Book, config: &Config, analyses: &mut Analyses) -> Result
 }
 
 fn generate_chapter(
-    chapter: &Chapter,
+    chapter: &Arc<Chapter>,
     chapters: &BTreeSet<&str>,
     workspace: &Workspace,
     dir: &Path,
@@ -141,7 +142,7 @@ fn generate_chapter(
         ));
     }
     let files = files.into_iter().map(|(path, text)| (path, seal::seal(&text))).collect();
-    Ok(ChapterCrate { chapter: chapter.name.clone(), dir: dir.to_path_buf(), chapter_deps, files, line_map })
+    Ok(ChapterCrate { chapter: chapter.clone(), dir: dir.to_path_buf(), chapter_deps, files, line_map })
 }
 
 /// `ch` and digits: the shape of a chapter crate's name, so that `ch99::f` with no chapter 99

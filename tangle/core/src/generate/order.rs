@@ -45,8 +45,8 @@ impl Walk<'_> {
         let cycle = &self.stack[start..];
         let step = |k: usize| {
             let from = &self.crates[cycle[k]];
-            let to = &self.crates[cycle[(k + 1) % cycle.len()]].chapter;
-            (from.chapter_deps[to].clone(), to.clone())
+            let to = self.crates[cycle[(k + 1) % cycle.len()]].name();
+            (from.chapter_deps[to].clone(), to.to_string())
         };
         let (first, _) = step(0);
         let mut d = Diagnostic::error(
@@ -54,7 +54,7 @@ impl Walk<'_> {
             format!(
                 "chapters import each other in a cycle: {}",
                 (0..cycle.len())
-                    .map(|k| format!("{} uses {}", self.crates[cycle[k]].chapter, step(k).1))
+                    .map(|k| format!("{} uses {}", self.crates[cycle[k]].name(), step(k).1))
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
@@ -71,7 +71,7 @@ impl Walk<'_> {
 pub(crate) fn topological(crates: Vec<ChapterCrate>) -> Result<Vec<ChapterCrate>, Diagnostics> {
     let mut walk = Walk {
         crates: &crates,
-        index: crates.iter().enumerate().map(|(i, c)| (c.chapter.as_str(), i)).collect(),
+        index: crates.iter().enumerate().map(|(i, c)| (c.name(), i)).collect(),
         marks: vec![Mark::New; crates.len()],
         stack: Vec::new(),
         order: Vec::new(),

@@ -71,7 +71,7 @@ pub fn load_book(layout: &Layout, default: CellMode) -> anyhow::Result<Book> {
                         .with_help("rename one of the files: a chapter's crate is named after its file stem"),
                     );
                 }
-                chapters.push(chapter);
+                chapters.push(Arc::new(chapter));
             }
             Err(found) => diagnostics.extend(found),
         }

@@ -29,6 +29,7 @@ mod cell;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::config::Config;
 use crate::diagnostic::{Diagnostic, Diagnostics, Location};
@@ -40,11 +41,10 @@ use crate::model::{Book, Chapter};
 use align::{Owner, Problem};
 
 /// A chapter with the edits of its generated files taken in.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct ChapterEdit {
-    pub chapter: String,
-    /// `book/src/ch06.md`, relative to the project root.
-    pub path: PathBuf,
+    /// The chapter as it was parsed, before the edits.
+    pub chapter: Arc<Chapter>,
     /// The chapter's new text (its old text when the edits changed nothing in it).
     pub text: String,
     /// The edited files taken in, relative to the project root.
@@ -64,7 +64,7 @@ pub fn untangle(
 ) -> Result<Vec<ChapterEdit>, Diagnostics> {
     let mut analyses = Analyses::default();
     let mut diagnostics = Diagnostics::default();
-    let mut chapters: BTreeMap<String, (Edits, Vec<PathBuf>)> = BTreeMap::new();
+    let mut chapters: BTreeMap<String, (Arc<Chapter>, Edits, Vec<PathBuf>)> = BTreeMap::new();
     for (path, text) in edited {
         if generated.files().all(|(p, _)| p != path) {
             diagnostics.push(
@@ -90,8 +90,9 @@ pub fn untangle(
             );
             continue;
         };
-        let chapter = book.chapter(&krate.chapter).expect("generated from a chapter");
-        let (edits, files) = chapters.entry(chapter.name.clone()).or_insert_with(|| (Edits::new(), Vec::new()));
+        let chapter = &krate.chapter;
+        let (_, edits, files) =
+            chapters.entry(chapter.name.clone()).or_insert_with(|| (chapter.clone(), Edits::new(), Vec::new()));
         match file_edits(chapter, krate, path, text, &mut analyses, edits) {
             Ok(()) => files.push(path.clone()),
             Err(d) => diagnostics.extend(d),
@@ -101,15 +102,14 @@ pub fn untangle(
         return Err(diagnostics);
     }
     let mut out = Vec::new();
-    for (name, (edits, files)) in chapters {
-        let chapter = book.chapter(&name).expect("a chapter of the book");
+    for (chapter, edits, files) in chapters.into_values() {
         let text = edits.apply(chapter.source());
         let first = &files[0];
         let at = Location::new(first, first_difference(&expected_text(generated, first), &edited[first]) + 1);
-        match verify(book, config, chapter, &text, (&files, at), edited, &mut analyses) {
+        match verify(book, config, &chapter, &text, (&files, at), edited, &mut analyses) {
             Ok(()) => {
                 let lines = changed_lines(chapter.source(), &text);
-                out.push(ChapterEdit { chapter: name, path: chapter.path.clone(), text, files, lines });
+                out.push(ChapterEdit { chapter, text, files, lines });
             }
             Err(d) => diagnostics.extend(d),
         }
@@ -321,8 +321,8 @@ fn verify(
     let first_message = |d: &Diagnostics| d.iter().next().map(|d| d.message.clone()).unwrap_or_default();
     let reparsed = crate::parse::parse_chapter(&chapter.name, &chapter.path, text.as_bytes().to_vec())
         .map_err(|d| fails(first_message(&d)))?;
-    let chapters = book.chapters.iter().map(|c| if c.name == chapter.name { reparsed.clone() } else { c.clone() });
-    let book = Book::from_chapters(chapters.collect());
+    let mut book = book.clone();
+    book.replace(reparsed);
     let regenerated = generate::generate(&book, config, analyses).map_err(|d| fails(first_message(&d)))?;
     let krate = regenerated.get(&chapter.name).expect("the chapter is generated");
     let mut diagnostics = Diagnostics::default();
@@ -379,10 +379,10 @@ fn changed_lines(old: &str, new: &str) -> Vec<usize> {
 /// The error `sync` (and `check`, `book`, `test`) stops with when generated files were edited
 /// since tangle wrote them: each file named at its first edited line (with the chapter line
 /// it came from, where it came from one), and the two ways out.
-pub fn refusal(book: &Book, generated: &Generated, edited: &[(PathBuf, String)]) -> Diagnostic {
+pub fn refusal(generated: &Generated, edited: &[(PathBuf, String)]) -> Diagnostic {
     let place = |path: &Path, text: &str| {
         let line = first_difference(&expected_text(generated, path), text) + 1;
-        let from = generated.chapter_position(path, line, 1).and_then(|(c, l, _)| Some(book.chapter(&c)?.location(l)));
+        let from = generated.chapter_position(path, line, 1).map(|(c, l, _)| c.location(l));
         (line, from)
     };
     let generates = |path: &Path| generated.files().any(|(p, _)| p == path);

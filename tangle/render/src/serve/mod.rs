@@ -586,7 +586,10 @@ mod tests {
         let chapter = "# 1 One\n\n```rust\n// @save\n/// First words.\npub fn one() -> u32 {\n    1\n}\n```\n";
         std::fs::write(root.path().join("book/src/ch01.md"), chapter).unwrap();
         let config = Config::load(root.path()).unwrap();
-        tangle_core::pipeline::Project::load_with(config.clone()).unwrap().sync().unwrap();
+        tangle_core::pipeline::Project::from_config(config.clone())
+            .unwrap()
+            .sync(&tangle_core::generate::sync::Discard::Nothing)
+            .unwrap();
         let lib = root.path().join("code/ch01/src/lib.rs");
         let text = std::fs::read_to_string(&lib).unwrap();
         std::fs::write(&lib, text.replace("/// First words.", "/// Second words.")).unwrap();
@@ -597,7 +600,7 @@ mod tests {
         let md = std::fs::read_to_string(root.path().join("book/src/ch01.md")).unwrap();
         assert_eq!(md, chapter.replace("/// First words.", "/// Second words."));
         assert!(std::fs::read_to_string(site.join("ch01.html")).unwrap().contains("Second words."));
-        assert!(tangle_core::pipeline::Project::load_with(config).unwrap().stale().unwrap().is_empty());
+        assert!(tangle_core::pipeline::Project::from_config(config).unwrap().stale().unwrap().is_empty());
     }
 
     #[test]
