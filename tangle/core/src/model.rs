@@ -33,8 +33,9 @@ pub struct Book {
 }
 
 impl Book {
-    /// A book of these chapters alone, their documents its only pages.
-    pub fn from_chapters(chapters: Vec<Chapter>) -> Book {
+    /// A book of these chapters alone, their documents its only pages (for tests).
+    #[cfg(test)]
+    pub(crate) fn from_chapters(chapters: Vec<Chapter>) -> Book {
         let documents = chapters.iter().map(|c| (c.path.clone(), c.doc.clone())).collect();
         Book { chapters: chapters.into_iter().map(Arc::new).collect(), documents }
     }
@@ -227,7 +228,7 @@ impl Cell {
     }
 
     /// The chapter line of the cell's last code line.
-    pub fn last_line(&self) -> usize {
+    pub(crate) fn last_line(&self) -> usize {
         self.code_line + self.code.lines().count().saturating_sub(1)
     }
 }

@@ -41,7 +41,7 @@ impl FenceInfo {
 
     /// Whether the bare flag `name` is present (`ignore` in `rust,ignore`).
     #[cfg(test)]
-    pub fn has_flag(&self, name: &str) -> bool {
+    pub(crate) fn has_flag(&self, name: &str) -> bool {
         self.attributes.iter().any(|a| a.key == name && a.value.is_none())
     }
 

@@ -58,7 +58,7 @@ impl LineIndex {
     }
 
     /// The byte offset where one-based `line` starts (the end of the text past the last line).
-    pub fn line_start(&self, line: usize) -> usize {
+    pub(crate) fn line_start(&self, line: usize) -> usize {
         self.starts.get(line.saturating_sub(1)).copied().unwrap_or(usize::MAX)
     }
 }
@@ -98,7 +98,7 @@ impl Fence {
     }
 
     /// The one-based line of the first line between the fences.
-    pub fn body_line(&self) -> usize {
+    pub(crate) fn body_line(&self) -> usize {
         self.line + 1
     }
 }
@@ -235,19 +235,19 @@ impl Document {
         (line, self.source[start..offset].chars().count() + 1)
     }
 
-    pub fn line_index(&self) -> &LineIndex {
+    pub(crate) fn line_index(&self) -> &LineIndex {
         &self.lines
     }
 
     /// The byte offset where `offset`'s line starts.
-    pub fn line_start_of(&self, offset: usize) -> usize {
+    pub(crate) fn line_start_of(&self, offset: usize) -> usize {
         self.lines.line_start(self.lines.line(offset))
     }
 
     /// The prefix that a line added at `offset`'s nesting must carry: the text before
     /// `offset` on its line, with list markers turned into spaces (`1. ` → `   `, `> - ` →
     /// `>   `). See [`continuation`].
-    pub fn prefix_at(&self, offset: usize) -> String {
+    pub(crate) fn prefix_at(&self, offset: usize) -> String {
         continuation(&self.source[self.line_start_of(offset)..offset])
     }
 
@@ -260,13 +260,13 @@ impl Document {
     }
 
     /// The protected inline spans that overlap `range`, in order.
-    pub fn inlines_in(&self, range: Range<usize>) -> impl Iterator<Item = &Inline> {
+    pub(crate) fn inlines_in(&self, range: Range<usize>) -> impl Iterator<Item = &Inline> {
         let first = self.inlines.partition_point(|i| i.span.end <= range.start);
         self.inlines[first..].iter().take_while(move |i| i.span.start < range.end)
     }
 
     /// Whether byte `offset` lies inside a code span.
-    pub fn in_code_span(&self, offset: usize) -> bool {
+    pub(crate) fn in_code_span(&self, offset: usize) -> bool {
         self.inlines_in(offset..offset + 1).any(|i| i.kind == InlineKind::Code && i.span.contains(&offset))
     }
 

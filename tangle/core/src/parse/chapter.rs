@@ -33,7 +33,12 @@ pub fn parse_chapter(name: &str, path: &Path, bytes: Vec<u8>) -> Result<Chapter,
 
 /// Parses one chapter file; `default` is the book's mode (`book.toml`'s `cells`), which a
 /// `<!-- tangle: cells MODE -->` comment in the chapter overrides.
-pub fn parse_chapter_as(name: &str, path: &Path, bytes: Vec<u8>, default: CellMode) -> Result<Chapter, Diagnostics> {
+pub(crate) fn parse_chapter_as(
+    name: &str,
+    path: &Path,
+    bytes: Vec<u8>,
+    default: CellMode,
+) -> Result<Chapter, Diagnostics> {
     let source = decode(path, bytes)?;
     read_chapter(name, path, Arc::new(Document::parse(source)), default)
 }

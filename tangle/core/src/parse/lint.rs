@@ -51,7 +51,12 @@ pub fn long_lines(chapter: &Chapter, max: usize) -> Vec<Diagnostic> {
 
 /// [`long_lines`] of the `chapters` named, printed to stderr: the first few of each chapter in
 /// full, the rest counted, so that an unformatted chapter does not bury the check's results.
-pub fn report_long_lines(root: &std::path::Path, book: &crate::model::Book, chapters: &[String], max: Option<usize>) {
+pub(crate) fn report_long_lines(
+    root: &std::path::Path,
+    book: &crate::model::Book,
+    chapters: &[String],
+    max: Option<usize>,
+) {
     const SHOWN: usize = 3;
     let Some(max) = max else { return };
     let sources = crate::diagnostic::Sources::new(root);

@@ -22,12 +22,13 @@ use crate::diagnostic::{Diagnostic, Diagnostics, Location};
 use crate::markdown::Document;
 use crate::model::Book;
 
-pub use chapter::{parse_chapter, parse_chapter_as, read_chapter};
+pub(crate) use chapter::parse_chapter_as;
+pub use chapter::{parse_chapter, read_chapter};
 
 /// Reads every chapter under the book's `src` folder, in path order, with its cells read as
 /// `default` (`book.toml`'s `cells`) unless the chapter says otherwise. The error, if any, is
 /// [`Diagnostics`] holding every mistake found.
-pub fn load_book(layout: &Layout, default: CellMode) -> anyhow::Result<Book> {
+pub(crate) fn load_book(layout: &Layout, default: CellMode) -> anyhow::Result<Book> {
     let src = layout.abs(&layout.src);
     anyhow::ensure!(
         src.is_dir(),
