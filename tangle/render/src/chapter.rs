@@ -210,6 +210,8 @@ fn render_directives(
     let directives = r.page.doc.directives.clone();
     let drawn = chapter.map(|c| figures::drawn_figure_names(&c.doc)).unwrap_or_default();
     // Values recorded by runs outside the test command (a benchmark) say so in their tooltip.
+    // The values files are data beside the book, not chapters: read here, because a stock
+    // `mdbook build` runs this renderer with no check before it to hand them over.
     let root = figures_dir.parent().unwrap_or(figures_dir);
     let recorded = chapter.and_then(|c| tangle_core::compare::load_recorded(root, c).ok()).unwrap_or_default();
     for d in directives {
