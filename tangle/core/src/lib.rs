@@ -28,6 +28,11 @@
 //!    formats cells in place; [`untangle`] takes edits made in the generated crates back into
 //!    the cells they came from
 //!
+//! What a stage makes of a chapter (its generated crate, its run's result, an example, an
+//! untangled edit) holds the chapter itself, shared from the [`model::Book`]. A chapter is
+//! looked up by name only where the name comes from outside the pipeline: a person
+//! (`--chapter ch06`, a `freeze` list), a path rustc names, cargo's list of built programs.
+//!
 //! Beside them, [`examples`]: chapters whose Rust blocks are each a program of their own, as
 //! rustdoc's doctests (`cells = "examples"`), built in one cargo build and run in parallel.
 //!

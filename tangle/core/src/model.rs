@@ -40,8 +40,8 @@ impl Book {
         Book { chapters: chapters.into_iter().map(Arc::new).collect(), documents }
     }
 
-    /// The chapter a person named (`--chapter ch06`, a `freeze` list): the one lookup by name,
-    /// for names that come from outside the book.
+    /// The chapter of this name, for names that come from outside the pipeline (`--chapter
+    /// ch06`, a `freeze` list); what the stages make of a chapter holds the chapter itself.
     pub fn chapter(&self, name: &str) -> Option<&Arc<Chapter>> {
         self.chapters.iter().find(|c| c.name == name)
     }
