@@ -5,9 +5,13 @@
 //! It parses the arguments, asks the pipeline, prints what it found ([`report`]; the live
 //! status line in `status`) and turns it into an exit code: 0 clean, 1 drift or stale, 2 an
 //! error in the input or the build. Diagnostics go to stderr with an excerpt of the chapter;
-//! results go to stdout. Beside `check`, `accept`, `fmt`, `book` and `serve`: [`test`], every
+//! results go to stdout. Beside `check`, `accept`, `fmt`, `book` and `serve`: [`test`](mod@test), every
 //! check CI should run in one report; `scaffold`, `tangle new` and `tangle init`; `examples`,
 //! the chapters whose blocks are rustdoc-style examples.
+
+// The maps above name the private modules too: they are for those who read the source or
+// `cargo doc --document-private-items`.
+#![allow(rustdoc::private_intra_doc_links)]
 
 mod examples;
 pub mod preprocess;

@@ -42,8 +42,12 @@
 //! outside the book's folders); `check` runs the same pass. Any error mdBook itself logs while
 //! building fails the build too ([`mdbook_log`]).
 //!
-//! Nothing in the output loads a script, stylesheet or font from the network. [`serve`] serves
+//! Nothing in the output loads a script, stylesheet or font from the network. [`serve`](mod@serve) serves
 //! the book while an author writes.
+
+// The maps above name the private modules too: they are for those who read the source or
+// `cargo doc --document-private-items`.
+#![allow(rustdoc::private_intra_doc_links)]
 
 mod book;
 mod cache;

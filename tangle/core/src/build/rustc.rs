@@ -1,6 +1,6 @@
 //! rustc's diagnostics, re-rendered against the chapter file: the primary span's generated
-//! position maps to a chapter line and column through the generator's [`LineMap`]
-//! (crate::generate::LineMap), child notes and suggestions become notes and help, and paths
+//! position maps to a chapter line and column through the generator's
+//! [`LineMap`](crate::generate::LineMap), child notes and suggestions become notes and help, and paths
 //! into `code/` appear only with `--verbose`. A message whose span lies outside any cell (in
 //! the generated wrapper, or in another crate) keeps rustc's own rendering.
 

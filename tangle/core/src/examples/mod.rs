@@ -14,7 +14,7 @@
 //! it with one cargo command and maps rustc's messages to the chapters; [`run`] runs them in
 //! parallel. An example that passed is remembered under the hash of its program, edition,
 //! dependencies and lock file (`target/tangle/cache/examples/`): a second check with nothing
-//! changed builds and runs nothing. [`test`] is the entry point.
+//! changed builds and runs nothing. [`test`](fn@test) is the entry point.
 
 pub mod build;
 pub mod crates;

@@ -3,7 +3,7 @@
 //! `code/`: missing, empty, or holding broken files (a merge conflict left in a generated file
 //! is simply overwritten).
 //!
-//! A file that differs is one of two things, told apart by its [`seal`](super::seal): *stale*
+//! A file that differs is one of two things, told apart by its [`seal`]: *stale*
 //! (the seal matches the file: tangle wrote it, and the chapter or the tool has moved on since),
 //! which `sync` rewrites; or *edited* (the seal does not match: someone changed the file after
 //! tangle wrote it), which `sync` refuses to overwrite ([`Refused`]) unless told to discard the

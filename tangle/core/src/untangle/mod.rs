@@ -4,7 +4,7 @@
 //! and writes the chapters ([`crate::pipeline::untangle`]).
 //!
 //! For each generated source file (`src/lib.rs`, `src/main.rs`, `tests/cells.rs`) that was
-//! edited after tangle wrote it (its [seal](crate::generate::seal) no longer matches), the
+//! edited after tangle wrote it (its [seal] no longer matches), the
 //! file is compared line by line with what the chapter generates now ([`align`]). That is the
 //! text the edits were made to: the file's seal must be the seal of the current generation,
 //! else the chapter changed too since the file was written, and which lines are whose cannot
