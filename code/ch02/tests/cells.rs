@@ -3,7 +3,7 @@
 
 use ch02::*;
 
-// book/src/ch02.md:3048
+// book/src/ch02.md:3046
 fn tiny_config() -> GptConfig {
     GptConfig {
         vocab_size: 11,
@@ -96,7 +96,7 @@ fn backward_overwrites_what_the_gradients_held() {
     assert!(fresh.iter().any(|&g| g != 0.0));
 }
 
-// book/src/ch02.md:3146
+// book/src/ch02.md:3144
 #[test]
 fn checkpointed_gradients_equal_plain_ones() {
     let config = tiny_config();
@@ -155,7 +155,7 @@ fn portable_kernels_match_simd_kernels() {
     }
 }
 
-// book/src/ch02.md:3210
+// book/src/ch02.md:3208
 #[test]
 fn data_parallel_step_equals_single_worker_step() {
     let config = tiny_config();
@@ -233,7 +233,7 @@ fn training_lowers_the_loss() {
     assert!(last < 0.5 * first, "loss went from {first} to {last}");
 }
 
-// book/src/ch02.md:3294
+// book/src/ch02.md:3292
 #[test]
 fn worker_pool_runs_every_job_before_returning() {
     for workers in [1, 2, 3] {
@@ -301,7 +301,7 @@ fn large_pages_allocate_align_grow_and_free() {
     }
 }
 
-// book/src/ch02.md:3366
+// book/src/ch02.md:3364
 #[test]
 fn parameter_count_of_the_measurement_config() {
     // 256*128 + 128*128 embeddings, 4 blocks of 12 d^2 weights + 13 d biases and
