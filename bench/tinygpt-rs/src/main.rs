@@ -18,7 +18,7 @@
 //!   The step's FLOPs as `--flops-per-token` counts them, over that time, is the peak that
 //!   `roofline:` divides by: each shape's peak weighted by its share of the step.
 //! - `in_sequence <GFLOP/s>`, one per repetition: steps made of nothing but the products,
-//!   in their order, each step's workers started and joined as the trainer's are, timed as
+//!   in their order, on a pool of threads as the trainer's workers run, timed as
 //!   `ch02::benchmark_training` times real steps. Here operands come and go from the
 //!   caches as in a real step; the difference from `peak` is what that costs.
 
@@ -26,8 +26,14 @@ use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 use ch02::{
-    Batch, Gradients, MEASUREMENT_CONFIG, MatmulCall, MatmulOperands, Memory, Rng, TinyGpt,
+    Batch, Gradients, Job, MEASUREMENT_CONFIG, MatmulCall, MatmulOperands, Memory, Rng, TinyGpt,
+    WorkerPool,
 };
+
+/// Large buffers on 2 MB pages, as chapter 2's section 2.10 explains: the step's and the
+/// peak's alike, so that `roofline:` compares like with like.
+#[global_allocator]
+static ALLOC: ch02::LargePages = ch02::LargePages;
 
 /// The benchmark's batch, `ch02::benchmark_training`'s: 8 sequences of the full context.
 const BATCH: usize = 8;
@@ -81,13 +87,14 @@ fn peak(steps: usize, repeats: usize) -> Result<(), Box<dyn std::error::Error>> 
     }
     println!("peak {:.1}", step_flops / best_step / 1e9);
 
+    let pool = WorkerPool::new(workers);
     for _ in 0..3 {
-        matmul_step(&mut replays);
+        matmul_step(&pool, &mut replays);
     }
     for _ in 0..repeats {
         let start = Instant::now();
         for _ in 0..steps {
-            matmul_step(&mut replays);
+            matmul_step(&pool, &mut replays);
         }
         let seconds = start.elapsed().as_secs_f64();
         println!(
@@ -170,15 +177,13 @@ impl Replay {
 }
 
 /// A step of products alone, threaded as `ch02::Trainer::step` threads a real one: the
-/// first worker on this thread, the others on threads spawned for the step, all joined.
-fn matmul_step(replays: &mut [Replay]) {
-    std::thread::scope(|scope| {
-        let (first, others) = replays.split_first_mut().expect("at least one worker");
-        for replay in others {
-            scope.spawn(|| replay.run());
-        }
-        first.run();
-    });
+/// first worker on this thread, the others on the threads of a pool that lives from step
+/// to step, all finished before the step ends.
+fn matmul_step(pool: &WorkerPool, replays: &mut [Replay]) {
+    let jobs = replays
+        .iter_mut()
+        .map(|replay| Box::new(|| replay.run()) as Job<'_>);
+    pool.run(jobs.collect());
 }
 
 /// The products of one worker's forward and backward pass on `batch` sequences, in order.
