@@ -32,7 +32,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(1);
-    // book/src/ch02.md:2276
+    // book/src/ch02.md:2271
     let text = std::fs::read("book/data/tiny-tales.txt")?;
     let corpus = Corpus::from_bytes(&text);
     println!("corpus: {} bytes", corpus.len());
@@ -57,7 +57,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(2);
-    // book/src/ch02.md:2382
+    // book/src/ch02.md:2377
     let flops = flops_per_token(&MEASUREMENT_CONFIG, MEASUREMENT_CONFIG.block_size)?;
     let rows = [
         ("qkv projection", flops.qkv),
@@ -80,7 +80,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("training_mflop_per_token", &training);
 
     tangle_runtime::cell(3);
-    // book/src/ch02.md:2796
+    // book/src/ch02.md:2795
     {
         // Per block: weights 3d² (qkv) + d² (output) + 2·4d² (MLP) = 12d²; biases 3d + d + 4d + d
         // and two norms of 2d each = 13d. Outside: token and position embeddings, the final norm,
@@ -116,7 +116,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(4);
-    // book/src/ch02.md:2844
+    // book/src/ch02.md:2843
     {
         let c = MEASUREMENT_CONFIG;
         let (d, l, v, t) = (c.d_model, c.n_layers, c.vocab_size, c.block_size);
@@ -141,7 +141,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(5);
-    // book/src/ch02.md:2880
+    // book/src/ch02.md:2879
     {
         let c = MEASUREMENT_CONFIG;
         let (b, t) = (8, c.block_size);
@@ -178,7 +178,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(6);
-    // book/src/ch02.md:2930
+    // book/src/ch02.md:2929
     {
         let config = GptConfig {
             vocab_size: 16,
@@ -231,7 +231,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(7);
-    // book/src/ch02.md:2994
+    // book/src/ch02.md:2993
     {
         let small = GptConfig {
             d_model: 32,
