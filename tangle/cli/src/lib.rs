@@ -37,7 +37,8 @@ use tangle_render::RenderOptions;
 #[derive(Parser)]
 #[command(name = "tangle", version, about = "Markdown chapters → checked Rust crates → an mdBook")]
 pub struct Cli {
-    /// The project root (the folder with book/ and Cargo.toml); found from the current directory if omitted.
+    /// The book's folder (the one holding book.toml, or a book/ folder that does); found from the
+    /// current directory if omitted.
     #[arg(long, global = true)]
     root: Option<PathBuf>,
     /// Say more: paths into the generated code/ beside chapter locations.
@@ -52,7 +53,7 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Write code/ from book/src.
+    /// Write the chapters' crates (the code folder, `code/` by default) from the chapters.
     Sync {
         /// Write nothing; fail naming each file of code/ that is stale or was edited by hand.
         #[arg(long)]
@@ -106,7 +107,7 @@ enum Command {
     Book,
     /// Everything `book` does, then print the book to PDF with headless Chromium.
     Pdf {
-        /// Where to write the PDF (default: book/book/book.pdf).
+        /// Where to write the PDF (default: book.pdf in the HTML book's folder).
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
@@ -237,6 +238,23 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     let refresh = matches!(cli.command, Command::Accept { refresh: true, .. });
     let rerun = matches!(cli.command, Command::Check { rerun: true, .. });
     let options = CheckOptions { verbose: cli.verbose, refresh, rerun, ..CheckOptions::default() };
+    // On CI the book is only checked (insta's rule): a command that rewrites chapters says so
+    // before it builds or runs anything.
+    let rewrites = match &cli.command {
+        Command::Accept { .. } => Some("accept"),
+        Command::Fmt { check: false, .. } => Some("fmt"),
+        Command::Untangle { .. } => Some("untangle"),
+        _ => None,
+    };
+    if let Some(command) = rewrites
+        && pipeline::on_ci()
+    {
+        anyhow::bail!(
+            "`{}` rewrites the chapters, and CI is set here, where the book is only checked: run it where you \
+             edit the book and commit the result (or unset CI)",
+            tangle_core::messages::command(command)
+        );
+    }
     // One writer at a time: a second accept, check or book waits (or, with --no-wait, stops).
     let _lock = match cli.command {
         Command::Sync { check: true, .. } | Command::Fmt { check: true, .. } => None,

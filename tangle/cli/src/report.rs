@@ -64,13 +64,16 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
                 eprintln!("{}\n", d.render(&sources, style));
             }
             let errors: Vec<_> = diagnostics.iter().filter(|d| d.is_error()).collect();
-            match errors.iter().any(|d| d.location.is_some()) {
-                true => eprintln!("error: {} compile error(s); fix the cells named above", errors.len()),
-                // Nothing points into a chapter: the build itself broke (a deleted target/
-                // folder, a full disk), not the author's code.
-                false => {
-                    eprintln!("error: the build failed outside the chapters' code (see above); run the command again")
-                }
+            let code_dir = &project.layout().code;
+            let in_cells = |d: &&&tangle_core::diagnostic::Diagnostic| {
+                d.location.as_ref().is_some_and(|l| !l.file.starts_with(code_dir))
+            };
+            match errors.iter().filter(in_cells).count() {
+                0 => eprintln!(
+                    "error: the build failed outside the chapters' cells (see above): in code tangle generated, \
+                     a dependency, or the build folder"
+                ),
+                n => eprintln!("error: {n} compile error(s); fix the cells named above"),
             }
             return Ok(ERROR);
         }
@@ -145,9 +148,16 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
             ];
             let accepted: Vec<String> =
                 changes.iter().filter(|(n, _)| *n > 0).map(|(n, what)| format!("{n} {what}(s)")).collect();
-            match accepted.is_empty() {
-                true => eprintln!("{}: up to date", r.chapter.name),
-                false => eprintln!("{}: accepting {}", r.chapter.name, accepted.join(", ")),
+            let name = &r.chapter.name;
+            match (accepted.is_empty(), r.run.completed()) {
+                (true, true) => eprintln!("{name}: up to date"),
+                (false, true) => eprintln!("{name}: accepting {}", accepted.join(", ")),
+                // What ran before the failure is accepted; what did not run keeps its prose.
+                (true, false) => eprintln!("{name}: nothing to accept before the cell that failed (see above)"),
+                (false, false) => eprintln!(
+                    "{name}: accepting {} from the cells before the one that failed (see above)",
+                    accepted.join(", ")
+                ),
             }
             continue;
         }

@@ -43,11 +43,13 @@ pub fn new(path: &Path) -> anyhow::Result<u8> {
         .map(title_of)
         .filter(|t| !t.is_empty())
         .unwrap_or_else(|| "My Book".into());
+    let install = Install::of_this_binary();
     for (rel, text) in TEMPLATE {
         let text = text
             .replace("title = \"My Book\"", &format!("title = {}", toml_string(&title)))
             .replace("# My Book\n", &format!("# {title}\n"))
-            .replace("TANGLE_VERSION", env!("CARGO_PKG_VERSION"));
+            .replace("TANGLE_INSTALL_STEP", &install.workflow_step())
+            .replace("TANGLE_INSTALL", &install.command);
         write_atomic(&path.join(rel), text.as_bytes()).with_context(|| format!("cannot write {rel}"))?;
     }
     eprintln!("wrote a new book in {}", path.display());
@@ -70,6 +72,13 @@ pub fn new(path: &Path) -> anyhow::Result<u8> {
             messages::command("check")
         );
     }
+    if !install.reachable {
+        eprintln!(
+            "note: this tangle was installed from a local folder, so the README and the CI workflow install \
+             mdbook-tangle {} from crates.io; if it is not published there, point them at its repository",
+            env!("CARGO_PKG_VERSION")
+        );
+    }
     let shown = path.display();
     println!(
         "created {shown}\n\nNext:\n    cd {shown}\n    {}      # the HTML book, in book/index.html\n    {}      # everything CI checks\n\n\
@@ -79,6 +88,65 @@ pub fn new(path: &Path) -> anyhow::Result<u8> {
         messages::command("test")
     );
     Ok(CLEAN)
+}
+
+/// How the book's README and CI install tangle: from where `cargo install` took this binary.
+struct Install {
+    command: String,
+    /// Whether CI can reach that source (crates.io, a git repository); not a local folder.
+    reachable: bool,
+}
+
+impl Install {
+    /// The source cargo recorded for this binary in `$CARGO_HOME/.crates2.json`: crates.io at
+    /// its version, or a git repository at its commit. Installed from a folder (or not
+    /// installed), the crates.io line at this version, marked as a guess.
+    fn of_this_binary() -> Install {
+        let version = env!("CARGO_PKG_VERSION");
+        let recorded = std::env::var_os("CARGO_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::home_dir().map(|h| h.join(".cargo")))
+            .and_then(|home| std::fs::read_to_string(home.join(".crates2.json")).ok())
+            .and_then(|text| Install::recorded_source(&text, version));
+        match recorded {
+            Some(command) => Install { command, reachable: true },
+            None => Install {
+                command: format!("cargo install --locked mdbook-tangle --version {version}"),
+                reachable: false,
+            },
+        }
+    }
+
+    /// `cargo install` for the `mdbook-tangle VERSION (SOURCE)` entry of cargo's install
+    /// record, when SOURCE is one CI can reach.
+    fn recorded_source(crates2: &str, version: &str) -> Option<String> {
+        let record: serde_json::Value = serde_json::from_str(crates2).ok()?;
+        let key = record.get("installs")?.as_object()?.keys().find(|k| k.starts_with("mdbook-tangle "))?;
+        let (installed, source) = key.strip_prefix("mdbook-tangle ")?.split_once(' ')?;
+        let source = source.strip_prefix('(')?.strip_suffix(')')?;
+        if installed != version {
+            return None;
+        }
+        if source.starts_with("registry+") || source.starts_with("sparse+") {
+            return Some(format!("cargo install --locked mdbook-tangle --version {version}"));
+        }
+        let git = source.strip_prefix("git+")?;
+        let (url, rev) = git.split_once('#')?;
+        let url = url.split('?').next()?;
+        Some(format!("cargo install --locked --git {url} --rev {rev} mdbook-tangle"))
+    }
+
+    /// The workflow's step, with a warning in it when the source is a guess.
+    fn workflow_step(&self) -> String {
+        let warning = match self.reachable {
+            true => String::new(),
+            false => "      # The tangle that made this book was installed from a local folder, which CI cannot\n\
+                      \x20     # reach: if this version is not on crates.io, install it from its repository\n\
+                      \x20     # (`cargo install --locked --git URL mdbook-tangle`).\n"
+                .to_string(),
+        };
+        format!("{warning}      - name: Install tangle\n        run: {}", self.command)
+    }
 }
 
 /// `my-first_book` → `My First Book`.
@@ -110,7 +178,10 @@ pub fn init(dir: &Path) -> anyhow::Result<u8> {
         );
     }
     let text = std::fs::read_to_string(&book_toml).context("cannot read book.toml")?;
-    let config = tangle_core::config::Config::load(dir)?;
+    // Everything that can refuse the book (its configuration, a chapter tangle cannot read,
+    // cells that do not generate) does so before anything is written.
+    let project = crate::load_project(dir)?;
+    let config = &project.config;
     let (css, js) = tangle_render::theme::entries(&config.layout);
     let edited = edit_book_toml(&text, &css, &js)?;
     let mut changed = Vec::new();
@@ -125,13 +196,13 @@ pub fn init(dir: &Path) -> anyhow::Result<u8> {
         format!("/{}/", layout.target.display()),
         format!("/{}/", layout.build.display()),
         ".tangle-tmp-*".to_string(),
+        "*.tangle-new".to_string(),
     ];
     let gitignore = layout.root.join(".gitignore");
     if add_ignore_lines(&gitignore, &ignore)? {
         let shown = if layout.root == dir { ".gitignore".to_string() } else { gitignore.display().to_string() };
         changed.push(format!("{shown} (build output)"));
     }
-    let project = crate::load_project(dir)?;
     let fixed = project.sync(&tangle_core::generate::sync::Discard::Nothing)?;
     for (verb, what) in tangle_core::generate::sync::summary(&fixed, &project.generated, &project.layout().theme) {
         eprintln!("{verb} {what}");
@@ -149,13 +220,18 @@ pub fn init(dir: &Path) -> anyhow::Result<u8> {
         println!("updated {c}");
     }
     let chapters: Vec<String> = project.book.chapters.iter().map(|c| c.path.display().to_string()).collect();
+    let next = [
+        (messages::command("check"), "build and run the cells, compare with the prose"),
+        (messages::command("test"), "everything CI checks"),
+        (messages::command("book"), "the HTML book"),
+    ];
+    let width = next.iter().map(|(command, _)| command.len()).max().unwrap_or(0);
+    let next: Vec<String> = next.iter().map(|(command, what)| format!("    {command:width$}    # {what}")).collect();
     println!(
-        "tangle adopted this book: {} chapter(s) with Rust cells ({}); no chapter was changed.\n\nNext:\n    {}    # build and run the cells, compare with the prose\n    {}    # everything CI checks\n    {}    # the HTML book",
+        "tangle adopted this book: {} chapter(s) with Rust cells ({}); no chapter was changed.\n\nNext:\n{}",
         chapters.len(),
         if chapters.is_empty() { "none yet".to_string() } else { chapters.join(", ") },
-        messages::command("check"),
-        messages::command("test"),
-        messages::command("book"),
+        next.join("\n"),
     );
     Ok(CLEAN)
 }
@@ -224,6 +300,35 @@ fn add_ignore_lines(path: &Path, lines: &[String]) -> anyhow::Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ci_installs_tangle_from_where_cargo_installed_it() {
+        let record = |source: &str| {
+            format!(
+                r#"{{"installs":{{"ripgrep 14.1.0 (registry+https://github.com/rust-lang/crates.io-index)":{{}},"mdbook-tangle 0.1.0 ({source})":{{}}}}}}"#
+            )
+        };
+        let from = |source: &str| Install::recorded_source(&record(source), "0.1.0");
+        assert_eq!(
+            from("registry+https://github.com/rust-lang/crates.io-index").as_deref(),
+            Some("cargo install --locked mdbook-tangle --version 0.1.0")
+        );
+        assert_eq!(
+            from("git+https://example.org/tangle.git?branch=main#0123abc").as_deref(),
+            Some("cargo install --locked --git https://example.org/tangle.git --rev 0123abc mdbook-tangle")
+        );
+        assert_eq!(from("path+file:///home/me/tangle/tangle/cli"), None, "a local folder CI cannot reach");
+        assert_eq!(Install::recorded_source(&record("registry+x"), "0.2.0"), None, "another version than this");
+        assert_eq!(Install::recorded_source("not json", "0.1.0"), None);
+        let guess = Install { command: "cargo install x".into(), reachable: false };
+        assert!(
+            guess.workflow_step().contains("# reach: if this version is not on crates.io"),
+            "{}",
+            guess.workflow_step()
+        );
+        let known = Install { command: "cargo install x".into(), reachable: true };
+        assert_eq!(known.workflow_step(), "      - name: Install tangle\n        run: cargo install x");
+    }
 
     #[test]
     fn book_toml_gains_tangle_and_keeps_the_authors_lines() {

@@ -5,6 +5,7 @@
 //!
 //! Step syntax, one per line (`#` starts a comment):
 //! - `tangle ARGS…`            run the tool, record its exit code and output
+//! - `CI=true tangle ARGS…`    the same as CI runs it
 //! - `cat PATH`                record a file
 //! - `replace PATH OLD => NEW` replace the only occurrence of OLD (`\n` allowed) in a file
 //! - `append PATH TEXT`        append a line (`\n` allowed) to a file
@@ -106,14 +107,22 @@ fn run_steps(case: &Path) -> String {
         let words: Vec<&str> = line.splitn(2, ' ').collect();
         let rest = words.get(1).copied().unwrap_or("");
         match words[0] {
-            "tangle" => {
+            "tangle" | "CI=true" => {
                 let start = Instant::now();
-                let out = Command::new(env!("CARGO_BIN_EXE_tangle"))
+                let mut command = Command::new(env!("CARGO_BIN_EXE_tangle"));
+                command.env_remove("CI");
+                let args = match words[0] {
+                    "CI=true" => {
+                        command.env("CI", "true");
+                        rest.strip_prefix("tangle ").expect("CI=true tangle ARGS")
+                    }
+                    _ => rest,
+                };
+                let out = command
                     .arg("--root")
                     .arg(root)
-                    .args(rest.split_whitespace())
+                    .args(args.split_whitespace())
                     .env("TANGLE_TARGET_DIR", &target)
-                    .env_remove("CI")
                     .env_remove(tangle_core::messages::COMMAND_VAR)
                     .output()
                     .unwrap();

@@ -179,6 +179,30 @@ fn init_adopts_a_plain_mdbook_without_touching_its_chapters() {
 }
 
 #[test]
+fn init_on_a_book_it_refuses_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = dir.path().join("plain");
+    plain_mdbook(&book);
+    // rustdoc's `should_panic` in a book of notebook chapters (no `cells = "examples"`).
+    std::fs::write(book.join("src/sums.md"), "# Sums\n\n```rust,should_panic\npanic!(\"no\");\n```\n").unwrap();
+    let list = |dir: &Path| -> Vec<(PathBuf, Vec<u8>)> {
+        let mut files: Vec<_> = walkdir::WalkDir::new(dir)
+            .into_iter()
+            .map(Result::unwrap)
+            .filter(|e| e.file_type().is_file())
+            .map(|e| (e.path().to_path_buf(), std::fs::read(e.path()).unwrap()))
+            .collect();
+        files.sort();
+        files
+    };
+    let before = list(dir.path());
+    let out = tangle(&book, &["init"], false);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("src/sums.md:3"), "the refusal names the chapter line:\n{}", text(&out));
+    assert_eq!(list(dir.path()), before, "a refused init changed or added files");
+}
+
+#[test]
 fn a_folder_that_is_no_book_says_how_to_start() {
     let dir = tempfile::tempdir().unwrap();
     let out = tangle(dir.path(), &["check"], false);

@@ -134,12 +134,20 @@ pub struct Checks {
     pub numbers: bool,
 }
 
+/// An edition `book.toml` names, with the line that names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedEdition {
+    pub edition: String,
+    pub at: Location,
+}
+
 /// Everything tangle reads from `book.toml`.
 #[derive(Debug, Clone)]
 pub struct Config {
     pub layout: Layout,
-    /// The Rust edition of the generated crates: `[rust] edition`.
-    pub edition: String,
+    /// The Rust edition `[rust] edition` names, if it does, and where; [`Config::edition`]
+    /// gives the one a chapter's crates use.
+    pub rust_edition: Option<NamedEdition>,
     pub cells: CellMode,
     /// Crates the cells may use: key → Cargo's specification, relative paths relative to the
     /// project root.
@@ -193,6 +201,12 @@ pub fn find_root(start: &Path) -> anyhow::Result<PathBuf> {
 }
 
 impl Config {
+    /// The edition of the crates generated for a chapter in mode `cells`: `[rust] edition`
+    /// when the book names one, else the mode's default.
+    pub fn edition(&self, cells: CellMode) -> &str {
+        self.rust_edition.as_ref().map_or(default_edition(cells), |e| e.edition.as_str())
+    }
+
     /// Reads the configuration of the project at `dir` (a folder holding `book.toml` or
     /// `book/book.toml`).
     pub fn load(dir: &Path) -> anyhow::Result<Config> {
@@ -311,9 +325,11 @@ impl Config {
                 bail!(error("cells", format!("`cells = \"{other}\"`: the modes are \"notebook\" and \"examples\"")))
             }
         };
-        let edition = match doc.get("rust").and_then(|r| r.get("edition")) {
-            None => default_edition(cells).to_string(),
-            Some(toml::Value::String(e)) if ["2015", "2018", "2021", "2024"].contains(&e.as_str()) => e.clone(),
+        let rust_edition = match doc.get("rust").and_then(|r| r.get("edition")) {
+            None => None,
+            Some(toml::Value::String(e)) if ["2015", "2018", "2021", "2024"].contains(&e.as_str()) => {
+                Some(NamedEdition { edition: e.clone(), at: Location::new(&file, key_line(text, "edition")) })
+            }
             Some(other) => bail!(error("edition", format!("`[rust] edition = {other}` is not a Rust edition"))),
         };
         let line_width = match tangle.get("line-width") {
@@ -367,7 +383,7 @@ impl Config {
                 format!("`{RUNTIME}` is not a dependency to declare: tangle writes its own copy into the book")
             ));
         }
-        Ok(Config { layout, edition, cells, dependencies, checks, freeze })
+        Ok(Config { layout, rust_edition, cells, dependencies, checks, freeze })
     }
 }
 
@@ -404,7 +420,8 @@ pub const DEFAULT_LINE_WIDTH: usize = 100;
 pub const RUNTIME: &str = "tangle-runtime";
 
 /// The edition when `[rust] edition` is absent: mdBook's (2015) for examples, which it tests
-/// that way; 2021 for notebook chapters, whose generated crates need a 2018-or-later edition.
+/// that way; 2021 for notebook chapters, whose generated crates need a 2018-or-later edition
+/// (`use ch01::*` names another crate). Per chapter, so that a book mixing the modes gets both.
 fn default_edition(cells: CellMode) -> &'static str {
     match cells {
         CellMode::Notebook => "2021",
@@ -497,7 +514,8 @@ mod tests {
         assert_eq!(c.layout.code, Path::new("code"));
         assert_eq!(c.layout.build, Path::new("book"));
         assert_eq!(c.layout.work_dir(), Path::new("/r/target/tangle"));
-        assert_eq!(c.edition, "2021");
+        assert_eq!(c.edition(CellMode::Notebook), "2021");
+        assert_eq!(c.edition(CellMode::Examples), "2015", "mdBook's, for a chapter of examples");
         assert_eq!(c.cells, CellMode::Notebook);
         assert!(c.checks.fmt && c.checks.numbers && c.checks.line_width == Some(100));
     }
@@ -517,7 +535,8 @@ mod tests {
         assert_eq!(c.layout.figures, Path::new("figures"));
         assert_eq!(c.layout.snapshots, Path::new("snapshots"), "the default: at the project root");
         assert_eq!(c.layout.references, Path::new("book/references.yaml"));
-        assert_eq!(c.edition, "2024");
+        assert_eq!(c.edition(CellMode::Notebook), "2024");
+        assert_eq!(c.edition(CellMode::Examples), "2024", "a named edition holds for every chapter");
         assert_eq!(c.dependencies["local"]["path"].as_str(), Some("crates/local"));
         assert_eq!(c.dependencies["rand_0_8"]["package"].as_str(), Some("rand"));
     }
@@ -554,7 +573,8 @@ mod tests {
     #[test]
     fn examples_books_have_style_checks_off_unless_asked() {
         let c = parse("", "[preprocessor.tangle]\ncells = \"examples\"\n").unwrap();
-        assert_eq!(c.edition, "2015");
+        assert_eq!(c.edition(CellMode::Examples), "2015");
+        assert_eq!(c.edition(CellMode::Notebook), "2021", "a notebook chapter of this book still imports crates");
         assert_eq!(c.checks, Checks { fmt: false, line_width: None, numbers: false });
         let c = parse("", "[preprocessor.tangle]\ncells = \"examples\"\nfmt = true\nline-width = 80\n").unwrap();
         assert_eq!(c.checks, Checks { fmt: true, line_width: Some(80), numbers: false });

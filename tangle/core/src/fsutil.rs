@@ -1,15 +1,17 @@
 //! File writes that never leave a half-written file behind: a temp file in the same
 //! directory, then a rename over the target. Temp files are named `.tangle-tmp-*`, so that one
 //! left by a killed run is recognised and swept by the next ([`sweep_temp_files`]), and git
-//! ignores them (`.gitignore`).
+//! ignores them (`.gitignore`). A symbolic link is written through: the file it points to is
+//! replaced and the link stays.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
 /// Writes `contents` to `path` atomically, creating parent directories.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
+    let path = &link_target(path);
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let mut tmp = temp_file(dir)?;
@@ -52,6 +54,7 @@ fn default_permissions() -> std::fs::Permissions {
 /// is read again, and only if it still holds `expected` does the rename happen. Otherwise the
 /// new text is kept beside it as `NAME.tangle-new` and the error says so; nothing is lost.
 pub fn replace_if_unchanged(path: &Path, expected: &[u8], contents: &[u8]) -> anyhow::Result<()> {
+    let path = &link_target(path);
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = temp_file(dir)?;
     tmp.write_all(contents)?;
@@ -59,10 +62,10 @@ pub fn replace_if_unchanged(path: &Path, expected: &[u8], contents: &[u8]) -> an
     tmp.as_file().set_permissions(permissions)?;
     tmp.as_file().sync_all()?;
     let now = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut aside = path.as_os_str().to_owned();
+    aside.push(".tangle-new");
+    let aside = PathBuf::from(aside);
     if now != expected {
-        let mut aside = path.as_os_str().to_owned();
-        aside.push(".tangle-new");
-        let aside = std::path::PathBuf::from(aside);
         tmp.persist(&aside).with_context(|| format!("cannot write {}", aside.display()))?;
         anyhow::bail!(
             "{} changed while tangle was running, so it was left as it is; what tangle would have written is in {} \
@@ -72,7 +75,22 @@ pub fn replace_if_unchanged(path: &Path, expected: &[u8], contents: &[u8]) -> an
         );
     }
     tmp.persist(path).with_context(|| format!("cannot replace {}", path.display()))?;
+    // What an earlier, refused run would have written is superseded by what this one wrote.
+    let _ = std::fs::remove_file(&aside);
     Ok(())
+}
+
+/// The file a write to `path` replaces: where a symbolic link points (a chapter linked into
+/// the book from elsewhere is updated there, and stays linked), else `path` itself.
+fn link_target(path: &Path) -> PathBuf {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => std::fs::canonicalize(path).unwrap_or_else(|_| {
+            // A dangling link: the file it names, created where it names it.
+            let link = std::fs::read_link(path).unwrap_or_default();
+            path.parent().unwrap_or(Path::new(".")).join(link)
+        }),
+        _ => path.to_path_buf(),
+    }
 }
 
 /// The prefix of every temporary file tangle writes next to a file it replaces.
@@ -111,6 +129,26 @@ mod tests {
         assert_eq!(std::fs::read_to_string(dir.path().join("ch01.md.tangle-new")).unwrap(), "what tangle wrote\n");
         replace_if_unchanged(&path, b"edited by the author\n", b"accepted\n").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "accepted\n");
+        assert!(!dir.path().join("ch01.md.tangle-new").exists(), "the superseded text is not left behind");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_linked_file_is_replaced_where_it_lives_and_the_link_stays() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("drafts")).unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        let real = dir.path().join("drafts/ch01.md");
+        std::fs::write(&real, "old\n").unwrap();
+        let link = dir.path().join("src/ch01.md");
+        std::os::unix::fs::symlink("../drafts/ch01.md", &link).unwrap();
+        replace_if_unchanged(&link, b"old\n", b"accepted\n").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link was replaced");
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "accepted\n");
+        write_atomic(&link, b"formatted\n").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link was replaced");
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "formatted\n");
+        assert!(std::fs::read_dir(dir.path().join("src")).unwrap().count() == 1, "no temp file left in src/");
     }
 
     #[test]

@@ -557,7 +557,7 @@ pub fn fmt(project: &Project, chapters: &[&Chapter], write: bool) -> anyhow::Res
     let code = project.layout().abs(&project.layout().code);
     let style_dir = Some(code).filter(|d| d.is_dir()).unwrap_or_else(|| project.root.clone());
     for &chapter in chapters {
-        let Some(text) = accept::fmt::format_chapter(chapter, &project.config.edition, &style_dir)? else {
+        let Some(text) = accept::fmt::format_chapter(chapter, project.config.edition(chapter.mode), &style_dir)? else {
             continue;
         };
         if write {

@@ -42,8 +42,22 @@ pub(crate) fn validate_with(config: &Config, parsed: &Parsed) -> Vec<Diagnostic>
     let layout = &config.layout;
     let src = layout.abs(&layout.src);
     let mut out = Vec::new();
-    // No SUMMARY.md: mdBook makes one of the files it finds, and reports nothing to refuse.
-    let Ok(summary) = std::fs::read_to_string(src.join("SUMMARY.md")) else { return out };
+    let summary_file = layout.src.join("SUMMARY.md");
+    let summary = match std::fs::read(src.join("SUMMARY.md")) {
+        // No SUMMARY.md: mdBook makes one of the files it finds, and refuses nothing.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return out,
+        Err(e) => {
+            out.push(Diagnostic::error(Location::new(summary_file, 1), format!("cannot read SUMMARY.md: {e}")));
+            return out;
+        }
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => {
+                out.push(not_utf8(&summary_file, e.as_bytes(), e.utf8_error()));
+                return out;
+            }
+        },
+    };
     let mut inputs: Vec<(PathBuf, String)> = Vec::new();
     let entries = match summary_entries(&summary) {
         Ok(entries) => entries,
@@ -53,8 +67,9 @@ pub(crate) fn validate_with(config: &Config, parsed: &Parsed) -> Vec<Diagnostic>
         }
     };
     for (line, path) in entries {
-        match std::fs::read_to_string(src.join(&path)) {
-            Ok(text) => inputs.push((path, text)),
+        match std::fs::read(src.join(&path)).map(String::from_utf8) {
+            Ok(Ok(text)) => inputs.push((path, text)),
+            Ok(Err(e)) => out.push(not_utf8(&layout.src.join(&path), e.as_bytes(), e.utf8_error())),
             Err(_) => out.push(
                 Diagnostic::error(
                     Location::new(layout.src.join("SUMMARY.md"), line),
@@ -79,6 +94,18 @@ pub(crate) fn validate_with(config: &Config, parsed: &Parsed) -> Vec<Diagnostic>
     let paths: Vec<PathBuf> = inputs.iter().map(|(path, _)| path.clone()).collect();
     out.extend(validate_pages(layout, &paths, &pages, bibliography.as_ref()));
     out
+}
+
+/// mdBook reads its pages as UTF-8 and stops at the first that is not: the error at the line
+/// of the first bad byte.
+fn not_utf8(file: &Path, bytes: &[u8], error: std::str::Utf8Error) -> Diagnostic {
+    let at = error.valid_up_to();
+    let line = bytes[..at].iter().filter(|b| **b == b'\n').count() + 1;
+    Diagnostic::error(
+        Location::new(file, line),
+        format!("{} is not UTF-8 text (byte {at} is 0x{:02x}), and mdBook reads only UTF-8", file.display(), bytes[at]),
+    )
+    .with_help("save the file as UTF-8 (e.g. `iconv -f LATIN1 -t UTF-8`)")
 }
 
 /// The checks of one page at a time, for `pages` at `paths` (relative to the source folder).

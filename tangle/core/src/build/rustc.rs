@@ -42,13 +42,8 @@ impl<'a> Mapper<'a> {
         let primary = d.spans.iter().find(|s| s.is_primary).or(d.spans.first());
         let mapped = primary.and_then(|s| self.position(s));
         let Some(mapped) = mapped else {
-            // Outside the chapters: a warning there is not the author's business; an error is
-            // shown as rustc rendered it.
-            if severity == Severity::Warning {
-                return None;
-            }
-            let text = d.rendered.clone().unwrap_or_else(|| d.message.clone());
-            return Some(Diagnostic::new(severity, None, text.trim_end().to_string()));
+            // Outside the chapters: a warning there is not the author's business.
+            return (severity == Severity::Error).then(|| self.unmapped(d, primary));
         };
         let chapter = mapped.chapter;
         let location = Location::new(chapter.path.clone(), mapped.line).with_column(mapped.column);
@@ -90,6 +85,43 @@ impl<'a> Mapper<'a> {
         Some(out)
     }
 
+    /// An error outside every cell: at its line of the generated file when that file is in
+    /// the project (the wrapper tangle wrote around the cells), else as rustc rendered it (a
+    /// dependency's source), without repeating the level rustc's rendering starts with.
+    fn unmapped(&self, d: &RustcDiagnostic, primary: Option<&DiagnosticSpan>) -> Diagnostic {
+        let generated = primary.map(|span| (self.generated_path(span), span)).filter(|(file, _)| file.is_relative());
+        let Some((file, span)) = generated else {
+            let rendered = d.rendered.as_deref().unwrap_or(&d.message).trim_end();
+            // rustc's own headline (`error[E0432]: …`) without its level, which ours adds.
+            let text =
+                rendered.split_once(": ").filter(|(level, _)| level.starts_with("error")).map_or(rendered, |(_, t)| t);
+            let mut out = Diagnostic::new(Severity::Error, None, text.to_string());
+            out.code = d.code.as_ref().map(|c| c.code.clone());
+            return out;
+        };
+        let mut out = Diagnostic::new(
+            Severity::Error,
+            Some(Location::new(file, span.line_start).with_column(span.column_start)),
+            d.message.clone(),
+        );
+        out.code = d.code.as_ref().map(|c| c.code.clone());
+        out.notes.extend(d.children.iter().filter_map(|child| {
+            let kind = match child.level {
+                DiagnosticLevel::Help => NoteKind::Help,
+                DiagnosticLevel::Note => NoteKind::Note,
+                _ => return None,
+            };
+            Some((kind, child.message.clone()))
+        }));
+        out.notes.push((
+            NoteKind::Help,
+            "this line is code tangle generated around the cells, not a cell: check book.toml's `[rust] edition` \
+             and dependencies; if they do not explain it, it is a bug in tangle, worth reporting"
+                .into(),
+        ));
+        out
+    }
+
     /// The file a span names, relative to the project root (rustc names files relative to the
     /// workspace it builds, `code/`).
     /// A run program's source is named from its package (`ch06/run/../src/main.rs`): the path
@@ -129,4 +161,59 @@ fn byte_at(text: &str, line: usize, column: usize) -> usize {
     let start: usize = text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
     let line_text = text[start.min(text.len())..].split('\n').next().unwrap_or("");
     start + line_text.char_indices().nth(column.saturating_sub(1)).map_or(line_text.len(), |(i, _)| i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostic::{Sources, Style};
+
+    /// rustc's JSON for an error at `file:3:5`, with a note, as cargo relays it.
+    fn rustc_error(file: &str) -> RustcDiagnostic {
+        serde_json::from_value(serde_json::json!({
+            "message": "unresolved import `nb`",
+            "code": { "code": "E0432", "explanation": null },
+            "level": "error",
+            "spans": [{
+                "file_name": file, "byte_start": 0, "byte_end": 2, "line_start": 3, "line_end": 3,
+                "column_start": 5, "column_end": 7, "is_primary": true, "text": [], "label": "not found",
+                "suggested_replacement": null, "suggestion_applicability": null, "expansion": null
+            }],
+            "children": [{
+                "message": "an edition before 2018 names crates from the crate root", "code": null,
+                "level": "note", "spans": [], "children": [], "rendered": null
+            }],
+            "rendered": format!("error[E0432]: unresolved import `nb`\n --> {file}:3:5\n")
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn an_error_in_generated_code_points_at_its_line_there_and_says_what_to_check() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("code/nb/src")).unwrap();
+        std::fs::write(root.path().join("code/nb/src/main.rs"), "// @generated\n\nuse nb::*;\n").unwrap();
+        let generated = Generated {
+            code: "code".into(),
+            crates: Vec::new(),
+            workspace: ("code/Cargo.toml".into(), String::new()),
+            support: Vec::new(),
+        };
+        let mapper = Mapper { root: root.path(), generated: &generated, verbose: false };
+        let d = mapper.map(&rustc_error("nb/src/main.rs")).unwrap();
+        assert_eq!(d.location, Some(Location::new("code/nb/src/main.rs", 3).with_column(5)));
+        let text = d.render(&Sources::new(root.path()), Style::Plain);
+        assert!(text.starts_with("error[E0432]: unresolved import `nb`\n"), "{text}");
+        assert_eq!(text.matches("error").count(), 1, "one headline, its level once: {text}");
+        assert!(text.contains("3 | use nb::*;"), "the generated line is quoted: {text}");
+        assert!(text.contains("note: an edition before 2018"), "rustc's notes are kept: {text}");
+        assert!(text.contains("book.toml's `[rust] edition`"), "{text}");
+
+        // In a dependency's source, outside the project: rustc's rendering, its level once.
+        let d = mapper.map(&rustc_error("/home/u/.cargo/registry/src/x/lib.rs")).unwrap();
+        let text = d.render(&Sources::new(root.path()), Style::Plain);
+        assert!(text.starts_with("error[E0432]: unresolved import `nb`\n"), "{text}");
+        assert!(!text.contains("error: error"), "{text}");
+        assert!(text.contains("--> /home/u/.cargo/registry/src/x/lib.rs:3:5"), "{text}");
+    }
 }

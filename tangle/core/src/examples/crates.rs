@@ -17,7 +17,7 @@ use super::include;
 use super::program::{self, Program};
 use crate::config::{Config, relative_to};
 use crate::generate::{ChapterCrate, Generated, LineMap, Segment, quoted};
-use crate::model::{Cell, Chapter, ExampleAttributes};
+use crate::model::{Cell, CellMode, Chapter, ExampleAttributes};
 
 /// One example of the book, with its program.
 #[derive(Debug, Clone)]
@@ -230,5 +230,8 @@ fn line_map<'m>(maps: &'m mut BTreeMap<String, (Arc<Chapter>, LineMap)>, example
 
 /// Every example of the chapters named, in book order.
 pub fn examples(config: &Config, chapters: &[&Arc<Chapter>]) -> Vec<Example> {
-    chapters.iter().flat_map(|c| Example::of_chapter(c, &config.edition, &config.layout.root)).collect()
+    chapters
+        .iter()
+        .flat_map(|c| Example::of_chapter(c, config.edition(CellMode::Examples), &config.layout.root))
+        .collect()
 }

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use super::crates::{HEADER_NOTE, header_line};
 use crate::config::{Config, RUNTIME, relative_to, with_dependency_path};
-use crate::model::Chapter;
+use crate::model::{CellMode, Chapter};
 
 /// What the chapter crates may use, and their edition: the configuration, seen from `code/`.
 #[derive(Debug, Clone, Default)]
@@ -48,7 +48,11 @@ impl Workspace {
         let mut runtime = toml::Table::new();
         runtime.insert("path".into(), RUNTIME.into());
         dependencies.insert(RUNTIME.into(), toml::Value::Table(runtime));
-        Workspace { edition: config.edition.clone(), book_toml: config.layout.book_toml(), dependencies }
+        Workspace {
+            edition: config.edition(CellMode::Notebook).to_string(),
+            book_toml: config.layout.book_toml(),
+            dependencies,
+        }
     }
 
     /// The dependency key for a crate named in code (`tangle_runtime` → `tangle-runtime`).

@@ -49,6 +49,17 @@ pub fn generate(book: &Book, config: &Config, analyses: &mut Analyses) -> Result
     let names: BTreeSet<&str> = notebook().map(|c| c.name.as_str()).collect();
     let mut crates = Vec::new();
     let mut diagnostics = Diagnostics::default();
+    if let Some(named) = config.rust_edition.as_ref().filter(|e| e.edition == "2015")
+        && !names.is_empty()
+    {
+        diagnostics.push(Diagnostic::error(
+            named.at.clone(),
+            "`[rust] edition = \"2015\"`: the crates of notebook chapters need 2018 or later, since each \
+             imports the chapters before it (`use ch01::*`). Set 2021, or remove the line: examples \
+             then default to mdBook's 2015 and notebook chapters to 2021",
+        ));
+        return Err(diagnostics);
+    }
     for chapter in notebook() {
         match generate_chapter(chapter, &names, workspace, &code.join(&chapter.name), analyses) {
             Ok(krate) => crates.push(krate),

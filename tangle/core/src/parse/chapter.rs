@@ -291,7 +291,8 @@ impl Reader<'_> {
                     let opening = self.opening(fence);
                     self.error(opening, format!("unknown attribute `{key}` on a rust example")).notes.push((
                         crate::diagnostic::NoteKind::Help,
-                        "known: `ignore`, `no_run`, `should_panic`, `compile_fail` (with an error code such as                          `E0382`), `edition2015`…`edition2024`, `editable`, `noplayground`, `mdbook-runnable`"
+                        "known: `ignore`, `no_run`, `should_panic`, `compile_fail` (with an error code such as `E0382`), \
+                         `edition2015`…`edition2024`, `editable`, `noplayground`, `mdbook-runnable`"
                             .into(),
                     ));
                     return None;

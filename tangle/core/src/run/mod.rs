@@ -76,7 +76,8 @@ pub enum RunEnd {
 }
 
 impl RunOutput {
-    pub(crate) fn completed(&self) -> bool {
+    /// Whether every cell ran to its end (none failed or was stopped).
+    pub fn completed(&self) -> bool {
         self.end == RunEnd::Completed
     }
 }
