@@ -72,6 +72,7 @@ impl<'a> Mapper<'a> {
             {
                 text = format!("{text} ({}:{}:{})", at.chapter.path.display(), at.line, at.column);
             }
+            text += &elsewhere_labels(self, &child.spans);
             out.notes.push((kind, text));
         }
         if self.verbose
@@ -156,6 +157,19 @@ impl<'a> Mapper<'a> {
     }
 }
 
+/// The labels of a note's spans outside the chapters, one per line: where rustc lists what
+/// its note is about in the standard library (E0277's "the following other types implement
+/// trait"), the list the author needs, since the spans themselves cannot be shown.
+fn elsewhere_labels(mapper: &Mapper<'_>, spans: &[DiagnosticSpan]) -> String {
+    let mut labels: Vec<&str> = Vec::new();
+    for span in spans.iter().filter(|s| mapper.position(s).is_none()) {
+        if let Some(label) = span.label.as_deref().filter(|l| !l.is_empty() && !labels.contains(l)) {
+            labels.push(label);
+        }
+    }
+    labels.iter().map(|l| format!("\n  {l}")).collect()
+}
+
 /// The byte offset of one-based `line`, one-based character `column`, in `text`.
 fn byte_at(text: &str, line: usize, column: usize) -> usize {
     let start: usize = text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
@@ -215,5 +229,30 @@ mod tests {
         assert!(text.starts_with("error[E0432]: unresolved import `nb`\n"), "{text}");
         assert!(!text.contains("error: error"), "{text}");
         assert!(text.contains("--> /home/u/.cargo/registry/src/x/lib.rs:3:5"), "{text}");
+    }
+
+    #[test]
+    fn a_note_about_the_standard_library_keeps_the_list_its_spans_carry() {
+        let generated = Generated {
+            code: "code".into(),
+            crates: Vec::new(),
+            workspace: ("code/Cargo.toml".into(), String::new()),
+            support: Vec::new(),
+        };
+        let root = tempfile::tempdir().unwrap();
+        let mapper = Mapper { root: root.path(), generated: &generated, verbose: false };
+        let span = |label: &str| -> DiagnosticSpan {
+            serde_json::from_value(serde_json::json!({
+                "file_name": "/rustc/abc/library/core/src/ops/arith.rs", "byte_start": 0, "byte_end": 1,
+                "line_start": 108, "line_end": 108, "column_start": 9, "column_end": 10, "is_primary": true,
+                "text": [], "label": label, "suggested_replacement": null, "suggestion_applicability": null,
+                "expansion": null
+            }))
+            .unwrap()
+        };
+        let spans =
+            [span("`&u32` implements `Add<u32>`"), span("`u32` implements `Add`"), span("`u32` implements `Add`")];
+        assert_eq!(elsewhere_labels(&mapper, &spans), "\n  `&u32` implements `Add<u32>`\n  `u32` implements `Add`");
+        assert_eq!(elsewhere_labels(&mapper, &[]), "");
     }
 }
