@@ -179,6 +179,42 @@ fn init_adopts_a_plain_mdbook_without_touching_its_chapters() {
 }
 
 #[test]
+fn books_sharing_a_target_folder_each_run_their_own_chapter() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two books with a chapter of the same name (so the same package names) in one target
+    // folder, each printing its own name.
+    let book = |name: &str| {
+        let book = dir.path().join(name);
+        std::fs::create_dir_all(book.join("src")).unwrap();
+        std::fs::write(book.join("book.toml"), "[book]\ntitle = \"Twin\"\n").unwrap();
+        std::fs::write(book.join("src/SUMMARY.md"), "# Summary\n\n- [Twin](twin.md)\n").unwrap();
+        book
+    };
+    let say = |book: &Path, words: &str| {
+        let chapter = format!("# Twin\n\n```rust\nprintln!(\"{words}\");\n```\n\n```output\n{words}\n```\n");
+        std::fs::write(book.join("src/twin.md"), chapter).unwrap();
+    };
+    let check = |book: &Path, args: &[&str]| {
+        let out = tangle(book, args, false);
+        assert!(out.status.success(), "{} {args:?} ran another book's program?\n{}", book.display(), text(&out));
+    };
+    let (a, b) = (book("a"), book("b"));
+    say(&a, "book a");
+    say(&b, "book b");
+    // accept writes what the program printed: another book's program would show in the prose.
+    check(&a, &["accept"]);
+    check(&b, &["accept"]);
+    // An edit in the first book: cargo must not take the second book's build for it.
+    say(&a, "book a, edited");
+    check(&a, &["accept"]);
+    let prose = std::fs::read_to_string(a.join("src/twin.md")).unwrap();
+    assert!(prose.contains("```output\nbook a, edited\n```"), "{prose}");
+    check(&a, &["check"]);
+    // The second book, unchanged since it was built, run afresh after the first book's build.
+    check(&b, &["check", "--rerun"]);
+}
+
+#[test]
 fn init_on_a_book_it_refuses_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let book = dir.path().join("plain");

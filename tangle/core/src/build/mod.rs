@@ -2,8 +2,10 @@
 //! chapter that must run, so that cargo builds independent chapters in parallel; each chapter's
 //! program is reported with the executable cargo made. rustc's JSON diagnostics come back as
 //! [`Diagnostic`]s against the chapter files ([`rustc`]); cargo's own chatter ("could not
-//! compile") is dropped, its progress lines passed on.
+//! compile") is dropped, its progress lines passed on. Books sharing a target folder build
+//! their own chapters, never reuse each other's ([`claims`]).
 
+pub(crate) mod claims;
 pub(crate) mod rustc;
 
 use std::io::{BufRead, BufReader};
@@ -98,6 +100,15 @@ pub fn build(
     if chapters.is_empty() {
         return Ok(report);
     }
+    // Every package of the workspace: a program links the libraries of the chapters before it.
+    let packages: Vec<String> = generated
+        .crates
+        .iter()
+        .flat_map(|c| [c.name().to_string(), crate::generate::run_package(c.name())])
+        .chain([crate::config::RUNTIME.to_string()])
+        .collect();
+    let manifest = layout.root.join(generated.code.join("Cargo.toml"));
+    claims::claim(&target_dir(layout), &manifest, "release", &packages)?;
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(&layout.root);

@@ -39,6 +39,8 @@ pub fn build(
     progress: &dyn Progress,
 ) -> anyhow::Result<BTreeMap<String, Target>> {
     let mut targets: BTreeMap<String, Target> = binaries.iter().map(|b| (b.clone(), Target::default())).collect();
+    let manifest = layout.root.join(workspace.dir.join("Cargo.toml"));
+    crate::build::claims::claim(&crate::build::target_dir(layout), &manifest, "debug", binaries)?;
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(&layout.root)
