@@ -25,7 +25,10 @@ pub struct Rendered {
 }
 
 /// mdBook's own directives, which it expands after us.
-const MDBOOK_DIRECTIVES: &[&str] = &["include", "rustdoc_include", "playground", "title"];
+pub(crate) const MDBOOK_DIRECTIVES: &[&str] = &["include", "rustdoc_include", "playground", "title"];
+
+/// tangle's directives, which it expands here.
+pub(crate) const TANGLE_DIRECTIVES: &[&str] = &["figure", "widget", "ref", "value", "bibliography"];
 
 struct Renderer<'a> {
     page: &'a Page,

@@ -122,6 +122,44 @@ pub(crate) fn validate_pages(
         out.extend(unknown_figures(layout, page, &file));
         out.extend(calculators(layout, page, &file));
         out.extend(includes(layout, path, page, &file));
+        out.extend(misspelled_directives(page, &file));
+    }
+    out
+}
+
+/// `{{#valeu …}}` (a directive whose name is near one of tangle's or mdBook's but is none of
+/// them) and `{{#value …` never closed: neither would be expanded, and the page would show
+/// the raw text. A name near none of them is left alone: another preprocessor may own it.
+fn misspelled_directives(page: &Page, file: &Path) -> Vec<Diagnostic> {
+    use super::chapter::{MDBOOK_DIRECTIVES, TANGLE_DIRECTIVES};
+    let known = || TANGLE_DIRECTIVES.iter().chain(MDBOOK_DIRECTIVES).copied();
+    let doc = &page.doc;
+    let at = |offset: usize| {
+        let (line, column) = doc.line_col(offset);
+        Location::new(file, line).with_column(column)
+    };
+    let mut out = Vec::new();
+    for d in &doc.directives {
+        if known().any(|k| k == d.name) {
+            continue;
+        }
+        if let Some(near) = closest(&d.name, known()) {
+            out.push(
+                Diagnostic::error(at(d.span.start), format!("unknown directive `{{{{#{}}}}}`", d.name))
+                    .with_help(format!("did you mean `{{{{#{near}}}}}`? As it is, the page would show it as text")),
+            );
+        }
+    }
+    for d in &doc.unclosed {
+        let name = known().find(|k| *k == d.name).or_else(|| closest(&d.name, known()));
+        if let Some(name) = name {
+            out.push(Diagnostic::error(at(d.span.start), format!("this `{{{{#{}` is never closed", d.name)).with_help(
+                format!(
+                    "end it with `}}}}` in the same paragraph, as in `{{{{#{name} …}}}}`; as it is, the page would \
+                         show it as text"
+                ),
+            ));
+        }
     }
     out
 }

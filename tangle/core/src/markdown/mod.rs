@@ -193,6 +193,8 @@ pub struct Document {
     pub inlines: Vec<Inline>,
     pub quotes: Vec<Quote>,
     pub directives: Vec<Directive>,
+    /// `{{#name` openings whose block ends before a closing `}}` (span: the opening and name).
+    pub unclosed: Vec<Directive>,
 }
 
 /// A UTF-8 byte-order mark: skipped by the parse (a heading after it is still a heading) and
@@ -215,11 +217,12 @@ impl Document {
             inlines: Vec::new(),
             quotes: Vec::new(),
             directives: Vec::new(),
+            unclosed: Vec::new(),
         };
         Builder::default().run(&mut doc, start);
         doc.inlines.sort_by_key(|i| i.span.start);
         doc.leaves.sort_by_key(|l| l.span.start);
-        doc.directives = find_directives(&doc);
+        (doc.directives, doc.unclosed) = find_directives(&doc);
         doc
     }
 
@@ -562,15 +565,15 @@ fn finish_fence(doc: &Document, open: OpenFence) -> Fence {
 /// Finds `{{#name ...}}` in the leaves, skipping code spans. A directive may hold others (a
 /// figure's caption may say `{{#ref ...}}`): its closing `}}` is the one that balances its
 /// opening, outside code and math and not escaped by a backslash (`\}`); the ones inside are
-/// found too.
-fn find_directives(doc: &Document) -> Vec<Directive> {
+/// found too. Returns the directives, then the openings never closed within their block.
+fn find_directives(doc: &Document) -> (Vec<Directive>, Vec<Directive>) {
     let protected = |at: usize| {
         doc.inlines_in(at..at + 2).any(|i| {
             matches!(i.kind, InlineKind::Code | InlineKind::InlineMath(_) | InlineKind::DisplayMath(_))
                 && i.span.contains(&at)
         })
     };
-    let mut out = Vec::new();
+    let (mut out, mut unclosed) = (Vec::new(), Vec::new());
     for leaf in &doc.leaves {
         let end = leaf.span.end;
         let mut from = leaf.span.start;
@@ -605,7 +608,11 @@ fn find_directives(doc: &Document) -> Vec<Directive> {
                     at += 1;
                 }
             }
-            let Some(close) = close else { continue };
+            let Some(close) = close else {
+                let name = doc.source[name_start..name_end].to_string();
+                unclosed.push(Directive { name, args: name_end..name_end, span: start..name_end });
+                continue;
+            };
             out.push(Directive {
                 name: doc.source[name_start..name_end].to_string(),
                 args: name_end..close,
@@ -614,7 +621,7 @@ fn find_directives(doc: &Document) -> Vec<Directive> {
         }
     }
     out.sort_by_key(|d| d.span.start);
-    out
+    (out, unclosed)
 }
 
 #[cfg(test)]
