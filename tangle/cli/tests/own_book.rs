@@ -86,6 +86,7 @@ fn a_new_book_passes_its_tests_and_fails_at_a_broken_test_cell() {
     // and runs nothing again.
     let workflow = std::fs::read_to_string(book.join(".github/workflows/book.yml")).unwrap();
     assert!(workflow.contains("run: tangle test --chapter ${{ matrix.chapter }}"), "{workflow}");
+    chapter_list_names_crates_as_tangle_does(&workflow);
     let uploaded = ["target/tangle/cache/CHAPTER.json", "target/tangle/cache/figures/CHAPTER/"];
     for path in uploaded {
         assert!(workflow.contains(&path.replace("CHAPTER", "${{ matrix.chapter }}")), "{path} is not uploaded");
@@ -120,6 +121,38 @@ fn a_new_book_passes_its_tests_and_fails_at_a_broken_test_cell() {
     assert!(report.contains(&format!("src/ch01.md:{line}")), "no chapter line {line} in:\n{report}");
     assert!(report.contains("zero_years_leave_the_principal_alone"), "{report}");
     assert!(closing_line(&out).contains(" 1 failed"), "{}", closing_line(&out));
+}
+
+/// The workflow's first job lists the chapters for the matrix without tangle installed: run
+/// its script over files named in every way tangle accepts, and compare with tangle's names.
+fn chapter_list_names_crates_as_tangle_does(workflow: &str) {
+    if Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("skipped the workflow's chapter list: no `python3` on the PATH (GitHub's runners have it)");
+        return;
+    }
+    let (_, script) = workflow.split_once("shell: python3 {0}\n        run: |\n").expect("the list step");
+    let script: String =
+        script.lines().take_while(|l| !l.trim().is_empty()).map(|l| format!("{}\n", &l[10..])).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let files = ["ch01.md", "chapter-two.md", "part1/1 Intro.md", "notes.md", "SUMMARY.md"];
+    for file in files {
+        let path = dir.path().join("src").join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let body = if file == "notes.md" { "# Notes\n" } else { "# X\n\n  ~~~~rust,ignore\nlet x = 1;\n~~~~\n" };
+        std::fs::write(path, body).unwrap();
+    }
+    std::fs::write(dir.path().join("list.py"), script).unwrap();
+    let output = dir.path().join("output");
+    let out =
+        Command::new("python3").arg("list.py").current_dir(dir.path()).env("GITHUB_OUTPUT", &output).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let mut expected: Vec<String> = files[..3]
+        .iter()
+        .map(|f| tangle_core::parse::crate_name(Path::new(f)).unwrap())
+        .map(|n| format!("\"{n}\""))
+        .collect();
+    expected.sort();
+    assert_eq!(std::fs::read_to_string(output).unwrap(), format!("list=[{}]\n", expected.join(", ")));
 }
 
 /// A copy of `from` (a file, or a folder without its `target/`), as a fresh checkout has it.

@@ -26,12 +26,14 @@ use crate::run::{self, RunOutput};
 use crate::{accept, cache, freeze, fsutil, parse, snapshot, timing, untangle as back};
 
 /// The chapter a command-line argument names: `ch06`, `6`, `06`, `ch06.md` and
-/// `book/src/ch06.md` all name chapter 6.
+/// `book/src/ch06.md` all name chapter 6; `chapter-two` and `src/chapter-two.md` name crate
+/// `chapter_two`.
 pub(crate) fn chapter_name(asked: &str) -> String {
     let stem = asked.rsplit('/').next().unwrap_or(asked).trim_end_matches(".md");
     match stem.parse::<u32>() {
         Ok(n) => format!("ch{n:02}"),
-        Err(_) => stem.to_string(),
+        // A file's name is its crate's as the chapter's file makes it (`chapter-two` → `chapter_two`).
+        Err(_) => crate::parse::crate_name(Path::new(&format!("{stem}.md"))).unwrap_or_else(|| stem.to_string()),
     }
 }
 
