@@ -282,16 +282,10 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             }
             if stale.is_empty() {
                 Ok(CLEAN)
-            } else if stale.iter().any(|s| s.is_hand_made()) {
-                println!(
-                    "{}/ holds edits made by hand: take them into the chapters with `{}`, or drop them with `{}`",
-                    project.layout().code.display(),
-                    tangle_core::messages::command("untangle"),
-                    tangle_core::messages::command("sync --discard")
-                );
-                Ok(DRIFT)
             } else {
-                println!("{}", report::stale_advice(&project));
+                for line in report::stale_advice(&project, &stale) {
+                    println!("{line}");
+                }
                 Ok(DRIFT)
             }
         }

@@ -38,12 +38,36 @@ impl Results {
 }
 
 /// The message for generated files that are out of date where they may not be written.
-pub fn stale_advice(project: &Project) -> String {
-    format!(
-        "{}/ is out of date with the chapters: run `{}` and commit the result",
-        project.layout().code.display(),
-        messages::command("sync")
-    )
+/// What to do about `stale` files: regenerate what is only out of date; for hand edits, take
+/// those in `code/` into the chapters or drop them, and move the theme's into a file of one's own.
+pub fn stale_advice(project: &Project, stale: &[tangle_core::generate::sync::Stale]) -> Vec<String> {
+    let code = &project.layout().code;
+    let hand_made = || stale.iter().filter(|s| s.is_hand_made());
+    let mut out = Vec::new();
+    if hand_made().any(|s| s.path().starts_with(code)) {
+        out.push(format!(
+            "{}/ holds edits made by hand: take them into the chapters with `{}`, or drop them with `{}`",
+            code.display(),
+            messages::command("untangle"),
+            messages::command("sync --discard")
+        ));
+    }
+    if hand_made().any(|s| !s.path().starts_with(code)) {
+        out.push(format!(
+            "{}/ holds edits made by hand: rules of your own go in a stylesheet or script listed after tangle's \
+             in book.toml; `{}` drops the edits",
+            project.layout().theme.display(),
+            messages::command("sync --discard")
+        ));
+    }
+    if out.is_empty() {
+        out.push(format!(
+            "{}/ is out of date with the chapters: run `{}` and commit the result",
+            code.display(),
+            messages::command("sync")
+        ));
+    }
+    out
 }
 
 /// Prints a check's findings; `accept` words the summary for `accept`, which writes them
@@ -54,7 +78,9 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
             for s in stale {
                 out.line(format!("stale: {s}"));
             }
-            out.line(stale_advice(project));
+            for line in stale_advice(project, stale) {
+                out.line(line);
+            }
             return Ok(DRIFT);
         }
         Outcome::CompileErrors(diagnostics) => {

@@ -14,7 +14,7 @@ use super::html::{escape_html, inert, literal};
 use super::labels::{Labels, Page, figure_name};
 use super::{callouts, cells, diagrams, figures, math, refs, widgets};
 use tangle_core::diagnostic::{Diagnostic, Location};
-use tangle_core::markdown::{Edits, InlineKind, LeafKind, reindent};
+use tangle_core::markdown::{Edits, InlineKind, LeafKind, MDBOOK_DIRECTIVES, reindent};
 use tangle_core::model::{CellMode, Chapter};
 
 /// The result of rendering one chapter.
@@ -23,12 +23,6 @@ pub struct Rendered {
     pub markdown: String,
     pub warnings: Vec<Diagnostic>,
 }
-
-/// mdBook's own directives, which it expands after us.
-pub(crate) const MDBOOK_DIRECTIVES: &[&str] = &["include", "rustdoc_include", "playground", "title"];
-
-/// tangle's directives, which it expands here.
-pub(crate) const TANGLE_DIRECTIVES: &[&str] = &["figure", "widget", "ref", "value", "bibliography"];
 
 struct Renderer<'a> {
     page: &'a Page,

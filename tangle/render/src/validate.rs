@@ -131,7 +131,7 @@ pub(crate) fn validate_pages(
 /// them) and `{{#value …` never closed: neither would be expanded, and the page would show
 /// the raw text. A name near none of them is left alone: another preprocessor may own it.
 fn misspelled_directives(page: &Page, file: &Path) -> Vec<Diagnostic> {
-    use super::chapter::{MDBOOK_DIRECTIVES, TANGLE_DIRECTIVES};
+    use tangle_core::markdown::{MDBOOK_DIRECTIVES, TANGLE_DIRECTIVES};
     let known = || TANGLE_DIRECTIVES.iter().chain(MDBOOK_DIRECTIVES).copied();
     let doc = &page.doc;
     let at = |offset: usize| {

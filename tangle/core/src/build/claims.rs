@@ -27,6 +27,17 @@ pub(crate) fn claim(target: &Path, manifest: &Path, profile: &str, packages: &[S
     let records = target.join(RECORDS);
     let record = |package: &str| -> PathBuf { records.join(format!("{package}.{profile}")) };
     let fingerprints = target.join(profile).join(".fingerprint");
+    // Under cargo's own lock of the profile folder: never while a build (of another book
+    // sharing the folder) writes the fingerprints.
+    let lock_path = target.join(profile).join(".cargo-lock");
+    std::fs::create_dir_all(target.join(profile)).with_context(|| format!("cannot create {}", target.display()))?;
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .with_context(|| format!("cannot open {}", lock_path.display()))?;
+    lock.lock().with_context(|| format!("cannot lock {}", lock_path.display()))?;
     for package in packages {
         let path = record(package);
         // Unrecorded packages go too: built by a tangle from before the records, or never built.

@@ -27,7 +27,7 @@ const DIGITS: usize = 16;
 
 /// `text` with its first line sealed, in place of the seal it carries (or `text` as it is
 /// when its first line is not tangle's `@generated` header).
-pub(crate) fn seal(text: &str) -> String {
+pub fn seal(text: &str) -> String {
     let first_end = text.find('\n').unwrap_or(text.len());
     if !text[..first_end].contains("@generated") {
         return text.to_string();

@@ -164,6 +164,12 @@ pub struct Quote {
     pub depth: usize,
 }
 
+/// mdBook's own directives, which it expands after tangle.
+pub const MDBOOK_DIRECTIVES: &[&str] = &["include", "rustdoc_include", "playground", "title"];
+
+/// tangle's directives, which its renderer expands.
+pub const TANGLE_DIRECTIVES: &[&str] = &["figure", "widget", "ref", "value", "bibliography"];
+
 /// A `{{#name args}}` directive in prose (outside code spans).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Directive {

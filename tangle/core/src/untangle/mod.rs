@@ -405,6 +405,14 @@ pub fn refusal(generated: &Generated, edited: &[(PathBuf, String)]) -> Diagnosti
         let what = if generates(path) { "also edited" } else { "also not tangle's" };
         d = d.with_note(format!("{what}: {}:{line}{from}", path.display()));
     }
+    let from_a_chapter = |path: &Path| generated.crates.iter().any(|c| c.files.iter().any(|(p, _)| p == path));
+    if edited.iter().all(|(p, _)| generates(p) && !from_a_chapter(p)) {
+        return d.with_help(format!(
+            "the tool writes this, not a chapter: drop the edits with `{}` (rules of your own for the theme go in \
+             a stylesheet or script listed after tangle's in book.toml)",
+            messages::command("sync --discard")
+        ));
+    }
     match edited.iter().any(|(p, _)| generates(p)) {
         true => d.with_help(format!(
             "take the edits into the chapters with `{}`, or drop them with `{}`",
