@@ -49,7 +49,7 @@ pub fn new(path: &Path) -> anyhow::Result<u8> {
             .replace("title = \"My Book\"", &format!("title = {}", toml_string(&title)))
             .replace("# My Book\n", &format!("# {title}\n"))
             .replace("TANGLE_INSTALL_STEP", &install.workflow_step())
-            .replace("TANGLE_INSTALL", &install.command);
+            .replace("TANGLE_README_INSTALL", &install.readme_line());
         write_atomic(&path.join(rel), text.as_bytes()).with_context(|| format!("cannot write {rel}"))?;
     }
     eprintln!("wrote a new book in {}", path.display());
@@ -134,6 +134,18 @@ impl Install {
         let (url, rev) = git.split_once('#')?;
         let url = url.split('?').next()?;
         Some(format!("cargo install --locked --git {url} --rev {rev} mdbook-tangle"))
+    }
+
+    /// The README's sentence, with the same caveat when the source is a guess.
+    fn readme_line(&self) -> String {
+        match self.reachable {
+            true => format!("`{}`.", self.command),
+            false => format!(
+                "`{}`, or, if that version is not on crates.io, from the tool's repository \
+                 (`cargo install --locked --git URL mdbook-tangle`).",
+                self.command
+            ),
+        }
     }
 
     /// The workflow's step, with a warning in it when the source is a guess.
@@ -328,6 +340,8 @@ mod tests {
         );
         let known = Install { command: "cargo install x".into(), reachable: true };
         assert_eq!(known.workflow_step(), "      - name: Install tangle\n        run: cargo install x");
+        assert_eq!(known.readme_line(), "`cargo install x`.");
+        assert!(guess.readme_line().contains("if that version is not on crates.io"), "{}", guess.readme_line());
     }
 
     #[test]
