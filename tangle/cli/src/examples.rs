@@ -42,7 +42,11 @@ pub fn check(project: &Project, asked: &[String], accepting: bool, options: Chec
             println!("updated {}", f.display());
         }
     }
-    println!("{counts}");
+    // Beside notebook chapters (whose cells the lines above count), say what this count counts.
+    match chapters.is_empty() {
+        true => println!("{counts}"),
+        false => println!("examples: {counts}"),
+    }
     if failed {
         eprintln!("error: {} example(s) do not do what their fences claim (see above)", counts.failed);
         return Ok(ERROR);

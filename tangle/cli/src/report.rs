@@ -62,8 +62,7 @@ pub fn stale_advice(project: &Project, stale: &[tangle_core::generate::sync::Sta
     }
     if out.is_empty() {
         out.push(format!(
-            "{}/ is out of date with the chapters: run `{}` and commit the result",
-            code.display(),
+            "the generated files are out of date with the chapters: run `{}` and commit the result",
             messages::command("sync")
         ));
     }

@@ -199,7 +199,7 @@ pub fn init(dir: &Path) -> anyhow::Result<u8> {
     let mut changed = Vec::new();
     if edited != text {
         tangle_core::fsutil::replace_if_unchanged(&book_toml, text.as_bytes(), edited.as_bytes())?;
-        changed.push("book.toml ([preprocessor.tangle], tangle's stylesheet and script)".to_string());
+        changed.push("updated book.toml ([preprocessor.tangle], tangle's stylesheet and script)".to_string());
     }
     // At the project root, where the layout's paths start (it is the parent of `dir` when
     // `dir` is a folder named `book`, and target/ sits there then).
@@ -211,9 +211,10 @@ pub fn init(dir: &Path) -> anyhow::Result<u8> {
         "*.tangle-new".to_string(),
     ];
     let gitignore = layout.root.join(".gitignore");
+    let verb = if gitignore.exists() { "updated" } else { "wrote" };
     if add_ignore_lines(&gitignore, &ignore)? {
         let shown = if layout.root == dir { ".gitignore".to_string() } else { gitignore.display().to_string() };
-        changed.push(format!("{shown} (build output)"));
+        changed.push(format!("{verb} {shown} (build output)"));
     }
     let fixed = project.sync(&tangle_core::generate::sync::Discard::Nothing)?;
     for (verb, what) in tangle_core::generate::sync::summary(&fixed, &project.generated, &project.layout().theme) {
@@ -229,7 +230,7 @@ pub fn init(dir: &Path) -> anyhow::Result<u8> {
         eprintln!("wrote {} ({written} output block(s))", project.layout().snapshots.display());
     }
     for c in &changed {
-        println!("updated {c}");
+        println!("{c}");
     }
     let chapters: Vec<String> = project.book.chapters.iter().map(|c| c.path.display().to_string()).collect();
     let next = [

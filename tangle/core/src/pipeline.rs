@@ -125,8 +125,24 @@ impl Project {
         Ok(self.generated.crates.iter().filter(|krate| wanted(krate.name())).map(|krate| Selected { krate }).collect())
     }
 
+    /// Every generated file that differs from what the chapters generate: under `code/`, and the
+    /// snapshots of chapters the book no longer has.
     pub fn stale(&self) -> anyhow::Result<Vec<Stale>> {
-        sync::stale_files(&self.root, &self.generated)
+        let mut stale = sync::stale_files(&self.root, &self.generated)?;
+        stale.extend(self.orphan_snapshots().into_iter().map(Stale::Unexpected));
+        Ok(stale)
+    }
+
+    fn orphan_snapshots(&self) -> Vec<PathBuf> {
+        let layout = self.layout();
+        let notebook: Vec<&str> = self
+            .book
+            .chapters
+            .iter()
+            .filter(|c| c.mode == crate::model::CellMode::Notebook)
+            .map(|c| c.name.as_str())
+            .collect();
+        snapshot::orphans(&self.root, &layout.snapshots, &layout.src, &notebook)
     }
 
     /// Writes `code/`, doing with files edited since tangle wrote them what `discard` says:
@@ -136,7 +152,13 @@ impl Project {
         if let Discard::Nothing = discard {
             self.refuse_edits()?;
         }
-        sync::write(&self.root, &self.generated, discard)
+        let mut written = sync::write(&self.root, &self.generated, discard)?;
+        for orphan in self.orphan_snapshots() {
+            std::fs::remove_file(self.root.join(&orphan))
+                .with_context(|| format!("cannot remove {}", orphan.display()))?;
+            written.push(Stale::Unexpected(orphan));
+        }
+        Ok(written)
     }
 
     /// An error naming every generated file edited since tangle wrote it, at its first edited

@@ -108,6 +108,29 @@ pub fn stale(dir: &Path, chapter: &Chapter) -> Vec<SnapshotDrift> {
     stale
 }
 
+/// Snapshots (relative to the project root) that tangle wrote for a chapter the book no longer
+/// has as a notebook chapter (deleted, renamed, or now a chapter of examples): `NAME__*.snap`
+/// whose `source:` is a Markdown file under `src`, NAME among none of `chapters`. Files of any
+/// other kind in the folder (an insta snapshot of someone's test) are not tangle's to remove.
+pub fn orphans(root: &Path, dir: &Path, src: &Path, chapters: &[&str]) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(root.join(dir)) else { return Vec::new() };
+    let mut out: Vec<PathBuf> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_str()?.to_string();
+            let (chapter, _) = name.split_once("__")?;
+            if !name.ends_with(".snap") || chapters.contains(&chapter) {
+                return None;
+            }
+            let text = std::fs::read_to_string(e.path()).ok()?;
+            let source = text.lines().nth(1)?.strip_prefix("source: ")?;
+            (source.ends_with(".md") && Path::new(source).starts_with(src)).then(|| dir.join(&name))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 /// Files under `snapshots/` that belong to `chapter` (`chNN__*.snap` and `chNN__*.snap.new`).
 fn ours(dir: &Path, chapter: &Chapter) -> Vec<PathBuf> {
     let prefix = format!("{}__", chapter.name);

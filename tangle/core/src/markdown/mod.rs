@@ -123,6 +123,8 @@ pub struct Comment {
     pub alone: bool,
     /// One-based line of `<!--`.
     pub line: usize,
+    /// Whether a `-->` ends it (else it runs to the end of its HTML, as a browser reads it).
+    pub closed: bool,
 }
 
 /// What kind of leaf block holds inline text.
@@ -518,13 +520,13 @@ fn push_comments(doc: &mut Document, span: Range<usize>, text: &str, block: bool
     let mut consumed = 0;
     while let Some(open) = rest.find("<!--") {
         let after = &rest[open + 4..];
-        let (inner, len) = match after.find("-->") {
-            Some(close) => (&after[..close], open + 4 + close + 3),
-            None => (after, rest.len()),
+        let (inner, len, closed) = match after.find("-->") {
+            Some(close) => (&after[..close], open + 4 + close + 3, true),
+            None => (after, rest.len(), false),
         };
         let line = first_line + text[..consumed + open].matches('\n').count();
         let alone = block && text.trim() == format!("<!--{inner}-->");
-        doc.comments.push(Comment { inner: inner.to_string(), span: span.clone(), alone, line });
+        doc.comments.push(Comment { inner: inner.to_string(), span: span.clone(), alone, line, closed });
         consumed += len;
         rest = &rest[len..];
     }

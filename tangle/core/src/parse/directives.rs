@@ -30,6 +30,18 @@ pub fn read(path: &Path, doc: &Document, diagnostics: &mut Diagnostics) -> Direc
         let text = comment.inner.trim();
         let Some(rest) = strip_prefix_ignore_case(text, "tangle") else { continue };
         let at = Location::new(path, comment.line);
+        if !comment.closed {
+            // Everything after it is inside the comment: hidden from the page, and no directive.
+            let first = text.lines().next().unwrap_or(text);
+            diagnostics.push(
+                Diagnostic::error(
+                    at,
+                    format!("`<!-- {first}` is never closed: everything after it is inside the comment"),
+                )
+                .with_help("end the directive with ` -->` on its line"),
+            );
+            continue;
+        }
         let Some(rest) = rest.trim_start().strip_prefix(':') else {
             // `<!-- tangle timeout 3 -->`: almost certainly meant as a directive.
             if rest.starts_with(char::is_whitespace) {
