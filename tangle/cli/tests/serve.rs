@@ -332,4 +332,18 @@ fn a_served_page_shows_what_is_wrong_until_it_is_fixed() {
     .unwrap();
     let page = page_shows("Fixed.", 300);
     assert!(!page.contains(banner), "{page}");
+
+    // What the rebuild writes itself (code/, the theme, the lock file) calls for no rebuild:
+    // one save, one new generation. (A paragraph above the cell moves it: code/ is rewritten.)
+    std::fs::write(
+        root.join("book/src/ch01.md"),
+        "# 1 One\n\nMoved down.\n\n```rust\nprintln!(\"2\");\n```\n\n```output\n2\n```\n\nFixed.\n",
+    )
+    .unwrap();
+    let page = page_shows("Moved down.", 300);
+    let generation =
+        |page: &str| page.split("var generation = ").nth(1).and_then(|r| r.split(';').next()).map(str::to_string);
+    let built = generation(&page).expect("the page's generation");
+    std::thread::sleep(Duration::from_secs(6));
+    assert_eq!(generation(&get(port, "/ch01.html")), Some(built), "the server rebuilt with no change of the author's");
 }

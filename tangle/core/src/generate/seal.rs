@@ -51,7 +51,7 @@ pub fn recorded(text: &str) -> Option<&str> {
 }
 
 /// Whether the file on disk still carries the seal of its own text: tangle wrote it so.
-pub(crate) fn is_intact(bytes: &[u8]) -> bool {
+pub fn is_intact(bytes: &[u8]) -> bool {
     let Ok(text) = std::str::from_utf8(bytes) else { return false };
     recorded(text).is_some_and(|seal| seal == digest(text))
 }

@@ -18,7 +18,8 @@
 //!   for the server's lifetime.
 //! - Changes are reported by the operating system as they are saved ([`Watcher`], through
 //!   `notify`); a burst of them (an editor's save, a `git checkout`) makes one rebuild, started
-//!   once the files have been quiet for [`QUIET`].
+//!   once the files have been quiet for [`QUIET`]. What a rebuild writes itself (sealed
+//!   generated files, the lock file) makes no other.
 //! - Each build checks the chapters as `book` does; what is wrong (a compile error, a panic, a
 //!   drift, a refused directive) goes to the terminal and to a banner atop every served page
 //!   ([`problems`]), which a build that finds it fixed takes away.
@@ -106,9 +107,22 @@ impl Watcher {
                 || path.components().any(|c| {
                     let c = c.as_os_str().to_string_lossy();
                     c == "target" || c.starts_with(".tangle-")
-                });
+                })
+                || self.written_by_tangle(path);
             !ours && roots.iter().any(|root| path.starts_with(root) || root.starts_with(path))
         })
+    }
+
+    /// Whether `path` is a generated file as tangle (or cargo, for the lock file) left it: what
+    /// the rebuild itself writes, which must not call for another rebuild. A generated file an
+    /// author edits has lost its seal, and counts.
+    fn written_by_tangle(&self, path: &Path) -> bool {
+        let (code, theme) = (self.layout.abs(&self.layout.code), self.layout.abs(&self.layout.theme));
+        if path == code.join("Cargo.lock") {
+            return true;
+        }
+        (path.starts_with(&code) || path.starts_with(&theme))
+            && std::fs::read(path).is_ok_and(|bytes| tangle_core::generate::seal::is_intact(&bytes))
     }
 
     /// Waits for a change that matters, then for the files to be quiet for [`QUIET`]. Returns
