@@ -16,16 +16,22 @@ use crate::status;
 /// Checks (or, with `accepting`, accepts) the chapters `asked` names (all when empty). The
 /// notebook pipeline is skipped when only examples chapters are asked for, so that a book of
 /// examples alone never gets a `code/`.
-pub fn check(project: &Project, asked: &[String], accepting: bool, options: CheckOptions) -> anyhow::Result<u8> {
+pub fn check(
+    project: &Project,
+    asked: &[String],
+    accepting: bool,
+    options: CheckOptions,
+    out: Results,
+) -> anyhow::Result<u8> {
     let example_chapters = examples::chapters(project, asked);
     let chapters = project.select(asked)?;
     let mut code = CLEAN;
     if !chapters.is_empty() || example_chapters.is_empty() {
         let outcome = crate::check(project, &chapters, options)?;
-        code = report::report(project, &outcome, accepting, Results::Stdout)?;
+        code = report::report(project, &outcome, accepting, out)?;
         if accepting && let Outcome::Ran(results) = &outcome {
             for f in pipeline::accept(project, results, options.writes)?.files {
-                println!("updated {}", f.display());
+                out.line(format!("updated {}", f.display()));
             }
         }
     }
@@ -36,16 +42,16 @@ pub fn check(project: &Project, asked: &[String], accepting: bool, options: Chec
     let counts = found.counts(if accepting { Drift::Accepted } else { Drift::Fails });
     let failed = found.examples.iter().any(|r| matches!(r.verdict, ExampleVerdict::Failed(_)));
     let outcome = Outcome::Ran(found.chapters);
-    let outputs = report::report(project, &outcome, accepting, Results::Stdout)?;
+    let outputs = report::report(project, &outcome, accepting, out)?;
     if accepting && let Outcome::Ran(results) = &outcome {
         for f in pipeline::accept(project, results, options.writes)?.files {
-            println!("updated {}", f.display());
+            out.line(format!("updated {}", f.display()));
         }
     }
     // Beside notebook chapters (whose cells the lines above count), say what this count counts.
     match chapters.is_empty() {
-        true => println!("{counts}"),
-        false => println!("examples: {counts}"),
+        true => out.line(counts),
+        false => out.line(format!("examples: {counts}")),
     }
     if failed {
         eprintln!("error: {} example(s) do not do what their fences claim (see above)", counts.failed);

@@ -303,13 +303,13 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         // Notebook chapters through the pipeline, examples chapters as rustdoc's doctests; then
         // whatever `book` would refuse.
         Command::Check { chapter, .. } => {
-            let code = examples::check(&project, &chapter, false, options)?;
+            let code = examples::check(&project, &chapter, false, options, report::Results::Stdout)?;
             let notebook = project.select(&chapter)?.into_iter().map(|s| &**s.chapter());
             let examples = tangle_core::examples::chapters(&project, &chapter).into_iter().map(|c| &**c);
             let checked: Vec<&Chapter> = notebook.chain(examples).collect();
             Ok(code.max(refusals::report(&project, &checked)))
         }
-        Command::Accept { chapter, .. } => examples::check(&project, &chapter, true, options),
+        Command::Accept { chapter, .. } => examples::check(&project, &chapter, true, options, report::Results::Stdout),
         Command::Untangle { chapter } => {
             let chapters = project.select(&chapter)?;
             pipeline::untangle(&project, &chapters, options.writes)?
@@ -335,7 +335,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         }
         Command::Test { chapter } => Ok(test::run(&project, &chapter, options)?.exit_code()),
         Command::Book | Command::Pdf { .. } => {
-            let code = examples::check(&project, &[], false, options)?;
+            let code = examples::check(&project, &[], false, options, report::Results::Stdout)?;
             if code == ERROR {
                 return Ok(code);
             }

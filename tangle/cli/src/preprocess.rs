@@ -4,8 +4,8 @@
 //! mdBook asks `supports RENDERER` first: the answer is yes for every renderer, so that no
 //! renderer (a link checker, a PDF backend) ever receives raw `{{#value}}`, `{{#figure}}` or
 //! `{{#widget}}` directives. Then it sends the book as JSON on stdin. Before rendering, the
-//! preprocessor does what `tangle book` does: the cached check of every chapter (building and
-//! running only what changed). A stale, failing or drifted chapter makes it exit non-zero
+//! preprocessor does what `tangle book` does: the cached check of every chapter, notebook
+//! chapters and chapters of examples alike (building and running only what changed). A stale, failing or drifted chapter makes it exit non-zero
 //! with tangle's own messages on stderr, and mdBook stops instead of publishing the page.
 //! Stdout carries the book back, so every message goes to stderr.
 
@@ -13,11 +13,10 @@ use std::io::Write;
 
 use anyhow::Context;
 use tangle_core::config::Config;
-use tangle_core::pipeline::{self, CheckOptions, Project};
-use tangle_core::progress::Plain;
+use tangle_core::pipeline::{CheckOptions, Project};
 use tangle_render::TanglePreprocessor;
 
-use crate::report::{self, CLEAN, Results};
+use crate::report::{CLEAN, Results};
 
 /// `supports RENDERER`: every renderer gets the processed book.
 pub fn supports(_renderer: &str) -> u8 {
@@ -37,9 +36,9 @@ pub fn run() -> anyhow::Result<u8> {
             tangle_core::lock::Options { what: "mdbook (preprocessor)", ..Default::default() },
         )?;
         let project = crate::project_with_theme(Project::from_config(config.clone())?)?;
-        let chapters = project.select(&[])?;
-        let outcome = pipeline::check(&project, &chapters, CheckOptions::default(), &Plain)?;
-        (report::report(&project, &outcome, false, Results::Stderr)?, TanglePreprocessor::with_project(&project))
+        // Notebook chapters and chapters of examples alike, as `tangle book` checks them.
+        let code = crate::examples::check(&project, &[], false, CheckOptions::default(), Results::Stderr)?;
+        (code, TanglePreprocessor::with_project(&project))
     };
     if code != CLEAN {
         anyhow::bail!(

@@ -22,7 +22,7 @@ pub enum Results {
 }
 
 impl Results {
-    fn line(self, text: impl std::fmt::Display) {
+    pub(crate) fn line(self, text: impl std::fmt::Display) {
         match self {
             Results::Stdout => println!("{text}"),
             Results::Stderr => eprintln!("{text}"),

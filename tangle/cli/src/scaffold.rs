@@ -223,7 +223,9 @@ pub fn init(dir: &Path) -> anyhow::Result<u8> {
     // The snapshots mirror the output blocks as the chapters have them now.
     let snapshots = project.layout().abs(&project.layout().snapshots);
     let mut written = 0;
-    for chapter in &project.book.chapters {
+    // Only notebook chapters are mirrored there (an examples chapter's outputs stay in its prose).
+    let notebook = project.book.chapters.iter().filter(|c| c.mode == tangle_core::model::CellMode::Notebook);
+    for chapter in notebook {
         written += tangle_core::snapshot::write(&snapshots, chapter)?;
     }
     if written > 0 {

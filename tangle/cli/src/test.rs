@@ -101,7 +101,7 @@ pub fn run(project: &Project, asked: &[String], options: CheckOptions) -> anyhow
             tally.failures.extend(r.drifted().map(|v| format!("{}: output drifted", v.location)));
         }
         report::report(project, &Outcome::Ran(found.chapters), false, Results::Stdout)?;
-        eprintln!("{counts}");
+        eprintln!("  {counts} (of the examples)");
     }
 
     eprintln!("test cells");

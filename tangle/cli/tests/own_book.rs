@@ -323,4 +323,34 @@ fn a_stock_mdbook_build_runs_tangle_and_fails_with_its_message() {
     assert!(!out.status.success(), "mdbook build passed a drifted chapter:\n{}", text(&out));
     let said = text(&out);
     assert!(said.contains("src/sums.md") && said.contains("drift"), "{said}");
+
+    // A book of examples, as `mdbook test` reads them: checked by the same preprocessor.
+    let examples = dir.path().join("examples");
+    std::fs::create_dir_all(examples.join("src")).unwrap();
+    std::fs::write(
+        examples.join("book.toml"),
+        "[book]\ntitle = \"Ex\"\n\n[preprocessor.tangle]\ncells = \"examples\"\n",
+    )
+    .unwrap();
+    std::fs::write(examples.join("src/SUMMARY.md"), "# Summary\n\n- [Ex](ex.md)\n").unwrap();
+    let chapter = examples.join("src/ex.md");
+    std::fs::write(
+        &chapter,
+        "# Ex\n\n```rust\nprintln!(\"{}\", 6 * 7);\n```\n\n```output\n42\n```\n\n```rust,should_panic\nlet v: Vec<u8> = Vec::new();\nlet _ = v[1];\n```\n",
+    )
+    .unwrap();
+    assert!(tangle(&examples, &["init"], false).status.success());
+    let out = mdbook(&examples);
+    assert!(out.status.success(), "mdbook build failed on a clean book of examples:\n{}", text(&out));
+    let source = std::fs::read_to_string(&chapter).unwrap();
+    for (broken, says) in [
+        (source.replace("```output\n42\n", "```output\n43\n"), "drift"),
+        (source.replace("let _ = v[1];", "let _ = v.len();"), "should_panic"),
+    ] {
+        std::fs::write(&chapter, &broken).unwrap();
+        let out = mdbook(&examples);
+        assert!(!out.status.success(), "mdbook build published a failing example ({says}):\n{}", text(&out));
+        let said = text(&out);
+        assert!(said.contains("src/ex.md") && said.contains(says), "{said}");
+    }
 }

@@ -197,7 +197,10 @@ impl Preprocessor for TanglePreprocessor {
                 }
             };
             if let (Some(repository), Some(chapter)) = (&repository, &chapter) {
-                markdown.push_str(&source_links(repository, &file, &chapter.name));
+                // A chapter of examples has no crate in the code folder to point at.
+                let krate =
+                    (chapter.mode == tangle_core::model::CellMode::Notebook).then(|| layout.code.join(&chapter.name));
+                markdown.push_str(&source_links(repository, &file, krate.as_deref()));
             }
             rendered.insert(path.clone(), (markdown, page.number));
         }
@@ -351,15 +354,22 @@ fn unlisted_chapters(src_dir: &Path, src_rel: &Path, listed: &[(PathBuf, String)
     out
 }
 
-/// The foot of a chapter page: links to its Markdown source and to the crate made from it.
-fn source_links(repository: &str, file: &Path, krate: &str) -> String {
+/// The foot of a chapter page: links to its Markdown source and, for a notebook chapter, to
+/// the crate made from it (`krate`, its folder relative to the project root).
+fn source_links(repository: &str, file: &Path, krate: Option<&Path>) -> String {
     let repository = repository.trim_end_matches('/');
-    let file = file.to_string_lossy().replace('\\', "/");
-    format!(
-        "\n\n<p class=\"tangle-source\">This chapter's source: <a href=\"{repository}/blob/main/{file}\"><code>{file}</code></a>. \
-         Its code as a crate: <a href=\"{repository}/tree/main/code/{krate}\"><code>code/{krate}</code></a> \
-         (library cells in <code>src/lib.rs</code>, run cells in <code>src/main.rs</code>).</p>\n"
-    )
+    let slashes = |p: &Path| p.to_string_lossy().replace('\\', "/");
+    let file = slashes(file);
+    let mut out = format!(
+        "\n\n<p class=\"tangle-source\">This chapter's source: <a href=\"{repository}/blob/main/{file}\"><code>{file}</code></a>."
+    );
+    if let Some(krate) = krate.map(slashes) {
+        out += &format!(
+            " Its code as a crate: <a href=\"{repository}/tree/main/{krate}\"><code>{krate}</code></a> \
+             (library cells in <code>src/lib.rs</code>, run cells in <code>src/main.rs</code>)."
+        );
+    }
+    out + "</p>\n"
 }
 
 /// Figures no sentence of the book refers to (by `{{#ref fig:...}}` or "Figure N.M"): a
@@ -706,6 +716,16 @@ fn searchable_code(chapter: &tangle_core::model::Chapter) -> Vec<String> {
 mod tests {
     use super::*;
     use mdbook_preprocessor::book::Chapter;
+
+    #[test]
+    fn a_chapter_links_its_crate_only_when_it_has_one() {
+        let notebook = source_links("https://x.org/b/", Path::new("src/ch01.md"), Some(Path::new("code/ch01")));
+        assert!(notebook.contains("href=\"https://x.org/b/blob/main/src/ch01.md\""), "{notebook}");
+        assert!(notebook.contains("href=\"https://x.org/b/tree/main/code/ch01\""), "{notebook}");
+        let examples = source_links("https://x.org/b", Path::new("src/basics/basics.md"), None);
+        assert!(examples.contains("blob/main/src/basics/basics.md") && !examples.contains("crate"), "{examples}");
+        assert!(examples.trim_end().ends_with("</p>"), "{examples}");
+    }
 
     #[test]
     fn preprocessor_protocol_round_trip_numbers_the_chapter() {

@@ -94,7 +94,7 @@ impl Diff {
             Style::Plain => ("", "", "", ""),
         };
         let mut out = String::new();
-        for row in &self.rows {
+        for row in self.rows.iter().take(MAX_ROWS) {
             match row {
                 Row::Same { line, text } => out += &format!("{dim}{line:>width$} |{reset}  {text}\n"),
                 Row::Gap => out += &format!("{dim}{:>width$} |{reset}\n", "..."),
@@ -117,9 +117,17 @@ impl Diff {
                 }
             }
         }
+        let hidden = self.rows.len().saturating_sub(MAX_ROWS);
+        if hidden > 0 {
+            out += &format!("{dim}{:>width$} |{reset} … {hidden} more line(s) of the diff not shown\n", "");
+        }
         out
     }
 }
+
+/// The most lines of one block's diff shown: an output that runs away (a loop printing
+/// thousands of lines) must not flood the terminal; its first lines say what went wrong.
+const MAX_ROWS: usize = 60;
 
 impl fmt::Display for Diff {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -195,6 +203,18 @@ pub fn visible(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_runaway_output_shows_its_first_lines_and_how_many_more() {
+        let printed: String = (0..200_000).map(|i| format!("line {i}\n")).collect();
+        let text = Diff::new("one line\n", &printed, 10).to_string();
+        assert_eq!(text.lines().count(), MAX_ROWS + 1, "{text}");
+        assert!(text.contains("+line 0\n") && !text.contains("line 199999"), "{text}");
+        assert!(
+            text.trim_end().ends_with(&format!("… {} more line(s) of the diff not shown", 200_001 - MAX_ROWS)),
+            "{text}"
+        );
+    }
 
     #[test]
     fn lines_are_numbered_in_the_chapter_and_changed_digits_marked() {

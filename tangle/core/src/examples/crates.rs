@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use super::include;
 use super::program::{self, Program};
-use crate::config::{Config, relative_to};
+use crate::config::{Config, Layout, relative_to};
 use crate::generate::{ChapterCrate, Generated, LineMap, Segment, quoted};
 use crate::model::{Cell, CellMode, Chapter, ExampleAttributes};
 
@@ -39,21 +39,29 @@ pub struct Example {
 }
 
 impl Example {
-    /// The examples of `chapter`, its includes read from under `root` (the project root).
-    pub(crate) fn of_chapter(chapter: &Arc<Chapter>, default_edition: &str, root: &Path) -> Vec<Example> {
-        let dir = root.join(chapter.path.parent().unwrap_or(Path::new("")));
+    /// The examples of `chapter`, its includes read from its folder under the project root,
+    /// and only from the folders `layout` lets the book read.
+    pub(crate) fn of_chapter(chapter: &Arc<Chapter>, default_edition: &str, layout: &Layout) -> Vec<Example> {
+        let dir = layout.abs(chapter.path.parent().unwrap_or(Path::new("")));
+        let allowed = include::Allowed::of(layout);
         chapter
             .cells
             .iter()
             .enumerate()
-            .filter_map(|(index, cell)| Example::new(chapter, index, cell, default_edition, &dir))
+            .filter_map(|(index, cell)| Example::new(chapter, index, cell, default_edition, (&dir, &allowed)))
             .collect()
     }
 
-    fn new(chapter: &Arc<Chapter>, index: usize, cell: &Cell, default_edition: &str, dir: &Path) -> Option<Example> {
+    fn new(
+        chapter: &Arc<Chapter>,
+        index: usize,
+        cell: &Cell,
+        default_edition: &str,
+        (dir, allowed): (&Path, &include::Allowed),
+    ) -> Option<Example> {
         let attributes = cell.example.clone()?;
         let edition = attributes.edition.clone().unwrap_or_else(|| default_edition.to_string());
-        let (program, include_error) = match include::expand(&cell.code, dir) {
+        let (program, include_error) = match include::expand(&cell.code, dir, allowed) {
             Ok(lines) => (program::split_lines(lines), None),
             Err(why) => (program::split(&cell.code), Some(why)),
         };
@@ -230,8 +238,5 @@ fn line_map<'m>(maps: &'m mut BTreeMap<String, (Arc<Chapter>, LineMap)>, example
 
 /// Every example of the chapters named, in book order.
 pub fn examples(config: &Config, chapters: &[&Arc<Chapter>]) -> Vec<Example> {
-    chapters
-        .iter()
-        .flat_map(|c| Example::of_chapter(c, config.edition(CellMode::Examples), &config.layout.root))
-        .collect()
+    chapters.iter().flat_map(|c| Example::of_chapter(c, config.edition(CellMode::Examples), &config.layout)).collect()
 }

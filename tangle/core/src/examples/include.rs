@@ -8,13 +8,53 @@
 //! Each line of the result keeps the example line it came from: an included line is reported
 //! at its directive's line.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
+use crate::config::Layout;
+
+/// The folders an include may read from: the book's (the folder of `book.toml`) and those
+/// `include-dirs` lists, as the renderer's validation allows them. A file elsewhere is never
+/// read, built or run.
+#[derive(Debug, Clone, Default)]
+pub struct Allowed {
+    dirs: Vec<PathBuf>,
+    shown: Vec<String>,
+}
+
+impl Allowed {
+    pub fn of(layout: &Layout) -> Allowed {
+        let listed = || std::iter::once(&layout.book).chain(&layout.include_dirs);
+        let dirs = listed().map(|d| canonical(&layout.abs(d))).collect();
+        let shown =
+            listed()
+                .map(|d| {
+                    if d.as_os_str().is_empty() {
+                        "the book's folder".to_string()
+                    } else {
+                        format!("`{}`", d.display())
+                    }
+                })
+                .collect();
+        Allowed { dirs, shown }
+    }
+
+    fn admits(&self, file: &Path) -> bool {
+        let file = canonical(file);
+        self.dirs.iter().any(|dir| file.starts_with(dir))
+    }
+}
+
+/// `path` with its links resolved where it exists (so that a link out of the book is seen
+/// for what it is), else lexically normalized.
+fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| crate::generate::lexically_normal(path))
+}
+
 /// The example's lines, each with the zero-based example line it came from, or why a
 /// directive cannot be expanded (and on which zero-based example line).
-pub fn expand(code: &str, chapter_dir: &Path) -> Result<Vec<(String, usize)>, (usize, String)> {
+pub fn expand(code: &str, chapter_dir: &Path, allowed: &Allowed) -> Result<Vec<(String, usize)>, (usize, String)> {
     let directive = Regex::new(r"^\s*\{\{#(include|rustdoc_include)\s+([^}\s]+)\s*\}\}\s*$").expect("valid");
     let mut out = Vec::new();
     for (i, line) in code.lines().enumerate() {
@@ -23,19 +63,25 @@ pub fn expand(code: &str, chapter_dir: &Path) -> Result<Vec<(String, usize)>, (u
             continue;
         };
         let hide_rest = &m[1] == "rustdoc_include";
-        let lines = included(&m[2], chapter_dir, hide_rest).map_err(|why| (i, why))?;
+        let lines = included(&m[2], chapter_dir, hide_rest, allowed).map_err(|why| (i, why))?;
         out.extend(lines.into_iter().map(|l| (l, i)));
     }
     Ok(out)
 }
 
 /// The lines `spec` (`FILE`, `FILE:ANCHOR`, `FILE:N:M`, ...) selects.
-fn included(spec: &str, chapter_dir: &Path, hide_rest: bool) -> Result<Vec<String>, String> {
+fn included(spec: &str, chapter_dir: &Path, hide_rest: bool, allowed: &Allowed) -> Result<Vec<String>, String> {
     let (file, selector) = match spec.split_once(':') {
         Some((file, selector)) => (file, Some(selector)),
         None => (spec, None),
     };
     let path = chapter_dir.join(file);
+    if !allowed.admits(&path) {
+        return Err(format!(
+            "{file} is outside the folders the book may read from ({}): it is not read",
+            allowed.shown.join(", ")
+        ));
+    }
     let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot include {file}: {e}"))?;
     let lines: Vec<&str> = text.lines().collect();
     let is_marker = |l: &str| l.contains("ANCHOR:") || l.contains("ANCHOR_END:");
@@ -97,18 +143,40 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = "fn helper() -> u8 { 1 }\n// ANCHOR: body\nlet x = helper();\n// ANCHOR_END: body\nfn main() {}\n";
         std::fs::write(dir.path().join("a.rs"), file).unwrap();
+        let here = Allowed { dirs: vec![canonical(dir.path())], shown: vec!["the book's folder".into()] };
         let code = "let y = 2;\n{{#include a.rs:body}}\n";
-        let lines = expand(code, dir.path()).unwrap();
+        let lines = expand(code, dir.path(), &here).unwrap();
         assert_eq!(lines, vec![("let y = 2;".to_string(), 0), ("let x = helper();".to_string(), 1)]);
-        let lines = expand("{{#rustdoc_include a.rs:body}}\n", dir.path()).unwrap();
+        let lines = expand("{{#rustdoc_include a.rs:body}}\n", dir.path(), &here).unwrap();
         let text: Vec<&str> = lines.iter().map(|(l, _)| l.as_str()).collect();
         assert_eq!(text, ["# fn helper() -> u8 { 1 }", "let x = helper();", "# fn main() {}"]);
-        let lines = expand("{{#include a.rs:1:1}}\n", dir.path()).unwrap();
+        let lines = expand("{{#include a.rs:1:1}}\n", dir.path(), &here).unwrap();
         assert_eq!(lines.len(), 1);
-        assert_eq!(expand("{{#include a.rs::3}}\n", dir.path()).unwrap().len(), 2, "anchor lines are dropped");
-        assert_eq!(expand("{{#include a.rs}}\n", dir.path()).unwrap().len(), 3);
-        let err = expand("x\n{{#include missing.rs}}\n", dir.path()).unwrap_err();
+        assert_eq!(expand("{{#include a.rs::3}}\n", dir.path(), &here).unwrap().len(), 2, "anchor lines are dropped");
+        assert_eq!(expand("{{#include a.rs}}\n", dir.path(), &here).unwrap().len(), 3);
+        let err = expand("x\n{{#include missing.rs}}\n", dir.path(), &here).unwrap_err();
         assert_eq!(err.0, 1);
-        assert!(expand("{{#include a.rs:nope}}\n", dir.path()).unwrap_err().1.contains("no anchor `nope`"));
+        assert!(expand("{{#include a.rs:nope}}\n", dir.path(), &here).unwrap_err().1.contains("no anchor `nope`"));
+    }
+
+    #[test]
+    fn a_file_outside_the_allowed_folders_is_never_read() {
+        let root = tempfile::tempdir().unwrap();
+        let (book, outside) = (root.path().join("book"), root.path().join("outside"));
+        std::fs::create_dir_all(book.join("src")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("a.rs"), "println!(\"outside\");\n").unwrap();
+        std::fs::write(book.join("src/b.rs"), "println!(\"inside\");\n").unwrap();
+        let allowed = Allowed { dirs: vec![canonical(&book)], shown: vec!["the book's folder".into()] };
+        let src = book.join("src");
+        assert!(expand("{{#include b.rs}}\n", &src, &allowed).is_ok());
+        let err = expand("{{#include ../../outside/a.rs}}\n", &src, &allowed).unwrap_err();
+        assert!(err.1.contains("outside the folders the book may read from"), "{}", err.1);
+        // Nor through a link that leads out.
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(outside.join("a.rs"), src.join("link.rs")).unwrap();
+            assert!(expand("{{#include link.rs}}\n", &src, &allowed).is_err());
+        }
     }
 }

@@ -105,6 +105,25 @@ struct Reader<'a> {
     mode: CellMode,
 }
 
+/// The attributes of an example's fence that tangle reads (or knows to leave to mdBook's
+/// renderer), for telling a misspelling of one from a word of the book's own.
+const EXAMPLE_ATTRIBUTES: &[&str] = &[
+    "ignore",
+    "no_run",
+    "should_panic",
+    "compile_fail",
+    "edition2015",
+    "edition2018",
+    "edition2021",
+    "edition2024",
+    "editable",
+    "noplayground",
+    "noplaypen",
+    "mdbook-runnable",
+    "test_harness",
+    "standalone_crate",
+];
+
 impl Reader<'_> {
     /// The `{{#value NAME shown}}` quotes of the chapter's prose.
     fn quotes(&mut self) -> Vec<ValueQuote> {
@@ -264,8 +283,8 @@ impl Reader<'_> {
             .unwrap_or_default()
     }
 
-    /// rustdoc's attributes of an example's fence, or `None` after reporting one it does not
-    /// know (a misspelled `should_panic` would otherwise pass as a plain example).
+    /// rustdoc's attributes of an example's fence, or `None` after reporting a near miss of one
+    /// (a misspelled `should_panic` would otherwise pass as a plain example).
     fn example_attributes(&mut self, fence: &Fence, info: &FenceInfo) -> Option<ExampleAttributes> {
         let mut example = ExampleAttributes::default();
         for attr in &info.attributes {
@@ -287,16 +306,22 @@ impl Reader<'_> {
                 _ if key.len() == 5 && key.starts_with('E') && key[1..].bytes().all(|b| b.is_ascii_digit()) => {
                     example.error_codes.push(key.to_string());
                 }
-                _ => {
+                // A near miss of one of rustdoc's (`should-panic`) would pass as a plain example.
+                _ if let Some(near) = crate::messages::closest(key, EXAMPLE_ATTRIBUTES.iter().copied()) => {
                     let opening = self.opening(fence);
-                    self.error(opening, format!("unknown attribute `{key}` on a rust example")).notes.push((
-                        crate::diagnostic::NoteKind::Help,
-                        "known: `ignore`, `no_run`, `should_panic`, `compile_fail` (with an error code such as `E0382`), \
-                         `edition2015`…`edition2024`, `editable`, `noplayground`, `mdbook-runnable`"
-                            .into(),
-                    ));
+                    self.error(opening, format!("unknown attribute `{key}` on a rust example: did you mean `{near}`?"))
+                        .notes
+                        .push((
+                            crate::diagnostic::NoteKind::Help,
+                            "known: `ignore`, `no_run`, `should_panic`, `compile_fail` (with an error code such as \
+                             `E0382`), `edition2015`…`edition2024`, `editable`, `noplayground`, `mdbook-runnable`"
+                                .into(),
+                        ));
                     return None;
                 }
+                // Any other word is the book's own (`does_not_compile`, for its own preprocessor or
+                // stylesheet), which rustdoc ignores, and so does tangle.
+                _ => {}
             }
         }
         if !example.error_codes.is_empty() && !example.compile_fail {

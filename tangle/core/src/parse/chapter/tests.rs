@@ -146,9 +146,20 @@ fn examples_chapters_read_rustdoc_attributes() {
 }
 
 #[test]
-fn examples_reject_unknown_attributes_and_stray_error_codes() {
+fn examples_reject_misspelled_attributes_and_stray_error_codes() {
     let e = parse_examples("```rust,shuold_panic\npanic!();\n```\n").unwrap_err();
     assert!(e.0[0].message.contains("unknown attribute `shuold_panic`"), "{}", e.0[0].message);
+    assert!(e.0[0].message.contains("did you mean `should_panic`?"), "{}", e.0[0].message);
+    let e = parse_examples("```rust,compile-fail\nlet x: u8 = 256;\n```\n").unwrap_err();
+    assert!(e.0[0].message.contains("did you mean `compile_fail`?"), "{}", e.0[0].message);
+    // A word of the book's own, as The Rust Programming Language has them: ignored, as rustdoc
+    // ignores it.
+    let ch = parse_examples(
+        "```rust,ignore,does_not_compile\nlet x = ;\n```\n\n```rust,should_panic,panics\npanic!();\n```\n",
+    )
+    .unwrap();
+    let attrs: Vec<_> = ch.cells.iter().map(|c| c.example.clone().unwrap()).collect();
+    assert!(attrs[0].ignore && attrs[1].should_panic);
     let e = parse_examples("```rust,E0382\nlet x = 1;\n```\n").unwrap_err();
     assert!(e.0[0].message.contains("only meaningful with `compile_fail`"), "{}", e.0[0].message);
 }
