@@ -534,9 +534,10 @@ fn build(book: &Config, options: &RenderOptions, since: Option<&Previous>) -> an
             config.set(key, &listed)?;
         }
     }
-    // The HTML must not load anything from the network.
+    // Equations are MathML made here: MathJax (loaded from the network) would redo them. The
+    // playground's Run buttons are the book's choice (`[output.html.playground]`), as in a
+    // stock `mdbook build`.
     config.set("output.html.mathjax-support", false)?;
-    config.set("output.html.playground.runnable", false)?;
     // A chapter SUMMARY.md lists must exist (the validation above says which does not).
     config.set("build.create-missing", false)?;
     if let Some(dest) = &options.dest {

@@ -183,10 +183,35 @@ pub fn build(
         let status = child.wait()?;
         let kept = chatter.join().unwrap_or_default();
         if !status.success() && !report.failed() {
+            if let Some(d) = unknown_dependency(layout, &kept) {
+                return Err(d.into());
+            }
             anyhow::bail!("cargo could not build the chapters ({status}):\n{}", kept.trim_end());
         }
         Ok(report)
     })
+}
+
+/// A dependency crates.io does not have (`itao = "1"`), from cargo's words when it stops: the
+/// error at its line of `book.toml`, where the author declared it.
+pub(crate) fn unknown_dependency(layout: &Layout, cargo_said: &str) -> Option<Diagnostic> {
+    let name = cargo_said.split("no matching package named `").nth(1)?.split('`').next()?;
+    let book_toml = layout.book_toml();
+    let text = std::fs::read_to_string(layout.abs(&book_toml)).ok()?;
+    let line = text.lines().position(|l| {
+        let l = l.trim_start();
+        l.strip_prefix(name).is_some_and(|rest| rest.trim_start().starts_with('='))
+            || l.contains(&format!("package = \"{name}\""))
+    })?;
+    let known = cargo_said.lines().find(|l| l.contains("perhaps you meant")).map(str::trim);
+    let mut d = Diagnostic::error(
+        crate::diagnostic::Location::new(book_toml, line + 1),
+        format!("no crate named `{name}` in the registry: cargo cannot fetch this dependency"),
+    );
+    if let Some(hint) = known {
+        d = d.with_help(hint.to_string());
+    }
+    Some(d)
 }
 
 /// Passes cargo's progress lines ("Compiling ch06 ...") on to the progress log and keeps the
@@ -207,4 +232,28 @@ pub(crate) fn relay_progress(stderr: impl std::io::Read, progress: &dyn Progress
         }
     }
     kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_dependency_is_shown_at_its_line_of_book_toml() {
+        let root = tempfile::tempdir().unwrap();
+        let toml = "[book]\ntitle = \"t\"\n\n[preprocessor.tangle.dependencies]\nitao = \"1\"\neither_crate = { package = \"eithr\", version = \"1\" }\n";
+        std::fs::write(root.path().join("book.toml"), toml).unwrap();
+        let config = crate::config::Config::parse(root.path(), Path::new(""), toml).unwrap();
+        let said = |name: &str| {
+            format!(
+                "    Updating crates.io index\nerror: no matching package named `{name}` found\nlocation searched: crates.io index\nrequired by package `basics_e5 v0.0.0 (/r/target/tangle/examples/basics/basics_e5)`\n"
+            )
+        };
+        let d = unknown_dependency(&config.layout, &said("itao")).unwrap();
+        assert_eq!(d.location.as_ref().map(|l| (l.file.as_path(), l.line)), Some((Path::new("book.toml"), 5)));
+        assert!(d.message.contains("`itao`"), "{}", d.message);
+        let d = unknown_dependency(&config.layout, &said("eithr")).unwrap();
+        assert_eq!(d.location.map(|l| l.line), Some(6), "a renamed dependency, at its line");
+        assert!(unknown_dependency(&config.layout, "error: failed to download").is_none());
+    }
 }

@@ -86,6 +86,9 @@ pub fn build(
         let kept = chatter.join().unwrap_or_default();
         let explained = targets.values().any(|t| t.exe.is_some() || !t.errors.is_empty() || !t.codes.is_empty());
         if !status.success() && !explained {
+            if let Some(d) = crate::build::unknown_dependency(layout, &kept) {
+                return Err(d.into());
+            }
             anyhow::bail!("cargo could not build the examples ({status}):\n{}", kept.trim_end());
         }
         Ok(targets)
