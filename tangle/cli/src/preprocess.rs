@@ -5,9 +5,10 @@
 //! renderer (a link checker, a PDF backend) ever receives raw `{{#value}}`, `{{#figure}}` or
 //! `{{#widget}}` directives. Then it sends the book as JSON on stdin. Before rendering, the
 //! preprocessor does what `tangle book` does: the cached check of every chapter, notebook
-//! chapters and chapters of examples alike (building and running only what changed). A stale, failing or drifted chapter makes it exit non-zero
-//! with tangle's own messages on stderr, and mdBook stops instead of publishing the page.
-//! Stdout carries the book back, so every message goes to stderr.
+//! chapters and chapters of examples alike (building and running only what changed). A
+//! stale, failing or drifted chapter makes it exit non-zero with tangle's own messages on
+//! stderr, and mdBook stops instead of publishing the page. Stdout carries the book back, so
+//! every message goes to stderr.
 
 use std::io::Write;
 

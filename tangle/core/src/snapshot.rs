@@ -1,6 +1,7 @@
 //! `snapshots/`: one insta snapshot per output block, named after its chapter and section,
 //! holding the block's accepted text. `accept` keeps them equal to the prose; the book test
-//! asserts them with insta (which never writes when `CI=true`).
+//! asserts them with insta (which never writes when `CI=true`). The snapshots of a chapter the
+//! book no longer has are [`orphans`], stale like a generated file no chapter generates.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,8 @@
 //! still compiles. Lines that hold an anchor marker are dropped, as mdBook drops them.
 //!
 //! Each line of the result keeps the example line it came from: an included line is reported
-//! at its directive's line.
+//! at its directive's line. Only files inside the folders the book may read from ([`Allowed`])
+//! are read; the validation pass says the same of the page.
 
 use std::path::{Path, PathBuf};
 
