@@ -225,7 +225,8 @@ fn count_check(project: &Project, outcome: &Outcome, tally: &mut Tally) -> bool 
             tally.fail(f.to_string());
         }
         for s in &r.snapshots {
-            tally.fail(format!("{}: {}", s.path().display(), s.reason()));
+            let path = s.path().strip_prefix(&project.root).unwrap_or(s.path());
+            tally.fail(format!("{}: {}", path.display(), s.reason()));
         }
     }
     true

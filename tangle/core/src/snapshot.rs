@@ -70,6 +70,8 @@ pub fn expected(dir: &Path, chapter: &Chapter) -> Vec<(PathBuf, String)> {
 pub enum SnapshotDrift {
     Missing(PathBuf),
     Differs(PathBuf),
+    /// The same output, under the chapter's old path (the file was moved or renamed).
+    Moved(PathBuf),
     /// No output block has this name any more (a renamed section, a removed block), or it is
     /// an insta `.snap.new` left behind.
     Orphan(PathBuf),
@@ -78,7 +80,10 @@ pub enum SnapshotDrift {
 impl SnapshotDrift {
     pub fn path(&self) -> &Path {
         match self {
-            SnapshotDrift::Missing(p) | SnapshotDrift::Differs(p) | SnapshotDrift::Orphan(p) => p,
+            SnapshotDrift::Missing(p)
+            | SnapshotDrift::Differs(p)
+            | SnapshotDrift::Moved(p)
+            | SnapshotDrift::Orphan(p) => p,
         }
     }
 
@@ -86,6 +91,7 @@ impl SnapshotDrift {
         match self {
             SnapshotDrift::Missing(_) => "missing",
             SnapshotDrift::Differs(_) => "differs from its output block",
+            SnapshotDrift::Moved(_) => "names the chapter's old path (the output is the same)",
             SnapshotDrift::Orphan(_) => "belongs to no output block",
         }
     }
@@ -99,6 +105,9 @@ pub fn stale(dir: &Path, chapter: &Chapter) -> Vec<SnapshotDrift> {
         .iter()
         .filter_map(|(path, contents)| match std::fs::read_to_string(path) {
             Err(_) => Some(SnapshotDrift::Missing(path.clone())),
+            Ok(text) if text != *contents && without_source(&text) == without_source(contents) => {
+                Some(SnapshotDrift::Moved(path.clone()))
+            }
             Ok(text) if text != *contents => Some(SnapshotDrift::Differs(path.clone())),
             Ok(_) => None,
         })
@@ -130,6 +139,11 @@ pub fn orphans(root: &Path, dir: &Path, src: &Path, chapters: &[&str]) -> Vec<Pa
         .collect();
     out.sort();
     out
+}
+
+/// A snapshot's text without its `source:` line (the chapter's path).
+fn without_source(text: &str) -> String {
+    text.lines().filter(|l| !l.starts_with("source: ")).collect::<Vec<_>>().join("\n")
 }
 
 /// Files under `snapshots/` that belong to `chapter` (`chNN__*.snap` and `chNN__*.snap.new`).

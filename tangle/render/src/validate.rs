@@ -6,6 +6,9 @@
 //! - `SUMMARY.md` entries whose file does not exist (mdBook would create an empty page), and a
 //!   `SUMMARY.md` mdBook's parser refuses;
 //! - `[@key]` citations of keys the bibliography does not have, with the nearest key;
+//! - `{{#ref fig:NAME}}` naming no figure or equation of the book, and a plain "Figure 6.9" of
+//!   the page's own chapter that does not exist;
+//! - a directive whose name is a near miss of tangle's or mdBook's, and one never closed;
 //! - `{{#figure NAME}}` naming a figure no cell draws, no diagram fence is named and no SVG
 //!   under the figures folder holds;
 //! - `{{#widget NAME}}` naming a calculator no cell writes and no data file holds, and the same
@@ -24,10 +27,12 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::citations::{self, Bibliography};
-use super::labels::{self, Page, Parsed};
+use super::labels::{self, Labels, Page, Parsed};
+use super::refs;
 use super::{diagrams, figures};
 use tangle_core::config::{Config, Layout};
 use tangle_core::diagnostic::{Diagnostic, Location};
+use tangle_core::markdown::LeafKind;
 use tangle_core::messages::closest;
 use tangle_core::pipeline::Project;
 
@@ -93,6 +98,35 @@ pub(crate) fn validate_with(config: &Config, parsed: &Parsed) -> Vec<Diagnostic>
     let pages: Vec<Page> = inputs.iter().map(|(path, text)| parsed.page(path, text)).collect();
     let paths: Vec<PathBuf> = inputs.iter().map(|(path, _)| path.clone()).collect();
     out.extend(validate_pages(layout, &paths, &pages, bibliography.as_ref()));
+    // References point across the book: resolved against every page's labels at once.
+    let labels = Labels::collect(&pages);
+    for (path, page) in paths.iter().zip(&pages) {
+        out.extend(broken_references(page, &labels, &layout.src.join(path)));
+    }
+    out
+}
+
+/// `{{#ref fig:NAME}}` naming no figure or equation, and a plain "Figure 6.9" of this chapter
+/// that does not exist: the page would show a broken reference, and the prose has gone stale.
+fn broken_references(page: &Page, labels: &Labels, file: &Path) -> Vec<Diagnostic> {
+    let at = |offset: usize| {
+        let (line, column) = page.doc.line_col(offset);
+        Location::new(file, line).with_column(column)
+    };
+    let mut out = Vec::new();
+    for d in page.doc.directives_named("ref") {
+        if let Err((_, why)) = refs::resolve(page.doc.text(d.args.clone()), page, labels) {
+            out.push(Diagnostic::error(at(d.span.start), why).with_help("name a figure or equation the book has"));
+        }
+    }
+    let prose = page.doc.leaves.iter().filter(|l| matches!(l.kind, LeafKind::Paragraph | LeafKind::TableCell));
+    for range in prose.flat_map(|leaf| page.doc.prose_ranges(leaf)) {
+        for mention in refs::mentions(page.doc.text(range.clone()), range.start, page, labels) {
+            if let refs::Mention::Stale(offset, why) = mention {
+                out.push(Diagnostic::error(at(offset), why));
+            }
+        }
+    }
     out
 }
 
@@ -338,7 +372,9 @@ fn includes(layout: &Layout, path: &Path, page: &Page, file: &Path) -> Vec<Diagn
 struct Read {
     at: usize,
     kind: String,
-    target: String,
+    /// The directive's argument as written (`file.rs:anchor`), for messages.
+    spec: String,
+    /// The file it reads, resolved.
     full: PathBuf,
 }
 
@@ -350,11 +386,11 @@ fn reads(text: &str, dir: &Path) -> Vec<Read> {
         if text[..whole.start()].ends_with('\\') {
             continue;
         }
-        let target = cap[2].split_whitespace().next().unwrap_or("");
+        let spec = cap[2].split_whitespace().next().unwrap_or("").to_string();
         // `file.rs:anchor` or `file.rs:2:10` name parts of the file.
-        let target = target.split(':').next().unwrap_or(target).to_string();
+        let target = spec.split(':').next().unwrap_or(&spec).to_string();
         let full = resolved(&dir.join(&target));
-        out.push(Read { at: whole.start(), kind: cap[1].to_string(), target, full });
+        out.push(Read { at: whole.start(), kind: cap[1].to_string(), spec, full });
     }
     out
 }
@@ -378,7 +414,7 @@ fn refused(layout: &Layout, read: &Read, chain: &[PathBuf]) -> Option<(String, S
             chain[1..].iter().map(|f| pathdiff(f, &layout.root)).collect::<Vec<_>>().join(", which includes ")
         ),
     };
-    let directive = format!("`{{{{#{} {}}}}}`", read.kind, read.target);
+    let directive = format!("`{{{{#{} {}}}}}`", read.kind, read.spec);
     if !allowed.iter().any(|dir| read.full.starts_with(dir)) {
         let dirs: Vec<String> =
             std::iter::once(&layout.book).chain(&layout.include_dirs).map(|d| format!("`{}`", shown_dir(d))).collect();

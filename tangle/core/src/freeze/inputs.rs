@@ -32,7 +32,7 @@ use crate::model::{CellKind, Chapter};
 
 /// The version of the hash's recipe: changed whenever what goes into it changes, so that a
 /// record made under another recipe reads as stale rather than as current.
-pub const FORMAT: &str = "tangle-frozen-1";
+pub const FORMAT: &str = "tangle-frozen-2";
 
 /// The inputs every chapter shares, taken once per command.
 #[derive(Debug, Clone)]
@@ -135,8 +135,8 @@ pub fn hash(inputs: &BTreeMap<String, String>) -> String {
 }
 
 /// The chapter's save cells, and its run cells when it is the frozen one, each with its kind
-/// and read as Rust tokens: their layout and comments aside (doc comments are tokens), so that
-/// `tangle fmt` or a reworded comment leaves the record current.
+/// and read as Rust tokens ([`program_tokens`]), so that `tangle fmt` or a reworded comment
+/// leaves the record current.
 fn cells_digest(chapter: &Chapter, own: bool) -> String {
     let mut h = Sha256::new();
     for cell in &chapter.cells {
@@ -147,10 +147,62 @@ fn cells_digest(chapter: &Chapter, own: bool) -> String {
         };
         let text = cell.code.replace("\r\n", "\n");
         // A cell that does not tokenize has not compiled either; its text stands for it.
-        let tokens = text.parse::<proc_macro2::TokenStream>().map(|t| t.to_string()).unwrap_or(text);
+        let tokens = text.parse::<proc_macro2::TokenStream>().map(program_tokens).unwrap_or(text);
         feed(&mut h, kind, tokens.as_bytes());
     }
     hex(h)
+}
+
+/// What of a cell can change what its program does: its tokens, without doc comments
+/// (`#[doc = "..."]` once parsed) and without a comma that only closes a list (`f(a, b,)`),
+/// which rustfmt adds or drops as it lays a list out over lines. The comma of a one-element
+/// tuple (`(x,)`, not `(x)`) stays: it changes the type.
+fn program_tokens(stream: proc_macro2::TokenStream) -> String {
+    use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
+    /// Whether the closing comma of `group`, which follows `before`, only closes a list.
+    fn closing_comma_is_layout(group: &Group, before: Option<&TokenTree>) -> bool {
+        let commas =
+            group.stream().into_iter().filter(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ',')).count();
+        // Arguments of a call (`f(x,)`, `Some(x,)`, `f::<T>(x,)`), not a tuple.
+        let call = matches!(before, Some(TokenTree::Ident(_)))
+            || matches!(before, Some(TokenTree::Punct(p)) if p.as_char() == '>')
+            || matches!(before, Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis);
+        group.delimiter() != Delimiter::Parenthesis || commas > 1 || call
+    }
+    fn strip(stream: TokenStream, keep_closing_comma: bool) -> TokenStream {
+        let tokens: Vec<TokenTree> = stream.into_iter().collect();
+        let mut out = Vec::with_capacity(tokens.len());
+        let mut i = 0;
+        while i < tokens.len() {
+            let is_doc = |t: &TokenTree| {
+                matches!(t, TokenTree::Group(g) if g.delimiter() == Delimiter::Bracket
+                    && g.stream().into_iter().next().is_some_and(|f| f.to_string() == "doc"))
+            };
+            match &tokens[i] {
+                // `#[doc = ...]` and `#![doc = ...]`.
+                TokenTree::Punct(p) if p.as_char() == '#' => {
+                    let bang = matches!(tokens.get(i + 1), Some(TokenTree::Punct(b)) if b.as_char() == '!');
+                    let at = i + 1 + usize::from(bang);
+                    if tokens.get(at).is_some_and(is_doc) {
+                        i = at + 1;
+                        continue;
+                    }
+                    out.push(tokens[i].clone());
+                }
+                TokenTree::Punct(p) if p.as_char() == ',' && i + 1 == tokens.len() && !keep_closing_comma => {}
+                TokenTree::Group(g) => {
+                    let keep = !closing_comma_is_layout(g, i.checked_sub(1).map(|b| &tokens[b]));
+                    let mut inner = Group::new(g.delimiter(), strip(g.stream(), keep));
+                    inner.set_span(g.span());
+                    out.push(TokenTree::Group(inner));
+                }
+                other => out.push(other.clone()),
+            }
+            i += 1;
+        }
+        out.into_iter().collect()
+    }
+    strip(stream, true).to_string()
 }
 
 /// The lock file's packages that the chapters `names` (the frozen one's program and libraries)
@@ -339,7 +391,23 @@ version = "0.2.1"
         assert_eq!(digest("pub fn f() -> u32 {\n    // one\n    1\n}"), plain);
         assert_eq!(digest("pub fn f() -> u32 {\r\n    1\r\n}"), plain);
         assert_ne!(digest("pub fn f() -> u32 { 2 }"), plain);
-        assert_ne!(digest("/// One.\npub fn f() -> u32 { 1 }"), plain, "a doc comment is a token");
+        // Doc comments are tokens, but change nothing the program does.
+        assert_eq!(digest("/// One.\npub fn f() -> u32 { 1 }"), plain);
+        assert_eq!(digest("//! A module.\npub fn f() -> u32 { 1 }"), plain);
+        // A closing comma rustfmt adds when it lays a call out over lines.
+        let call = digest("pub fn f() -> u32 { g(1, 2) }\nfn g(a: u32, b: u32) -> u32 { a + b }");
+        assert_eq!(
+            digest(
+                "pub fn f() -> u32 {\n    g(\n        1,\n        2,\n    )\n}\nfn g(a: u32, b: u32,) -> u32 { a + b }"
+            ),
+            call
+        );
+        // A one-element tuple's comma is its type, not layout.
+        let tuple = digest("pub fn f() -> u32 { let _t = (1,); 0 }");
+        assert_ne!(digest("pub fn f() -> u32 { let _t = (1); 0 }"), tuple);
+        // An attribute that is not documentation still counts, and so does a comma between items.
+        assert_ne!(digest("#[inline(never)]\npub fn f() -> u32 { 1 }"), plain);
+        assert_ne!(digest("pub fn f() -> u32 { g(1, 2) }\nfn g(a: u32, b: u32) -> u32 { a - b }"), call);
         assert_ne!(plain.0, plain.1, "the run cells count for the frozen chapter alone");
     }
 

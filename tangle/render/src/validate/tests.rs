@@ -122,7 +122,9 @@ fn includes_read_only_inside_the_book_and_the_listed_folders() {
     let found = messages(&validate_with(&config, &Parsed::default()));
     assert_eq!(found.len(), 5, "{found:?}");
     assert!(
-        found[0].starts_with("book/src/ch01.md:5: `{{#include ../../listings/a.rs}}` reads listings/a.rs, outside")
+        found[0].starts_with("book/src/ch01.md:5: `{{#include ../../listings/a.rs:2:3}}` reads listings/a.rs, outside"),
+        "the directive as written, its line range too: {}",
+        found[0]
     );
     assert!(found[1].starts_with("book/src/ch01.md:8: `{{#include /etc/hostname}}` reads /etc/hostname, outside"));
     assert!(found[2].starts_with("book/src/ch01.md:11: `{{#rustdoc_include ../../../outside.rs}}`"));
