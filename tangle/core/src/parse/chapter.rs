@@ -62,7 +62,8 @@ pub fn read_chapter(name: &str, path: &Path, doc: Arc<Document>, default: CellMo
     let mut directive_errors = Diagnostics::default();
     let directives = directives::read(path, &doc, &mut directive_errors);
     let mode = directives.cells.unwrap_or(default);
-    let mut reader = Reader { path, doc: &doc, diagnostics: Diagnostics::default(), cells: Vec::new(), mode };
+    let mut reader =
+        Reader { path, doc: &doc, diagnostics: Diagnostics::default(), cells: Vec::new(), mode, refused_end: None };
     for fence in &doc.fences {
         reader.fence(fence);
     }
@@ -103,6 +104,9 @@ struct Reader<'a> {
     diagnostics: Diagnostics,
     cells: Vec<Cell>,
     mode: CellMode,
+    /// The end of the last rust fence refused with an error: the output block after it
+    /// belongs to that refused cell, whose error already stands for both.
+    refused_end: Option<usize>,
 }
 
 /// The attributes of an example's fence that tangle reads (or knows to leave to mdBook's
@@ -169,6 +173,15 @@ impl Reader<'_> {
     }
 
     fn fence(&mut self, fence: &Fence) {
+        let (errors, cells) = (self.diagnostics.iter().count(), self.cells.len());
+        self.read_fence(fence);
+        let lang = fence.info_raw.split(|c: char| c == ',' || c.is_whitespace()).next().unwrap_or("");
+        if lang == "rust" && self.cells.len() == cells && self.diagnostics.iter().count() > errors {
+            self.refused_end = Some(fence.span.end);
+        }
+    }
+
+    fn read_fence(&mut self, fence: &Fence) {
         let lang = fence.info_raw.split(|c: char| c == ',' || c.is_whitespace()).next().unwrap_or("");
         if !fence.closed {
             let marker: String = std::iter::repeat_n(fence.marker, fence.marker_len).collect();
@@ -389,6 +402,13 @@ impl Reader<'_> {
             None => return,
         };
         let source = self.doc.source();
+        // The output of a cell refused above: its error says what is wrong.
+        if let Some(end) = self.refused_end
+            && self.cells.last().is_none_or(|c| c.end() < end)
+            && source[end..fence.span.start].chars().all(|c| c.is_whitespace() || c == '>')
+        {
+            return;
+        }
         let opening = self.opening(fence);
         let Some(cell) = self.cells.last() else {
             self.error(opening, "this output block has no rust cell before it");

@@ -98,6 +98,10 @@ fn fence_attributes_follow_the_one_rule() {
     assert!(errors("```rust,no_run\nlet a = 1;\n```\n")[0].contains("unknown attribute `no_run`"));
     let e = parse("```rust,should_panic\npanic!();\n```\n").unwrap_err();
     assert!(e.0[0].notes.iter().any(|(_, n)| n.contains("cells = \"examples\"")), "{:?}", e.0[0].notes);
+    // A refused cell's output block adds no error of its own: one mistake, one message.
+    let e = errors("```rust,foldd\nprintln!(\"1\");\n```\n\n```output\n1\n```\n");
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(e[0].contains("unknown attribute `foldd`"), "{e:?}");
     let e = parse("```rust,foldd\nlet a = 1;\n```\n").unwrap_err();
     assert!(!e.0[0].notes.iter().any(|(_, n)| n.contains("examples")), "{:?}", e.0[0].notes);
     let spec = parse("```rust\nlet a = 1;\n```\n```output T=\"\\d+ ms\" rtol=0.1\n3 ms\n```\n").unwrap().cells[0]
