@@ -57,11 +57,29 @@ pub fn run(exe: &Path, layout: &Layout, chapter: &Chapter, krate: &ChapterCrate)
             _ => "the test program ended without its report".to_string(),
         };
         let message = super::locate_generated_paths(&format!("{why}\n{}{}", stdout, stderr), krate, chapter);
-        cases.push(TestCase {
-            name: "(the test program)".into(),
-            location: first_test_cell(chapter),
-            outcome: TestOutcome::Failed { message, at: None },
-        });
+        // The tests libtest never reported are the ones still running (or never started):
+        // named, at their definitions, when the program was stopped.
+        let unreported: Vec<String> = match captured.end {
+            ProcessEnd::TimedOut => {
+                test_names(chapter).into_iter().filter(|n| !cases.iter().any(|c| c.name == *n)).collect()
+            }
+            _ => Vec::new(),
+        };
+        if unreported.is_empty() {
+            cases.push(TestCase {
+                name: "(the test program)".into(),
+                location: first_test_cell(chapter),
+                outcome: TestOutcome::Failed { message: message.clone(), at: None },
+            });
+        }
+        for name in unreported {
+            let location = definition(chapter, &name);
+            cases.push(TestCase {
+                name,
+                location,
+                outcome: TestOutcome::Failed { message: message.clone(), at: None },
+            });
+        }
     }
     Ok(cases)
 }
@@ -131,6 +149,16 @@ fn definition(chapter: &Chapter, name: &str) -> Location {
     first_test_cell(chapter)
 }
 
+/// The `#[test]` functions of the chapter's test cells, by name.
+fn test_names(chapter: &Chapter) -> Vec<String> {
+    static TEST_FN: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"#\[test\](?:\s*#\[[^\]]*\])*\s*(?:pub\s+)?(?:async\s+)?fn\s+([A-Za-z_][A-Za-z0-9_]*)")
+            .expect("a valid regex")
+    });
+    let cells = chapter.cells.iter().filter(|c| c.kind == CellKind::Test);
+    cells.flat_map(|c| TEST_FN.captures_iter(&c.code).map(|m| m[1].to_string()).collect::<Vec<_>>()).collect()
+}
+
 fn first_test_cell(chapter: &Chapter) -> Location {
     let line = chapter.cells.iter().find(|c| c.kind == CellKind::Test).map_or(1, |c| c.code_line);
     chapter.location(line)
@@ -139,6 +167,14 @@ fn first_test_cell(chapter: &Chapter) -> Location {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn test_functions_are_found_by_their_attribute() {
+        let md = "# 1 One\n\n```rust\n// @test\n#[test]\nfn plain() {}\n\n#[test]\n#[ignore = \"slow\"]\npub fn slow() {}\n\nfn helper() {}\n```\n";
+        let chapter =
+            crate::parse::parse_chapter("ch01", Path::new("book/src/ch01.md"), md.as_bytes().to_vec()).unwrap();
+        assert_eq!(test_names(&chapter), ["plain", "slow"]);
+    }
 
     const REPORT: &str = "\nrunning 3 tests\ntest adds ... ok\ntest halves ... FAILED\ntest slow ... ignored, takes a minute\n\n\
 failures:\n\n---- halves stdout ----\n\nthread 'halves' (7) panicked at ch01/tests/cells.rs:12:5:\nassertion `left == right` failed\n  left: 3\n right: 2\n\n\
