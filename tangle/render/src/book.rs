@@ -178,7 +178,7 @@ impl Preprocessor for TanglePreprocessor {
                 .clone()
                 .part("file", file.as_os_str().as_encoded_bytes())
                 .part("content", content.as_bytes())
-                .part("figures", &figure_files(&figures_dir, &page.stem))
+                .part("figures", &figure_files(&figures_dir, &page.figures))
                 .part("values", &recorded_values(repo_root, chapter.as_ref()))
                 .hex();
             let slot = path.to_string_lossy().replace(['/', '\\'], "%");

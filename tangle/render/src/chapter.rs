@@ -219,7 +219,8 @@ fn render_directives(
                 let number = r.labels.figure(&r.page.stem, &name).map(|l| l.number.clone()).unwrap_or_default();
                 let body = match diagrams.get(&name) {
                     Some(svg) => svg.clone(),
-                    None => match figures::picture(figures_dir, &r.page.stem, &name, &number, drawn.contains(&name)) {
+                    None => match figures::picture(figures_dir, &r.page.figures, &name, &number, drawn.contains(&name))
+                    {
                         Ok(svg) => svg,
                         Err((gap, why)) => {
                             // A figure nothing draws is an error of the validation pass; one
@@ -239,9 +240,9 @@ fn render_directives(
                 let name = figure_name(args).to_string();
                 let number = r.labels.figure(&r.page.stem, &name).map(|l| l.number.clone()).unwrap_or_default();
                 let opening =
-                    widgets::opening(figures_dir, &r.page.stem, &name, &number).unwrap_or_else(|(gap, why)| {
+                    widgets::opening(figures_dir, &r.page.figures, &name, &number).unwrap_or_else(|(gap, why)| {
                         // A calculator nothing computes is an error of the validation pass.
-                        let file = figures_dir.join(&r.page.stem).join(format!("{name}.widget.json"));
+                        let file = figures_dir.join(&r.page.figures).join(format!("{name}.widget.json"));
                         if file.exists() || crate::validate::writes_calculator(&r.page.doc, &name) {
                             r.warn(d.span.start, why);
                         }

@@ -95,7 +95,7 @@ pub fn picture(
             // Either no cell draws this name (a typo, or the drawing cell is missing), or it is
             // drawn but was never accepted; the advice covers both.
             let advice = match drawn_here {
-                true => format!("run `cargo tangle accept --chapter {stem}`"),
+                true => format!("run `{}`", tangle_core::messages::command(&format!("accept --chapter {stem}"))),
                 false => format!(
                     "no cell of this chapter draws `{name}`: fix the name, or draw it with `tangle_runtime::figure::svg(\"{name}\", ...)`"
                 ),

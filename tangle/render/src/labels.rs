@@ -51,8 +51,12 @@ pub struct Label {
 
 /// A chapter as the renderer sees it: where it is, its number, its parsed Markdown.
 pub struct Page {
-    /// File stem (`ch06`): the folder of its figures under `figures/`.
+    /// File stem (`ch06`, `chapter-two`): how references from other pages name it
+    /// (`fig:ch06/NAME`).
     pub stem: String,
+    /// The folder of its figures and calculators under `figures/`: its crate's name
+    /// (`chapter-two.md` → `chapter_two`), where its cells draw them.
+    pub figures: String,
     /// The page it becomes, relative to the book root (`ch06.html`).
     pub html: String,
     /// The number in its first level-one heading (`# 6 Distributed ...` → 6).
@@ -71,7 +75,9 @@ impl Page {
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let html = path.with_extension("html").to_string_lossy().replace('\\', "/");
         let number = chapter_number(&doc);
-        Page { stem, html, number, doc }
+        // Where its cells draw: the folder named after the chapter's crate, as the runtime names it.
+        let figures = tangle_core::parse::crate_name(path).unwrap_or_else(|| stem.clone());
+        Page { stem, html, number, doc, figures }
     }
 }
 

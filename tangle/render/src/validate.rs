@@ -236,7 +236,7 @@ fn error_at(page: &Page, file: &Path, offset: usize, message: String) -> Diagnos
 
 /// `{{#figure NAME}}` directives whose figure nothing provides.
 fn unknown_figures(layout: &Layout, page: &Page, file: &Path) -> Vec<Diagnostic> {
-    let dir = layout.abs(&layout.figures).join(&page.stem);
+    let dir = layout.abs(&layout.figures).join(&page.figures);
     let mut known: Vec<String> = figures::drawn_figure_names(&page.doc);
     for fence in &page.doc.fences {
         if diagrams::find(fence.lang()).is_some()
@@ -252,7 +252,7 @@ fn unknown_figures(layout: &Layout, page: &Page, file: &Path) -> Vec<Diagnostic>
         if known.iter().any(|k| k == name) {
             continue;
         }
-        let shown = layout.figures.join(&page.stem).join(format!("{name}.svg"));
+        let shown = layout.figures.join(&page.figures).join(format!("{name}.svg"));
         let d = error_at(
             page,
             file,
@@ -280,7 +280,7 @@ pub(crate) fn writes_calculator(chapter: &tangle_core::markdown::Document, name:
 
 /// `{{#widget NAME}}` directives: a calculator nothing computes, or one placed twice.
 fn calculators(layout: &Layout, page: &Page, file: &Path) -> Vec<Diagnostic> {
-    let dir = layout.abs(&layout.figures).join(&page.stem);
+    let dir = layout.abs(&layout.figures).join(&page.figures);
     let mut known: Vec<String> =
         figures::rust_blocks(&page.doc).flat_map(|code| figures::names_passed(code, WRITES)).collect();
     known.extend(files_ending(&dir, ".widget.json"));
@@ -305,7 +305,7 @@ fn calculators(layout: &Layout, page: &Page, file: &Path) -> Vec<Diagnostic> {
         if known.iter().any(|k| k == name) {
             continue;
         }
-        let shown = layout.figures.join(&page.stem).join(format!("{name}.widget.json"));
+        let shown = layout.figures.join(&page.figures).join(format!("{name}.widget.json"));
         let d = error_at(
             page,
             file,
