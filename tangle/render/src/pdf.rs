@@ -20,7 +20,7 @@ const TIMEOUT: Duration = Duration::from_secs(180);
 pub fn print_book(book_dir: &Path, pdf: &Path) -> anyhow::Result<()> {
     let page = book_dir.join("print.html");
     if !page.is_file() {
-        bail!("no {}: build the book first (`cargo tangle book`)", page.display());
+        bail!("no {}: build the book first (`{}`)", page.display(), tangle_core::messages::command("book"));
     }
     let chromium = chromium::find().with_context(|| format!("printing the book: {}", chromium::INSTALL_HINT))?;
     let page = page.canonicalize()?;
@@ -54,7 +54,7 @@ mod tests {
     fn a_book_that_was_never_built_is_named() {
         let dir = tempfile::tempdir().unwrap();
         let err = print_book(dir.path(), &dir.path().join("book.pdf")).unwrap_err().to_string();
-        assert!(err.contains("print.html") && err.contains("cargo tangle book"), "{err}");
+        assert!(err.contains("print.html") && err.contains("tangle book`"), "{err}");
     }
 
     /// Where Chromium is installed: a page that opens the print dialog once loaded (as

@@ -32,8 +32,9 @@ pub fn opening(figures_dir: &Path, stem: &str, name: &str, number: &str) -> Resu
     };
     let text = std::fs::read_to_string(&file).map_err(|_| {
         gap(format!(
-            "Figure {number} (widget {name}): {} is missing; write it with `tangle_runtime::widget::Widget::new(\"{name}\")` ... `.write()` in a run cell, then run `cargo tangle accept --chapter {stem}`",
-            file.display()
+            "Figure {number} (widget {name}): {} is missing; write it with `tangle_runtime::widget::Widget::new(\"{name}\")` ... `.write()` in a run cell, then run `{}`",
+            file.display(),
+            tangle_core::messages::command(&format!("accept --chapter {stem}"))
         ))
     })?;
     let data =
@@ -226,6 +227,6 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (gap, why) = opening(dir.path(), "ch01", "nope", "1.1").unwrap_err();
         assert!(gap.contains("tangle-figure-missing"));
-        assert!(why.contains("cargo tangle accept --chapter ch01"), "{why}");
+        assert!(why.contains("tangle accept --chapter ch01`"), "{why}");
     }
 }

@@ -150,7 +150,10 @@ pub fn bind(port: u16) -> anyhow::Result<TcpListener> {
     match TcpListener::bind(("127.0.0.1", port)) {
         Ok(listener) => Ok(listener),
         Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
-            bail!("port {port} is in use (another `cargo tangle serve`?); pass --port N to serve on another one")
+            bail!(
+                "port {port} is in use (another `{}`?); pass --port N to serve on another one",
+                tangle_core::messages::command("serve")
+            )
         }
         Err(e) => Err(e).with_context(|| format!("cannot listen on 127.0.0.1:{port}")),
     }
