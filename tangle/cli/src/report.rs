@@ -144,7 +144,7 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
                     }
                     let printed = r.run.cells.iter().find(|c| c.index == v.index).map_or("", |c| c.stdout.as_str());
                     if let Some(block) = chapter.run_cells().nth(v.index).and_then(|c| c.output.as_ref()) {
-                        for name in unmatched_redactions(block, printed) {
+                        for name in tangle_core::compare::unmatched_redactions(&block.spec, &block.text, printed) {
                             out.line(format!(
                                 "  note: the redaction `{name}` matches nothing in the block or in what the cell \
                                  printed: its pattern may not say what was meant"
@@ -229,17 +229,6 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
         ));
     }
     Ok(code)
-}
-
-/// The redactions of `block` whose pattern finds nothing in the block or in what was printed.
-fn unmatched_redactions<'b>(block: &'b tangle_core::model::OutputBlock, printed: &str) -> Vec<&'b str> {
-    block
-        .spec
-        .redactions
-        .iter()
-        .filter(|r| !r.regex.is_match(&block.text) && !r.regex.is_match(printed))
-        .map(|r| r.name.as_str())
-        .collect()
 }
 
 /// What a drift in a cell that measures time adds: it may be the machine, and how to find out.

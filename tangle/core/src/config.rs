@@ -82,6 +82,20 @@ impl Layout {
         self.root.join(rel)
     }
 
+    /// The folders mdBook's `{{#include}}` may read from: the book's (the folder of
+    /// `book.toml`) and those `include-dirs` lists, each as the author names it (`.` for the
+    /// book's own) and resolved ([`crate::fsutil::resolved`]: links followed), so that a file
+    /// is inside one when its resolved path starts with it.
+    pub fn readable_dirs(&self) -> Vec<(String, PathBuf)> {
+        std::iter::once(&self.book)
+            .chain(&self.include_dirs)
+            .map(|d| {
+                let shown = if d.as_os_str().is_empty() { ".".to_string() } else { d.display().to_string() };
+                (shown, crate::fsutil::resolved(&self.abs(d)))
+            })
+            .collect()
+    }
+
     /// tangle's own working folder (cache, lock, chapter builds, staging), absolute.
     pub fn work_dir(&self) -> PathBuf {
         self.root.join(self.work_dir_relative())

@@ -5,7 +5,7 @@
 //! replaced and the link stays.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use anyhow::Context;
 
@@ -91,6 +91,38 @@ fn link_target(path: &Path) -> PathBuf {
         }),
         _ => path.to_path_buf(),
     }
+}
+
+/// `path` with `.` and `..` taken out, and symbolic links followed as far as the path exists
+/// (a link inside the book to a file outside it reads outside it).
+pub fn resolved(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    // The longest existing ancestor, canonicalized, and the rest as written.
+    let mut existing = out.clone();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        match (existing.file_name().map(|n| n.to_os_string()), existing.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => return out,
+        }
+    }
+    let mut full = std::fs::canonicalize(&existing).unwrap_or(existing);
+    for name in rest.into_iter().rev() {
+        full.push(name);
+    }
+    full
 }
 
 /// The prefix of every temporary file tangle writes next to a file it replaces.

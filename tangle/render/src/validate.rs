@@ -21,7 +21,7 @@
 //! Every finding is an error at `FILE:LINE` with a fix.
 
 use std::collections::HashMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -32,6 +32,7 @@ use super::refs;
 use super::{diagrams, figures};
 use tangle_core::config::{Config, Layout};
 use tangle_core::diagnostic::{Diagnostic, Location};
+use tangle_core::fsutil::resolved;
 use tangle_core::markdown::LeafKind;
 use tangle_core::messages::closest;
 use tangle_core::pipeline::Project;
@@ -404,8 +405,7 @@ fn page_file(layout: &Layout, path: &Path) -> PathBuf {
 /// include of a file already being included (mdBook would follow it until it gives up).
 /// The files it reads are checked the same way, as mdBook expands their directives too.
 fn refused(layout: &Layout, read: &Read, chain: &[PathBuf]) -> Option<(String, String)> {
-    let allowed: Vec<PathBuf> =
-        std::iter::once(&layout.book).chain(&layout.include_dirs).map(|d| resolved(&layout.abs(d))).collect();
+    let readable = layout.readable_dirs();
     let shown = pathdiff(&read.full, &layout.root);
     let through = match chain.len() {
         1 => String::new(),
@@ -415,9 +415,8 @@ fn refused(layout: &Layout, read: &Read, chain: &[PathBuf]) -> Option<(String, S
         ),
     };
     let directive = format!("`{{{{#{} {}}}}}`", read.kind, read.spec);
-    if !allowed.iter().any(|dir| read.full.starts_with(dir)) {
-        let dirs: Vec<String> =
-            std::iter::once(&layout.book).chain(&layout.include_dirs).map(|d| format!("`{}`", shown_dir(d))).collect();
+    if !readable.iter().any(|(_, dir)| read.full.starts_with(dir)) {
+        let dirs: Vec<String> = readable.iter().map(|(shown, _)| format!("`{shown}`")).collect();
         return Some((
             format!("{directive} reads {shown}{through}, outside the folders the book may read from ({})", dirs.join(", ")),
             "move the file into the book's folder, or list its folder in `include-dirs` under [preprocessor.tangle] in book.toml".into(),
@@ -440,42 +439,6 @@ fn refused(layout: &Layout, read: &Read, chain: &[PathBuf]) -> Option<(String, S
     let mut deeper = chain.to_vec();
     deeper.push(read.full.clone());
     reads(&text, dir).iter().find_map(|inner| refused(layout, inner, &deeper))
-}
-
-fn shown_dir(dir: &Path) -> String {
-    if dir.as_os_str().is_empty() { ".".to_string() } else { dir.display().to_string() }
-}
-
-/// `path` with `.` and `..` taken out, and symbolic links followed as far as the path exists
-/// (a link inside the book to a file outside it reads outside it).
-fn resolved(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    // The longest existing ancestor, canonicalized, and the rest as written.
-    let mut existing = out.clone();
-    let mut rest = Vec::new();
-    while !existing.exists() {
-        match (existing.file_name().map(|n| n.to_os_string()), existing.parent()) {
-            (Some(name), Some(parent)) => {
-                rest.push(name);
-                existing = parent.to_path_buf();
-            }
-            _ => return out,
-        }
-    }
-    let mut full = std::fs::canonicalize(&existing).unwrap_or(existing);
-    for name in rest.into_iter().rev() {
-        full.push(name);
-    }
-    full
 }
 
 /// `path` relative to `root` when it lies inside it, else as it is.

@@ -15,7 +15,7 @@ pub use diff::{Diff, visible};
 pub(crate) use figures::compare_figures;
 pub use figures::{DRAWN_SUFFIXES, FigureDrift};
 pub use numbers::unquoted_numbers;
-pub use text::{matches, normalize, redact};
+pub use text::{matches, normalize, redact, unmatched_redactions};
 pub use timings::involves_timings;
 pub(crate) use values::replacement;
 pub use values::{Recorded, ValueDrift, ValueReport, compare_values, load_recorded};

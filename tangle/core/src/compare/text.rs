@@ -1,6 +1,6 @@
 //! The text rules shared by output blocks and quoted values: what counts as the same output
 //! (trailing spaces and blank lines dropped, redactions replaced by `[NAME]`, numbers within a
-//! relative tolerance).
+//! relative tolerance), and which redactions find nothing to replace.
 
 use std::sync::LazyLock;
 
@@ -15,6 +15,16 @@ pub fn normalize(text: &str) -> String {
         out.pop();
     }
     out
+}
+
+/// The names of `spec`'s redactions whose pattern finds nothing in the block's text or in
+/// what was printed: a pattern that does not say what was meant, which a drift should name.
+pub fn unmatched_redactions<'s>(spec: &'s OutputSpec, block: &str, printed: &str) -> Vec<&'s str> {
+    spec.redactions
+        .iter()
+        .filter(|r| !r.regex.is_match(block) && !r.regex.is_match(printed))
+        .map(|r| r.name.as_str())
+        .collect()
 }
 
 /// Replaces each redaction's match (or first capture group) by `[NAME]`.

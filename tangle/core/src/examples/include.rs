@@ -15,42 +15,26 @@ use regex::Regex;
 
 use crate::config::Layout;
 
-/// The folders an include may read from: the book's (the folder of `book.toml`) and those
-/// `include-dirs` lists, as the renderer's validation allows them. A file elsewhere is never
-/// read, built or run.
+/// The folders an include may read from ([`Layout::readable_dirs`], as the renderer's
+/// validation allows them). A file elsewhere is never read, built or run.
 #[derive(Debug, Clone, Default)]
 pub struct Allowed {
-    dirs: Vec<PathBuf>,
-    shown: Vec<String>,
+    dirs: Vec<(String, PathBuf)>,
 }
 
 impl Allowed {
     pub fn of(layout: &Layout) -> Allowed {
-        let listed = || std::iter::once(&layout.book).chain(&layout.include_dirs);
-        let dirs = listed().map(|d| canonical(&layout.abs(d))).collect();
-        let shown =
-            listed()
-                .map(|d| {
-                    if d.as_os_str().is_empty() {
-                        "the book's folder".to_string()
-                    } else {
-                        format!("`{}`", d.display())
-                    }
-                })
-                .collect();
-        Allowed { dirs, shown }
+        Allowed { dirs: layout.readable_dirs() }
     }
 
     fn admits(&self, file: &Path) -> bool {
-        let file = canonical(file);
-        self.dirs.iter().any(|dir| file.starts_with(dir))
+        let file = crate::fsutil::resolved(file);
+        self.dirs.iter().any(|(_, dir)| file.starts_with(dir))
     }
-}
 
-/// `path` with its links resolved where it exists (so that a link out of the book is seen
-/// for what it is), else lexically normalized.
-fn canonical(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| crate::generate::lexically_normal(path))
+    fn shown(&self) -> String {
+        self.dirs.iter().map(|(shown, _)| format!("`{shown}`")).collect::<Vec<_>>().join(", ")
+    }
 }
 
 /// The example's lines, each with the zero-based example line it came from, or why a
@@ -80,7 +64,7 @@ fn included(spec: &str, chapter_dir: &Path, hide_rest: bool, allowed: &Allowed) 
     if !allowed.admits(&path) {
         return Err(format!(
             "{file} is outside the folders the book may read from ({}): it is not read",
-            allowed.shown.join(", ")
+            allowed.shown()
         ));
     }
     let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot include {file}: {e}"))?;
@@ -144,7 +128,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = "fn helper() -> u8 { 1 }\n// ANCHOR: body\nlet x = helper();\n// ANCHOR_END: body\nfn main() {}\n";
         std::fs::write(dir.path().join("a.rs"), file).unwrap();
-        let here = Allowed { dirs: vec![canonical(dir.path())], shown: vec!["the book's folder".into()] };
+        let here = Allowed { dirs: vec![(".".into(), crate::fsutil::resolved(dir.path()))] };
         let code = "let y = 2;\n{{#include a.rs:body}}\n";
         let lines = expand(code, dir.path(), &here).unwrap();
         assert_eq!(lines, vec![("let y = 2;".to_string(), 0), ("let x = helper();".to_string(), 1)]);
@@ -168,7 +152,7 @@ mod tests {
         std::fs::create_dir_all(&outside).unwrap();
         std::fs::write(outside.join("a.rs"), "println!(\"outside\");\n").unwrap();
         std::fs::write(book.join("src/b.rs"), "println!(\"inside\");\n").unwrap();
-        let allowed = Allowed { dirs: vec![canonical(&book)], shown: vec!["the book's folder".into()] };
+        let allowed = Allowed { dirs: vec![("book".into(), crate::fsutil::resolved(&book))] };
         let src = book.join("src");
         assert!(expand("{{#include b.rs}}\n", &src, &allowed).is_ok());
         let err = expand("{{#include ../../outside/a.rs}}\n", &src, &allowed).unwrap_err();
