@@ -108,6 +108,12 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
     let sources = Sources::new(&project.root);
     for r in results {
         let chapter = &r.chapter;
+        if let Some(why) = &r.unanswered {
+            eprintln!("{}\n", why.render(&sources, Style::for_stderr()));
+            eprintln!("{}: not checked: its frozen record cannot answer for it (see above)", chapter.name);
+            code = ERROR;
+            continue;
+        }
         // Quotes of unknown values, values published twice, values nothing quotes.
         for d in &r.values.diagnostics {
             eprintln!("{}\n", d.render(&sources, Style::for_stderr()));

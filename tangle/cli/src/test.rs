@@ -203,6 +203,11 @@ fn count_check(project: &Project, outcome: &Outcome, tally: &mut Tally) -> bool 
     };
     for r in results {
         let chapter = &r.chapter;
+        if let Some(d) = &r.unanswered {
+            let at = d.location.as_ref().map_or_else(|| chapter.path.display().to_string(), |l| l.to_string());
+            tally.fail(format!("{at}: {}", d.message));
+            continue;
+        }
         for v in &r.verdicts {
             match &v.verdict {
                 Verdict::Same => tally.pass(1),

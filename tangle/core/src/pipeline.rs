@@ -207,9 +207,29 @@ pub struct ChapterResult {
     pub figures: Vec<FigureDrift>,
     /// Snapshot files that disagree with the prose.
     pub snapshots: Vec<snapshot::SnapshotDrift>,
+    /// A frozen chapter whose record cannot answer (missing, unreadable or stale): why. Such a
+    /// chapter is not built, run or compared (it has no verdicts), and fails with this error
+    /// while the other chapters are checked.
+    pub unanswered: Option<Diagnostic>,
 }
 
 impl ChapterResult {
+    /// A frozen chapter that its record cannot answer, for `why`: nothing ran or was compared.
+    fn unanswered(chapter: &Arc<Chapter>, why: Diagnostic) -> Self {
+        ChapterResult {
+            chapter: chapter.clone(),
+            run: RunOutput { cells: Vec::new(), end: run::RunEnd::Completed, values: Vec::new() },
+            drawn: PathBuf::new(),
+            cached: false,
+            frozen: true,
+            verdicts: Vec::new(),
+            values: ValueReport::default(),
+            figures: Vec::new(),
+            snapshots: Vec::new(),
+            unanswered: Some(why),
+        }
+    }
+
     pub fn drifted(&self) -> impl Iterator<Item = &CellVerdict> {
         self.verdicts.iter().filter(|v| matches!(v.verdict, Verdict::Drift { .. }))
     }
@@ -293,9 +313,9 @@ pub fn check(
         parse::lint::report_long_lines(&project.root, &project.book, &names(chapters), project.config.checks.line_width)
     });
 
-    // Frozen chapters are answered from their records (a stale one fails here, before any
-    // build), unless asked to run afresh.
-    let mut frozen = match options.refresh || options.rerun {
+    // Frozen chapters are answered from their records, unless asked to run afresh; one whose
+    // record cannot answer is neither built nor run, and fails on its own.
+    let freeze::Answers { records: mut frozen, mut unanswered } = match options.refresh || options.rerun {
         true => Default::default(),
         false => timing::phase("frozen records", || {
             freeze::answer(&project.config, &project.book, &project.generated, &names(chapters))
@@ -305,7 +325,7 @@ pub fn check(
     let mut lookups = Vec::new();
     let mut to_build = Vec::new();
     let _keys = timing::Span::new("cache keys and lookups");
-    for &selected in chapters.iter().filter(|s| !frozen.contains_key(s.name())) {
+    for &selected in chapters.iter().filter(|s| !frozen.contains_key(s.name()) && !unanswered.contains_key(s.name())) {
         let name = selected.name();
         let key = cache::key(project.layout(), &shared, &project.generated, name)?;
         // A cached run is only as good as the figures kept from it.
@@ -354,6 +374,10 @@ pub fn check(
     let mut results = Vec::new();
     for selected in chapters {
         let chapter = selected.chapter();
+        if let Some(why) = unanswered.remove(&chapter.name) {
+            results.push(ChapterResult::unanswered(chapter, why));
+            continue;
+        }
         let Some(record) = frozen.remove(&chapter.name) else { continue };
         let figures = freeze::figure_drift(project.layout(), &chapter.name, &record)?;
         let drawn = project.layout().abs(&project.layout().figures);
@@ -480,8 +504,19 @@ fn compare(
         Err(d) => ValueReport { drifts: Vec::new(), diagnostics: vec![*d] },
     };
     let snapshots = snapshot::stale(&project.layout().abs(&project.layout().snapshots), chapter);
-    let (cached, frozen) = (false, false);
-    Ok(ChapterResult { chapter: chapter.clone(), run, drawn, cached, frozen, verdicts, values, figures, snapshots })
+    let (cached, frozen, unanswered) = (false, false, None);
+    Ok(ChapterResult {
+        chapter: chapter.clone(),
+        run,
+        drawn,
+        cached,
+        frozen,
+        verdicts,
+        values,
+        figures,
+        snapshots,
+        unanswered,
+    })
 }
 
 /// Replaces `kept` by the figures a completed run drew into `drawn` (a rename within
@@ -523,7 +558,9 @@ pub fn accept(project: &Project, results: &[ChapterResult], writes: Writes) -> a
     for result in results.iter().filter(|r| r.frozen) {
         freeze::refuse_figure_drift(&result.chapter.name, &result.figures)?;
     }
-    for result in results {
+    // A frozen chapter whose record cannot answer has nothing to accept (its error says how to
+    // remake the record).
+    for result in results.iter().filter(|r| r.unanswered.is_none()) {
         let chapter = &result.chapter;
         // A frozen chapter that ran (`--refresh`): its record is remade from this run.
         if !result.frozen && result.run.completed() && freeze::is_frozen(&project.config, chapter) {

@@ -315,6 +315,7 @@ fn compare_outputs(chapter: &Arc<Chapter>, results: &[ExampleResult]) -> Chapter
         figures: Vec::new(),
         // Snapshots mirror notebook chapters only: an existing book gains no snapshots/.
         snapshots: Vec::new(),
+        unanswered: None,
     }
 }
 

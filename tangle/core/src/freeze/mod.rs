@@ -2,8 +2,9 @@
 //! its last run committed beside the book (`frozen/chNN.toml`, [`record`]), under a hash of
 //! everything the run depends on ([`inputs`]). While the hash matches, `check`, `test`,
 //! `book` and `serve` compare the prose with the record and neither build nor run the chapter;
-//! its test cells are counted as ignored. When an input changes, they fail, naming the input
-//! and the command that remakes the record where the chapter can run
+//! its test cells are counted as ignored. When an input changes, that chapter fails on its
+//! own ([`Answers::unanswered`]; the others are checked as usual), naming the input and the
+//! command that remakes the record where the chapter can run
 //! (`accept --refresh --chapter chNN`, which reruns it and rewrites the record; never on CI,
 //! where `accept` refuses to write).
 //!
@@ -77,15 +78,20 @@ fn refresh_command(chapter: &str) -> String {
     messages::command(&format!("accept --refresh --chapter {chapter}"))
 }
 
+/// What the records of the frozen chapters can answer.
+#[derive(Debug, Default)]
+pub struct Answers {
+    /// The current records, by chapter: these chapters are compared with them.
+    pub records: BTreeMap<String, Record>,
+    /// The frozen chapters whose record is missing, unreadable or stale, each with its error:
+    /// these are neither built nor run (they are frozen because they cannot run here), and
+    /// fail on their own while the other chapters are checked as usual.
+    pub unanswered: BTreeMap<String, Diagnostic>,
+}
+
 /// The records of the frozen chapters among `chapters`, each checked against the chapter's
-/// inputs as they are now. A record that is missing, unreadable or stale is an error (all of
-/// them are reported together), so that nothing is built or run on an answer that is wrong.
-pub fn answer(
-    config: &Config,
-    book: &Book,
-    generated: &Generated,
-    chapters: &[String],
-) -> anyhow::Result<BTreeMap<String, Record>> {
+/// inputs as they are now.
+pub fn answer(config: &Config, book: &Book, generated: &Generated, chapters: &[String]) -> anyhow::Result<Answers> {
     for record in orphans(config, book) {
         eprintln!(
             "warning: {} is the record of no frozen chapter: remove it (or freeze the chapter again)",
@@ -94,53 +100,43 @@ pub fn answer(
     }
     let frozen: Vec<&Arc<Chapter>> =
         chapters.iter().filter_map(|name| book.chapter(name)).filter(|c| is_frozen(config, c)).collect();
-    let mut records = BTreeMap::new();
+    let mut answers = Answers::default();
     if frozen.is_empty() {
-        return Ok(records);
+        return Ok(answers);
     }
     let layout = &config.layout;
     let shared = inputs::shared(layout, generated)?;
-    let mut found = Diagnostics::default();
     for chapter in frozen {
         let name = &chapter.name;
         let at = declared_at(config, chapter).expect("a frozen chapter is declared so");
         let now = inputs::of(&shared, layout, generated, name)?;
         let rel = record_path(layout, name);
-        match Record::load(&layout.abs(&rel), &rel) {
-            Err(d) => found.push((*d).with_help(format!("rerun {name} where it can run: `{}`", refresh_command(name)))),
-            Ok(None) => found.push(Diagnostic::error(
+        let why = match Record::load(&layout.abs(&rel), &rel) {
+            Err(d) => (*d).with_help(format!("rerun {name} where it can run: `{}`", refresh_command(name))),
+            Ok(None) => Diagnostic::error(
                 at,
                 format!(
                     "{name} is frozen but has no record ({} is missing): run it where it can run (`{}`)",
                     rel.display(),
                     refresh_command(name)
                 ),
-            )),
-            Ok(Some(record)) if record.hash != inputs::hash(&now) || record.chapter != *name => {
-                found.push(
-                    Diagnostic::error(
-                        at,
-                        format!(
-                            "the frozen record of {name} is stale: rerun it where it can run (`{}`)",
-                            refresh_command(name)
-                        ),
-                    )
-                    .with_note(format!(
-                        "changed since {} was recorded: {}",
-                        rel.display(),
-                        changes(&record.inputs, &now)
-                    )),
-                );
-            }
+            ),
+            Ok(Some(record)) if record.hash != inputs::hash(&now) || record.chapter != *name => Diagnostic::error(
+                at,
+                format!(
+                    "the frozen record of {name} is stale: rerun it where it can run (`{}`)",
+                    refresh_command(name)
+                ),
+            )
+            .with_note(format!("changed since {} was recorded: {}", rel.display(), changes(&record.inputs, &now))),
             Ok(Some(record)) => {
-                records.insert(name.clone(), record);
+                answers.records.insert(name.clone(), record);
+                continue;
             }
-        }
+        };
+        answers.unanswered.insert(name.clone(), why);
     }
-    match found.has_errors() {
-        true => Err(found.into()),
-        false => Ok(records),
-    }
+    Ok(answers)
 }
 
 /// The records under `frozen/` whose chapter is not frozen (any more), relative to the root.
