@@ -90,7 +90,7 @@ enum Command {
     },
     /// Format every cell with rustfmt, in place in the chapters.
     Fmt {
-        /// Write nothing; fail naming each chapter with unformatted cells.
+        /// Write nothing; fail naming each unformatted cell at its chapter line.
         #[arg(long)]
         check: bool,
         #[arg(long)]
@@ -321,10 +321,10 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Fmt { check, chapter } => {
             let chapters: Vec<&Chapter> = project.select(&chapter)?.into_iter().map(|s| &**s.chapter()).collect();
             let changed = pipeline::fmt(&project, &chapters, !check)?;
-            for path in &changed {
+            for unformatted in &changed {
                 match check {
-                    true => println!("unformatted: {}", path.display()),
-                    false => println!("formatted {}", path.display()),
+                    true => unformatted.cells.iter().for_each(|at| println!("unformatted: {at}")),
+                    false => println!("formatted {}", unformatted.chapter.display()),
                 }
             }
             if check && !changed.is_empty() {

@@ -252,12 +252,18 @@ fn style_checks(project: &Project, chapters: &[&Chapter], sources: &Sources, tal
                     "  {path}: formatting not checked: rustfmt is not installed (`rustup component add rustfmt`)"
                 );
                 tally.ignored += 1;
-            } else if pipeline::fmt(project, &[chapter], false)?.is_empty() {
-                tally.pass(1);
             } else {
-                let fix = tangle_core::messages::command(&format!("fmt --chapter {name}"));
-                println!("unformatted: {path} (run `{fix}`)");
-                tally.fail(format!("{path}: cells not formatted"));
+                let unformatted = pipeline::fmt(project, &[chapter], false)?;
+                let cells: Vec<_> = unformatted.iter().flat_map(|u| &u.cells).collect();
+                if cells.is_empty() {
+                    tally.pass(1);
+                } else {
+                    let fix = tangle_core::messages::command(&format!("fmt --chapter {name}"));
+                    for at in &cells {
+                        println!("unformatted: {at} (run `{fix}`)");
+                    }
+                    tally.fail(format!("{}: cells not formatted", cells[0]));
+                }
             }
         }
         if let Some(max) = checks.line_width {

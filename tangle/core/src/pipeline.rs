@@ -605,9 +605,17 @@ pub fn accept(project: &Project, results: &[ChapterResult], writes: Writes) -> a
     Ok(accepted)
 }
 
+/// A chapter whose cells were not all formatted.
+#[derive(Debug)]
+pub struct Unformatted {
+    pub chapter: PathBuf,
+    /// Where each cell that rustfmt changes starts (its first line of code).
+    pub cells: Vec<crate::diagnostic::Location>,
+}
+
 /// Formats the cells of `chapters` with rustfmt. With `write`, rewrites the chapters (and
 /// re-syncs `code/`); returns the chapters whose cells were not (or are no longer) formatted.
-pub fn fmt(project: &Project, chapters: &[&Chapter], write: bool) -> anyhow::Result<Vec<PathBuf>> {
+pub fn fmt(project: &Project, chapters: &[&Chapter], write: bool) -> anyhow::Result<Vec<Unformatted>> {
     if write {
         // fmt rewrites cells and then code/: edits there would be lost, or no longer fit.
         project.refuse_edits()?;
@@ -618,7 +626,9 @@ pub fn fmt(project: &Project, chapters: &[&Chapter], write: bool) -> anyhow::Res
     let code = project.layout().abs(&project.layout().code);
     let style_dir = Some(code).filter(|d| d.is_dir()).unwrap_or_else(|| project.root.clone());
     for &chapter in chapters {
-        let Some(text) = accept::fmt::format_chapter(chapter, project.config.edition(chapter.mode), &style_dir)? else {
+        let Some(accept::fmt::Formatted { text, cells }) =
+            accept::fmt::format_chapter(chapter, project.config.edition(chapter.mode), &style_dir)?
+        else {
             continue;
         };
         if write {
@@ -630,7 +640,10 @@ pub fn fmt(project: &Project, chapters: &[&Chapter], write: bool) -> anyhow::Res
             )?;
             rewritten.push(parse::parse_chapter_as(&chapter.name, &chapter.path, text.into_bytes(), chapter.mode)?);
         }
-        changed.push(chapter.path.clone());
+        changed.push(Unformatted {
+            chapter: chapter.path.clone(),
+            cells: cells.into_iter().map(|line| chapter.location(line)).collect(),
+        });
     }
     if write && !changed.is_empty() {
         project.with_chapters(rewritten)?.sync(&Discard::Nothing)?;

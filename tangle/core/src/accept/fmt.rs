@@ -14,18 +14,29 @@ use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::markdown::Edits;
 use crate::model::{Cell, CellKind, Chapter};
 
-/// The chapter's text with every cell formatted, or `None` when every cell already is.
+/// A chapter whose cells were not all formatted.
+#[derive(Debug)]
+pub(crate) struct Formatted {
+    /// The chapter's text with every cell formatted.
+    pub text: String,
+    /// The first code line of each cell that formatting changed, in order.
+    pub cells: Vec<usize>,
+}
+
+/// The chapter with every cell formatted, or `None` when every cell already is.
 /// rustfmt runs in `style_dir` (the chapter workspace, `code/`), so it reads the
 /// `rustfmt.toml` that `rustfmt --check` on the generated files would read, whatever the
 /// directory the tool was started from.
-pub(crate) fn format_chapter(chapter: &Chapter, edition: &str, style_dir: &Path) -> anyhow::Result<Option<String>> {
+pub(crate) fn format_chapter(chapter: &Chapter, edition: &str, style_dir: &Path) -> anyhow::Result<Option<Formatted>> {
     let nl = chapter.newline();
     let mut edits = Edits::new();
+    let mut cells = Vec::new();
     let mut diagnostics = Diagnostics::default();
     for cell in &chapter.cells {
         match format_cell(cell, edition, style_dir) {
             Ok(formatted) if formatted == cell.code => {}
             Ok(formatted) => {
+                cells.push(cell.code_line);
                 let mut text = String::new();
                 for line in formatted.lines() {
                     text.push_str(if line.is_empty() { cell.prefix.trim_end() } else { &cell.prefix });
@@ -44,7 +55,7 @@ pub(crate) fn format_chapter(chapter: &Chapter, edition: &str, style_dir: &Path)
     if diagnostics.has_errors() {
         return Err(diagnostics.into());
     }
-    Ok((!edits.is_empty()).then(|| edits.apply(chapter.source())))
+    Ok((!edits.is_empty()).then(|| Formatted { text: edits.apply(chapter.source()), cells }))
 }
 
 enum FmtError {
@@ -144,13 +155,15 @@ mod tests {
             return;
         }
         let md = "Prose   with  spaces.\n\n- item\n\n  ```rust\n  // @save\n  pub fn f( x:u32)->u32{x+1}\n  ```\n\n```rust\nlet s = \"a\n  b\";\nif true { println!(\"{}\",f(1)) }\n```\n";
-        let out = format_chapter(&chapter(md), "2024", &std::env::temp_dir()).unwrap().unwrap();
+        let formatted = format_chapter(&chapter(md), "2024", &std::env::temp_dir()).unwrap().unwrap();
+        assert_eq!(formatted.cells, vec![6, 11], "the first line in the fence of each changed cell");
+        let out = formatted.text;
         assert_eq!(
             out,
             "Prose   with  spaces.\n\n- item\n\n  ```rust\n  // @save\n  pub fn f(x: u32) -> u32 {\n      x + 1\n  }\n  ```\n\n```rust\nlet s = \"a\n  b\";\nif true {\n    println!(\"{}\", f(1))\n}\n```\n"
         );
         assert_eq!(
-            format_chapter(&chapter(&out), "2024", &std::env::temp_dir()).unwrap(),
+            format_chapter(&chapter(&out), "2024", &std::env::temp_dir()).unwrap().map(|f| f.text),
             None,
             "formatting is idempotent"
         );
@@ -164,10 +177,10 @@ mod tests {
         }
         let long = "x".repeat(120);
         let md = format!("```rust\nfor i in 0..2 {{\n    f(\n\"{long}\",\n    i)?;\n}}\n```\n");
-        let once = format_chapter(&chapter(&md), "2024", &std::env::temp_dir()).unwrap().unwrap_or(md.clone());
+        let once = format_chapter(&chapter(&md), "2024", &std::env::temp_dir()).unwrap().map_or(md.clone(), |f| f.text);
         assert!(once.contains("\n    f(\n"), "{once}");
         assert_eq!(
-            format_chapter(&chapter(&once), "2024", &std::env::temp_dir()).unwrap(),
+            format_chapter(&chapter(&once), "2024", &std::env::temp_dir()).unwrap().map(|f| f.text),
             None,
             "formatting is idempotent:\n{once}"
         );
