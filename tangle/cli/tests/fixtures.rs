@@ -6,6 +6,7 @@
 //! Step syntax, one per line (`#` starts a comment):
 //! - `tangle ARGS…`            run the tool, record its exit code and output
 //! - `CI=true tangle ARGS…`    the same as CI runs it
+//! - `RUSTC=PATH tangle ARGS…` the same with `RUSTC` set to PATH in the project
 //! - `cat PATH`                record a file
 //! - `replace PATH OLD => NEW` replace the only occurrence of OLD (`\n` allowed) in a file
 //! - `append PATH TEXT`        append a line (`\n` allowed) to a file
@@ -107,7 +108,7 @@ fn run_steps(case: &Path) -> String {
         let words: Vec<&str> = line.splitn(2, ' ').collect();
         let rest = words.get(1).copied().unwrap_or("");
         match words[0] {
-            "tangle" | "CI=true" => {
+            first if first == "tangle" || first == "CI=true" || first.starts_with("RUSTC=") => {
                 let start = Instant::now();
                 let mut command = Command::new(env!("CARGO_BIN_EXE_tangle"));
                 command.env_remove("CI");
@@ -115,6 +116,10 @@ fn run_steps(case: &Path) -> String {
                     "CI=true" => {
                         command.env("CI", "true");
                         rest.strip_prefix("tangle ").expect("CI=true tangle ARGS")
+                    }
+                    _ if let Some(path) = words[0].strip_prefix("RUSTC=") => {
+                        command.env("RUSTC", root.join(path));
+                        rest.strip_prefix("tangle ").expect("RUSTC=PATH tangle ARGS")
                     }
                     _ => rest,
                 };

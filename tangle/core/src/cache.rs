@@ -1,5 +1,5 @@
-//! The run cache: a chapter whose generated code, dependency chapters, `Cargo.lock`, runtime
-//! and declared data files hash the same as at its last completed run is neither rebuilt nor
+//! The run cache: a chapter whose generated code, dependency chapters, `Cargo.lock`, runtime,
+//! compiler and declared data files hash the same as at its last completed run is neither rebuilt nor
 //! rerun; its recorded outputs are compared instead. A pure function of those inputs, stored
 //! under `target/tangle/cache/`. The key leaves out where the cells stand in the chapter (prose
 //! around them may change), so a recorded chapter line is kept as a line of a cell and found
@@ -47,12 +47,18 @@ pub fn hex(h: Sha256) -> String {
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The hash of what every chapter's run depends on alike: the chapter workspace's manifest
-/// and lock file, and the generated crates every chapter links (the runtime, its bundled font
-/// included, as the tool holds it). Taken once per check, not per chapter.
+/// The hash of what every chapter's run depends on alike: the compiler, the chapter
+/// workspace's manifest and lock file, and the generated crates every chapter links (the
+/// runtime, its bundled font included, as the tool holds it). Taken once per check, not per
+/// chapter.
 pub(crate) fn shared_inputs(layout: &Layout, generated: &Generated) -> String {
     let mut h = Sha256::new();
     feed(&mut h, "version", VERSION.as_bytes());
+    // Another compiler may print otherwise, or refuse what this one built (a nightly
+    // feature): a run it did not make answers nothing. (If rustc cannot run, neither can the
+    // build that follows, which says why.)
+    let rustc = crate::build::compiler_version(&layout.abs(&layout.code)).unwrap_or_default();
+    feed(&mut h, "rustc -V", rustc.as_bytes());
     for name in ["Cargo.lock", "Cargo.toml"] {
         let path = layout.code.join(name);
         feed(&mut h, name, &std::fs::read(layout.abs(path)).unwrap_or_default());

@@ -30,6 +30,26 @@ pub(crate) fn target_dir(layout: &Layout) -> PathBuf {
     }
 }
 
+/// `rustc -V` as cargo would run it from `dir` (`$RUSTC`, else `rustc` under rustup's choice
+/// for that folder, a `rust-toolchain.toml` included): what a build with another compiler
+/// would differ in, for the run caches' keys and the frozen records' hashes.
+pub(crate) fn compiler_version(dir: &Path) -> anyhow::Result<String> {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let mut cmd = Command::new(&rustc);
+    cmd.arg("-V");
+    if dir.is_dir() {
+        cmd.current_dir(dir);
+    }
+    let out = cmd.output().map_err(|e| anyhow::anyhow!("`{} -V` does not run ({e})", rustc.to_string_lossy()))?;
+    anyhow::ensure!(
+        out.status.success(),
+        "`{} -V` failed: {}",
+        rustc.to_string_lossy(),
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
 /// The built binary of a chapter.
 pub fn binary(layout: &Layout, chapter: &str) -> PathBuf {
     target_dir(layout).join("release").join(format!("{chapter}{}", std::env::consts::EXE_SUFFIX))

@@ -341,9 +341,12 @@ fn locked_dependencies(lock: &std::path::Path) -> Vec<u8> {
 const VERSION: &str = concat!("tangle-examples-1:", env!("CARGO_PKG_VERSION"));
 
 /// Each example's cache key: its program as compiled, its attributes and edition, the
-/// dependencies and the workspace's lock file, and its chapter's timeout.
+/// compiler (`rustc -V`), the dependencies and the workspace's lock file, and its chapter's
+/// timeout.
 fn keys(project: &Project, examples: &[&Example], lock: &[u8]) -> Vec<String> {
     let deps = format!("{:?}", project.config.dependencies);
+    // Another compiler may refuse what this one accepted (a nightly feature) or print otherwise.
+    let rustc = crate::build::compiler_version(&project.root).unwrap_or_default();
     examples
         .iter()
         .map(|e| {
@@ -354,6 +357,7 @@ fn keys(project: &Project, examples: &[&Example], lock: &[u8]) -> Vec<String> {
                 e.program.source(e.standalone()).0.as_bytes(),
                 format!("{:?} {}", e.attributes, e.edition).as_bytes(),
                 deps.as_bytes(),
+                rustc.as_bytes(),
                 lock,
                 format!("{:?}", chapter.directives.timeout).as_bytes(),
             ] {

@@ -66,28 +66,10 @@ pub fn shared(layout: &Layout, generated: &Generated) -> anyhow::Result<Shared> 
     Ok(Shared { rustc: rustc_version(&code)?, runtime: hex(h), lock, workspace })
 }
 
-/// `rustc -V` as cargo would run it from `code/` (`$RUSTC`, else `rustc` under rustup's
-/// choice for that folder).
+/// `rustc -V` as cargo would run it from `code/`.
 fn rustc_version(code: &Path) -> anyhow::Result<String> {
-    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-    let mut cmd = std::process::Command::new(&rustc);
-    cmd.arg("-V");
-    if code.is_dir() {
-        cmd.current_dir(code);
-    }
-    let out = cmd.output().map_err(|e| {
-        anyhow::anyhow!(
-            "cannot tell whether the frozen records are current: `{} -V` does not run ({e})",
-            rustc.to_string_lossy()
-        )
-    })?;
-    anyhow::ensure!(
-        out.status.success(),
-        "cannot tell whether the frozen records are current: `{} -V` failed: {}",
-        rustc.to_string_lossy(),
-        String::from_utf8_lossy(&out.stderr).trim()
-    );
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    crate::build::compiler_version(code)
+        .map_err(|e| anyhow::anyhow!("cannot tell whether the frozen records are current: {e}"))
 }
 
 /// Each input of `chapter`'s run, by name, with its digest (the compiler by its version).
