@@ -51,6 +51,28 @@ impl FenceInfo {
     }
 }
 
+/// Whether rustdoc, and so `mdbook test`, compiles a block with this info string as a Rust
+/// doctest (rustdoc's `LangString::parse`): a bare fence is Rust; so is one whose words are
+/// all rustdoc's own (```` ```no_run ````, ```` ```ignore ````), and one that says `rust`
+/// anywhere; any other word first (```` ```text,no_run ````) makes it something else.
+pub fn rustdoc_tests(raw: &str) -> bool {
+    let (mut rust, mut other) = (false, false);
+    for token in raw.split([',', ' ', '\t']).map(str::trim).filter(|t| !t.is_empty()) {
+        match token {
+            "rust" => rust = true,
+            "should_panic" | "no_run" | "ignore" => rust = !other,
+            _ if token.starts_with("ignore-") => rust = !other,
+            "test_harness" | "compile_fail" | "standalone_crate" => rust = !other || rust,
+            _ if token.starts_with("edition") => {}
+            _ if token.len() == 5 && token.starts_with('E') && token[1..].bytes().all(|b| b.is_ascii_digit()) => {
+                rust = !other || rust
+            }
+            _ => other = true,
+        }
+    }
+    !other || rust
+}
+
 struct Word {
     key: String,
     value: Option<String>,
@@ -119,6 +141,18 @@ mod tests {
 
     fn attr(key: &str, value: Option<&str>) -> Attribute {
         Attribute { key: key.into(), value: value.map(Into::into) }
+    }
+
+    #[test]
+    fn rust_blocks_are_those_rustdoc_tests() {
+        for rust in ["", "rust", "no_run", "ignore", "should_panic,edition2018", "compile_fail,E0382", "rust,editable"]
+        {
+            assert!(rustdoc_tests(rust), "`{rust}` is a doctest");
+        }
+        for other in ["text", "text,no_run", "console", "editable", "output", "toml rust=1"] {
+            assert!(!rustdoc_tests(other), "`{other}` is no doctest");
+        }
+        assert!(rustdoc_tests("no_run,text"), "rustdoc's words first, as rustdoc reads them");
     }
 
     #[test]

@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Tag, TagEnd};
 
 pub use edit::Edits;
-pub use info::FenceInfo;
+pub use info::{Attribute, FenceInfo, rustdoc_tests};
 
 /// The extensions every stage parses with. The renderer's mdBook parses with tables,
 /// footnotes, strikethrough and smart punctuation too; math is ours.

@@ -82,6 +82,11 @@ pub fn read_chapter(name: &str, path: &Path, doc: Arc<Document>, default: CellMo
     })
 }
 
+/// A fence's first word, as written (before any attribute parsing can fail).
+fn fence_lang(fence: &Fence) -> &str {
+    fence.info_raw.split(|c: char| c == ',' || c.is_whitespace()).next().unwrap_or("")
+}
+
 /// The zero-based line of the block's text that opens a fence as long as the block's own
 /// (```` ```rust ```` inside a ```` ```text ```` block). Such a line cannot be part of an example
 /// (its own closing fence would have closed the block), so the block was almost certainly left
@@ -175,14 +180,23 @@ impl Reader<'_> {
     fn fence(&mut self, fence: &Fence) {
         let (errors, cells) = (self.diagnostics.iter().count(), self.cells.len());
         self.read_fence(fence);
-        let lang = fence.info_raw.split(|c: char| c == ',' || c.is_whitespace()).next().unwrap_or("");
-        if lang == "rust" && self.cells.len() == cells && self.diagnostics.iter().count() > errors {
+        if self.is_rust(fence) && self.cells.len() == cells && self.diagnostics.iter().count() > errors {
             self.refused_end = Some(fence.span.end);
         }
     }
 
+    /// Whether the fence holds Rust: ```` ```rust ```` in a notebook chapter; in an examples
+    /// chapter, every block rustdoc tests (a bare fence, ```` ```no_run ````), as `mdbook test`
+    /// would.
+    fn is_rust(&self, fence: &Fence) -> bool {
+        match self.mode {
+            CellMode::Notebook => fence_lang(fence) == "rust",
+            CellMode::Examples => crate::markdown::rustdoc_tests(&fence.info_raw),
+        }
+    }
+
     fn read_fence(&mut self, fence: &Fence) {
-        let lang = fence.info_raw.split(|c: char| c == ',' || c.is_whitespace()).next().unwrap_or("");
+        let lang = fence_lang(fence);
         if !fence.closed {
             let marker: String = std::iter::repeat_n(fence.marker, fence.marker_len).collect();
             let opening = self.opening(fence);
@@ -202,7 +216,8 @@ impl Reader<'_> {
                 )));
             return;
         }
-        if lang != "rust" && lang != "output" {
+        let rust = self.is_rust(fence);
+        if !rust && lang != "output" {
             return;
         }
         let info = match &fence.info {
@@ -213,9 +228,9 @@ impl Reader<'_> {
                 return;
             }
         };
-        match lang {
-            "rust" => self.cell(fence, &info),
-            _ => self.output(fence, &info),
+        match rust {
+            true => self.cell(fence, &info),
+            false => self.output(fence, &info),
         }
     }
 
@@ -300,7 +315,11 @@ impl Reader<'_> {
     /// (a misspelled `should_panic` would otherwise pass as a plain example).
     fn example_attributes(&mut self, fence: &Fence, info: &FenceInfo) -> Option<ExampleAttributes> {
         let mut example = ExampleAttributes::default();
-        for attr in &info.attributes {
+        // In ```` ```no_run ```` the first word is an attribute, not a language.
+        let first = Some(&info.lang)
+            .filter(|lang| !lang.is_empty() && *lang != "rust")
+            .map(|lang| crate::markdown::Attribute { key: lang.clone(), value: None });
+        for attr in first.iter().chain(&info.attributes) {
             let key = attr.key.as_str();
             match key {
                 "ignore" => example.ignore = true,
