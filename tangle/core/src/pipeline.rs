@@ -167,7 +167,7 @@ impl Project {
         let edited = self.edited(&self.stale()?)?;
         match edited.is_empty() {
             true => Ok(()),
-            false => Err(back::refusal(&self.generated, &edited).into()),
+            false => Err(back::refusal(&self.book, &self.config, &self.generated, &edited).into()),
         }
     }
 
@@ -749,11 +749,18 @@ impl Untangled {
         let mut out = Vec::new();
         for c in &self.chapters {
             let files: Vec<String> = c.files.iter().map(|f| f.display().to_string()).collect();
-            let lines = match c.lines.len() {
-                0 => "no line changed".to_string(),
+            let mut lines = match c.lines.len() {
+                0 => String::new(),
                 1 => format!("line {}", ranges(&c.lines)),
                 _ => format!("lines {}", ranges(&c.lines)),
             };
+            if c.removed > 0 {
+                let sep = if lines.is_empty() { "" } else { "; " };
+                lines += &format!("{sep}{} line(s) removed", c.removed);
+            }
+            if lines.is_empty() {
+                lines = "no line changed".to_string();
+            }
             out.push(format!("untangled {} into {} ({lines})", files.join(", "), c.chapter.path.display()));
         }
         if self.chapters.is_empty() {

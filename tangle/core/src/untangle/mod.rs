@@ -51,6 +51,8 @@ pub struct ChapterEdit {
     pub files: Vec<PathBuf>,
     /// The lines of the new text that changed (one-based).
     pub lines: Vec<usize>,
+    /// How many lines of the old text were removed outright.
+    pub removed: usize,
 }
 
 /// Takes the `edited` files (path relative to the project root → the text on disk) into the
@@ -108,8 +110,8 @@ pub fn untangle(
         let at = Location::new(first, first_difference(&expected_text(generated, first), &edited[first]) + 1);
         match verify(book, config, &chapter, &text, (&files, at), edited, &mut analyses) {
             Ok(()) => {
-                let lines = changed_lines(chapter.source(), &text);
-                out.push(ChapterEdit { chapter, text, files, lines });
+                let (lines, removed) = changed_lines(chapter.source(), &text);
+                out.push(ChapterEdit { chapter, text, files, lines, removed });
             }
             Err(d) => diagnostics.extend(d),
         }
@@ -366,25 +368,42 @@ fn first_difference(expected: &str, text: &str) -> usize {
     }
 }
 
-/// The one-based lines of `new` that are not in `old`.
-fn changed_lines(old: &str, new: &str) -> Vec<usize> {
+/// The one-based lines of `new` that are not in `old`, and how many lines of `old` went
+/// without a line of `new` in their place.
+fn changed_lines(old: &str, new: &str) -> (Vec<usize>, usize) {
     let (a, b): (Vec<&str>, Vec<&str>) = (old.lines().collect(), new.lines().collect());
-    let mut out = Vec::new();
+    let (mut changed, mut removed) = (Vec::new(), 0);
     for op in similar::capture_diff_slices(similar::Algorithm::Myers, &a, &b) {
-        if let similar::DiffOp::Insert { new_index, new_len, .. }
-        | similar::DiffOp::Replace { new_index, new_len, .. } = op
-        {
-            out.extend(new_index + 1..=new_index + new_len);
+        match op {
+            similar::DiffOp::Insert { new_index, new_len, .. } => changed.extend(new_index + 1..=new_index + new_len),
+            similar::DiffOp::Replace { old_len, new_index, new_len, .. } => {
+                changed.extend(new_index + 1..=new_index + new_len);
+                removed += old_len.saturating_sub(new_len);
+            }
+            similar::DiffOp::Delete { old_len, .. } => removed += old_len,
+            similar::DiffOp::Equal { .. } => {}
         }
     }
-    out
+    (changed, removed)
 }
 
 /// The error `sync` (and `check`, `book`, `test`) stops with when generated files were edited
 /// since tangle wrote them: each file named at its first edited line (with the chapter line
-/// it came from, where it came from one), and the two ways out.
-pub fn refusal(generated: &Generated, edited: &[(PathBuf, String)]) -> Diagnostic {
+/// it came from, where it came from one), and the ways out that work: `untangle` is offered
+/// only when it would take the edits (it is tried in memory); otherwise its reason is given.
+pub fn refusal(book: &Book, config: &Config, generated: &Generated, edited: &[(PathBuf, String)]) -> Diagnostic {
+    let crate_of = |path: &Path| generated.crates.iter().find(|c| c.files.iter().any(|(p, _)| p == path));
+    // A file edited after its chapter changed: its first difference from what the chapter
+    // generates now may be the chapter's change, not the edit, so no line is blamed.
+    let both_changed = |path: &Path, text: &str| {
+        let expected = expected_text(generated, path);
+        crate_of(path).is_some()
+            && matches!((seal::recorded(text), seal::recorded(&expected)), (Some(was), Some(now)) if was != now)
+    };
     let place = |path: &Path, text: &str| {
+        if both_changed(path, text) {
+            return (1, None);
+        }
         let line = first_difference(&expected_text(generated, path), text) + 1;
         let from = generated.chapter_position(path, line, 1).map(|(c, l, _)| c.location(l));
         (line, from)
@@ -392,9 +411,14 @@ pub fn refusal(generated: &Generated, edited: &[(PathBuf, String)]) -> Diagnosti
     let generates = |path: &Path| generated.files().any(|(p, _)| p == path);
     let (first, text) = &edited[0];
     let (line, from) = place(first, text);
-    let message = match generates(first) {
-        true => format!("{} was edited since tangle wrote it, and tangle will not overwrite it", first.display()),
-        false => format!(
+    let message = match (generates(first), crate_of(first)) {
+        (true, Some(krate)) if both_changed(first, text) => format!(
+            "{} was edited, and {} changed too since tangle wrote it: tangle will not overwrite it",
+            first.display(),
+            krate.chapter.path.display()
+        ),
+        (true, _) => format!("{} was edited since tangle wrote it, and tangle will not overwrite it", first.display()),
+        (false, _) => format!(
             "{}: no chapter generates it, and it is not as tangle wrote it (edited since, or never tangle's): tangle will not remove it",
             first.display()
         ),
@@ -409,24 +433,44 @@ pub fn refusal(generated: &Generated, edited: &[(PathBuf, String)]) -> Diagnosti
         let what = if generates(path) { "also edited" } else { "also not tangle's" };
         d = d.with_note(format!("{what}: {}:{line}{from}", path.display()));
     }
-    let from_a_chapter = |path: &Path| generated.crates.iter().any(|c| c.files.iter().any(|(p, _)| p == path));
-    if edited.iter().all(|(p, _)| generates(p) && !from_a_chapter(p)) {
+    if edited.iter().all(|(p, _)| generates(p) && crate_of(p).is_none()) {
         return d.with_help(format!(
             "the tool writes this, not a chapter: drop the edits with `{}` (rules of your own for the theme go in \
              a stylesheet or script listed after tangle's in book.toml)",
             messages::command("sync --discard")
         ));
     }
-    match edited.iter().any(|(p, _)| generates(p)) {
-        true => d.with_help(format!(
+    if !edited.iter().any(|(p, _)| generates(p)) {
+        return d.with_help(format!(
+            "move its code into a cell of a chapter to keep it; `{}` removes it",
+            messages::command("sync --discard")
+        ));
+    }
+    let files: BTreeMap<PathBuf, String> = edited.iter().cloned().collect();
+    match untangle(book, config, generated, &files) {
+        Ok(_) => d.with_help(format!(
             "take the edits into the chapters with `{}`, or drop them with `{}`",
             messages::command("untangle"),
             messages::command("sync --discard")
         )),
-        false => d.with_help(format!(
-            "move its code into a cell of a chapter to keep it; `{}` removes it",
-            messages::command("sync --discard")
+        Err(_) if both_changed(first, text) => d.with_help(format!(
+            "copy what you want to keep, drop the file's edits with `{}`, and make them again in the chapter; or \
+             undo the chapter's change, run `{}`, and redo it",
+            messages::command("sync --discard"),
+            messages::command("untangle")
         )),
+        Err(refused) => {
+            let why = refused.iter().find(|d| d.is_error()).map_or_else(String::new, |d| match &d.location {
+                Some(at) => format!("{at}: {}", d.message),
+                None => d.message.clone(),
+            });
+            d.with_note(format!("`{}` cannot take these edits: {why}", messages::command("untangle"))).with_help(
+                format!(
+                    "copy what you want to keep into the chapter's cells by hand, then drop the edits with `{}`",
+                    messages::command("sync --discard")
+                ),
+            )
+        }
     }
 }
 

@@ -159,12 +159,42 @@ fn a_file_edited_after_its_chapter_changed_is_refused() {
 }
 
 #[test]
+fn the_refusal_offers_untangle_only_where_it_would_take_the_edits() {
+    // The file was edited after its chapter changed: no line is blamed on the edit, and
+    // untangle, which would refuse, is not the way out offered.
+    let book_now = book(&MD.replace("x + 1", "x + 2"));
+    let old = generated(&book(MD));
+    let edited = file(&old, "code/ch01/src/lib.rs").replace("/// Adds one.", "/// Adds.");
+    let d = refusal(&book_now, &config(), &generated(&book_now), &[("code/ch01/src/lib.rs".into(), edited)]);
+    let text = d.to_string();
+    assert!(d.message.contains("book/src/ch01.md changed too"), "{text}");
+    assert_eq!(d.location.as_ref().unwrap().to_string(), "code/ch01/src/lib.rs:1:1");
+    assert!(!text.contains("came from"), "{text}");
+    assert!(text.contains("undo the chapter's change") && text.contains("sync --discard"), "{text}");
+    assert!(!text.contains("take the edits into the chapters with"), "{text}");
+    // An edit of tangle's own header line: untangle refuses it, and the advice says so.
+    let book = book(MD);
+    let generated = generated(&book);
+    let lib = file(&generated, "code/ch01/src/lib.rs");
+    let first = lib.lines().next().unwrap();
+    let edited = lib.replacen(first, &first.replace("do not edit", "edit freely"), 1);
+    let text = refusal(&book, &config(), &generated, &[("code/ch01/src/lib.rs".into(), edited)]).to_string();
+    assert!(text.contains("cannot take these edits"), "{text}");
+    assert!(!text.contains("take the edits into the chapters with"), "{text}");
+}
+
+#[test]
 fn the_refusal_names_the_edited_line_and_where_it_came_from() {
     let book = book(MD);
     let generated = generated(&book);
     let lib = file(&generated, "code/ch01/src/lib.rs").replace("/// Adds one.", "/// Adds.");
     let main = file(&generated, "code/ch01/src/main.rs").replace("inc(2)", "inc(5)");
-    let d = refusal(&generated, &[("code/ch01/src/lib.rs".into(), lib), ("code/ch01/src/main.rs".into(), main)]);
+    let d = refusal(
+        &book,
+        &config(),
+        &generated,
+        &[("code/ch01/src/lib.rs".into(), lib), ("code/ch01/src/main.rs".into(), main)],
+    );
     assert!(d.message.contains("code/ch01/src/lib.rs was edited"), "{d}");
     let line = file(&generated, "code/ch01/src/lib.rs").lines().position(|l| l == "/// Adds one.").unwrap() + 1;
     assert_eq!(d.location.as_ref().unwrap().to_string(), format!("code/ch01/src/lib.rs:{line}:1"));
