@@ -347,3 +347,96 @@ fn a_served_page_shows_what_is_wrong_until_it_is_fixed() {
     std::thread::sleep(Duration::from_secs(6));
     assert_eq!(generation(&get(port, "/ch01.html")), Some(built), "the server rebuilt with no change of the author's");
 }
+
+/// A served book whose chapter programs build where the fixture books' do, with the server's
+/// stderr (its progress lines) collected as it comes.
+fn serve_with_log(root: &Path, port: u16) -> (Server, Arc<std::sync::Mutex<String>>) {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2).unwrap().to_path_buf();
+    std::fs::create_dir_all(root.join("code")).unwrap();
+    std::fs::copy(workspace.join("code/Cargo.lock"), root.join("code/Cargo.lock")).unwrap();
+    let mut child = tangle(root)
+        .args(["serve", "--port", &port.to_string()])
+        .env("TANGLE_TARGET_DIR", workspace.join("target/tangle-fixtures"))
+        .env_remove("CI")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let log = Arc::new(std::sync::Mutex::new(String::new()));
+    let stderr = child.stderr.take().unwrap();
+    let sink = log.clone();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            let mut log = sink.lock().unwrap();
+            log.push_str(&line);
+            log.push('\n');
+        }
+    });
+    (Server(child), log)
+}
+
+#[test]
+fn a_save_stops_a_run_stuck_in_a_loop_and_a_discard_in_a_terminal_clears_the_banner() {
+    let project = project();
+    let root: PathBuf = project.path().to_path_buf();
+    let port = free_port();
+    let (_server, log) = serve_with_log(&root, port);
+    wait_until("the server answers", Duration::from_secs(60), || TcpStream::connect(("127.0.0.1", port)).is_ok());
+    // A page is answered once the first build is served and the watcher runs.
+    assert!(get(port, "/ch01.html").contains("The first version."));
+    let page_shows = |what: &str, limit: u64| {
+        let mut last = String::new();
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(limit) {
+            last = get(port, "/ch01.html");
+            if last.contains(what) {
+                return last;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        panic!("the page never showed {what:?}:\n{last}\nserver log:\n{}", log.lock().unwrap());
+    };
+
+    // A cell that never ends (no timeout of its own: 600 s). Once it runs, the author saves
+    // the fix: the loop is stopped, and the fix is on the page long before the timeout.
+    std::fs::write(
+        root.join("book/src/ch01.md"),
+        "# 1 One\n\n```rust\nloop {\n    std::hint::black_box(0);\n}\n```\n\nLooping.\n",
+    )
+    .unwrap();
+    let started = Instant::now();
+    while !log.lock().unwrap().contains("running ch01") {
+        assert!(started.elapsed() < Duration::from_secs(300), "the loop never ran:\n{}", log.lock().unwrap());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let saved = Instant::now();
+    std::fs::write(
+        root.join("book/src/ch01.md"),
+        "# 1 One\n\n```rust\nprintln!(\"2\");\n```\n\n```output\n2\n```\n\nFixed after the loop.\n",
+    )
+    .unwrap();
+    let page = page_shows("Fixed after the loop.", 300);
+    assert!(saved.elapsed() < Duration::from_secs(300), "the fix waited for the loop");
+    assert!(!page.contains("id=\"tangle-problems\""), "{page}");
+
+    // An edit of the generated glue (which untangle cannot take) gets the banner; dropping it
+    // in a terminal with `sync --discard` takes the banner away, with no save of a chapter.
+    let main = root.join("code/ch01/src/main.rs");
+    let text = std::fs::read_to_string(&main).unwrap();
+    std::fs::write(&main, text.replacen("fn main() {", "fn main() { // mine", 1)).unwrap();
+    let page = page_shows("id=\"tangle-problems\"", 120);
+    assert!(page.contains("code/ch01/src/main.rs was edited"), "{page}");
+    let discard = tangle(&root).args(["sync", "--discard"]).output().unwrap();
+    assert!(discard.status.success(), "{}", String::from_utf8_lossy(&discard.stderr));
+    let started = Instant::now();
+    while get(port, "/ch01.html").contains("id=\"tangle-problems\"") {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the banner stayed after sync --discard\nserver log:\n{}",
+            log.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}

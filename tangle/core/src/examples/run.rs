@@ -76,6 +76,9 @@ fn run_one(workspace: &Workspace, root: &Path, job: &Job) -> Ran {
             at,
             format!("this example was still running after {} s and was stopped", timeout.as_secs()),
         )),
+        ProcessEnd::Stopped => {
+            Some(Diagnostic::error(at, "this example was stopped: a file of the book was saved while it ran"))
+        }
         ProcessEnd::OverCap { stream, .. } => Some(Diagnostic::error(
             at,
             format!("this example printed more than {} MiB on {stream} and was stopped", OUTPUT_CAP >> 20),

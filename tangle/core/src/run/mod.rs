@@ -24,7 +24,7 @@ use tangle_runtime::{PANIC_MARKER, PARENT_PID_VAR};
 use crate::generate::ChapterCrate;
 use crate::model::Chapter;
 use process::{Captured, ProcessEnd};
-pub use process::{DEFAULT_TIMEOUT, OUTPUT_CAP, PIPE_GRACE};
+pub use process::{DEFAULT_TIMEOUT, OUTPUT_CAP, PIPE_GRACE, reading_sources, saved};
 
 /// What one run of a chapter binary produced.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -185,6 +185,10 @@ fn interpret(captured: Captured, chapter: &Chapter, krate: &ChapterCrate, timeou
         },
         _ if not_utf8.is_some() => not_utf8.expect("just checked"),
         ProcessEnd::TimedOut => RunEnd::TimedOut { cell: last, seconds: timeout.as_secs() },
+        ProcessEnd::Stopped => RunEnd::Failed {
+            cell: last,
+            message: "stopped: a file of the book was saved while this ran, and the run starts over".into(),
+        },
         ProcessEnd::Exited(s) if s.success() && cells.len() == chapter.run_cells().count() => RunEnd::Completed,
         ProcessEnd::Exited(s) if s.success() => RunEnd::Failed {
             cell: last,

@@ -1,7 +1,8 @@
 //! A chapter program as a process group: started as the leader of a group of its own, so
 //! that everything it starts can be stopped with it; stopped as a group on timeout, on too
 //! much output, when it exits (nothing it left behind may keep running or keep the pipes
-//! open), and when `tangle` itself is stopped by SIGINT, SIGTERM or SIGHUP.
+//! open), when `tangle` itself is stopped by SIGINT, SIGTERM or SIGHUP, and when a save makes
+//! its run moot ([`saved`], for `serve`).
 //!
 //! Its stdout and stderr are read by threads while it runs, with a cap on what one cell may
 //! print. Once the group is stopped the readers get at most [`Options::grace`] to drain the
@@ -15,7 +16,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, Once};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::cells::Segmenter;
 
@@ -70,6 +71,8 @@ pub enum ProcessEnd {
     Exited(ExitStatus),
     /// Still running at the deadline; the group was killed.
     TimedOut,
+    /// Stopped because a save made the run moot ([`saved`]); the group was killed.
+    Stopped,
     /// Cell `cell` (`None`: before the first cell) printed more than the cap on `stream`;
     /// the group was killed.
     OverCap {
@@ -100,6 +103,40 @@ enum Event {
 /// stops them too.
 static RUNNING: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 
+/// The groups stopped because a save made their runs moot ([`saved`]), whose runs end as
+/// [`ProcessEnd::Stopped`].
+static STOPPED: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// When the check now running read the book's sources ([`reading_sources`]), and whether a
+/// save since has made its runs moot.
+static SOURCES_READ: Mutex<(Option<SystemTime>, bool)> = Mutex::new((None, false));
+
+/// Marks the moment a check reads the book's sources: a file saved after it ([`saved`]) makes
+/// that check's runs moot. `serve` calls it as each rebuild starts checking.
+pub fn reading_sources() {
+    *SOURCES_READ.lock().unwrap_or_else(|e| e.into_inner()) = (Some(SystemTime::now()), false);
+}
+
+/// A file of the book was saved at `time` (its modification time). If that is after the
+/// running check read the sources, its chapter programs are answering a question nobody
+/// asks any more: those running are stopped, and those it would start next end at once,
+/// each as [`ProcessEnd::Stopped`], instead of running on (a loop up to its timeout) while
+/// the save waits for its rebuild. Without [`reading_sources`] (the command line) it does
+/// nothing.
+pub fn saved(time: SystemTime) {
+    let running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+    let mut read = SOURCES_READ.lock().unwrap_or_else(|e| e.into_inner());
+    if !read.0.is_some_and(|at| time > at) {
+        return;
+    }
+    read.1 = true;
+    let mut stopped = STOPPED.lock().unwrap_or_else(|e| e.into_inner());
+    for &pgid in running.iter() {
+        stopped.push(pgid);
+        kill_group(pgid);
+    }
+}
+
 /// Runs `cmd` (stdin closed, stdout and stderr captured) as the leader of a new process
 /// group, within `options`. Returns once the program has ended and its group has been
 /// killed; never later than `options.timeout + options.grace` (plus scheduling noise).
@@ -114,7 +151,13 @@ pub(crate) fn run_group(mut cmd: Command, options: Options) -> std::io::Result<C
         // registration: the handler waits for this lock, then sees the new group.
         let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
         let child = cmd.spawn()?;
-        running.push(child.id() as i32);
+        let pgid = child.id() as i32;
+        running.push(pgid);
+        // A save already made this check's runs moot: this one ends before it starts.
+        if SOURCES_READ.lock().unwrap_or_else(|e| e.into_inner()).1 {
+            STOPPED.lock().unwrap_or_else(|e| e.into_inner()).push(pgid);
+            kill_group(pgid);
+        }
         child
     };
     let pgid = child.id() as i32;
@@ -167,7 +210,10 @@ pub(crate) fn run_group(mut cmd: Command, options: Options) -> std::io::Result<C
     // reaped already; its pid cannot be reused while other members keep the group alive, and
     // if none is left the kill finds nothing.)
     kill_group(pgid);
-    let mut end = end;
+    let mut end = match STOPPED.lock().unwrap_or_else(|e| e.into_inner()).contains(&pgid) {
+        true => ProcessEnd::Stopped,
+        false => end,
+    };
     let grace_end = Instant::now() + grace;
     while readers_done < 2 {
         match rx.recv_timeout(grace_end.saturating_duration_since(Instant::now())) {
@@ -190,6 +236,7 @@ struct Registered(i32);
 impl Drop for Registered {
     fn drop(&mut self) {
         RUNNING.lock().unwrap_or_else(|e| e.into_inner()).retain(|&g| g != self.0);
+        STOPPED.lock().unwrap_or_else(|e| e.into_inner()).retain(|&g| g != self.0);
     }
 }
 

@@ -54,6 +54,7 @@ pub fn run(exe: &Path, layout: &Layout, chapter: &Chapter, krate: &ChapterCrate)
                 format!("the tests were still running after {} s and were stopped", timeout.as_secs())
             }
             ProcessEnd::OverCap { .. } => "the tests printed too much and were stopped".to_string(),
+            ProcessEnd::Stopped => "the tests were stopped: a file of the book was saved while they ran".to_string(),
             _ => "the test program ended without its report".to_string(),
         };
         let message = super::locate_generated_paths(&format!("{why}\n{}{}", stdout, stderr), krate, chapter);

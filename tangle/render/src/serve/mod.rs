@@ -19,7 +19,10 @@
 //! - Changes are reported by the operating system as they are saved ([`Watcher`], through
 //!   `notify`); a burst of them (an editor's save, a `git checkout`) makes one rebuild, started
 //!   once the files have been quiet for [`QUIET`]. What a rebuild writes itself (sealed
-//!   generated files, the lock file) makes no other.
+//!   generated files, the lock file) makes no other; the same files written at another time
+//!   (`tangle sync --discard`) do. A save during a check stops the chapter programs it runs
+//!   ([`tangle_core::run::saved`]): one stuck in a loop does not hold the rebuild that
+//!   follows up to its timeout.
 //! - Each build checks the chapters as `book` does; what is wrong (a compile error, a panic, a
 //!   drift, a refused directive) goes to the terminal and to a banner atop every served page
 //!   ([`problems`]), which a build that finds it fixed takes away.
@@ -59,6 +62,8 @@ struct Watcher {
     /// Kept for its watches: dropping it ends them.
     inner: notify::RecommendedWatcher,
     events: mpsc::Receiver<notify::Event>,
+    /// Events kept by [`Watcher::settle`] for [`Watcher::next_change`].
+    pending: std::collections::VecDeque<notify::Event>,
     layout: Layout,
     /// The watched paths that did not exist when last looked for (watched once they appear).
     missing: Vec<PathBuf>,
@@ -67,13 +72,26 @@ struct Watcher {
 impl Watcher {
     fn new(layout: &Layout) -> anyhow::Result<Watcher> {
         let (tx, events) = mpsc::channel();
+        let watched_layout = layout.clone();
         let inner = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
             if let Ok(event) = event {
+                // A save makes the runs of the check under way moot (one stuck in a loop would
+                // hold the rebuild up to its timeout): they stop at once, and the rebuild this
+                // event queues runs them again. Only the author's sources count: the check
+                // itself writes under `code/` (and the theme) while it runs.
+                if matters(&watched_layout, &event) {
+                    let generated = [&watched_layout.code, &watched_layout.theme].map(|d| watched_layout.abs(d));
+                    let saved = event.paths.iter().filter(|p| !generated.iter().any(|d| p.starts_with(d)));
+                    for time in saved.filter_map(|p| std::fs::metadata(p).ok()?.modified().ok()) {
+                        tangle_core::run::saved(time);
+                    }
+                }
                 let _ = tx.send(event);
             }
         })
         .context("cannot watch the book's files for changes")?;
-        let mut watcher = Watcher { inner, events, layout: layout.clone(), missing: watched(layout) };
+        let mut watcher =
+            Watcher { inner, events, pending: Default::default(), layout: layout.clone(), missing: watched(layout) };
         // The folders that hold the watched paths, on their own, so that a watched folder made
         // after the server started (figures/, code/) is seen being made.
         let mut parents: Vec<PathBuf> =
@@ -93,56 +111,88 @@ impl Watcher {
         self.missing.retain(|path| !(path.exists() && inner.watch(path, notify::RecursiveMode::Recursive).is_ok()));
     }
 
-    /// Whether an event tells of a change to a watched file: not a mere read, and not in what
-    /// serve writes itself beside them (the author's copy of the book, its temporary copies, a
-    /// build folder).
-    fn matters(&self, event: &notify::Event) -> bool {
-        if event.kind.is_access() {
-            return false;
-        }
-        let built = self.layout.abs(&self.layout.build);
-        let roots = watched(&self.layout);
-        event.paths.iter().any(|path| {
-            let ours = path.starts_with(&built)
-                || path.components().any(|c| {
-                    let c = c.as_os_str().to_string_lossy();
-                    c == "target" || c.starts_with(".tangle-")
-                })
-                || self.written_by_tangle(path);
-            !ours && roots.iter().any(|root| path.starts_with(root) || root.starts_with(path))
-        })
-    }
-
-    /// Whether `path` is a generated file as tangle (or cargo, for the lock file) left it: what
-    /// the rebuild itself writes, which must not call for another rebuild. A generated file an
-    /// author edits has lost its seal, and counts.
-    fn written_by_tangle(&self, path: &Path) -> bool {
-        let (code, theme) = (self.layout.abs(&self.layout.code), self.layout.abs(&self.layout.theme));
-        if path == code.join("Cargo.lock") {
-            return true;
-        }
-        (path.starts_with(&code) || path.starts_with(&theme))
-            && std::fs::read(path).is_ok_and(|bytes| tangle_core::generate::seal::is_intact(&bytes))
-    }
-
     /// Waits for a change that matters, then for the files to be quiet for [`QUIET`]. Returns
     /// whether any of the changes was under `code/` (an edit there is untangled first).
     fn next_change(&mut self) -> anyhow::Result<bool> {
         let mut events = Vec::new();
         loop {
-            let event = self.events.recv().context("the watcher stopped")?;
-            if self.matters(&event) {
+            let event = self.recv(None).map_err(|_| anyhow::anyhow!("the watcher stopped"))?;
+            if matters(&self.layout, &event) {
                 events.push(event);
                 break;
             }
         }
-        while let Ok(event) = self.events.recv_timeout(QUIET) {
+        while let Ok(event) = self.recv(Some(QUIET)) {
             events.push(event);
         }
         self.watch_new();
         let code = self.layout.abs(&self.layout.code);
         Ok(events.iter().flat_map(|e| &e.paths).any(|p| p.starts_with(&code) || code.starts_with(p)))
     }
+
+    /// After a rebuild: forgets the changes it made itself (the generated files it wrote,
+    /// sealed, under `code/` and the theme), which call for no other rebuild, once they have
+    /// been reported; a change of anything else, made meanwhile, is kept for
+    /// [`Watcher::next_change`]. A sealed file written at another time (`tangle sync
+    /// --discard` in a terminal) does call for a rebuild, and so does one written during a
+    /// rebuild that stopped at edited files (`edits_left`), which wrote nothing under `code/`.
+    fn settle(&mut self, edits_left: bool) {
+        // Long enough for the reports of the rebuild's last writes to have come in.
+        std::thread::sleep(QUIET * 5);
+        let layout = &self.layout;
+        let code = layout.abs(&layout.code);
+        let ours = |p: &PathBuf| !(edits_left && p.starts_with(&code)) && written_by_tangle(layout, p);
+        let generated =
+            |e: &notify::Event| !e.paths.is_empty() && e.paths.iter().all(|p| beside_the_sources(layout, p) || ours(p));
+        // The events reported so far, taken at once: reading the files to judge them makes
+        // events of its own (reads), which must not keep this going.
+        let reported: Vec<notify::Event> = self.events.try_iter().filter(|e| matters(layout, e)).collect();
+        self.pending.extend(reported.into_iter().filter(|e| !generated(e)));
+    }
+
+    /// The next event: one kept by [`Watcher::settle`], else the next the watcher reports.
+    fn recv(&mut self, timeout: Option<Duration>) -> Result<notify::Event, mpsc::RecvTimeoutError> {
+        if let Some(event) = self.pending.pop_front() {
+            return Ok(event);
+        }
+        match timeout {
+            Some(t) => self.events.recv_timeout(t),
+            None => self.events.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+        }
+    }
+}
+
+/// Whether an event tells of a change to a watched file: not a mere read, and not in what
+/// serve writes itself beside them (the author's copy of the book, its temporary copies, a
+/// build folder, the lock file cargo writes).
+fn matters(layout: &Layout, event: &notify::Event) -> bool {
+    if event.kind.is_access() {
+        return false;
+    }
+    let roots = watched(layout);
+    event.paths.iter().any(|path| {
+        !beside_the_sources(layout, path) && roots.iter().any(|root| path.starts_with(root) || root.starts_with(path))
+    })
+}
+
+/// Whether `path` is one of the files written beside the watched sources that are no source:
+/// the author's copy of the book, temporary files (tangle's own, on their way to a rename), a
+/// build folder, the lock file cargo writes.
+fn beside_the_sources(layout: &Layout, path: &Path) -> bool {
+    path.starts_with(layout.abs(&layout.build))
+        || path == layout.abs(layout.code.join("Cargo.lock"))
+        || path.components().any(|c| {
+            let c = c.as_os_str().to_string_lossy();
+            c == "target" || c.starts_with(".tangle-")
+        })
+}
+
+/// Whether `path` is a generated file as tangle left it (under `code/` or the theme, its seal
+/// intact): what a rebuild writes itself. A generated file an author edits has lost its seal.
+fn written_by_tangle(layout: &Layout, path: &Path) -> bool {
+    let (code, theme) = (layout.abs(&layout.code), layout.abs(&layout.theme));
+    (path.starts_with(&code) || path.starts_with(&theme))
+        && std::fs::read(path).is_ok_and(|bytes| tangle_core::generate::seal::is_intact(&bytes))
 }
 
 /// Binds `127.0.0.1:port`, with a message that says what to do when it is taken.
@@ -177,7 +227,10 @@ pub fn serve(config: &Config, port: u16) -> anyhow::Result<()> {
         std::thread::Builder::new().name("tangle-serve-watch".into()).spawn(move || {
             loop {
                 match watcher.next_change() {
-                    Ok(code) => builds.rebuild(&site, code),
+                    Ok(code) => {
+                        builds.rebuild(&site, code);
+                        watcher.settle(builds.edits_left);
+                    }
                     Err(e) => {
                         eprintln!("no longer rebuilding on changes: {e:#}");
                         return;
@@ -202,12 +255,15 @@ struct Builds {
     /// structure (`SUMMARY.md`, `book.toml`, theme) it was made from: while they stay the
     /// same, a save renders the changed pages first.
     previous: Option<(crate::Previous, String)>,
+    /// Whether the last check stopped at generated files edited by hand: while they are left,
+    /// this server writes nothing under `code/`, and a write there is someone else's.
+    edits_left: bool,
 }
 
 impl Builds {
     fn new(config: &Config) -> anyhow::Result<Builds> {
         let staging = tangle_core::lock::staging(&config.layout.work_dir(), "serve")?;
-        Ok(Builds { config: config.clone(), staging, last: 0, served: Vec::new(), previous: None })
+        Ok(Builds { config: config.clone(), staging, last: 0, served: Vec::new(), previous: None, edits_left: false })
     }
 
     fn dir(&self, n: u64) -> PathBuf {
@@ -223,8 +279,8 @@ impl Builds {
     /// Untangles what was saved in `code/` (when anything there changed) and checks the
     /// chapters (under the repository lock, which the caller holds). Returns the
     /// configuration as it is now, what is wrong with the book, and the stamp of the chapters
-    /// the check read. Returns the configuration as it is now, and what is wrong with the book.
-    fn prepare(&self, code_changed: bool) -> (Config, Vec<String>, String, Arc<crate::Parsed>) {
+    /// the check read.
+    fn prepare(&mut self, code_changed: bool) -> (Config, Vec<String>, String, Arc<crate::Parsed>) {
         // The configuration as it is now (an edited book.toml takes effect at once).
         let config = Config::load(&self.config.layout.root).unwrap_or_else(|_| self.config.clone());
         // `serve` is the author's loop, never CI's: it writes what the author's edits call for
@@ -239,8 +295,11 @@ impl Builds {
             None => {}
         }
         let checked = sources_stamp(&config);
-        let (found, parsed) = problems::check(&config);
-        (config, found, checked, Arc::new(parsed))
+        // From here on, a save makes this check's runs moot (see `Watcher::new`).
+        tangle_core::run::reading_sources();
+        let found = problems::check(&config);
+        self.edits_left = found.edits_left;
+        (config, found.problems, checked, Arc::new(found.parsed))
     }
 
     /// Checks the chapters and builds the whole book into a new folder, under the repository

@@ -12,18 +12,30 @@ use tangle_core::pipeline::{self, CheckOptions, Outcome, Project};
 use tangle_core::progress::Plain;
 use tangle_core::run::RunEnd;
 
-/// Checks the chapters (running what the cache cannot answer); prints their problems on the
-/// terminal and returns them, plain, with the pages the check parsed (for the build).
-pub fn check(config: &Config) -> (Vec<String>, Parsed) {
-    let mut parsed = Parsed::default();
-    let found = check_quietly(config, &mut parsed);
-    for p in &found {
-        eprintln!("{p}\n");
-    }
-    (found, parsed)
+/// What a rebuild's check found.
+#[derive(Default)]
+pub struct Checked {
+    /// Each problem, plain, as the banner shows it.
+    pub problems: Vec<String>,
+    /// The pages the check parsed, for the build.
+    pub parsed: Parsed,
+    /// Whether generated files edited by hand are left under `code/` (the check stopped at
+    /// them): until they are dropped, nothing this server does writes there.
+    pub edits_left: bool,
 }
 
-fn check_quietly(config: &Config, parsed: &mut Parsed) -> Vec<String> {
+/// Checks the chapters (running what the cache cannot answer); prints their problems on the
+/// terminal and returns them.
+pub fn check(config: &Config) -> Checked {
+    let mut checked = Checked::default();
+    checked.problems = check_quietly(config, &mut checked);
+    for p in &checked.problems {
+        eprintln!("{p}\n");
+    }
+    checked
+}
+
+fn check_quietly(config: &Config, checked: &mut Checked) -> Vec<String> {
     let root = &config.layout.root;
     let sources = Sources::new(root);
     let plain = |d: &Diagnostic| d.render(&sources, Style::Plain);
@@ -31,7 +43,8 @@ fn check_quietly(config: &Config, parsed: &mut Parsed) -> Vec<String> {
         Ok(project) => project,
         Err(e) => return from_error(&e, config),
     };
-    *parsed = Parsed::of(&project);
+    checked.parsed = Parsed::of(&project);
+    checked.edits_left = project.stale().is_ok_and(|stale| stale.iter().any(|s| s.is_hand_made()));
     let chapters = match project.select(&[]) {
         Ok(chapters) => chapters,
         Err(e) => return vec![format!("error: {e:#}")],
