@@ -126,7 +126,7 @@ pub fn reading_sources() {
 pub fn saved(time: SystemTime) {
     let running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
     let mut read = SOURCES_READ.lock().unwrap_or_else(|e| e.into_inner());
-    if !read.0.is_some_and(|at| time > at) {
+    if read.0.is_none_or(|at| time <= at) {
         return;
     }
     read.1 = true;
