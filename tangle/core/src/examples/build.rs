@@ -1,8 +1,10 @@
-//! The one `cargo build` of the examples workspace: `--keep-going`, so that a crate that fails
-//! (a `compile_fail` example, a mistake) stops none of the others; rustc's messages mapped to
-//! the chapters by the build stage's mapper, and sorted by the binary they came from.
+//! The `cargo build` of the examples workspace, and the `cargo check` of its crates that are
+//! only checked (`no_run` and `compile_fail` examples, which rustdoc compiles with
+//! `--emit=metadata` and never links): `--keep-going`, so that a crate that fails (a
+//! `compile_fail` example, a mistake) stops none of the others; rustc's messages mapped to the
+//! chapters by the build stage's mapper, and sorted by the binary they came from.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -30,8 +32,9 @@ pub struct Target {
     pub codes: Vec<String>,
 }
 
-/// Builds the packages `binaries` of `workspace` (each package has one binary of its name);
-/// returns what happened to each.
+/// Builds the packages `binaries` of `workspace` (each package has one binary of its name),
+/// or only checks those placed so; returns what happened to each. A checked package that
+/// compiles counts as built: its `exe` is its metadata file, never run.
 pub fn build(
     layout: &Layout,
     workspace: &Workspace,
@@ -41,17 +44,37 @@ pub fn build(
     let mut targets: BTreeMap<String, Target> = binaries.iter().map(|b| (b.clone(), Target::default())).collect();
     let manifest = layout.root.join(workspace.dir.join("Cargo.toml"));
     crate::build::claims::claim(&crate::build::target_dir(layout), &manifest, "debug", binaries)?;
+    let checked: BTreeSet<&String> =
+        workspace.placements.values().filter(|p| p.checked_only).map(|p| &p.binary).collect();
+    let (check, build): (Vec<String>, Vec<String>) = binaries.iter().cloned().partition(|b| checked.contains(b));
+    for (verb, packages) in [("build", build), ("check", check)] {
+        if !packages.is_empty() {
+            cargo(layout, workspace, verb, &packages, progress, &mut targets)?;
+        }
+    }
+    Ok(targets)
+}
+
+/// One `cargo VERB` (`build` or `check`) of `packages`, its findings added to `targets`.
+fn cargo(
+    layout: &Layout,
+    workspace: &Workspace,
+    verb: &str,
+    packages: &[String],
+    progress: &dyn Progress,
+    targets: &mut BTreeMap<String, Target>,
+) -> anyhow::Result<()> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(&layout.root)
-        .arg("build")
+        .arg(verb)
         .arg("--manifest-path")
         .arg(workspace.dir.join("Cargo.toml"))
         .args(["--keep-going", "--message-format=json"])
         .env("CARGO_TARGET_DIR", crate::build::target_dir(layout))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    for b in binaries {
+    for b in packages {
         cmd.arg("--package").arg(b);
     }
     let mut child = cmd.spawn().context("cannot run cargo (is a Rust toolchain installed?)")?;
@@ -75,8 +98,12 @@ pub fn build(
                     }
                 }
                 Message::CompilerArtifact(artifact) => {
-                    if let (Some(exe), Some(target)) = (&artifact.executable, targets.get_mut(&artifact.target.name)) {
-                        target.exe = Some(exe.clone().into_std_path_buf());
+                    let made = match verb {
+                        "check" => artifact.filenames.first(),
+                        _ => artifact.executable.as_ref(),
+                    };
+                    if let (Some(made), Some(target)) = (made, targets.get_mut(&artifact.target.name)) {
+                        target.exe = Some(made.clone().into_std_path_buf());
                     }
                 }
                 _ => {}
@@ -84,14 +111,17 @@ pub fn build(
         }
         let status = child.wait()?;
         let kept = chatter.join().unwrap_or_default();
-        let explained = targets.values().any(|t| t.exe.is_some() || !t.errors.is_empty() || !t.codes.is_empty());
+        let explained = packages
+            .iter()
+            .filter_map(|p| targets.get(p))
+            .any(|t| t.exe.is_some() || !t.errors.is_empty() || !t.codes.is_empty());
         if !status.success() && !explained {
             if let Some(d) = crate::build::unknown_dependency(layout, &kept) {
                 return Err(d.into());
             }
-            anyhow::bail!("cargo could not build the examples ({status}):\n{}", kept.trim_end());
+            anyhow::bail!("cargo could not {verb} the examples ({status}):\n{}", kept.trim_end());
         }
-        Ok(targets)
+        Ok(())
     })
 }
 

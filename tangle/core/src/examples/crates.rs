@@ -83,6 +83,13 @@ impl Example {
         format!("{}_e{}", self.chapter.name, self.index)
     }
 
+    /// Whether it is compiled as rustdoc compiles a `no_run` or `compile_fail` doctest:
+    /// checked (`cargo check`, rustdoc's `--emit=metadata`), never linked, so that an example
+    /// calling a C library the reader must install (`#[link(name = "extlib")]`) still passes.
+    pub(crate) fn checked_only(&self) -> bool {
+        self.attributes.no_run || self.attributes.compile_fail
+    }
+
     /// Whether it must have a crate of its own.
     pub(crate) fn standalone(&self) -> bool {
         self.attributes.compile_fail || self.program.needs_own_crate(&self.edition)
@@ -96,6 +103,8 @@ pub struct Placement {
     pub binary: String,
     /// The argument that selects it (a merged crate's dispatcher), if any.
     pub argument: Option<usize>,
+    /// Whether its crate is only checked, never linked ([`Example::checked_only`]).
+    pub checked_only: bool,
 }
 
 /// The generated workspace: files, line maps, and where each example went.
@@ -122,7 +131,8 @@ pub fn workspace(config: &Config, examples: &[&Example], force_standalone: &[Str
     let mut maps: BTreeMap<String, (Arc<Chapter>, LineMap)> = BTreeMap::new();
     let mut placements = BTreeMap::new();
     let mut members = Vec::new();
-    let mut merged: BTreeMap<&str, Vec<&Example>> = BTreeMap::new();
+    // Merged per edition, and apart for examples that are only checked.
+    let mut merged: BTreeMap<(&str, bool), Vec<&Example>> = BTreeMap::new();
     for example in examples {
         if example.standalone() || force_standalone.contains(&example.id()) {
             // Under the chapter's folder, where the build stage's mapper looks for its lines.
@@ -134,14 +144,15 @@ pub fn workspace(config: &Config, examples: &[&Example], force_standalone: &[Str
             add_segments(line_map(&mut maps, example), &main, example, true);
             files.push((pkg.join("Cargo.toml"), package(&name, &example.edition, config)));
             files.push((main, source));
-            placements.insert(name.clone(), Placement { binary: name.clone(), argument: None });
+            let checked_only = example.checked_only();
+            placements.insert(name.clone(), Placement { binary: name.clone(), argument: None, checked_only });
             members.push(member);
         } else {
-            merged.entry(example.edition.as_str()).or_default().push(example);
+            merged.entry((example.edition.as_str(), example.checked_only())).or_default().push(example);
         }
     }
-    for (edition, group) in merged {
-        let name = format!("examples_{edition}");
+    for ((edition, checked_only), group) in merged {
+        let name = format!("examples_{edition}{}", if checked_only { "_checked" } else { "" });
         let pkg = dir.join(&name);
         let mut main =
             String::from("// The dispatcher: runs the example whose number it is given.\n#![allow(unused)]\n\n");
@@ -159,7 +170,7 @@ pub fn workspace(config: &Config, examples: &[&Example], force_standalone: &[Str
             add_segments(line_map(&mut maps, example), &file, example, false);
             files.push((file, source));
             main += &format!("        {n} => {}::__tangle_main().report(),\n", example.id());
-            placements.insert(example.id(), Placement { binary: name.clone(), argument: Some(n) });
+            placements.insert(example.id(), Placement { binary: name.clone(), argument: Some(n), checked_only });
         }
         main += "        _ => panic!(\"no example {n}\"),\n    }\n}\n";
         files.push((pkg.join("Cargo.toml"), package(&name, edition, config)));

@@ -224,7 +224,8 @@ pub fn test(project: &Project, chapters: &[&Arc<Chapter>], progress: &dyn Progre
                         None
                     }
                     (None, false) => {
-                        let mut errors = target.errors.clone();
+                        let mut errors: Vec<Diagnostic> =
+                            target.errors.iter().cloned().map(|d| at_the_example(d, &at)).collect();
                         if errors.is_empty() {
                             errors.push(Diagnostic::error(at, "this example does not compile"));
                         }
@@ -279,6 +280,38 @@ pub fn test(project: &Project, chapters: &[&Arc<Chapter>], progress: &dyn Progre
     }
     let chapter_results = chapters.iter().map(|chapter| compare_outputs(chapter, &results)).collect();
     Ok(ExamplesReport { examples: results, chapters: chapter_results })
+}
+
+/// An error of an example's crate that rustc could not place (the linker's) put at the
+/// example, `at`; the linker's command line, pages of flags that say nothing about the
+/// example, is left out, and the advice fits a book.
+fn at_the_example(mut d: Diagnostic, at: &crate::diagnostic::Location) -> Diagnostic {
+    if d.location.is_some() {
+        return d;
+    }
+    d.location = Some(at.clone());
+    if d.message.starts_with("linking with") {
+        // rustc's rendering: the headline, the command line, then what the linker said.
+        let said: Vec<String> = d
+            .message
+            .lines()
+            .skip(1)
+            .map(|l| l.trim_start_matches([' ', '|', '=']).trim_start_matches("note:").trim())
+            .filter(|l| !l.is_empty() && !l.starts_with('"') && !l.contains("arguments are omitted"))
+            .map(str::to_string)
+            .collect();
+        d.message = "this example compiles but does not link".to_string();
+        if !said.is_empty() {
+            d.notes.push((crate::diagnostic::NoteKind::Note, format!("the linker said: {}", said.join("\n"))));
+        }
+        d.notes.push((
+            crate::diagnostic::NoteKind::Help,
+            "mark it `no_run` if the library it links is the reader's to install (rustdoc then only checks it, and \
+             so does tangle)"
+                .into(),
+        ));
+    }
+    d
 }
 
 /// Whether a diagnostic lies within `example`'s lines.
