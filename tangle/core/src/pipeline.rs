@@ -25,16 +25,29 @@ use crate::run::test_cells::{TestCase, TestOutcome};
 use crate::run::{self, RunOutput};
 use crate::{accept, cache, freeze, fsutil, parse, snapshot, timing, untangle as back};
 
-/// The chapter a command-line argument names: `ch06`, `6`, `06`, `ch06.md` and
-/// `book/src/ch06.md` all name chapter 6; `chapter-two` and `src/chapter-two.md` name crate
-/// `chapter_two`.
-pub(crate) fn chapter_name(asked: &str) -> String {
+/// The chapters a `--chapter` value names: its crate name (`ch06`, `scope_lifetime_fn`), its
+/// number (`6` for `ch06`), or its file, as a path from the project root or from any folder
+/// above it (`book/src/ch06.md`, `scope/lifetime/fn.md`) or its file name alone (`fn.md`, which
+/// names every chapter of that file name). A name the chapter files do not give is read as
+/// a file's stem would be (`chapter-two` → `chapter_two`).
+pub(crate) fn asked_chapters<'b>(book: &'b Book, asked: &str) -> Vec<&'b Arc<Chapter>> {
+    let by_path: Vec<&Arc<Chapter>> = match asked.ends_with(".md") || asked.contains('/') {
+        true => {
+            let path = Path::new(asked.trim_start_matches("./"));
+            book.chapters.iter().filter(|c| c.path.ends_with(path)).collect()
+        }
+        false => Vec::new(),
+    };
+    if !by_path.is_empty() {
+        return by_path;
+    }
     let stem = asked.rsplit('/').next().unwrap_or(asked).trim_end_matches(".md");
-    match stem.parse::<u32>() {
+    let name = match stem.parse::<u32>() {
         Ok(n) => format!("ch{n:02}"),
         // A file's name is its crate's as the chapter's file makes it (`chapter-two` → `chapter_two`).
         Err(_) => crate::parse::crate_name(Path::new(&format!("{stem}.md"))).unwrap_or_else(|| stem.to_string()),
-    }
+    };
+    book.chapters.iter().filter(|c| c.name == asked || c.name == name).collect()
 }
 
 /// A chapter a command works on, as [`Project::select`] found it: its generated crate, which
@@ -114,14 +127,16 @@ impl Project {
     /// The chapters to work on, in the book's order: every generated one, or the ones asked for
     /// (each must exist).
     pub fn select(&self, asked: &[String]) -> anyhow::Result<Vec<Selected<'_>>> {
-        let asked: Vec<String> = asked.iter().map(|a| chapter_name(a)).collect();
-        for a in &asked {
-            if self.book.chapter(a).is_none() {
+        let mut names: Vec<&str> = Vec::new();
+        for a in asked {
+            let found = asked_chapters(&self.book, a);
+            if found.is_empty() {
                 let known: Vec<&str> = self.book.chapters.iter().map(|c| c.name.as_str()).collect();
                 anyhow::bail!("no chapter named `{a}` (the chapters are: {})", known.join(", "));
             }
+            names.extend(found.iter().map(|c| c.name.as_str()));
         }
-        let wanted = |name: &str| asked.is_empty() || asked.iter().any(|a| a == name);
+        let wanted = |name: &str| asked.is_empty() || names.contains(&name);
         Ok(self.generated.crates.iter().filter(|krate| wanted(krate.name())).map(|krate| Selected { krate }).collect())
     }
 

@@ -129,13 +129,14 @@ impl ExamplesReport {
 /// The examples chapters among `asked` (chapter names as the command line takes them: `ch01`,
 /// `1`, `ch01.md`), all of them when `asked` is empty.
 pub fn chapters<'p>(project: &'p Project, asked: &[String]) -> Vec<&'p Arc<Chapter>> {
-    let asked: Vec<String> = asked.iter().map(|a| crate::pipeline::chapter_name(a)).collect();
+    let asked: Vec<&str> =
+        asked.iter().flat_map(|a| crate::pipeline::asked_chapters(&project.book, a)).map(|c| c.name.as_str()).collect();
     project
         .book
         .chapters
         .iter()
         .filter(|c| c.mode == CellMode::Examples)
-        .filter(|c| asked.is_empty() || asked.contains(&c.name))
+        .filter(|c| asked.is_empty() || asked.contains(&c.name.as_str()))
         .collect()
 }
 

@@ -62,14 +62,26 @@ pub(crate) fn load_book(layout: &Layout, default: CellMode) -> anyhow::Result<Bo
         };
         match read_chapter(&name, &rel, doc, default) {
             Ok(chapter) if chapter.cells.is_empty() => {}
-            Ok(chapter) => {
+            Ok(mut chapter) => {
+                // An examples chapter's name is tangle's own (no chapter imports it): one in a
+                // subfolder is named by its path, so that an existing book's `fn.md` and
+                // `scope/fn.md` need no renaming (which would change the book's URLs).
+                if chapter.mode == CellMode::Examples
+                    && let Some(by_path) = rel.strip_prefix(&layout.src).ok().and_then(path_name)
+                {
+                    chapter.name = by_path;
+                }
+                let name = chapter.name.clone();
                 if let Some(other) = names.insert(name.clone(), rel.clone()) {
                     diagnostics.push(
                         Diagnostic::error(
                             Location::new(&rel, 1),
                             format!("this chapter and {} would both be crate `{name}`", other.display()),
                         )
-                        .with_help("rename one of the files: a chapter's crate is named after its file stem"),
+                        .with_help(
+                            "rename one of the files: a chapter's crate is named after its file stem (an examples \
+                             chapter in a subfolder, after its path)",
+                        ),
                     );
                 }
                 chapters.push(Arc::new(chapter));
@@ -120,6 +132,20 @@ pub fn crate_name(path: &Path) -> Option<String> {
     Some(name)
 }
 
+/// The name of an examples chapter at `inside` (its path under the source folder) when that
+/// lies in a subfolder: the folders and the stem, joined by `_`, as [`crate_name`] writes
+/// names (`scope/lifetime/fn.md` → `scope_lifetime_fn`). `None` at the top of the folder,
+/// where the stem alone names it.
+fn path_name(inside: &Path) -> Option<String> {
+    let parent = inside.parent().filter(|p| !p.as_os_str().is_empty())?;
+    let joined: Vec<String> = parent
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .chain(inside.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .collect();
+    crate_name(Path::new(&format!("{}.md", joined.join("_"))))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,5 +159,13 @@ mod tests {
         assert_eq!(name("book/src/part1/ch03.md").as_deref(), Some("ch03"));
         assert_eq!(name("book/src/1 Intro.md").as_deref(), Some("ch1_intro"));
         assert_eq!(name("book/src/---.md"), None);
+    }
+
+    #[test]
+    fn examples_chapters_in_subfolders_are_named_by_their_path() {
+        let name = |p: &str| path_name(Path::new(p));
+        assert_eq!(name("fn.md"), None, "at the top, the stem names it");
+        assert_eq!(name("scope/lifetime/fn.md").as_deref(), Some("scope_lifetime_fn"));
+        assert_eq!(name("flow-control/1 loop.md").as_deref(), Some("flow_control_1_loop"));
     }
 }
