@@ -201,6 +201,12 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
             }
             continue;
         }
+        // A chapter of examples with no output block has nothing to count here: its examples
+        // are counted in the closing line (a book like Rust by Example has hundreds).
+        let examples = r.chapter.mode == tangle_core::model::CellMode::Examples;
+        if examples && r.verdicts.is_empty() && r.values.drifts.is_empty() && r.figures.is_empty() {
+            continue;
+        }
         let mut line = format!("{}: {same} cell(s) match", r.chapter.name);
         if drifted > 0 {
             line += &format!(", {drifted} drifted");

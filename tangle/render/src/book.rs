@@ -355,17 +355,19 @@ fn unlisted_chapters(src_dir: &Path, src_rel: &Path, listed: &[(PathBuf, String)
 }
 
 /// The foot of a chapter page: links to its Markdown source and, for a notebook chapter, to
-/// the crate made from it (`krate`, its folder relative to the project root).
+/// the crate made from it (`krate`, its folder relative to the project root). The links name
+/// the repository's default branch as `HEAD`, which GitHub and GitLab resolve, whatever it is
+/// called (`main`, `master`).
 fn source_links(repository: &str, file: &Path, krate: Option<&Path>) -> String {
     let repository = repository.trim_end_matches('/');
     let slashes = |p: &Path| p.to_string_lossy().replace('\\', "/");
     let file = slashes(file);
     let mut out = format!(
-        "\n\n<p class=\"tangle-source\">This chapter's source: <a href=\"{repository}/blob/main/{file}\"><code>{file}</code></a>."
+        "\n\n<p class=\"tangle-source\">This chapter's source: <a href=\"{repository}/blob/HEAD/{file}\"><code>{file}</code></a>."
     );
     if let Some(krate) = krate.map(slashes) {
         out += &format!(
-            " Its code as a crate: <a href=\"{repository}/tree/main/{krate}\"><code>{krate}</code></a> \
+            " Its code as a crate: <a href=\"{repository}/tree/HEAD/{krate}\"><code>{krate}</code></a> \
              (library cells in <code>src/lib.rs</code>, run cells in <code>src/main.rs</code>)."
         );
     }
@@ -721,10 +723,10 @@ mod tests {
     #[test]
     fn a_chapter_links_its_crate_only_when_it_has_one() {
         let notebook = source_links("https://x.org/b/", Path::new("src/ch01.md"), Some(Path::new("code/ch01")));
-        assert!(notebook.contains("href=\"https://x.org/b/blob/main/src/ch01.md\""), "{notebook}");
-        assert!(notebook.contains("href=\"https://x.org/b/tree/main/code/ch01\""), "{notebook}");
+        assert!(notebook.contains("href=\"https://x.org/b/blob/HEAD/src/ch01.md\""), "{notebook}");
+        assert!(notebook.contains("href=\"https://x.org/b/tree/HEAD/code/ch01\""), "{notebook}");
         let examples = source_links("https://x.org/b", Path::new("src/basics/basics.md"), None);
-        assert!(examples.contains("blob/main/src/basics/basics.md") && !examples.contains("crate"), "{examples}");
+        assert!(examples.contains("blob/HEAD/src/basics/basics.md") && !examples.contains("crate"), "{examples}");
         assert!(examples.trim_end().ends_with("</p>"), "{examples}");
     }
 

@@ -342,7 +342,8 @@ fn compare_outputs(chapter: &Arc<Chapter>, results: &[ExampleResult]) -> Chapter
         chapter: chapter.clone(),
         run,
         drawn: PathBuf::new(),
-        cached: !mine.is_empty() && mine.iter().all(|r| r.cached || matches!(r.verdict, ExampleVerdict::Ignored)),
+        cached: mine.iter().any(|r| r.cached)
+            && mine.iter().all(|r| r.cached || matches!(r.verdict, ExampleVerdict::Ignored)),
         frozen: false,
         verdicts,
         values: ValueReport::default(),
