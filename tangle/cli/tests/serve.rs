@@ -440,3 +440,42 @@ fn a_save_stops_a_run_stuck_in_a_loop_and_a_discard_in_a_terminal_clears_the_ban
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+#[test]
+fn a_book_of_examples_is_checked_while_served() {
+    let project = project();
+    let root: PathBuf = project.path().to_path_buf();
+    std::fs::write(
+        root.join("book/book.toml"),
+        "[book]\ntitle = \"serve\"\n\n[preprocessor.tangle]\ncells = \"examples\"\n",
+    )
+    .unwrap();
+    let port = free_port();
+    let (_server, log) = serve_with_log(&root, port);
+    wait_until("the server answers", Duration::from_secs(60), || TcpStream::connect(("127.0.0.1", port)).is_ok());
+    assert!(get(port, "/ch01.html").contains("The first version."));
+    let page_shows = |what: &str, present: bool| {
+        let started = Instant::now();
+        loop {
+            let page = get(port, "/ch01.html");
+            if page.contains(what) == present {
+                return page;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(300),
+                "the page never {} {what:?}:\n{page}\nserver log:\n{}",
+                if present { "showed" } else { "lost" },
+                log.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    std::fs::write(root.join("book/src/ch01.md"), "# 1 One\n\n```rust\nlet x: u32 = \"one\";\n```\n\nAn example.\n")
+        .unwrap();
+    let page = page_shows("id=\"tangle-problems\"", true);
+    assert!(page.contains("book/src/ch01.md:4") && page.contains("mismatched types"), "{page}");
+    std::fs::write(root.join("book/src/ch01.md"), "# 1 One\n\n```rust\nlet x: u32 = 1;\n```\n\nFixed.\n").unwrap();
+    let page = page_shows("id=\"tangle-problems\"", false);
+    assert!(page.contains("Fixed."), "{page}");
+    assert!(!root.join("code").join("Cargo.toml").exists(), "a book of examples alone gets no code folder");
+}

@@ -1,5 +1,6 @@
 //! What is wrong with the book while it is served: each rebuild checks the chapters as `book`
-//! does (a compile error, a panic, a drifted output or quoted value, a mistake in a chapter) and
+//! does (a compile error, a panic, a drifted output or quoted value, a mistake in a chapter, an
+//! example that does not do what its fence claims) and
 //! keeps what `book` refuses (a directive the validation rejects, an error mdBook logs). Each
 //! problem is one message, `chNN.md:LINE` first, printed on the terminal and shown in a banner
 //! at the top of every served page ([`banner`]) until a rebuild finds it fixed.
@@ -49,57 +50,81 @@ fn check_quietly(config: &Config, checked: &mut Checked) -> Vec<String> {
         Ok(chapters) => chapters,
         Err(e) => return vec![format!("error: {e:#}")],
     };
-    let outcome = match pipeline::check(
-        &project,
-        &chapters,
-        CheckOptions { writes: pipeline::Writes::Allow, ..CheckOptions::default() },
-        &Plain,
-    ) {
-        Ok(outcome) => outcome,
-        Err(e) => return from_error(&e, config),
-    };
+    // As `check` does: the notebook chapters through the pipeline (not for a book of examples
+    // alone, which gets no code folder), then the chapters of examples as rustdoc's doctests.
+    let example_chapters = tangle_core::examples::chapters(&project, &[]);
     let mut out = Vec::new();
-    match outcome {
-        Outcome::Stale(stale) => out.extend(stale.iter().map(|s| format!("stale: {s}"))),
-        Outcome::CompileErrors(diagnostics) => out.extend(diagnostics.iter().filter(|d| d.is_error()).map(plain)),
-        Outcome::Ran(results) => {
-            for r in &results {
-                let chapter = &r.chapter;
-                out.extend(r.unanswered.iter().map(plain));
-                out.extend(r.values.diagnostics.iter().filter(|d| d.is_error()).map(plain));
-                let at = |cell: Option<usize>| match cell.and_then(|i| chapter.run_cells().nth(i)) {
-                    Some(c) => chapter.location(c.code_line).to_string(),
-                    None => chapter.path.display().to_string(),
-                };
-                match &r.run.end {
-                    RunEnd::Completed => {}
-                    RunEnd::Failed { cell, message } => {
-                        out.push(format!("error: {}: this cell failed\n{}", at(*cell), message.trim_end()))
-                    }
-                    RunEnd::TimedOut { cell, seconds } => {
-                        out.push(format!("error: {}: this cell was still running after {seconds} s", at(*cell)))
-                    }
-                }
-                for v in &r.verdicts {
-                    if let Verdict::Drift { diff } = &v.verdict {
-                        out.push(format!(
-                            "drift: {}: the output differs from what the cell prints\n{}",
-                            v.location,
-                            diff.render(Style::Plain)
-                        ));
-                    }
-                }
-                for v in &r.values.drifts {
-                    out.push(format!(
-                        "drift: {}: the quoted value `{}` is now `{}`",
-                        v.location, v.quote.name, v.actual
-                    ));
-                }
-                out.extend(r.figures.iter().map(|f| format!("drift: {f}")));
+    if !chapters.is_empty() || example_chapters.is_empty() {
+        let outcome = match pipeline::check(
+            &project,
+            &chapters,
+            CheckOptions { writes: pipeline::Writes::Allow, ..CheckOptions::default() },
+            &Plain,
+        ) {
+            Ok(outcome) => outcome,
+            Err(e) => return from_error(&e, config),
+        };
+        match outcome {
+            Outcome::Stale(stale) => return stale.iter().map(|s| format!("stale: {s}")).collect(),
+            Outcome::CompileErrors(diagnostics) => {
+                return diagnostics.iter().filter(|d| d.is_error()).map(plain).collect();
             }
+            Outcome::Ran(results) => results_problems(&results, &plain, &mut out),
+        }
+    }
+    if !example_chapters.is_empty() {
+        match tangle_core::examples::test(&project, &example_chapters, &Plain) {
+            Ok(report) => {
+                for result in &report.examples {
+                    if let tangle_core::examples::ExampleVerdict::Failed(why) = &result.verdict {
+                        out.extend(why.iter().map(&plain));
+                    }
+                }
+                results_problems(&report.chapters, &plain, &mut out);
+            }
+            Err(e) => out.extend(from_error(&e, config)),
         }
     }
     out
+}
+
+/// The problems of chapters that ran: failed cells, drifted outputs and values, figures.
+fn results_problems(
+    results: &[tangle_core::pipeline::ChapterResult],
+    plain: &dyn Fn(&Diagnostic) -> String,
+    out: &mut Vec<String>,
+) {
+    for r in results {
+        let chapter = &r.chapter;
+        out.extend(r.unanswered.iter().map(plain));
+        out.extend(r.values.diagnostics.iter().filter(|d| d.is_error()).map(plain));
+        let at = |cell: Option<usize>| match cell.and_then(|i| chapter.run_cells().nth(i)) {
+            Some(c) => chapter.location(c.code_line).to_string(),
+            None => chapter.path.display().to_string(),
+        };
+        match &r.run.end {
+            RunEnd::Completed => {}
+            RunEnd::Failed { cell, message } => {
+                out.push(format!("error: {}: this cell failed\n{}", at(*cell), message.trim_end()))
+            }
+            RunEnd::TimedOut { cell, seconds } => {
+                out.push(format!("error: {}: this cell was still running after {seconds} s", at(*cell)))
+            }
+        }
+        for v in &r.verdicts {
+            if let Verdict::Drift { diff } = &v.verdict {
+                out.push(format!(
+                    "drift: {}: the output differs from what the cell prints\n{}",
+                    v.location,
+                    diff.render(Style::Plain)
+                ));
+            }
+        }
+        for v in &r.values.drifts {
+            out.push(format!("drift: {}: the quoted value `{}` is now `{}`", v.location, v.quote.name, v.actual));
+        }
+        out.extend(r.figures.iter().map(|f| format!("drift: {f}")));
+    }
 }
 
 /// The messages of a failed load, check or build: each diagnostic it carries, or its text.
