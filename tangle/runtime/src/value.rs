@@ -91,8 +91,9 @@ pub fn check(name: &str, text: &str) -> Result<(), String> {
 
 fn publish(name: &str, text: &str, vary: Vary, at: &Location) {
     if let Err(why) = check(name, text) {
-        // A panic names the cell that published it.
-        panic!("{why}");
+        // The call's place in the generated file, which tangle shows at its chapter line (the
+        // panic itself is placed in this file, and its cell at the cell's first line).
+        panic!("{why} (published at {}:{})", at.file(), at.line());
     }
     if let Vary::Within(rtol) = vary {
         assert!(rtol.is_finite() && rtol >= 0.0, "value `{name}`: the tolerance must be a non-negative number");
