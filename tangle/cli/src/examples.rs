@@ -38,7 +38,7 @@ pub fn check(
     if example_chapters.is_empty() || code == ERROR {
         return Ok(code);
     }
-    let found = run(project, &example_chapters)?;
+    let found = run(project, &example_chapters, options)?;
     let counts = found.counts(if accepting { Drift::Accepted } else { Drift::Fails });
     let failed = found.examples.iter().any(|r| matches!(r.verdict, ExampleVerdict::Failed(_)));
     let outcome = Outcome::Ran(found.chapters);
@@ -61,8 +61,9 @@ pub fn check(
 }
 
 /// Builds and runs the examples of `chapters`, printing each failure at its chapter line.
-pub fn run(project: &Project, chapters: &[&Arc<Chapter>]) -> anyhow::Result<ExamplesReport> {
-    let found = status::with_status(|progress| examples::test(project, chapters, progress))?;
+pub fn run(project: &Project, chapters: &[&Arc<Chapter>], options: CheckOptions) -> anyhow::Result<ExamplesReport> {
+    let afresh = options.rerun || options.refresh;
+    let found = status::with_status(|progress| examples::test(project, chapters, afresh, progress))?;
     let sources = Sources::new(&project.root);
     for result in &found.examples {
         if let ExampleVerdict::Failed(why) = &result.verdict {

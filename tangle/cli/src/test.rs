@@ -85,7 +85,7 @@ pub fn run(project: &Project, asked: &[String], options: CheckOptions) -> anyhow
 
     if !example_chapters.is_empty() {
         eprintln!("examples");
-        let found = crate::examples::run(project, &example_chapters)?;
+        let found = crate::examples::run(project, &example_chapters, options)?;
         let counts = found.counts(tangle_core::examples::Drift::Fails);
         tally.pass(counts.passed);
         tally.ignored += counts.ignored;

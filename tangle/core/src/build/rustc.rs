@@ -19,6 +19,17 @@ pub struct Mapper<'a> {
     pub verbose: bool,
 }
 
+/// rustc's advice as it applies in a book: a crate is not added with `cargo add` to a
+/// `Cargo.toml` (tangle writes those) but declared in `book.toml`.
+fn book_advice(message: &str) -> String {
+    let Some((_, rest)) = message.split_once("`cargo add ") else { return message.to_string() };
+    let krate = rest.split(['`', ' ']).next().unwrap_or("");
+    format!(
+        "if you meant the crate `{krate}` from crates.io, declare it in book.toml, under \
+         `[preprocessor.tangle.dependencies]`: `{krate} = \"VERSION\"`"
+    )
+}
+
 /// A generated position seen from the chapter.
 struct Mapped<'g> {
     chapter: &'g Arc<Chapter>,
@@ -61,7 +72,7 @@ impl<'a> Mapper<'a> {
                 DiagnosticLevel::Note => NoteKind::Note,
                 _ => continue,
             };
-            let mut text = child.message.clone();
+            let mut text = book_advice(&child.message);
             if let Some(suggestion) = child.spans.iter().find_map(|s| s.suggested_replacement.as_ref())
                 && !suggestion.is_empty()
             {
@@ -179,6 +190,19 @@ fn byte_at(text: &str, line: usize, column: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn rustc_s_cargo_add_advice_points_at_book_toml() {
+        let said = "if you wanted to use a crate named `itoa`, use `cargo add itoa` to add it to your `Cargo.toml`";
+        let advice = super::book_advice(said);
+        assert!(
+            advice.contains("`[preprocessor.tangle.dependencies]`") && advice.contains("`itoa = \"VERSION\"`"),
+            "{advice}"
+        );
+        assert!(!advice.contains("cargo add"), "{advice}");
+        assert_eq!(super::book_advice("consider borrowing here"), "consider borrowing here");
+    }
+
     use super::*;
     use crate::diagnostic::{Sources, Style};
 

@@ -142,7 +142,14 @@ pub fn chapters<'p>(project: &'p Project, asked: &[String]) -> Vec<&'p Arc<Chapt
 
 /// Compiles and runs every example of `chapters` (see [`chapters`]) and judges it by its
 /// attributes and output block: what `tangle test` reports as `N passed, N failed, N ignored`.
-pub fn test(project: &Project, chapters: &[&Arc<Chapter>], progress: &dyn Progress) -> anyhow::Result<ExamplesReport> {
+/// A passing example unchanged since it last passed is answered from the cache, unless
+/// `afresh`.
+pub fn test(
+    project: &Project,
+    chapters: &[&Arc<Chapter>],
+    afresh: bool,
+    progress: &dyn Progress,
+) -> anyhow::Result<ExamplesReport> {
     let config = &project.config;
     let layout = project.layout();
     let examples = crates::examples(config, chapters);
@@ -159,7 +166,8 @@ pub fn test(project: &Project, chapters: &[&Arc<Chapter>], progress: &dyn Progre
             outcomes.insert(example.id(), (ExampleVerdict::Failed(vec![d]), false, None));
             continue;
         }
-        match lookup(project, key) {
+        // Afresh (`check --rerun`, `accept --refresh`): every example is built and run again.
+        match lookup(project, key).filter(|_| !afresh) {
             Some(stdout) => {
                 outcomes.insert(example.id(), (ExampleVerdict::Passed, true, stdout));
             }
@@ -245,7 +253,7 @@ pub fn test(project: &Project, chapters: &[&Arc<Chapter>], progress: &dyn Progre
             if !jobs.is_empty() {
                 let parallel = std::thread::available_parallelism().map_or(1, |n| n.get());
                 progress.line(&format!("  running {} example(s)", jobs.len()));
-                let ran = run::run_all(&workspace, &project.root, &jobs, parallel);
+                let ran = run::run_all(&workspace, &project.root, &jobs, parallel, progress);
                 for (job, ran) in jobs.iter().zip(ran) {
                     let verdict = match ran.failure {
                         Some(d) => ExampleVerdict::Failed(vec![d]),

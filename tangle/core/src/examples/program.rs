@@ -39,7 +39,12 @@ impl Program {
     /// the crate root (which a merged crate's root is not).
     pub(crate) fn needs_own_crate(&self, edition: &str) -> bool {
         let text = self.body.join("\n");
-        let uses_crate_root = text.contains("crate::") || text.contains("macro_export");
+        // `#[global_allocator]` and `#[panic_handler]` may appear once in a crate: two examples
+        // that each set one cannot share it.
+        let uses_crate_root = text.contains("crate::")
+            || text.contains("macro_export")
+            || text.contains("global_allocator")
+            || text.contains("panic_handler");
         // In edition 2015 `use` paths start at the crate root, where a merged example's items
         // are not.
         let rooted_uses = edition == "2015"
@@ -222,5 +227,8 @@ mod tests {
         let p = split("use std::fmt;\nfn main() {}\n");
         assert!(p.needs_own_crate("2015") && !p.needs_own_crate("2018"));
         assert!(split("struct S;\nfn f() -> crate::S { S }\n").needs_own_crate("2021"));
+        // One allocator per crate: an example that sets it cannot share a crate with another.
+        let allocator = "use std::alloc::System;\n#[global_allocator]\nstatic A: System = System;\nfn main() {}\n";
+        assert!(split(allocator).needs_own_crate("2021"));
     }
 }

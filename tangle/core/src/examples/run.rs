@@ -10,6 +10,7 @@ use regex::Regex;
 use super::build::panic_position;
 use super::crates::{Example, Workspace};
 use crate::diagnostic::{Diagnostic, Location};
+use crate::progress::Progress;
 use crate::run::process::{self, ProcessEnd};
 use crate::run::{DEFAULT_TIMEOUT, OUTPUT_CAP};
 
@@ -28,8 +29,21 @@ pub struct Job<'a> {
     pub argument: Option<usize>,
 }
 
+/// How long an example may run before the progress says which one is still running, as
+/// rustdoc says after a minute: a minute, or half the chapter's timeout if that is shorter
+/// (the timeout that stops it is ten minutes by default).
+fn slow(timeout: std::time::Duration) -> std::time::Duration {
+    (timeout / 2).min(std::time::Duration::from_secs(60))
+}
+
 /// Runs every job, `parallel` at a time, from `root`; results in the order of `jobs`.
-pub(crate) fn run_all(workspace: &Workspace, root: &Path, jobs: &[Job], parallel: usize) -> Vec<Ran> {
+pub(crate) fn run_all(
+    workspace: &Workspace,
+    root: &Path,
+    jobs: &[Job],
+    parallel: usize,
+    progress: &dyn Progress,
+) -> Vec<Ran> {
     let next = Mutex::new(0usize);
     let results: Mutex<Vec<Option<Ran>>> = Mutex::new(vec![None; jobs.len()]);
     std::thread::scope(|scope| {
@@ -43,7 +57,7 @@ pub(crate) fn run_all(workspace: &Workspace, root: &Path, jobs: &[Job], parallel
                         i
                     };
                     let Some(job) = jobs.get(i) else { break };
-                    let ran = run_one(workspace, root, job);
+                    let ran = run_one(workspace, root, job, progress);
                     results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(ran);
                 }
             });
@@ -52,7 +66,7 @@ pub(crate) fn run_all(workspace: &Workspace, root: &Path, jobs: &[Job], parallel
     results.into_inner().unwrap_or_else(|e| e.into_inner()).into_iter().map(|r| r.expect("every job ran")).collect()
 }
 
-fn run_one(workspace: &Workspace, root: &Path, job: &Job) -> Ran {
+fn run_one(workspace: &Workspace, root: &Path, job: &Job, progress: &dyn Progress) -> Ran {
     let example = job.example;
     let chapter = &example.chapter;
     let at = chapter.location(example.code_line);
@@ -62,7 +76,25 @@ fn run_one(workspace: &Workspace, root: &Path, job: &Job) -> Ran {
     if let Some(n) = job.argument {
         cmd.arg(n.to_string());
     }
-    let captured = match process::run_group(cmd, process::Options { timeout, ..Default::default() }) {
+    let (done, ended) = std::sync::mpsc::channel::<()>();
+    let place = at.to_string();
+    let captured = std::thread::scope(|scope| {
+        scope.spawn(move || {
+            let slow = slow(timeout);
+            if matches!(ended.recv_timeout(slow), Err(std::sync::mpsc::RecvTimeoutError::Timeout)) {
+                progress.line(&format!(
+                    "  {place}: this example has been running for over {:.0} s (it is stopped at {} s; \
+                     `<!-- tangle: timeout N -->` in the chapter changes that)",
+                    slow.as_secs_f64().floor(),
+                    timeout.as_secs()
+                ));
+            }
+        });
+        let captured = process::run_group(cmd, process::Options { timeout, ..Default::default() });
+        drop(done);
+        captured
+    });
+    let captured = match captured {
         Ok(c) => c,
         Err(e) => {
             let d = Diagnostic::error(at, format!("cannot run this example ({}): {e}", job.exe.display()));

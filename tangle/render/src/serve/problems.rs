@@ -73,7 +73,7 @@ fn check_quietly(config: &Config, checked: &mut Checked) -> Vec<String> {
         }
     }
     if !example_chapters.is_empty() {
-        match tangle_core::examples::test(&project, &example_chapters, &Plain) {
+        match tangle_core::examples::test(&project, &example_chapters, false, &Plain) {
             Ok(report) => {
                 for result in &report.examples {
                     if let tangle_core::examples::ExampleVerdict::Failed(why) = &result.verdict {
