@@ -237,7 +237,9 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     let _total = tangle_core::timing::Span::new("total (after the command line is read)");
     let refresh = matches!(cli.command, Command::Accept { refresh: true, .. });
     let rerun = matches!(cli.command, Command::Check { rerun: true, .. });
-    let options = CheckOptions { verbose: cli.verbose, refresh, rerun, ..CheckOptions::default() };
+    // A frozen chapter reruns only when it is named: it was frozen because it cannot run here.
+    let rerun_frozen = matches!(&cli.command, Command::Check { rerun: true, chapter, .. } if !chapter.is_empty());
+    let options = CheckOptions { verbose: cli.verbose, refresh, rerun, rerun_frozen, ..CheckOptions::default() };
     // On CI the book is only checked (insta's rule): a command that rewrites chapters says so
     // before it builds or runs anything.
     let rewrites = match &cli.command {

@@ -293,6 +293,9 @@ pub struct CheckOptions {
     /// Rerun every chapter asked for (no cache), judging as usual: `check --rerun`, for an
     /// output that depends on how busy the machine was when the cached run was made.
     pub rerun: bool,
+    /// With `rerun`, run the frozen chapters too (`check --rerun --chapter ch08` names them);
+    /// else they answer from their records, as they were frozen for: they cannot run here.
+    pub rerun_frozen: bool,
 }
 
 /// Syncs `code/` (or, where writes are refused, reports it stale; and anywhere, refuses to
@@ -330,12 +333,13 @@ pub fn check(
 
     // Frozen chapters are answered from their records, unless asked to run afresh; one whose
     // record cannot answer is neither built nor run, and fails on its own.
-    let freeze::Answers { records: mut frozen, mut unanswered } = match options.refresh || options.rerun {
-        true => Default::default(),
-        false => timing::phase("frozen records", || {
-            freeze::answer(&project.config, &project.book, &project.generated, &names(chapters))
-        })?,
-    };
+    let freeze::Answers { records: mut frozen, mut unanswered } =
+        match options.refresh || (options.rerun && options.rerun_frozen) {
+            true => Default::default(),
+            false => timing::phase("frozen records", || {
+                freeze::answer(&project.config, &project.book, &project.generated, &names(chapters))
+            })?,
+        };
     let shared = timing::phase("cache shared inputs", || cache::shared_inputs(project.layout(), &project.generated));
     let mut lookups = Vec::new();
     let mut to_build = Vec::new();
