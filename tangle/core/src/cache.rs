@@ -5,14 +5,14 @@
 //! around them may change), so a recorded chapter line is kept as a line of a cell and found
 //! again in the chapter as it is now: every location from a cached run is current.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::config::Layout;
-use crate::generate::{Analyses, CellSyntax, Generated};
+use crate::generate::{self, Analyses, CellSyntax, Generated};
 use crate::model::Chapter;
 use crate::run::RunOutput;
 
@@ -47,11 +47,20 @@ pub fn hex(h: Sha256) -> String {
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The hash of what every chapter's run depends on alike: the compiler, the chapter
-/// workspace's manifest and lock file, and the generated crates every chapter links (the
-/// runtime, its bundled font included, as the tool holds it). Taken once per check, not per
-/// chapter.
-pub(crate) fn shared_inputs(layout: &Layout, generated: &Generated) -> String {
+/// What every chapter's run depends on alike, read once per check: the compiler, the
+/// generated crates every chapter links (the runtime, its bundled font included, as the tool
+/// holds it), and the lock file and workspace manifest, of which each chapter's key takes only
+/// its own part ([`key`]).
+pub(crate) struct Shared {
+    hash: String,
+    /// `code/Cargo.lock`'s packages (none when there is no lock file yet).
+    lock: Vec<toml::Table>,
+    /// The chapter workspace's manifest as generated, parsed.
+    workspace: toml::Table,
+}
+
+/// Reads the [`Shared`] inputs.
+pub(crate) fn shared_inputs(layout: &Layout, generated: &Generated) -> Shared {
     let mut h = Sha256::new();
     feed(&mut h, "version", VERSION.as_bytes());
     // Another compiler may print otherwise, or refuse what this one built (a nightly
@@ -59,25 +68,41 @@ pub(crate) fn shared_inputs(layout: &Layout, generated: &Generated) -> String {
     // build that follows, which says why.)
     let rustc = crate::build::compiler_version(&layout.abs(&layout.code)).unwrap_or_default();
     feed(&mut h, "rustc -V", rustc.as_bytes());
-    for name in ["Cargo.lock", "Cargo.toml"] {
-        let path = layout.code.join(name);
-        feed(&mut h, name, &std::fs::read(layout.abs(path)).unwrap_or_default());
-    }
     for (path, bytes) in generated.support.iter().filter(|(p, _)| p.starts_with(&generated.code)) {
         feed(&mut h, &path.display().to_string(), bytes);
     }
-    hex(h)
+    let lock_text = std::fs::read_to_string(layout.abs(layout.code.join("Cargo.lock"))).unwrap_or_default();
+    let lock = match packages(&lock_text) {
+        Ok(lock) => lock,
+        // A lock file that does not parse is taken whole: any change of it reruns everything.
+        Err(_) => {
+            feed(&mut h, "Cargo.lock", lock_text.as_bytes());
+            Vec::new()
+        }
+    };
+    let workspace = toml::from_str(&generated.workspace.1).unwrap_or_else(|_| {
+        feed(&mut h, "Cargo.toml", generated.workspace.1.as_bytes());
+        toml::Table::new()
+    });
+    Shared { hash: hex(h), lock, workspace }
 }
 
-/// The hash of everything a chapter's run depends on: the [`shared_inputs`], and its own and
-/// its dependency chapters' code (location comments aside) and declared data files.
-pub fn key(layout: &Layout, shared: &str, generated: &Generated, chapter: &str) -> anyhow::Result<String> {
+/// The hash of everything a chapter's run depends on: the [`shared_inputs`], with the packages
+/// of the lock file it builds with and the workspace manifest without the other chapters'
+/// entries (so that a new chapter reruns no other), and its own and its dependency chapters'
+/// code (location comments aside) and declared data files.
+pub(crate) fn key(layout: &Layout, shared: &Shared, generated: &Generated, chapter: &str) -> anyhow::Result<String> {
     key_of(layout, shared, generated, chapter, What::Run)
 }
 
 /// The hash of everything a chapter's test cells depend on: [`key`]'s inputs with the
 /// chapter's own test file instead of its run program.
-pub(crate) fn tests_key(layout: &Layout, shared: &str, generated: &Generated, chapter: &str) -> anyhow::Result<String> {
+pub(crate) fn tests_key(
+    layout: &Layout,
+    shared: &Shared,
+    generated: &Generated,
+    chapter: &str,
+) -> anyhow::Result<String> {
     key_of(layout, shared, generated, chapter, What::Tests)
 }
 
@@ -87,14 +112,24 @@ enum What {
     Tests,
 }
 
-fn key_of(layout: &Layout, shared: &str, generated: &Generated, chapter: &str, what: What) -> anyhow::Result<String> {
+fn key_of(
+    layout: &Layout,
+    shared: &Shared,
+    generated: &Generated,
+    chapter: &str,
+    what: What,
+) -> anyhow::Result<String> {
     let mut h = Sha256::new();
     let mut feed = |label: &str, bytes: &[u8]| feed(&mut h, label, bytes);
-    feed("shared", shared.as_bytes());
+    feed("shared", shared.hash.as_bytes());
+    let closure = generated.closure(chapter);
+    let names: Vec<&str> = closure.iter().map(|k| k.name()).collect();
+    feed("Cargo.lock", lock_digest(&shared.lock, chapter, &names).as_bytes());
+    feed("Cargo.toml", workspace_digest(&shared.workspace, chapter).as_bytes());
     if what == What::Tests {
         feed("what", b"tests");
     }
-    for krate in generated.closure(chapter) {
+    for krate in closure {
         for (path, contents) in &krate.files {
             let is_test = path.components().any(|c| c.as_os_str() == "tests");
             let is_main = path.ends_with("src/main.rs");
@@ -123,6 +158,80 @@ fn key_of(layout: &Layout, shared: &str, generated: &Generated, chapter: &str, w
         }
     }
     Ok(hex(h))
+}
+
+/// The lock file's packages that the chapters `names` (the frozen one's program and libraries)
+/// build with: everything reachable from them in the lock file's graph, sorted.
+pub(crate) fn lock_digest(lock: &[toml::Table], chapter: &str, names: &[&str]) -> String {
+    let name_of = |p: &toml::Table| p.get("name").and_then(|n| n.as_str()).unwrap_or("").to_string();
+    let version_of = |p: &toml::Table| p.get("version").and_then(|n| n.as_str()).unwrap_or("").to_string();
+    let run = generate::run_package(chapter);
+    let mut todo: Vec<usize> = lock
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| {
+            let n = name_of(p);
+            n == run || names.contains(&n.as_str())
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let mut seen = BTreeSet::new();
+    while let Some(i) = todo.pop() {
+        if !seen.insert(i) {
+            continue;
+        }
+        let deps = lock[i].get("dependencies").and_then(|d| d.as_array()).cloned().unwrap_or_default();
+        for dep in deps.iter().filter_map(|d| d.as_str()) {
+            // `name`, `name version` or `name version (source)`.
+            let mut words = dep.split_whitespace();
+            let name = words.next().unwrap_or("");
+            let version = words.next();
+            todo.extend(
+                lock.iter()
+                    .enumerate()
+                    .filter(|(_, p)| name_of(p) == name && version.is_none_or(|v| version_of(p) == v))
+                    .map(|(i, _)| i),
+            );
+        }
+    }
+    let mut entries: Vec<String> = seen.into_iter().map(|i| toml::to_string(&lock[i]).unwrap_or_default()).collect();
+    entries.sort();
+    let mut h = Sha256::new();
+    for e in entries {
+        feed(&mut h, "package", e.as_bytes());
+    }
+    hex(h)
+}
+
+/// The workspace manifest without what concerns other chapters: its member list, and the
+/// profiles of the other chapters' programs.
+pub(crate) fn workspace_digest(workspace: &toml::Table, chapter: &str) -> String {
+    let mut manifest = workspace.clone();
+    if let Some(toml::Value::Table(ws)) = manifest.get_mut("workspace") {
+        ws.remove("members");
+    }
+    let run = generate::run_package(chapter);
+    let packages = manifest
+        .get_mut("profile")
+        .and_then(|p| p.get_mut("release"))
+        .and_then(|r| r.get_mut("package"))
+        .and_then(|p| p.as_table_mut());
+    if let Some(packages) = packages {
+        packages.retain(|name, _| name == "*" || *name == run || !name.ends_with("-run"));
+    }
+    let mut h = Sha256::new();
+    h.update(toml::to_string(&manifest).unwrap_or_default().as_bytes());
+    hex(h)
+}
+
+/// The `[[package]]` tables of a lock file.
+pub(crate) fn packages(text: &str) -> Result<Vec<toml::Table>, toml::de::Error> {
+    let lock: toml::Table = toml::from_str(text)?;
+    Ok(lock
+        .get("package")
+        .and_then(|p| p.as_array())
+        .map(|list| list.iter().filter_map(|p| p.as_table().cloned()).collect())
+        .unwrap_or_default())
 }
 
 /// The recorded run for `chapter` if its key still matches, its locations moved to where the

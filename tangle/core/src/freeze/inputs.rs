@@ -19,12 +19,12 @@
 //! the prose around the cells and the cells' layout and comments left out (where a cell
 //! stands and how it is formatted is not what it computes).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use crate::cache::{feed, hex};
+use crate::cache::{feed, hex, lock_digest, packages, workspace_digest};
 use crate::config::Layout;
 use crate::diagnostic::Diagnostic;
 use crate::generate::{self, Generated};
@@ -185,80 +185,6 @@ fn program_tokens(stream: proc_macro2::TokenStream) -> String {
         out.into_iter().collect()
     }
     strip(stream, true).to_string()
-}
-
-/// The lock file's packages that the chapters `names` (the frozen one's program and libraries)
-/// build with: everything reachable from them in the lock file's graph, sorted.
-fn lock_digest(lock: &[toml::Table], chapter: &str, names: &[&str]) -> String {
-    let name_of = |p: &toml::Table| p.get("name").and_then(|n| n.as_str()).unwrap_or("").to_string();
-    let version_of = |p: &toml::Table| p.get("version").and_then(|n| n.as_str()).unwrap_or("").to_string();
-    let run = generate::run_package(chapter);
-    let mut todo: Vec<usize> = lock
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| {
-            let n = name_of(p);
-            n == run || names.contains(&n.as_str())
-        })
-        .map(|(i, _)| i)
-        .collect();
-    let mut seen = BTreeSet::new();
-    while let Some(i) = todo.pop() {
-        if !seen.insert(i) {
-            continue;
-        }
-        let deps = lock[i].get("dependencies").and_then(|d| d.as_array()).cloned().unwrap_or_default();
-        for dep in deps.iter().filter_map(|d| d.as_str()) {
-            // `name`, `name version` or `name version (source)`.
-            let mut words = dep.split_whitespace();
-            let name = words.next().unwrap_or("");
-            let version = words.next();
-            todo.extend(
-                lock.iter()
-                    .enumerate()
-                    .filter(|(_, p)| name_of(p) == name && version.is_none_or(|v| version_of(p) == v))
-                    .map(|(i, _)| i),
-            );
-        }
-    }
-    let mut entries: Vec<String> = seen.into_iter().map(|i| toml::to_string(&lock[i]).unwrap_or_default()).collect();
-    entries.sort();
-    let mut h = Sha256::new();
-    for e in entries {
-        feed(&mut h, "package", e.as_bytes());
-    }
-    hex(h)
-}
-
-/// The workspace manifest without what concerns other chapters: its member list, and the
-/// profiles of the other chapters' programs.
-fn workspace_digest(workspace: &toml::Table, chapter: &str) -> String {
-    let mut manifest = workspace.clone();
-    if let Some(toml::Value::Table(ws)) = manifest.get_mut("workspace") {
-        ws.remove("members");
-    }
-    let run = generate::run_package(chapter);
-    let packages = manifest
-        .get_mut("profile")
-        .and_then(|p| p.get_mut("release"))
-        .and_then(|r| r.get_mut("package"))
-        .and_then(|p| p.as_table_mut());
-    if let Some(packages) = packages {
-        packages.retain(|name, _| name == "*" || *name == run || !name.ends_with("-run"));
-    }
-    let mut h = Sha256::new();
-    h.update(toml::to_string(&manifest).unwrap_or_default().as_bytes());
-    hex(h)
-}
-
-/// The `[[package]]` tables of a lock file.
-fn packages(text: &str) -> Result<Vec<toml::Table>, toml::de::Error> {
-    let lock: toml::Table = toml::from_str(text)?;
-    Ok(lock
-        .get("package")
-        .and_then(|p| p.as_array())
-        .map(|list| list.iter().filter_map(|p| p.as_table().cloned()).collect())
-        .unwrap_or_default())
 }
 
 /// A path with `/` between its parts, whatever the platform.
