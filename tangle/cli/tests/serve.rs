@@ -234,6 +234,25 @@ fn wait_until(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) {
     }
 }
 
+/// `/ch01.html` once it contains `what` (with `present` false: once it no longer does),
+/// polled for up to `limit` seconds; a failure shows the last page and the server's log, when
+/// one is collected.
+fn page_until(port: u16, what: &str, present: bool, limit: u64, log: Option<&std::sync::Mutex<String>>) -> String {
+    let started = Instant::now();
+    loop {
+        let page = get(port, "/ch01.html");
+        if page.contains(what) == present {
+            return page;
+        }
+        if started.elapsed() > Duration::from_secs(limit) {
+            let log = log.map(|l| l.lock().unwrap().clone()).unwrap_or_default();
+            let never = if present { "showed" } else { "lost" };
+            panic!("the page never {never} {what:?}:\n{page}\nserver log:\n{log}");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 #[test]
 fn the_real_server_rebuilds_reloads_and_keeps_book_book_current() {
     let project = project();
@@ -290,18 +309,7 @@ fn a_served_page_shows_what_is_wrong_until_it_is_fixed() {
     wait_until("the server answers", Duration::from_secs(60), || TcpStream::connect(("127.0.0.1", port)).is_ok());
     let banner = "id=\"tangle-problems\"";
     assert!(!get(port, "/ch01.html").contains(banner), "a clean book has no banner");
-    let page_shows = |what: &str, limit: u64| {
-        let mut last = String::new();
-        let started = Instant::now();
-        while started.elapsed() < Duration::from_secs(limit) {
-            last = get(port, "/ch01.html");
-            if last.contains(what) {
-                return last;
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        panic!("the page never showed {what:?}:\n{last}");
-    };
+    let page_shows = |what: &str, limit: u64| page_until(port, what, true, limit, None);
 
     // A refused directive: the book cannot be built; the last good page gets the banner.
     std::fs::write(root.join("book/src/ch01.md"), "# 1 One\n\nThe first version.\n\n{{#include /etc/hostname}}\n")
@@ -385,18 +393,7 @@ fn a_save_stops_a_run_stuck_in_a_loop_and_a_discard_in_a_terminal_clears_the_ban
     wait_until("the server answers", Duration::from_secs(60), || TcpStream::connect(("127.0.0.1", port)).is_ok());
     // A page is answered once the first build is served and the watcher runs.
     assert!(get(port, "/ch01.html").contains("The first version."));
-    let page_shows = |what: &str, limit: u64| {
-        let mut last = String::new();
-        let started = Instant::now();
-        while started.elapsed() < Duration::from_secs(limit) {
-            last = get(port, "/ch01.html");
-            if last.contains(what) {
-                return last;
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        panic!("the page never showed {what:?}:\n{last}\nserver log:\n{}", log.lock().unwrap());
-    };
+    let page_shows = |what: &str, limit: u64| page_until(port, what, true, limit, Some(&log));
 
     // A cell that never ends (no timeout of its own: 600 s). Once it runs, the author saves
     // the fix: the loop is stopped, and the fix is on the page long before the timeout.
@@ -430,15 +427,8 @@ fn a_save_stops_a_run_stuck_in_a_loop_and_a_discard_in_a_terminal_clears_the_ban
     assert!(page.contains("code/ch01/src/main.rs was edited"), "{page}");
     let discard = tangle(&root).args(["sync", "--discard"]).output().unwrap();
     assert!(discard.status.success(), "{}", String::from_utf8_lossy(&discard.stderr));
-    let started = Instant::now();
-    while get(port, "/ch01.html").contains("id=\"tangle-problems\"") {
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "the banner stayed after sync --discard\nserver log:\n{}",
-            log.lock().unwrap()
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    // The banner goes with no save of the author's.
+    page_until(port, "id=\"tangle-problems\"", false, 120, Some(&log));
 }
 
 #[test]
@@ -454,22 +444,7 @@ fn a_book_of_examples_is_checked_while_served() {
     let (_server, log) = serve_with_log(&root, port);
     wait_until("the server answers", Duration::from_secs(60), || TcpStream::connect(("127.0.0.1", port)).is_ok());
     assert!(get(port, "/ch01.html").contains("The first version."));
-    let page_shows = |what: &str, present: bool| {
-        let started = Instant::now();
-        loop {
-            let page = get(port, "/ch01.html");
-            if page.contains(what) == present {
-                return page;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(300),
-                "the page never {} {what:?}:\n{page}\nserver log:\n{}",
-                if present { "showed" } else { "lost" },
-                log.lock().unwrap()
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    };
+    let page_shows = |what: &str, present: bool| page_until(port, what, present, 300, Some(&log));
     std::fs::write(root.join("book/src/ch01.md"), "# 1 One\n\n```rust\nlet x: u32 = \"one\";\n```\n\nAn example.\n")
         .unwrap();
     let page = page_shows("id=\"tangle-problems\"", true);
