@@ -62,8 +62,9 @@ struct Watcher {
     /// Kept for its watches: dropping it ends them.
     inner: notify::RecommendedWatcher,
     events: mpsc::Receiver<notify::Event>,
-    /// Events kept by [`Watcher::settle`] for [`Watcher::next_change`].
-    pending: std::collections::VecDeque<notify::Event>,
+    /// When the last rebuild ended, and whether it left edited files under `code/`
+    /// ([`Watcher::settle`]).
+    rebuilt: Option<(std::time::SystemTime, bool)>,
     layout: Layout,
     /// The watched paths that did not exist when last looked for (watched once they appear).
     missing: Vec<PathBuf>,
@@ -90,8 +91,7 @@ impl Watcher {
             }
         })
         .context("cannot watch the book's files for changes")?;
-        let mut watcher =
-            Watcher { inner, events, pending: Default::default(), layout: layout.clone(), missing: watched(layout) };
+        let mut watcher = Watcher { inner, events, rebuilt: None, layout: layout.clone(), missing: watched(layout) };
         // The folders that hold the watched paths, on their own, so that a watched folder made
         // after the server started (figures/, code/) is seen being made.
         let mut parents: Vec<PathBuf> =
@@ -116,13 +116,13 @@ impl Watcher {
     fn next_change(&mut self) -> anyhow::Result<bool> {
         let mut events = Vec::new();
         loop {
-            let event = self.recv(None).map_err(|_| anyhow::anyhow!("the watcher stopped"))?;
-            if matters(&self.layout, &event) {
+            let event = self.events.recv().context("the watcher stopped")?;
+            if matters(&self.layout, &event) && !self.rebuild_s_own(&event) {
                 events.push(event);
                 break;
             }
         }
-        while let Ok(event) = self.recv(Some(QUIET)) {
+        while let Ok(event) = self.events.recv_timeout(QUIET) {
             events.push(event);
         }
         self.watch_new();
@@ -130,35 +130,25 @@ impl Watcher {
         Ok(events.iter().flat_map(|e| &e.paths).any(|p| p.starts_with(&code) || code.starts_with(p)))
     }
 
-    /// After a rebuild: forgets the changes it made itself (the generated files it wrote,
-    /// sealed, under `code/` and the theme), which call for no other rebuild, once they have
-    /// been reported; a change of anything else, made meanwhile, is kept for
-    /// [`Watcher::next_change`]. A sealed file written at another time (`tangle sync
-    /// --discard` in a terminal) does call for a rebuild, and so does one written during a
-    /// rebuild that stopped at edited files (`edits_left`), which wrote nothing under `code/`.
+    /// After a rebuild: from now on, a generated file (sealed, under `code/` or the theme)
+    /// reported changed but last written before this moment is the rebuild's own write, which
+    /// calls for no other rebuild; one written later (`tangle sync --discard` in a terminal)
+    /// does. While the rebuild left edited files under `code/` (`edits_left`) it wrote nothing
+    /// there, and every write there is someone else's.
     fn settle(&mut self, edits_left: bool) {
-        // Long enough for the reports of the rebuild's last writes to have come in.
-        std::thread::sleep(QUIET * 5);
-        let layout = &self.layout;
-        let code = layout.abs(&layout.code);
-        let ours = |p: &PathBuf| !(edits_left && p.starts_with(&code)) && written_by_tangle(layout, p);
-        let generated =
-            |e: &notify::Event| !e.paths.is_empty() && e.paths.iter().all(|p| beside_the_sources(layout, p) || ours(p));
-        // The events reported so far, taken at once: reading the files to judge them makes
-        // events of its own (reads), which must not keep this going.
-        let reported: Vec<notify::Event> = self.events.try_iter().filter(|e| matters(layout, e)).collect();
-        self.pending.extend(reported.into_iter().filter(|e| !generated(e)));
+        self.rebuilt = Some((std::time::SystemTime::now(), edits_left));
     }
 
-    /// The next event: one kept by [`Watcher::settle`], else the next the watcher reports.
-    fn recv(&mut self, timeout: Option<Duration>) -> Result<notify::Event, mpsc::RecvTimeoutError> {
-        if let Some(event) = self.pending.pop_front() {
-            return Ok(event);
-        }
-        match timeout {
-            Some(t) => self.events.recv_timeout(t),
-            None => self.events.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
-        }
+    /// Whether every path of `event` is what the last rebuild wrote itself (see
+    /// [`Watcher::settle`]), or no source at all.
+    fn rebuild_s_own(&self, event: &notify::Event) -> bool {
+        let Some((at, edits_left)) = self.rebuilt else { return false };
+        let layout = &self.layout;
+        let code = layout.abs(&layout.code);
+        let written_before = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).is_ok_and(|t| t <= at);
+        let ours =
+            |p: &PathBuf| !(edits_left && p.starts_with(&code)) && written_by_tangle(layout, p) && written_before(p);
+        !event.paths.is_empty() && event.paths.iter().all(|p| beside_the_sources(layout, p) || ours(p))
     }
 }
 
