@@ -322,6 +322,14 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         }
         Command::Fmt { check, chapter } => {
             let chapters: Vec<&Chapter> = project.select(&chapter)?.into_iter().map(|s| &**s.chapter()).collect();
+            if chapters.is_empty() {
+                println!(
+                    "nothing to format: `{}` formats the cells of notebook chapters, and the examples of a chapter \
+                     of examples stay as their author wrote them",
+                    tangle_core::messages::command("fmt")
+                );
+                return Ok(CLEAN);
+            }
             let changed = pipeline::fmt(&project, &chapters, !check)?;
             for unformatted in &changed {
                 match check {
