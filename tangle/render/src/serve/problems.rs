@@ -154,7 +154,7 @@ pub fn banner(problems: &[String]) -> String {
          font:13px/1.45 ui-monospace,monospace;box-shadow:0 2px 8px rgba(0,0,0,.4)\">\n",
     );
     html.push_str(&format!(
-        "<strong>{} problem(s) in the book; the page shows the last good build where a chapter could not be built</strong>\n",
+        "<strong>{} problem(s) in the book</strong> (a page whose chapter could not be built shows its last good build)\n",
         problems.len()
     ));
     for p in problems {
