@@ -272,7 +272,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             };
             let if_held = if cli.no_wait { IfHeld::Refuse } else { IfHeld::Wait };
             let options = tangle_core::lock::Options { what, if_held, ..Default::default() };
-            Some(tangle_core::lock::acquire(&Config::load(&root)?.layout.work_dir(), options)?)
+            Some(tangle_core::lock::acquire_book(&Config::load(&root)?.layout, options)?)
         }
     };
     let project = load_project(&root)?;

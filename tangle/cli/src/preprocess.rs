@@ -32,8 +32,8 @@ pub fn run() -> anyhow::Result<u8> {
     warn_on_version_mismatch(&ctx.mdbook_version);
     let config = Config::load(&ctx.root)?;
     let (code, preprocessor) = {
-        let _lock = tangle_core::lock::acquire(
-            &config.layout.work_dir(),
+        let _lock = tangle_core::lock::acquire_book(
+            &config.layout,
             tangle_core::lock::Options { what: "mdbook (preprocessor)", ..Default::default() },
         )?;
         let project = crate::project_with_theme(Project::from_config(config.clone())?)?;

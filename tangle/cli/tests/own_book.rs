@@ -245,6 +245,16 @@ fn books_sharing_a_target_folder_each_run_their_own_chapter() {
     check(&a, &["check"]);
     // The second book, unchanged since it was built, run afresh after the first book's build.
     check(&b, &["check", "--rerun"]);
+    // Both at once, a few times: neither may build or run while the other does (one would run
+    // the other's program, which cargo names by the chapter alone, and cache its output).
+    for round in 0..3 {
+        let (a, b) = (a.clone(), b.clone());
+        let other = std::thread::spawn(move || tangle(&b, &["check", "--rerun"], false));
+        let mine = tangle(&a, &["check", "--rerun"], false);
+        let theirs = other.join().unwrap();
+        assert!(mine.status.success(), "round {round}: book a ran book b's program?\n{}", text(&mine));
+        assert!(theirs.status.success(), "round {round}: book b ran book a's program?\n{}", text(&theirs));
+    }
 }
 
 #[test]

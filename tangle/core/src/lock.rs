@@ -16,6 +16,8 @@
 //! `.cargo/config.toml` builds there too), is ever an untracked file, whatever the project's
 //! own `.gitignore` says.
 //!
+//! [`acquire_book`] also locks a build folder that books share (`TANGLE_TARGET_DIR`).
+//!
 //! The lock is per open file, not per process: taking it twice in one process waits forever.
 //! Take it once, near the command line, and pass the guard down.
 
@@ -41,6 +43,8 @@ pub const LOCK_FILE: &str = "lock";
 #[derive(Debug)]
 pub struct RepoLock {
     _file: File,
+    /// The lock of a build folder shared with other books ([`acquire_book`]).
+    _shared: Option<Box<RepoLock>>,
 }
 
 /// What to do when another run holds the lock.
@@ -112,7 +116,22 @@ pub fn acquire(work: &Path, options: Options) -> anyhow::Result<RepoLock> {
     file.seek(SeekFrom::Start(0))?;
     write!(file, "{}\n{}\n", std::process::id(), what.replace('\n', " "))?;
     file.flush()?;
-    Ok(RepoLock { _file: file })
+    Ok(RepoLock { _file: file, _shared: None })
+}
+
+/// Takes the repository lock of the book at `layout` and, when its chapters build in a folder
+/// of their own choosing (`TANGLE_TARGET_DIR`, which other books may share), the lock of that
+/// folder too, held as long: two books never build or run chapters there at once. (Cargo
+/// names a chapter's program by its package alone, so two books' `ch01` are one file there,
+/// and one book would run the other's program between its build and its run.) Always in that
+/// order, book then folder, so two books cannot wait for each other.
+pub fn acquire_book(layout: &crate::config::Layout, options: Options) -> anyhow::Result<RepoLock> {
+    let mut lock = acquire(&layout.work_dir(), options)?;
+    let target = crate::build::target_dir(layout);
+    if crate::fsutil::resolved(&target) != crate::fsutil::resolved(&layout.work_dir()) {
+        lock._shared = Some(Box::new(acquire(&target, options)?));
+    }
+    Ok(lock)
 }
 
 /// Who holds the lock, as written in the lock file by its holder.

@@ -296,9 +296,8 @@ impl Builds {
     /// lock, and copies the result to the author's `book/book`. Returns the folder to serve
     /// (if the build succeeded) and what is wrong with the book.
     fn build(&mut self) -> (anyhow::Result<PathBuf>, Vec<String>) {
-        let work = self.config.layout.work_dir();
-        let _lock = match tangle_core::lock::acquire(
-            &work,
+        let _lock = match tangle_core::lock::acquire_book(
+            &self.config.layout,
             tangle_core::lock::Options { what: "serve (rebuilding the book)", ..Default::default() },
         ) {
             Ok(lock) => lock,
@@ -321,9 +320,8 @@ impl Builds {
     /// whose print page and search index complete the pages served (or which is served, when
     /// no pages were), and copies it to `book/book`.
     fn rebuild(&mut self, site: &http::Site, code_changed: bool) {
-        let work = self.config.layout.work_dir();
         let options = tangle_core::lock::Options { what: "serve (rebuilding the book)", ..Default::default() };
-        let _lock = match tangle_core::lock::acquire(&work, options) {
+        let _lock = match tangle_core::lock::acquire_book(&self.config.layout, options) {
             Ok(lock) => lock,
             Err(e) => {
                 eprintln!("rebuild failed, still serving the previous build: {e:#}");
