@@ -45,12 +45,23 @@ pub fn stale_advice(project: &Project, stale: &[tangle_core::generate::sync::Sta
     let hand_made = || stale.iter().filter(|s| s.is_hand_made());
     let mut out = Vec::new();
     if hand_made().any(|s| s.path().starts_with(code)) {
-        out.push(format!(
-            "{}/ holds edits made by hand: take them into the chapters with `{}`, or drop them with `{}`",
-            code.display(),
-            messages::command("untangle"),
-            messages::command("sync --discard")
-        ));
+        // `untangle` is offered only where it would take the edits.
+        out.push(match project.untangle_would_take(stale) {
+            Ok(Ok(())) => format!(
+                "{}/ holds edits made by hand: take them into the chapters with `{}`, or drop them with `{}`",
+                code.display(),
+                messages::command("untangle"),
+                messages::command("sync --discard")
+            ),
+            Ok(Err(why)) => format!(
+                "{}/ holds edits made by hand that `{}` cannot take ({why}): copy what you want to keep into the \
+                 chapter's cells by hand, then drop them with `{}`",
+                code.display(),
+                messages::command("untangle"),
+                messages::command("sync --discard")
+            ),
+            Err(e) => format!("{}/ holds edits made by hand, which cannot be read: {e:#}", code.display()),
+        });
     }
     if hand_made().any(|s| !s.path().starts_with(code)) {
         out.push(format!(

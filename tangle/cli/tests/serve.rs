@@ -338,8 +338,13 @@ fn a_served_page_shows_what_is_wrong_until_it_is_fixed() {
         "# 1 One\n\n```rust\nprintln!(\"2\");\n```\n\n```output\n2\n```\n\nFixed.\n",
     )
     .unwrap();
+    // Fixed, but its snapshot is missing, as `check` says; `accept` in a terminal writes it, and
+    // the banner goes.
     let page = page_shows("Fixed.", 300);
-    assert!(!page.contains(banner), "{page}");
+    assert!(page.contains(banner) && page.contains("snapshots/ch01__") && page.contains("missing"), "{page}");
+    assert!(!page.contains("this cell failed") && !page.contains("drift: book/src"), "{page}");
+    accept_in_a_terminal(&root);
+    page_until(port, banner, false, 120, None);
 
     // What the rebuild writes itself (code/, the theme, the lock file) calls for no rebuild:
     // one save, one new generation. (A paragraph above the cell moves it: code/ is rewritten.)
@@ -354,6 +359,18 @@ fn a_served_page_shows_what_is_wrong_until_it_is_fixed() {
     let built = generation(&page).expect("the page's generation");
     std::thread::sleep(Duration::from_secs(6));
     assert_eq!(generation(&get(port, "/ch01.html")), Some(built), "the server rebuilt with no change of the author's");
+}
+
+/// `tangle accept` run beside the server, building where the served books do.
+fn accept_in_a_terminal(root: &Path) {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2).unwrap();
+    let accepted = tangle(root)
+        .arg("accept")
+        .env("TANGLE_TARGET_DIR", workspace.join("target/tangle-fixtures"))
+        .env_remove("CI")
+        .output()
+        .unwrap();
+    assert!(accepted.status.success(), "{}", String::from_utf8_lossy(&accepted.stderr));
 }
 
 /// A served book whose chapter programs build where the fixture books' do, with the server's
@@ -416,7 +433,10 @@ fn a_save_stops_a_run_stuck_in_a_loop_and_a_discard_in_a_terminal_clears_the_ban
     .unwrap();
     let page = page_shows("Fixed after the loop.", 300);
     assert!(saved.elapsed() < Duration::from_secs(300), "the fix waited for the loop");
-    assert!(!page.contains("id=\"tangle-problems\""), "{page}");
+    assert!(!page.contains("this cell failed") && !page.contains("stopped"), "{page}");
+    // Its snapshot, which `accept` in a terminal writes: then the book is clean.
+    accept_in_a_terminal(&root);
+    page_until(port, "id=\"tangle-problems\"", false, 120, Some(&log));
 
     // An edit of the generated glue (which untangle cannot take) gets the banner; dropping it
     // in a terminal with `sync --discard` takes the banner away, with no save of a chapter.

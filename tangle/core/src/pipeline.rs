@@ -186,6 +186,20 @@ impl Project {
         }
     }
 
+    /// Whether `untangle` would take the edits of the generated files under `code/` among
+    /// `stale` (tried in memory, nothing written); else its first reason, at its place.
+    pub fn untangle_would_take(&self, stale: &[Stale]) -> anyhow::Result<Result<(), String>> {
+        let code = &self.layout().code;
+        let edited: std::collections::BTreeMap<PathBuf, String> =
+            self.edited(stale)?.into_iter().filter(|(p, _)| p.starts_with(code)).collect();
+        Ok(back::untangle(&self.book, &self.config, &self.generated, &edited).map(|_| ()).map_err(|refused| {
+            refused.iter().find(|d| d.is_error()).map_or_else(String::new, |d| match &d.location {
+                Some(at) => format!("{at}: {}", d.message),
+                None => d.message.clone(),
+            })
+        }))
+    }
+
     /// The files of `stale` that hold someone's work (edited, or not tangle's), with their text.
     fn edited(&self, stale: &[Stale]) -> anyhow::Result<Vec<(PathBuf, String)>> {
         let mut out = Vec::new();

@@ -49,12 +49,11 @@ use tangle_core::config::{Config, Layout};
 pub const QUIET: Duration = Duration::from_millis(50);
 
 /// The folders and files whose changes call for a rebuild: the book's sources, theme and
-/// `book.toml`, the figures, and the generated crates (an edit there is untangled).
+/// `book.toml`, the figures and snapshots (an `accept` in a terminal writes them), and the
+/// generated crates (an edit there is untangled).
 fn watched(layout: &Layout) -> Vec<PathBuf> {
-    [layout.src.clone(), layout.theme.clone(), layout.book_toml(), layout.figures.clone(), layout.code.clone()]
-        .into_iter()
-        .map(|p| layout.abs(p))
-        .collect()
+    let paths = [&layout.src, &layout.theme, &layout.figures, &layout.snapshots, &layout.code];
+    paths.into_iter().cloned().chain([layout.book_toml()]).map(|p| layout.abs(p)).collect()
 }
 
 /// The operating system's reports of changes to the [`watched`] files.

@@ -69,7 +69,7 @@ fn check_quietly(config: &Config, checked: &mut Checked) -> Vec<String> {
             Outcome::CompileErrors(diagnostics) => {
                 return diagnostics.iter().filter(|d| d.is_error()).map(plain).collect();
             }
-            Outcome::Ran(results) => results_problems(&results, &plain, &mut out),
+            Outcome::Ran(results) => results_problems(&results, root, &plain, &mut out),
         }
     }
     if !example_chapters.is_empty() {
@@ -80,7 +80,7 @@ fn check_quietly(config: &Config, checked: &mut Checked) -> Vec<String> {
                         out.extend(why.iter().map(&plain));
                     }
                 }
-                results_problems(&report.chapters, &plain, &mut out);
+                results_problems(&report.chapters, root, &plain, &mut out);
             }
             Err(e) => out.extend(from_error(&e, config)),
         }
@@ -88,9 +88,11 @@ fn check_quietly(config: &Config, checked: &mut Checked) -> Vec<String> {
     out
 }
 
-/// The problems of chapters that ran: failed cells, drifted outputs and values, figures.
+/// The problems of chapters that ran: failed cells, drifted outputs, values, figures and
+/// snapshots (`root` the project's, which snapshot paths are shown from).
 fn results_problems(
     results: &[tangle_core::pipeline::ChapterResult],
+    root: &std::path::Path,
     plain: &dyn Fn(&Diagnostic) -> String,
     out: &mut Vec<String>,
 ) {
@@ -124,6 +126,10 @@ fn results_problems(
             out.push(format!("drift: {}: the quoted value `{}` is now `{}`", v.location, v.quote.name, v.actual));
         }
         out.extend(r.figures.iter().map(|f| format!("drift: {f}")));
+        for snapshot in &r.snapshots {
+            let path = snapshot.path().strip_prefix(root).unwrap_or(snapshot.path());
+            out.push(format!("drift: {}: {}", path.display(), snapshot.reason()));
+        }
     }
 }
 
