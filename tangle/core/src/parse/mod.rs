@@ -72,6 +72,17 @@ pub(crate) fn load_book(layout: &Layout, default: CellMode) -> anyhow::Result<Bo
                     chapter.name = by_path;
                 }
                 let name = chapter.name.clone();
+                if chapter.mode == CellMode::Notebook
+                    && let Some(why) = reserved(&name)
+                {
+                    diagnostics.push(
+                        Diagnostic::error(
+                            Location::new(&rel, 1),
+                            format!("this chapter would be crate `{name}`, which {why}"),
+                        )
+                        .with_help("rename the file: a chapter's crate is named after its file stem"),
+                    );
+                }
                 if let Some(other) = names.insert(name.clone(), rel.clone()) {
                     diagnostics.push(
                         Diagnostic::error(
@@ -132,6 +143,26 @@ pub fn crate_name(path: &Path) -> Option<String> {
     Some(name)
 }
 
+/// Why a notebook chapter may not be crate `name`, if it may not: a crate every chapter
+/// links (the standard library's, the runtime's), or a keyword, which no crate can be named.
+fn reserved(name: &str) -> Option<&'static str> {
+    const LINKED: [&str; 6] = ["std", "core", "alloc", "proc_macro", "test", "tangle_runtime"];
+    const KEYWORDS: [&str; 51] = [
+        "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn", "for", "if", "impl",
+        "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "self", "static", "struct",
+        "super", "trait", "true", "type", "unsafe", "use", "where", "while", "async", "await", "dyn", "abstract",
+        "become", "box", "do", "final", "macro", "override", "priv", "typeof", "unsized", "virtual", "yield", "try",
+        "gen",
+    ];
+    if LINKED.contains(&name) {
+        Some("every chapter links already (its code would stand in for that crate's)")
+    } else if KEYWORDS.contains(&name) {
+        Some("is a Rust keyword, and no crate can be named so")
+    } else {
+        None
+    }
+}
+
 /// The name of an examples chapter at `inside` (its path under the source folder) when that
 /// lies in a subfolder: the folders and the stem, joined by `_`, as [`crate_name`] writes
 /// names (`scope/lifetime/fn.md` → `scope_lifetime_fn`). `None` at the top of the folder,
@@ -159,6 +190,13 @@ mod tests {
         assert_eq!(name("book/src/part1/ch03.md").as_deref(), Some("ch03"));
         assert_eq!(name("book/src/1 Intro.md").as_deref(), Some("ch1_intro"));
         assert_eq!(name("book/src/---.md"), None);
+    }
+
+    #[test]
+    fn a_chapter_cannot_be_a_crate_every_chapter_links_or_a_keyword() {
+        assert!(reserved("std").is_some() && reserved("tangle_runtime").is_some());
+        assert!(reserved("fn").is_some() && reserved("async").is_some());
+        assert!(reserved("ch01").is_none() && reserved("stats").is_none());
     }
 
     #[test]
