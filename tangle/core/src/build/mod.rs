@@ -156,16 +156,19 @@ pub fn build(
             reset(&mut cmd, package);
         }
     }
+    // Each package by name and version (every chapter package is 0.0.0): a chapter may share
+    // its name with a crate of the lock file (`quote.md`), which the name alone would not tell
+    // apart.
     for c in chapters {
         if let Targets::TestCells(_) = targets {
-            cmd.arg("--package").arg(c);
+            cmd.arg("--package").arg(format!("{c}@0.0.0"));
             continue;
         }
         let package = crate::generate::run_package(c);
         if options.full_optimisation {
             reset(&mut cmd, &package);
         }
-        cmd.arg("--package").arg(package);
+        cmd.arg("--package").arg(format!("{package}@0.0.0"));
     }
     let mut child = cmd.spawn().context("cannot run cargo (is a Rust toolchain installed?)")?;
     let stderr = child.stderr.take().expect("piped stderr");
