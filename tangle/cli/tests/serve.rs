@@ -345,6 +345,18 @@ fn a_served_page_shows_what_is_wrong_until_it_is_fixed() {
     assert!(!page.contains("this cell failed") && !page.contains("drift: book/src"), "{page}");
     accept_in_a_terminal(&root);
     page_until(port, banner, false, 120, None);
+    // (accept writes the snapshots and then code/: let the rebuilds they call for pass.)
+    let generation =
+        |page: &str| page.split("var generation = ").nth(1).and_then(|r| r.split(';').next()).map(str::to_string);
+    let mut last = generation(&get(port, "/ch01.html"));
+    loop {
+        std::thread::sleep(Duration::from_secs(3));
+        let now = generation(&get(port, "/ch01.html"));
+        if now == last {
+            break;
+        }
+        last = now;
+    }
 
     // What the rebuild writes itself (code/, the theme, the lock file) calls for no rebuild:
     // one save, one new generation. (A paragraph above the cell moves it: code/ is rewritten.)
@@ -354,8 +366,6 @@ fn a_served_page_shows_what_is_wrong_until_it_is_fixed() {
     )
     .unwrap();
     let page = page_shows("Moved down.", 300);
-    let generation =
-        |page: &str| page.split("var generation = ").nth(1).and_then(|r| r.split(';').next()).map(str::to_string);
     let built = generation(&page).expect("the page's generation");
     std::thread::sleep(Duration::from_secs(6));
     assert_eq!(generation(&get(port, "/ch01.html")), Some(built), "the server rebuilt with no change of the author's");
@@ -449,6 +459,33 @@ fn a_save_stops_a_run_stuck_in_a_loop_and_a_discard_in_a_terminal_clears_the_ban
     assert!(discard.status.success(), "{}", String::from_utf8_lossy(&discard.stderr));
     // The banner goes with no save of the author's.
     page_until(port, "id=\"tangle-problems\"", false, 120, Some(&log));
+
+    // A cell that writes a file into the book's sources is no save of the author's: its run is
+    // not stopped and started again without end, and the book settles.
+    std::fs::write(
+        root.join("book/src/ch01.md"),
+        "# 1 One\n\n```rust\nstd::fs::write(\"book/src/written.md\", \"# Written\\n\")?;\n\
+         std::thread::sleep(std::time::Duration::from_millis(1500));\n```\n\nWrites a file.\n",
+    )
+    .unwrap();
+    page_shows("Writes a file.", 300);
+    // Again, now that the file it writes exists: its code changed, so it runs again.
+    let text = std::fs::read_to_string(root.join("book/src/ch01.md")).unwrap();
+    std::fs::write(root.join("book/src/ch01.md"), text.replace("1500", "1400").replace("a file.", "it again."))
+        .unwrap();
+    let page = page_shows("Writes it again.", 300);
+    let generation =
+        |page: &str| page.split("var generation = ").nth(1).and_then(|r| r.split(';').next()).map(str::to_string);
+    let settled = |page: &str| generation(page);
+    std::thread::sleep(Duration::from_secs(8));
+    let later = get(port, "/ch01.html");
+    let restarts = log.lock().unwrap().matches("stopped: a file of the book was saved").count();
+    assert!(restarts <= 1, "the run was stopped {restarts} times:\n{}", log.lock().unwrap());
+    assert!(
+        settled(&later).map(|g| g.parse::<u32>().unwrap()) <= settled(&page).map(|g| g.parse::<u32>().unwrap() + 1),
+        "the server kept rebuilding:\n{}",
+        log.lock().unwrap()
+    );
 }
 
 #[test]

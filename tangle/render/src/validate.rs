@@ -202,7 +202,7 @@ fn misspelled_directives(page: &Page, file: &Path) -> Vec<Diagnostic> {
 /// The chapter files `SUMMARY.md` lists, read by mdBook's own parser (`mdbook-summary`, the
 /// one `book` builds with), each with the line that names it; drafts (`[Title]()`) and links
 /// elsewhere are left out. A summary mdBook cannot read is its error.
-fn summary_entries(summary: &str) -> anyhow::Result<Vec<(usize, PathBuf)>> {
+pub(crate) fn summary_entries(summary: &str) -> anyhow::Result<Vec<(usize, PathBuf)>> {
     use mdbook_summary::SummaryItem;
     let parsed = mdbook_summary::parse_summary(summary)?;
     let mut todo: Vec<&SummaryItem> =

@@ -56,6 +56,10 @@ fn watched(layout: &Layout) -> Vec<PathBuf> {
     paths.into_iter().cloned().chain([layout.book_toml()]).map(|p| layout.abs(p)).collect()
 }
 
+/// The files the chapter runs of the check under way read, shared by the builds, which set
+/// them, and the watcher, which stops the runs when one is saved.
+type RunInputs = Arc<std::sync::Mutex<Vec<PathBuf>>>;
+
 /// The operating system's reports of changes to the [`watched`] files.
 struct Watcher {
     /// Kept for its watches: dropping it ends them.
@@ -70,22 +74,22 @@ struct Watcher {
 }
 
 impl Watcher {
-    fn new(layout: &Layout) -> anyhow::Result<Watcher> {
+    /// Watches the book at `layout`; `inputs` is what the check under way reads.
+    fn new(layout: &Layout, inputs: RunInputs) -> anyhow::Result<Watcher> {
         let (tx, events) = mpsc::channel();
-        let watched_layout = layout.clone();
         let inner = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
             if let Ok(event) = event {
-                // A save makes the runs of the check under way moot (one stuck in a loop would
-                // hold the rebuild up to its timeout): they stop at once, and the rebuild this
-                // event queues runs them again. Only the author's sources count: the check
-                // itself writes under `code/` (and the theme) while it runs.
-                if matters(&watched_layout, &event) {
-                    let generated = [&watched_layout.code, &watched_layout.theme].map(|d| watched_layout.abs(d));
-                    let saved = event.paths.iter().filter(|p| !generated.iter().any(|d| p.starts_with(d)));
-                    for time in saved.filter_map(|p| std::fs::metadata(p).ok()?.modified().ok()) {
-                        tangle_core::run::saved(time);
-                    }
+                // A save of what the runs read (a chapter, a data file, book.toml) makes the
+                // runs of the check under way moot (one stuck in a loop would hold the rebuild
+                // up to its timeout): they stop at once, and the rebuild this event queues runs
+                // them again. What the check writes itself (`code/`), or a chapter program
+                // writes, stops nothing.
+                let inputs = inputs.lock().unwrap_or_else(|e| e.into_inner());
+                let saved = event.paths.iter().filter(|p| inputs.contains(p));
+                for time in saved.filter_map(|p| std::fs::metadata(p).ok()?.modified().ok()) {
+                    tangle_core::run::saved(time);
                 }
+                drop(inputs);
                 let _ = tx.send(event);
             }
         })
@@ -212,7 +216,7 @@ pub fn serve(config: &Config, port: u16) -> anyhow::Result<()> {
     {
         let layout = config.layout.clone();
         let site = site.clone();
-        let mut watcher = Watcher::new(&layout)?;
+        let mut watcher = Watcher::new(&layout, builds.inputs.clone())?;
         std::thread::Builder::new().name("tangle-serve-watch".into()).spawn(move || {
             loop {
                 match watcher.next_change() {
@@ -247,12 +251,25 @@ struct Builds {
     /// Whether the last check stopped at generated files edited by hand: while they are left,
     /// this server writes nothing under `code/`, and a write there is someone else's.
     edits_left: bool,
+    /// What the check under way reads, for the watcher.
+    inputs: RunInputs,
+    /// The data files the chapters declared at the last check.
+    data_files: Vec<PathBuf>,
 }
 
 impl Builds {
     fn new(config: &Config) -> anyhow::Result<Builds> {
         let staging = tangle_core::lock::staging(&config.layout.work_dir(), "serve")?;
-        Ok(Builds { config: config.clone(), staging, last: 0, served: Vec::new(), previous: None, edits_left: false })
+        Ok(Builds {
+            config: config.clone(),
+            staging,
+            last: 0,
+            served: Vec::new(),
+            previous: None,
+            edits_left: false,
+            inputs: RunInputs::default(),
+            data_files: Vec::new(),
+        })
     }
 
     fn dir(&self, n: u64) -> PathBuf {
@@ -284,10 +301,22 @@ impl Builds {
             None => {}
         }
         let checked = sources_stamp(&config);
-        // From here on, a save makes this check's runs moot (see `Watcher::new`).
+        // From here on, a save of what the runs read makes this check's runs moot (see
+        // `Watcher::new`): the pages `SUMMARY.md` lists and it, `book.toml`, and the data files
+        // the last check found declared. (Not any file of the source folder: a chapter program
+        // that writes one would stop itself, again and again.)
+        let layout = &config.layout;
+        let src = layout.abs(&layout.src);
+        let summary = std::fs::read_to_string(src.join("SUMMARY.md")).unwrap_or_default();
+        let pages =
+            crate::validate::summary_entries(&summary).unwrap_or_default().into_iter().map(|(_, p)| src.join(p));
+        let mut inputs: Vec<PathBuf> = pages.chain(self.data_files.iter().cloned()).collect();
+        inputs.extend([src.join("SUMMARY.md"), layout.abs(layout.book_toml())]);
+        *self.inputs.lock().unwrap_or_else(|e| e.into_inner()) = inputs;
         tangle_core::run::reading_sources();
         let found = problems::check(&config);
         self.edits_left = found.edits_left;
+        self.data_files = found.data_files;
         (config, found.problems, checked, Arc::new(found.parsed))
     }
 
