@@ -124,7 +124,9 @@ fn a_new_book_passes_its_tests_and_fails_at_a_broken_test_cell() {
 }
 
 /// The workflow's first job lists the chapters for the matrix without tangle installed: run
-/// its script over files named in every way tangle accepts, and compare with tangle's names.
+/// its script in a book whose chapters are named in every way tangle accepts (a file name
+/// that is no crate name, a subfolder, cells only in a block quote, a chapter whose only cell
+/// is `ignore`d), and compare with the chapters tangle tests there.
 fn chapter_list_names_crates_as_tangle_does(workflow: &str) {
     if Command::new("python3").arg("--version").output().is_err() {
         eprintln!("skipped the workflow's chapter list: no `python3` on the PATH (GitHub's runners have it)");
@@ -134,25 +136,33 @@ fn chapter_list_names_crates_as_tangle_does(workflow: &str) {
     let script: String =
         script.lines().take_while(|l| !l.trim().is_empty()).map(|l| format!("{}\n", &l[10..])).collect();
     let dir = tempfile::tempdir().unwrap();
-    let files = ["ch01.md", "chapter-two.md", "part1/1 Intro.md", "notes.md", "SUMMARY.md"];
-    for file in files {
-        let path = dir.path().join("src").join(file);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        let body = if file == "notes.md" { "# Notes\n" } else { "# X\n\n  ~~~~rust,ignore\nlet x = 1;\n~~~~\n" };
-        std::fs::write(path, body).unwrap();
+    let book = dir.path();
+    std::fs::create_dir_all(book.join("src/part1")).unwrap();
+    std::fs::write(book.join("book.toml"), "[book]\ntitle = \"List\"\n").unwrap();
+    let chapters = [
+        ("ch01.md", "# One\n\n```rust\nprintln!(\"1\");\n```\n"),
+        ("chapter-two.md", "# Two\n\n  ~~~~rust\nlet x = 1;\n~~~~\n"),
+        ("part1/1 Intro.md", "# Intro\n\n> ```rust\n> println!(\"quoted\");\n> ```\n"),
+        ("ign.md", "# Ignored\n\n```rust,ignore\nnot compiled\n```\n"),
+        ("notes.md", "# Notes\n"),
+    ];
+    let mut summary = String::from("# Summary\n\n");
+    for (file, body) in chapters {
+        std::fs::write(book.join("src").join(file), body).unwrap();
+        summary += &format!("- [{file}](<{file}>)\n");
     }
-    std::fs::write(dir.path().join("list.py"), script).unwrap();
-    let output = dir.path().join("output");
-    let out =
-        Command::new("python3").arg("list.py").current_dir(dir.path()).env("GITHUB_OUTPUT", &output).output().unwrap();
+    std::fs::write(book.join("src/SUMMARY.md"), summary).unwrap();
+    let out = tangle(book, &["sync"], false);
     assert!(out.status.success(), "{}", text(&out));
-    let mut expected: Vec<String> = files[..3]
-        .iter()
-        .map(|f| tangle_core::parse::crate_name(Path::new(f)).unwrap())
-        .map(|n| format!("\"{n}\""))
-        .collect();
-    expected.sort();
-    assert_eq!(std::fs::read_to_string(output).unwrap(), format!("list=[{}]\n", expected.join(", ")));
+    std::fs::write(book.join("list.py"), script).unwrap();
+    let output = book.join("output");
+    let out = Command::new("python3").arg("list.py").current_dir(book).env("GITHUB_OUTPUT", &output).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    // The chapters tangle tests: `--chapter` accepts each listed name, and no other exists.
+    let listed = std::fs::read_to_string(&output).unwrap();
+    assert_eq!(listed, "list=[\"ch01\", \"ch1_intro\", \"chapter_two\"]\n");
+    let out = tangle(book, &["check", "--chapter", "ign"], false);
+    assert!(!out.status.success() && text(&out).contains("no chapter named `ign`"), "{}", text(&out));
 }
 
 /// A copy of `from` (a file, or a folder without its `target/`), as a fresh checkout has it.
