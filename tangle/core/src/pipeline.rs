@@ -340,9 +340,16 @@ pub fn check(
         }
     }
 
-    // Cell lines wider than the book's column: warnings only, on stderr.
+    // Cell lines wider than the book's column, and run cells defining a `main` nothing calls:
+    // warnings only, on stderr.
     timing::phase("lint", || {
-        parse::lint::report_long_lines(&project.root, &project.book, &names(chapters), project.config.checks.line_width)
+        parse::lint::report_long_lines(
+            &project.root,
+            &project.book,
+            &names(chapters),
+            project.config.checks.line_width,
+        );
+        parse::lint::report_uncalled_mains(&project.root, &project.book, &names(chapters));
     });
 
     // Frozen chapters are answered from their records, unless asked to run afresh; one whose

@@ -5,9 +5,12 @@
 //!   `book.toml` says otherwise, [`crate::config::DEFAULT_LINE_WIDTH`]). mdBook's text column
 //!   holds 100 columns of code at desktop width (the width `tangle fmt` formats to); a wider
 //!   line makes its block scroll sideways, and most readers never see its end.
+//! - [`uncalled_mains`]: a run cell that defines `fn main`, which nothing calls in a notebook
+//!   chapter (its statements are what runs): a rustdoc-style example in a book whose chapters
+//!   are not read as examples, which would otherwise pass without having run.
 
 use crate::diagnostic::{Diagnostic, Location};
-use crate::model::Chapter;
+use crate::model::{CellKind, Chapter};
 
 /// Width of a tab in columns, as rustfmt counts it.
 const TAB: usize = 4;
@@ -49,6 +52,38 @@ pub fn long_lines(chapter: &Chapter, max: usize) -> Vec<Diagnostic> {
     out
 }
 
+/// One warning for every run cell of a notebook chapter that defines `fn main`.
+pub fn uncalled_mains(chapter: &Chapter) -> Vec<Diagnostic> {
+    let main = regex::Regex::new(r"^(pub\s+)?(async\s+)?fn\s+main\s*\(").expect("valid");
+    let mut out = Vec::new();
+    for cell in chapter.cells.iter().filter(|c| c.kind == CellKind::Run && c.example.is_none()) {
+        let Some(i) = cell.code.lines().position(|l| main.is_match(l)) else { continue };
+        out.push(
+            Diagnostic::warning(
+                Location::new(&chapter.path, cell.code_line + i),
+                "this run cell defines `fn main`, which nothing calls: in a notebook chapter the cell's \
+                 statements run, so this code never does",
+            )
+            .with_help(
+                "write the body as the cell's statements; or, for a rustdoc-style example, read the chapter as \
+                 examples (`cells = \"examples\"` in book.toml, or `<!-- tangle: cells examples -->` in it)",
+            ),
+        );
+    }
+    out
+}
+
+/// [`uncalled_mains`] of the `chapters` named, printed to stderr.
+pub(crate) fn report_uncalled_mains(root: &std::path::Path, book: &crate::model::Book, chapters: &[String]) {
+    let sources = crate::diagnostic::Sources::new(root);
+    let style = crate::diagnostic::Style::for_stderr();
+    for chapter in book.chapters.iter().filter(|c| chapters.contains(&c.name)) {
+        for d in uncalled_mains(chapter) {
+            eprintln!("{}\n", d.render(&sources, style));
+        }
+    }
+}
+
 /// [`long_lines`] of the `chapters` named, printed to stderr: the first few of each chapter in
 /// full, the rest counted, so that an unformatted chapter does not bury the check's results.
 pub(crate) fn report_long_lines(
@@ -81,6 +116,15 @@ pub(crate) fn report_long_lines(
 mod tests {
     use super::*;
     use std::path::Path;
+
+    #[test]
+    fn a_run_cell_defining_main_is_located() {
+        let md = "# 1 T\n\n```rust\n// @save\npub fn main() {}\n```\n\n```rust\nlet x = 1;\nfn main() {\n    panic!();\n}\n```\n";
+        let chapter = super::super::parse_chapter("ch01", Path::new("src/ch01.md"), md.as_bytes().to_vec()).unwrap();
+        let found = uncalled_mains(&chapter);
+        assert_eq!(found.len(), 1, "a save cell's `main` is a library function: {found:?}");
+        assert_eq!(found[0].location.as_ref().unwrap().line, 10);
+    }
 
     #[test]
     fn lines_wider_than_the_column_are_located_in_the_chapter() {
