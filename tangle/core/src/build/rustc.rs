@@ -22,11 +22,17 @@ pub struct Mapper<'a> {
 /// rustc's advice as it applies in a book: a crate is not added with `cargo add` to a
 /// `Cargo.toml` (tangle writes those) but declared in `book.toml`.
 fn book_advice(message: &str) -> String {
+    if message.contains("edition") && message.contains("in `Cargo.toml`") {
+        return "set the edition in book.toml (`[rust] edition = \"2021\"`), or for one example with a fence \
+                attribute (`edition2021`)"
+            .to_string();
+    }
     let Some((_, rest)) = message.split_once("`cargo add ") else { return message.to_string() };
     let krate = rest.split(['`', ' ']).next().unwrap_or("");
     format!(
         "if you meant the crate `{krate}` from crates.io, declare it in book.toml, under \
-         `[preprocessor.tangle.dependencies]`: `{krate} = \"VERSION\"`"
+         `[preprocessor.tangle.dependencies]` (by its name on crates.io, which may have `-` for `_`), and in \
+         edition 2015 add `extern crate {krate};` to the example"
     )
 }
 
@@ -72,11 +78,13 @@ impl<'a> Mapper<'a> {
                 DiagnosticLevel::Note => NoteKind::Note,
                 _ => continue,
             };
-            let mut text = book_advice(&child.message);
+            // rustc's own fix (`extern crate itoa;` in edition 2015) is kept as it says it.
+            let suggested = child.spans.iter().any(|s| s.suggested_replacement.as_ref().is_some_and(|r| !r.is_empty()));
+            let mut text = if suggested { child.message.clone() } else { book_advice(&child.message) };
             if let Some(suggestion) = child.spans.iter().find_map(|s| s.suggested_replacement.as_ref())
                 && !suggestion.is_empty()
             {
-                text = format!("{text}: `{suggestion}`");
+                text = format!("{text}: `{}`", suggestion.trim());
             }
             if let Some(at) = child.spans.iter().find_map(|s| self.position(s))
                 && (!Arc::ptr_eq(at.chapter, mapped.chapter) || at.line != mapped.line)
@@ -196,11 +204,13 @@ mod tests {
         let said = "if you wanted to use a crate named `itoa`, use `cargo add itoa` to add it to your `Cargo.toml`";
         let advice = super::book_advice(said);
         assert!(
-            advice.contains("`[preprocessor.tangle.dependencies]`") && advice.contains("`itoa = \"VERSION\"`"),
+            advice.contains("`[preprocessor.tangle.dependencies]`") && advice.contains("`extern crate itoa;`"),
             "{advice}"
         );
         assert!(!advice.contains("cargo add"), "{advice}");
         assert_eq!(super::book_advice("consider borrowing here"), "consider borrowing here");
+        let edition = super::book_advice("set `edition = \"2024\"` in `Cargo.toml`");
+        assert!(edition.contains("book.toml") && !edition.contains("Cargo.toml"), "{edition}");
     }
 
     use super::*;

@@ -77,6 +77,11 @@ fn cargo(
     for b in packages {
         cmd.arg("--package").arg(b);
     }
+    // Messages name the binary target, which is the package's name unless an example named
+    // its crate.
+    let package_of: BTreeMap<&str, &str> =
+        workspace.placements.values().map(|p| (p.target.as_str(), p.binary.as_str())).collect();
+    let package_of = |target: &str| package_of.get(target).copied().unwrap_or(target).to_string();
     let mut child = cmd.spawn().context("cannot run cargo (is a Rust toolchain installed?)")?;
     let stderr = child.stderr.take().expect("piped stderr");
     let stdout = child.stdout.take().expect("piped stdout");
@@ -86,7 +91,7 @@ fn cargo(
         for message in Message::parse_stream(BufReader::new(stdout)) {
             match message? {
                 Message::CompilerMessage(msg) => {
-                    let Some(target) = targets.get_mut(&msg.target.name) else { continue };
+                    let Some(target) = targets.get_mut(&package_of(&msg.target.name)) else { continue };
                     // Lints have codes too (their names); only errors say why it did not compile.
                     if let Some(code) = &msg.message.code
                         && matches!(msg.message.level, DiagnosticLevel::Error | DiagnosticLevel::Ice)
@@ -102,7 +107,7 @@ fn cargo(
                         "check" => artifact.filenames.first(),
                         _ => artifact.executable.as_ref(),
                     };
-                    if let (Some(made), Some(target)) = (made, targets.get_mut(&artifact.target.name)) {
+                    if let (Some(made), Some(target)) = (made, targets.get_mut(&package_of(&artifact.target.name))) {
                         target.exe = Some(made.clone().into_std_path_buf());
                     }
                 }

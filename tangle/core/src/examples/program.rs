@@ -35,6 +35,13 @@ impl Program {
         self.head.len()
     }
 
+    /// The name the example gives its crate (`#![crate_name = "rary"]`), which its crate must
+    /// then have: rustc refuses a crate named otherwise on its command line.
+    pub(crate) fn crate_name(&self) -> Option<String> {
+        let attribute = Regex::new(r#"^\s*#!\[\s*crate_name\s*=\s*"([A-Za-z_][A-Za-z0-9_]*)"\s*\]"#).expect("valid");
+        self.head.iter().find_map(|l| attribute.captures(l).map(|c| c[1].to_string()))
+    }
+
     /// Whether the example needs a crate of its own: crate-level lines, or code that names
     /// the crate root (which a merged crate's root is not).
     pub(crate) fn needs_own_crate(&self, edition: &str) -> bool {
@@ -230,5 +237,10 @@ mod tests {
         // One allocator per crate: an example that sets it cannot share a crate with another.
         let allocator = "use std::alloc::System;\n#[global_allocator]\nstatic A: System = System;\nfn main() {}\n";
         assert!(split(allocator).needs_own_crate("2021"));
+        // Rust by Example names a crate; its crate must have that name.
+        let named = split("// A library.\n#![crate_type = \"lib\"]\n#![crate_name = \"rary\"]\npub fn f() {}\n");
+        assert!(named.needs_own_crate("2015"));
+        assert_eq!(named.crate_name().as_deref(), Some("rary"));
+        assert_eq!(split("fn main() {}\n").crate_name(), None);
     }
 }
