@@ -54,7 +54,10 @@ pub fn long_lines(chapter: &Chapter, max: usize) -> Vec<Diagnostic> {
 
 /// One warning for every run cell of a notebook chapter that defines `fn main`.
 pub fn uncalled_mains(chapter: &Chapter) -> Vec<Diagnostic> {
-    let main = regex::Regex::new(r"^(pub\s+)?(async\s+)?fn\s+main\s*\(").expect("valid");
+    // Compiled once: this runs on every check.
+    static MAIN: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"^(pub\s+)?(async\s+)?fn\s+main\s*\(").expect("valid"));
+    let main = &*MAIN;
     let mut out = Vec::new();
     for cell in chapter.cells.iter().filter(|c| c.kind == CellKind::Run && c.example.is_none()) {
         let Some(i) = cell.code.lines().position(|l| main.is_match(l)) else { continue };
