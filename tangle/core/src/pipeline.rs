@@ -3,9 +3,10 @@
 //! generated files to the chapters. Nothing here overwrites a generated file edited since
 //! tangle wrote it, unless told to. The command line and the tests call these; they return
 //! results rather than print them. What does reach stderr from here: progress lines, through
-//! the [`Progress`] they are given; the lints of wide cell lines and of run cells defining a `main` nothing calls; and three warnings that stop
-//! nothing, printed where they happen (a frozen record that belongs to no frozen chapter, a
-//! chapter program whose stray process keeps its output open, signals that cannot be caught).
+//! the [`Progress`] they are given; the lints of wide cell lines and of run cells defining a
+//! `main` nothing calls; and three warnings that stop nothing, printed where they happen (a
+//! frozen record that belongs to no frozen chapter, a chapter program whose stray process
+//! keeps its output open, signals that cannot be caught).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicUsize;
