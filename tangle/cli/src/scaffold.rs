@@ -252,8 +252,15 @@ pub fn init(dir: &Path) -> anyhow::Result<u8> {
 }
 
 /// `book.toml` with `[preprocessor.tangle]` and the theme's stylesheet and script added where
-/// they are missing; everything else (comments, order, formatting) as it was.
+/// they are missing; everything else (comments, order, formatting, line endings) as it was.
 fn edit_book_toml(text: &str, css: &str, js: &str) -> anyhow::Result<String> {
+    // toml_edit writes `\n`: a file of `\r\n` lines is edited as `\n` and given its own back.
+    let crlf = text.contains("\r\n");
+    let edited = edit_book_toml_lf(&text.replace("\r\n", "\n"), css, js)?;
+    Ok(if crlf { edited.replace('\n', "\r\n") } else { edited })
+}
+
+fn edit_book_toml_lf(text: &str, css: &str, js: &str) -> anyhow::Result<String> {
     let mut doc: toml_edit::DocumentMut = text.parse().context("book.toml does not parse")?;
     let preprocessor = doc.entry("preprocessor").or_insert_with(|| {
         let mut t = toml_edit::Table::new();
@@ -284,8 +291,20 @@ fn edit_book_toml(text: &str, css: &str, js: &str) -> anyhow::Result<String> {
         let array = item.as_array_mut().with_context(|| format!("`{key}` in book.toml is not an array"))?;
         let listed: Vec<PathBuf> = array.iter().filter_map(|v| v.as_str()).map(PathBuf::from).collect();
         if tangle_render::theme::missing(&listed, entry).is_some() {
-            // First, so that a stylesheet of the author's, listed after it, overrides it.
+            // First, so that a stylesheet of the author's, listed after it, overrides it; laid
+            // out as the list is (one entry a line, or `, ` between them).
+            let layout = array.get(0).and_then(|v| v.decor().prefix()).and_then(|p| p.as_str()).map(str::to_string);
             array.insert(0, entry);
+            if let Some(prefix) = layout {
+                if let Some(ours) = array.get_mut(0) {
+                    ours.decor_mut().set_prefix(prefix.clone());
+                }
+                if !prefix.contains('\n')
+                    && let Some(theirs) = array.get_mut(1)
+                {
+                    theirs.decor_mut().set_prefix(" ");
+                }
+            }
         }
     }
     Ok(doc.to_string())
@@ -299,14 +318,17 @@ fn add_ignore_lines(path: &Path, lines: &[String]) -> anyhow::Result<bool> {
     if missing.is_empty() {
         return Ok(false);
     }
+    // In the file's own line endings.
+    let nl = if old.contains("\r\n") { "\r\n" } else { "\n" };
     let mut new = old.clone();
     if !new.is_empty() && !new.ends_with('\n') {
-        new.push('\n');
+        new.push_str(nl);
     }
-    new.push_str("# tangle: build output and its cache, the HTML book, half-written temporary files\n");
+    new.push_str("# tangle: build output and its cache, the HTML book, half-written temporary files");
+    new.push_str(nl);
     for l in missing {
         new.push_str(l);
-        new.push('\n');
+        new.push_str(nl);
     }
     write_atomic(path, new.as_bytes())?;
     Ok(true)
@@ -360,6 +382,19 @@ mod tests {
         assert_eq!(parsed["output"]["html"]["additional-js"][0].as_str(), Some("theme/tangle.js"));
         // A second run changes nothing.
         assert_eq!(edit_book_toml(&out, "theme/tangle.css", "theme/tangle.js").unwrap(), out);
+        assert!(out.contains("additional-css = [\"theme/tangle.css\", \"mine.css\"]"), "{out}");
+    }
+
+    #[test]
+    fn book_toml_keeps_its_line_endings_and_its_lists_layout() {
+        let text = "[book]\r\ntitle = \"T\"\r\n\r\n[output.html]\r\nadditional-css = [\r\n    \"a.css\",\r\n    \"b.css\",\r\n]\r\n";
+        let out = edit_book_toml(text, "theme/tangle.css", "theme/tangle.js").unwrap();
+        assert_eq!(out.matches('\n').count(), out.matches("\r\n").count(), "every line ends in CRLF:\n{out:?}");
+        assert!(out.starts_with("[book]\r\ntitle = \"T\"\r\n"), "{out:?}");
+        assert!(
+            out.contains("additional-css = [\r\n    \"theme/tangle.css\",\r\n    \"a.css\",\r\n    \"b.css\",\r\n]"),
+            "one entry a line, as the list was:\n{out}"
+        );
     }
 
     #[test]
@@ -372,6 +407,11 @@ mod tests {
         assert!(!add_ignore_lines(&path, &lines).unwrap());
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.starts_with("*.log\n") && text.contains("/target/\n/book/\n"), "{text}");
+        // A file of CRLF lines gets CRLF lines.
+        std::fs::write(&path, "*.log\r\n").unwrap();
+        assert!(add_ignore_lines(&path, &lines).unwrap());
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.matches('\n').count(), text.matches("\r\n").count(), "{text:?}");
     }
 
     #[test]
