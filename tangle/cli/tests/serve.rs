@@ -479,7 +479,7 @@ fn a_save_stops_a_run_stuck_in_a_loop_and_a_discard_in_a_terminal_clears_the_ban
     let settled = |page: &str| generation(page);
     std::thread::sleep(Duration::from_secs(8));
     let later = get(port, "/ch01.html");
-    let restarts = log.lock().unwrap().matches("stopped: a file of the book was saved").count();
+    let restarts = log.lock().unwrap().matches(tangle_core::run::STOPPED).count();
     assert!(restarts <= 1, "the run was stopped {restarts} times:\n{}", log.lock().unwrap());
     assert!(
         settled(&later).map(|g| g.parse::<u32>().unwrap()) <= settled(&page).map(|g| g.parse::<u32>().unwrap() + 1),

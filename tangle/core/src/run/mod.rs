@@ -26,6 +26,10 @@ use crate::model::Chapter;
 use process::{Captured, ProcessEnd};
 pub use process::{DEFAULT_TIMEOUT, OUTPUT_CAP, PIPE_GRACE, reading_sources, saved};
 
+/// The message of a run that a save stopped ([`saved`]): no failure of the chapter's, and its
+/// rebuild follows.
+pub const STOPPED: &str = "stopped: a file of the book was saved while this ran, and the run starts over";
+
 /// What one run of a chapter binary produced.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RunOutput {
@@ -185,10 +189,7 @@ fn interpret(captured: Captured, chapter: &Chapter, krate: &ChapterCrate, timeou
         },
         _ if not_utf8.is_some() => not_utf8.expect("just checked"),
         ProcessEnd::TimedOut => RunEnd::TimedOut { cell: last, seconds: timeout.as_secs() },
-        ProcessEnd::Stopped => RunEnd::Failed {
-            cell: last,
-            message: "stopped: a file of the book was saved while this ran, and the run starts over".into(),
-        },
+        ProcessEnd::Stopped => RunEnd::Failed { cell: last, message: STOPPED.into() },
         ProcessEnd::Exited(s) if s.success() && cells.len() == chapter.run_cells().count() => RunEnd::Completed,
         ProcessEnd::Exited(s) if s.success() => RunEnd::Failed {
             cell: last,

@@ -111,6 +111,10 @@ fn results_problems(
         };
         match &r.run.end {
             RunEnd::Completed => {}
+            // A run a save stopped failed nothing: the rebuild that the save queued follows.
+            RunEnd::Failed { cell, message } if message == tangle_core::run::STOPPED => {
+                out.push(format!("note: {}: {message}", at(*cell)))
+            }
             RunEnd::Failed { cell, message } => {
                 out.push(format!("error: {}: this cell failed\n{}", at(*cell), message.trim_end()))
             }
