@@ -346,8 +346,6 @@ fn a_served_page_shows_what_is_wrong_until_it_is_fixed() {
     accept_in_a_terminal(&root);
     page_until(port, banner, false, 120, None);
     // (accept writes the snapshots and then code/: let the rebuilds they call for pass.)
-    let generation =
-        |page: &str| page.split("var generation = ").nth(1).and_then(|r| r.split(';').next()).map(str::to_string);
     let mut last = generation(&get(port, "/ch01.html"));
     loop {
         std::thread::sleep(Duration::from_secs(3));
@@ -369,6 +367,11 @@ fn a_served_page_shows_what_is_wrong_until_it_is_fixed() {
     let built = generation(&page).expect("the page's generation");
     std::thread::sleep(Duration::from_secs(6));
     assert_eq!(generation(&get(port, "/ch01.html")), Some(built), "the server rebuilt with no change of the author's");
+}
+
+/// The build a served page comes from (its live-reload script's generation).
+fn generation(page: &str) -> Option<u32> {
+    page.split("var generation = ").nth(1).and_then(|r| r.split(';').next()).and_then(|g| g.parse().ok())
 }
 
 /// `tangle accept` run beside the server, building where the served books do.
@@ -474,15 +477,12 @@ fn a_save_stops_a_run_stuck_in_a_loop_and_a_discard_in_a_terminal_clears_the_ban
     std::fs::write(root.join("book/src/ch01.md"), text.replace("1500", "1400").replace("a file.", "it again."))
         .unwrap();
     let page = page_shows("Writes it again.", 300);
-    let generation =
-        |page: &str| page.split("var generation = ").nth(1).and_then(|r| r.split(';').next()).map(str::to_string);
-    let settled = |page: &str| generation(page);
     std::thread::sleep(Duration::from_secs(8));
     let later = get(port, "/ch01.html");
     let restarts = log.lock().unwrap().matches(tangle_core::run::STOPPED).count();
     assert!(restarts <= 1, "the run was stopped {restarts} times:\n{}", log.lock().unwrap());
     assert!(
-        settled(&later).map(|g| g.parse::<u32>().unwrap()) <= settled(&page).map(|g| g.parse::<u32>().unwrap() + 1),
+        generation(&later) <= generation(&page).map(|g| g + 1),
         "the server kept rebuilding:\n{}",
         log.lock().unwrap()
     );

@@ -193,12 +193,9 @@ impl Project {
         let code = &self.layout().code;
         let edited: std::collections::BTreeMap<PathBuf, String> =
             self.edited(stale)?.into_iter().filter(|(p, _)| p.starts_with(code)).collect();
-        Ok(back::untangle(&self.book, &self.config, &self.generated, &edited).map(|_| ()).map_err(|refused| {
-            refused.iter().find(|d| d.is_error()).map_or_else(String::new, |d| match &d.location {
-                Some(at) => format!("{at}: {}", d.message),
-                None => d.message.clone(),
-            })
-        }))
+        Ok(back::untangle(&self.book, &self.config, &self.generated, &edited)
+            .map(|_| ())
+            .map_err(|r| back::first_reason(&r)))
     }
 
     /// The files of `stale` that hold someone's work (edited, or not tangle's), with their text.

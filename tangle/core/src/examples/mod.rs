@@ -156,7 +156,9 @@ pub fn test(
     let testable: Vec<&Example> = examples.iter().filter(|e| !e.attributes.ignore).collect();
     let buildable: Vec<&Example> = testable.iter().copied().filter(|e| e.include_error.is_none()).collect();
     let lock = || locked_dependencies(&layout.abs(crates::dir(config).join("Cargo.lock")));
-    let keys = keys(project, &testable, &lock());
+    // The compiler is asked once: the keys are taken again after the build.
+    let rustc = crate::build::compiler_version(&project.root).unwrap_or_default();
+    let keys = keys(project, &testable, &lock(), &rustc);
     let mut outcomes: BTreeMap<String, (ExampleVerdict, bool, Option<String>)> = BTreeMap::new();
     let mut to_build: Vec<&Example> = Vec::new();
     for (example, key) in testable.iter().zip(&keys) {
@@ -269,7 +271,7 @@ pub fn test(
             fallback.extend(retry);
         }
         // The build may have written the lock file: passes are stored under keys taken now.
-        let keys = self::keys(project, &testable, &lock());
+        let keys = self::keys(project, &testable, &lock(), &rustc);
         for (example, key) in testable.iter().zip(&keys) {
             if let Some((ExampleVerdict::Passed, false, stdout)) = outcomes.get(&example.id()) {
                 store(project, key, stdout.as_deref())?;
@@ -386,10 +388,10 @@ const VERSION: &str = concat!("tangle-examples-1:", env!("CARGO_PKG_VERSION"));
 /// Each example's cache key: its program as compiled, its attributes and edition, the
 /// compiler (`rustc -V`), the dependencies and the workspace's lock file, and its chapter's
 /// timeout.
-fn keys(project: &Project, examples: &[&Example], lock: &[u8]) -> Vec<String> {
+/// `rustc` is the compiler's `rustc -V`: another compiler may refuse what this one accepted (a
+/// nightly feature) or print otherwise.
+fn keys(project: &Project, examples: &[&Example], lock: &[u8], rustc: &str) -> Vec<String> {
     let deps = format!("{:?}", project.config.dependencies);
-    // Another compiler may refuse what this one accepted (a nightly feature) or print otherwise.
-    let rustc = crate::build::compiler_version(&project.root).unwrap_or_default();
     examples
         .iter()
         .map(|e| {

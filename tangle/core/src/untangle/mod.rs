@@ -460,10 +460,7 @@ pub fn refusal(book: &Book, config: &Config, generated: &Generated, edited: &[(P
             messages::command("untangle")
         )),
         Err(refused) => {
-            let why = refused.iter().find(|d| d.is_error()).map_or_else(String::new, |d| match &d.location {
-                Some(at) => format!("{at}: {}", d.message),
-                None => d.message.clone(),
-            });
+            let why = first_reason(&refused);
             d.with_note(format!("`{}` cannot take these edits: {why}", messages::command("untangle"))).with_help(
                 format!(
                     "copy what you want to keep into the chapter's cells by hand, then drop the edits with `{}`",
@@ -472,6 +469,15 @@ pub fn refusal(book: &Book, config: &Config, generated: &Generated, edited: &[(P
             )
         }
     }
+}
+
+/// The first reason an [`untangle`] refused, at its place (`FILE:LINE: why`), for advice that
+/// says why `untangle` is no way out.
+pub fn first_reason(refused: &Diagnostics) -> String {
+    refused.iter().find(|d| d.is_error()).map_or_else(String::new, |d| match &d.location {
+        Some(at) => format!("{at}: {}", d.message),
+        None => d.message.clone(),
+    })
 }
 
 /// What tangle generates at `path` now, as text ("" when it generates nothing there).
