@@ -39,9 +39,14 @@ fn book_advice(message: &str) -> String {
 /// A generated position seen from the chapter.
 struct Mapped<'g> {
     chapter: &'g Arc<Chapter>,
+    /// The file it is in, from the project root: the chapter's, or a file the chapter includes.
+    file: PathBuf,
     line: usize,
     column: usize,
+    /// Bytes of `file`.
     range: std::ops::Range<usize>,
+    /// For a line included from another file, the chapter line of the `{{#include}}`.
+    included_at: Option<usize>,
 }
 
 impl<'a> Mapper<'a> {
@@ -63,12 +68,13 @@ impl<'a> Mapper<'a> {
             return (severity == Severity::Error).then(|| self.unmapped(d, primary));
         };
         let chapter = mapped.chapter;
-        let location = Location::new(chapter.path.clone(), mapped.line).with_column(mapped.column);
+        let location = Location::new(mapped.file.clone(), mapped.line).with_column(mapped.column);
         let mut out = Diagnostic::new(severity, Some(location), d.message.clone());
         out.code = d.code.as_ref().map(|c| c.code.clone());
+        out.included_at = mapped.included_at.map(|line| chapter.location(line));
         out = out.with_span(mapped.range.clone(), primary.and_then(|s| s.label.clone()).unwrap_or_default());
         for span in d.spans.iter().filter(|s| !s.is_primary) {
-            if let Some(m) = self.position(span).filter(|m| Arc::ptr_eq(m.chapter, mapped.chapter)) {
+            if let Some(m) = self.position(span).filter(|m| m.file == mapped.file) {
                 out = out.with_secondary(m.range, span.label.clone().unwrap_or_default());
             }
         }
@@ -87,9 +93,9 @@ impl<'a> Mapper<'a> {
                 text = format!("{text}: `{}`", suggestion.trim());
             }
             if let Some(at) = child.spans.iter().find_map(|s| self.position(s))
-                && (!Arc::ptr_eq(at.chapter, mapped.chapter) || at.line != mapped.line)
+                && (at.file != mapped.file || at.line != mapped.line)
             {
-                text = format!("{text} ({}:{}:{})", at.chapter.path.display(), at.line, at.column);
+                text = format!("{text} ({}:{}:{})", at.file.display(), at.line, at.column);
             }
             text += &elsewhere_labels(self, &child.spans);
             out.notes.push((kind, text));
@@ -159,20 +165,26 @@ impl<'a> Mapper<'a> {
         // A span inside a macro's expansion points at the macro's definition; the call site,
         // one or more expansions out, is where the author's code is.
         let mut span = span;
-        let (chapter, line, column) = loop {
+        let (file, (chapter, line, column)) = loop {
             let file = self.generated_path(span);
             if let Some(found) = self.generated.chapter_position(&file, span.line_start, span.column_start) {
-                break found;
+                break (file, found);
             }
             span = &span.expansion.as_ref()?.span;
         };
-        let source = chapter.source();
-        let start = byte_at(source, line, column);
         let width =
             if span.line_end == span.line_start { span.column_end.saturating_sub(span.column_start) } else { 1 };
-        let end = source[start..].char_indices().nth(width).map_or(source.len(), |(i, _)| start + i);
-        let end = source[start..end].find(['\n', '\r']).map_or(end, |i| start + i);
-        Some(Mapped { chapter, line, column, range: start..end })
+        // A line an example included from another file is shown in that file, where it is fixed.
+        let included = self.generated.included_position(&file, span.line_start, span.column_start);
+        if let Some((path, at, column)) = included
+            && let Ok(text) = std::fs::read_to_string(self.root.join(path))
+        {
+            let range = span_range(&text, at, column, width);
+            let file = path.to_path_buf();
+            return Some(Mapped { chapter, file, line: at, column, range, included_at: Some(line) });
+        }
+        let range = span_range(chapter.source(), line, column, width);
+        Some(Mapped { chapter, file: chapter.path.clone(), line, column, range, included_at: None })
     }
 }
 
@@ -187,6 +199,15 @@ fn elsewhere_labels(mapper: &Mapper<'_>, spans: &[DiagnosticSpan]) -> String {
         }
     }
     labels.iter().map(|l| format!("\n  {l}")).collect()
+}
+
+/// The bytes of `text` a span of `width` characters at one-based `line` and `column` covers,
+/// cut at the end of its line.
+fn span_range(text: &str, line: usize, column: usize, width: usize) -> std::ops::Range<usize> {
+    let start = byte_at(text, line, column);
+    let end = text[start..].char_indices().nth(width).map_or(text.len(), |(i, _)| start + i);
+    let end = text[start..end].find(['\n', '\r']).map_or(end, |i| start + i);
+    start..end
 }
 
 /// The byte offset of one-based `line`, one-based character `column`, in `text`.

@@ -71,6 +71,9 @@ pub struct Diagnostic {
     /// Other ranges of the same file worth pointing at.
     pub secondary: Vec<Label>,
     pub notes: Vec<(NoteKind, String)>,
+    /// When `location` is in a file a chapter includes (`{{#include FILE}}`), the chapter line
+    /// of that directive: the finding belongs to the chapter's cell there.
+    pub included_at: Option<Location>,
 }
 
 impl Diagnostic {
@@ -92,6 +95,7 @@ impl Diagnostic {
             primary: None,
             secondary: Vec::new(),
             notes: Vec::new(),
+            included_at: None,
         }
     }
 
@@ -114,6 +118,12 @@ impl Diagnostic {
     pub(crate) fn with_note(mut self, text: impl Into<String>) -> Self {
         self.notes.push((NoteKind::Note, text.into()));
         self
+    }
+
+    /// Where in a chapter it belongs: its location, or for a finding in an included file,
+    /// the line of the chapter that includes it.
+    pub fn chapter_location(&self) -> Option<&Location> {
+        self.included_at.as_ref().or(self.location.as_ref())
     }
 
     pub fn is_error(&self) -> bool {

@@ -57,6 +57,13 @@ impl Diagnostic {
     }
 }
 
+/// The notes printed under `d`: where the file it points into is included first, then its own.
+fn notes_of(d: &Diagnostic) -> Vec<(NoteKind, String)> {
+    let included =
+        d.included_at.as_ref().map(|at| (NoteKind::Note, format!("this line is included into the chapter at {at}")));
+    included.into_iter().chain(d.notes.iter().cloned()).collect()
+}
+
 /// Renders `d` with an excerpt of its file, or as one line when the file is unknown.
 fn render(d: &Diagnostic, sources: &Sources, style: Style) -> String {
     let level = match d.severity {
@@ -98,14 +105,15 @@ fn render(d: &Diagnostic, sources: &Sources, style: Style) -> String {
             if let Some(location) = &d.location {
                 out.push_str(&format!("\n  --> {location}"));
             }
-            for (kind, text) in &d.notes {
+            for (kind, text) in &notes_of(d) {
                 let word = if *kind == NoteKind::Help { "help" } else { "note" };
                 out.push_str(&format!("\n   = {word}: {text}"));
             }
             return out;
         }
     };
-    for (kind, text) in &d.notes {
+    let notes = notes_of(d);
+    for (kind, text) in &notes {
         let level = match kind {
             NoteKind::Help => Level::HELP,
             NoteKind::Note => Level::NOTE,

@@ -17,7 +17,7 @@ use cargo_metadata::diagnostic::DiagnosticLevel;
 use super::crates::Workspace;
 use crate::build::rustc::Mapper;
 use crate::config::Layout;
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::{Diagnostic, Location, Severity};
 use crate::model::Chapter;
 use crate::progress::Progress;
 
@@ -130,13 +130,22 @@ fn cargo(
     })
 }
 
-/// The chapter position a panic's `FILE:LINE:COL` names, if it is in an example.
+/// Where a panic's `FILE:LINE:COL` is, if it is in an example: the example's chapter, the
+/// place (in the chapter, or in the file the line was included from, where it is fixed), and
+/// for an included line the chapter line of its `{{#include}}`.
 pub(crate) fn panic_position<'w>(
     workspace: &'w Workspace,
     file: &Path,
     line: usize,
     column: usize,
-) -> Option<(&'w Arc<Chapter>, usize, usize)> {
+) -> Option<(&'w Arc<Chapter>, Location, Option<Location>)> {
     let file = crate::generate::lexically_normal(&workspace.dir.join(file));
-    workspace.generated.chapter_position(&file, line, column)
+    let generated = &workspace.generated;
+    let (chapter, at, column_there) = generated.chapter_position(&file, line, column)?;
+    Some(match generated.included_position(&file, line, column) {
+        Some((path, line, column)) => {
+            (chapter, Location::new(path, line).with_column(column), Some(chapter.location(at)))
+        }
+        None => (chapter, Location::new(&chapter.path, at).with_column(column_there), None),
+    })
 }

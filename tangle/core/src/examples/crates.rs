@@ -215,6 +215,11 @@ fn add_segments(map: &mut LineMap, file: &Path, example: &Example, standalone: b
         let unindented = Default::default();
         map.add(file, Segment { generated, chapter, len, indent: 0, prefix: example.prefix, unindented });
     }
+    for (k, from) in p.included.iter().enumerate() {
+        if let Some(from) = from {
+            map.add_included(file, p.generated_line(standalone, k), from.clone());
+        }
+    }
 }
 
 /// The manifest of package `name`, whose binary target is `target`.

@@ -5,26 +5,46 @@
 //! keeps the whole file and hides (`# `) the lines outside the selection, so that the example
 //! still compiles. Lines that hold an anchor marker are dropped, as mdBook drops them.
 //!
-//! Each line of the result keeps the example line it came from: an included line is reported
-//! at its directive's line. Only files inside the folders the book may read from ([`Allowed`])
-//! are read; the validation pass says the same of the page.
+//! Each line of the result keeps the example line it came from (an included line: its
+//! directive's), and an included line also its file and line there ([`Included`]), so that an
+//! error in it is reported in that file, where the author fixes it. Only files inside the folders
+//! the book may read from ([`Allowed`]) are read; the validation pass says the same of the page.
 
 use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
 use crate::config::Layout;
+pub use crate::generate::Included;
 
 /// The folders an include may read from ([`Layout::readable_dirs`], as the renderer's
 /// validation allows them). A file elsewhere is never read, built or run.
 #[derive(Debug, Clone, Default)]
 pub struct Allowed {
     dirs: Vec<(String, PathBuf)>,
+    /// The project root, which included files are named from.
+    root: PathBuf,
+}
+
+/// One line of an expanded example.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    pub text: String,
+    /// The zero-based example line it came from (an included line: its directive's).
+    pub example_line: usize,
+    /// Where an included line stands in its file.
+    pub included: Option<Included>,
 }
 
 impl Allowed {
     pub fn of(layout: &Layout) -> Allowed {
-        Allowed { dirs: layout.readable_dirs() }
+        Allowed { dirs: layout.readable_dirs(), root: layout.root.clone() }
+    }
+
+    /// `path` (absolute) as diagnostics name it: from the project root when it lies inside.
+    fn shown_path(&self, path: &Path) -> PathBuf {
+        let path = crate::config::normalize(path);
+        path.strip_prefix(&self.root).map_or(path.clone(), Path::to_path_buf)
     }
 
     fn admits(&self, file: &Path) -> bool {
@@ -37,25 +57,30 @@ impl Allowed {
     }
 }
 
-/// The example's lines, each with the zero-based example line it came from, or why a
-/// directive cannot be expanded (and on which zero-based example line).
-pub fn expand(code: &str, chapter_dir: &Path, allowed: &Allowed) -> Result<Vec<(String, usize)>, (usize, String)> {
+/// The example's lines, or why a directive cannot be expanded (and on which zero-based
+/// example line).
+pub fn expand(code: &str, chapter_dir: &Path, allowed: &Allowed) -> Result<Vec<Line>, (usize, String)> {
     let directive = Regex::new(r"^\s*\{\{#(include|rustdoc_include)\s+([^}\s]+)\s*\}\}\s*$").expect("valid");
     let mut out = Vec::new();
     for (i, line) in code.lines().enumerate() {
         let Some(m) = directive.captures(line) else {
-            out.push((line.to_string(), i));
+            out.push(Line { text: line.to_string(), example_line: i, included: None });
             continue;
         };
         let hide_rest = &m[1] == "rustdoc_include";
         let lines = included(&m[2], chapter_dir, hide_rest, allowed).map_err(|why| (i, why))?;
-        out.extend(lines.into_iter().map(|l| (l, i)));
+        out.extend(lines.into_iter().map(|(text, included)| Line { text, example_line: i, included: Some(included) }));
     }
     Ok(out)
 }
 
-/// The lines `spec` (`FILE`, `FILE:ANCHOR`, `FILE:N:M`, ...) selects.
-fn included(spec: &str, chapter_dir: &Path, hide_rest: bool, allowed: &Allowed) -> Result<Vec<String>, String> {
+/// The lines `spec` (`FILE`, `FILE:ANCHOR`, `FILE:N:M`, ...) selects, each with where it is.
+fn included(
+    spec: &str,
+    chapter_dir: &Path,
+    hide_rest: bool,
+    allowed: &Allowed,
+) -> Result<Vec<(String, Included)>, String> {
     let (file, selector) = match spec.split_once(':') {
         Some((file, selector)) => (file, Some(selector)),
         None => (spec, None),
@@ -107,13 +132,16 @@ fn included(spec: &str, chapter_dir: &Path, hide_rest: bool, allowed: &Allowed) 
             selected
         }
     };
+    let shown = allowed.shown_path(&path);
+    let at = |n: usize, shift: usize| Included { file: shown.clone(), line: n + 1, shift };
     Ok(lines
         .iter()
         .zip(selected)
-        .filter(|(l, _)| !is_marker(l))
-        .filter_map(|(l, keep)| match (keep, hide_rest) {
-            (true, _) => Some(l.to_string()),
-            (false, true) => Some(format!("# {l}")),
+        .enumerate()
+        .filter(|(_, (l, _))| !is_marker(l))
+        .filter_map(|(n, (l, keep))| match (keep, hide_rest) {
+            (true, _) => Some((l.to_string(), at(n, 0))),
+            (false, true) => Some((format!("# {l}"), at(n, 2))),
             (false, false) => None,
         })
         .collect())
@@ -128,13 +156,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = "fn helper() -> u8 { 1 }\n// ANCHOR: body\nlet x = helper();\n// ANCHOR_END: body\nfn main() {}\n";
         std::fs::write(dir.path().join("a.rs"), file).unwrap();
-        let here = Allowed { dirs: vec![(".".into(), crate::fsutil::resolved(dir.path()))] };
+        let root = crate::fsutil::resolved(dir.path());
+        let here = Allowed { dirs: vec![(".".into(), root.clone())], root: root.clone() };
         let code = "let y = 2;\n{{#include a.rs:body}}\n";
-        let lines = expand(code, dir.path(), &here).unwrap();
-        assert_eq!(lines, vec![("let y = 2;".to_string(), 0), ("let x = helper();".to_string(), 1)]);
-        let lines = expand("{{#rustdoc_include a.rs:body}}\n", dir.path(), &here).unwrap();
-        let text: Vec<&str> = lines.iter().map(|(l, _)| l.as_str()).collect();
+        let lines = expand(code, &root, &here).unwrap();
+        let found: Vec<(&str, usize)> = lines.iter().map(|l| (l.text.as_str(), l.example_line)).collect();
+        assert_eq!(found, [("let y = 2;", 0), ("let x = helper();", 1)]);
+        assert_eq!(lines[0].included, None);
+        let third = Included { file: "a.rs".into(), line: 3, shift: 0 };
+        assert_eq!(lines[1].included, Some(third), "an included line knows its file and line");
+        let lines = expand("{{#rustdoc_include a.rs:body}}\n", &root, &here).unwrap();
+        let text: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
         assert_eq!(text, ["# fn helper() -> u8 { 1 }", "let x = helper();", "# fn main() {}"]);
+        let at: Vec<(usize, usize)> =
+            lines.iter().filter_map(|l| l.included.as_ref()).map(|i| (i.line, i.shift)).collect();
+        assert_eq!(at, [(1, 2), (3, 0), (5, 2)], "hidden lines are two columns to the right of their file's");
         let lines = expand("{{#include a.rs:1:1}}\n", dir.path(), &here).unwrap();
         assert_eq!(lines.len(), 1);
         assert_eq!(expand("{{#include a.rs::3}}\n", dir.path(), &here).unwrap().len(), 2, "anchor lines are dropped");
@@ -152,7 +188,7 @@ mod tests {
         std::fs::create_dir_all(&outside).unwrap();
         std::fs::write(outside.join("a.rs"), "println!(\"outside\");\n").unwrap();
         std::fs::write(book.join("src/b.rs"), "println!(\"inside\");\n").unwrap();
-        let allowed = Allowed { dirs: vec![("book".into(), crate::fsutil::resolved(&book))] };
+        let allowed = Allowed { dirs: vec![("book".into(), crate::fsutil::resolved(&book))], root: root.path().into() };
         let src = book.join("src");
         assert!(expand("{{#include b.rs}}\n", &src, &allowed).is_ok());
         let err = expand("{{#include ../../outside/a.rs}}\n", &src, &allowed).unwrap_err();

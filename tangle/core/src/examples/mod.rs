@@ -327,7 +327,8 @@ fn at_the_example(mut d: Diagnostic, at: &crate::diagnostic::Location) -> Diagno
 
 /// Whether a diagnostic lies within `example`'s lines.
 fn is_in(example: &Example, d: &Diagnostic) -> bool {
-    let Some(at) = &d.location else { return false };
+    // A line the example included is the example's too.
+    let Some(at) = d.chapter_location() else { return false };
     let chapter = &example.chapter;
     at.file == chapter.path && at.line >= example.code_line && at.line < example.code_line + example.lines.max(1)
 }

@@ -10,6 +10,8 @@
 
 use regex::Regex;
 
+use super::include::{Included, Line};
+
 /// An example's code, split as rustdoc splits it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Program {
@@ -25,6 +27,8 @@ pub struct Program {
     /// For each line of the head, then of the body, the zero-based example line it came from
     /// (an included line: its directive's).
     pub origin: Vec<usize>,
+    /// For the same lines, where an included one stands in its file.
+    pub included: Vec<Option<Included>>,
 }
 
 impl Program {
@@ -145,14 +149,16 @@ fn is_hidden(line: &str) -> bool {
 
 /// Splits an example's code (`\n` line ends) as rustdoc does.
 pub fn split(code: &str) -> Program {
-    split_lines(code.lines().enumerate().map(|(i, l)| (l.to_string(), i)).collect())
+    split_lines(
+        code.lines().enumerate().map(|(i, l)| Line { text: l.to_string(), example_line: i, included: None }).collect(),
+    )
 }
 
-/// [`split`] for lines that each carry the zero-based example line they came from (see
-/// `include`).
-pub(crate) fn split_lines(lines: Vec<(String, usize)>) -> Program {
-    let origin: Vec<usize> = lines.iter().map(|(_, o)| *o).collect();
-    let lines: Vec<String> = lines.iter().map(|(l, _)| unhide(l)).collect();
+/// [`split`] for lines that each carry where they came from (see `include`).
+pub(crate) fn split_lines(lines: Vec<Line>) -> Program {
+    let origin: Vec<usize> = lines.iter().map(|l| l.example_line).collect();
+    let included: Vec<Option<Included>> = lines.iter().map(|l| l.included.clone()).collect();
+    let lines: Vec<String> = lines.iter().map(|l| unhide(&l.text)).collect();
     let mut head_len = 0;
     let mut crates_seen = false;
     for (i, line) in lines.iter().enumerate() {
@@ -173,7 +179,7 @@ pub(crate) fn split_lines(lines: Vec<(String, usize)>) -> Program {
         .is_match(&text);
     let last = body.iter().rev().map(|l| l.trim()).find(|l| !l.is_empty() && !l.starts_with("//"));
     let returns_result = !defines_main && last.is_some_and(|l| l.ends_with("(())"));
-    Program { head: head.to_vec(), body: body.to_vec(), defines_main, returns_result, origin }
+    Program { head: head.to_vec(), body: body.to_vec(), defines_main, returns_result, origin, included }
 }
 
 #[cfg(test)]

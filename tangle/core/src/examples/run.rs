@@ -137,15 +137,15 @@ fn failed(
     let panic = Regex::new(r"(?s)panicked at ([^\n]+?):(\d+):(\d+):\n(.*?)(\nnote: |\z)").expect("valid");
     if let Some(m) = panic.captures(stderr) {
         let message = m[4].trim_end().to_string();
-        let place = panic_position(workspace, Path::new(&m[1]), m[2].parse().unwrap_or(0), m[3].parse().unwrap_or(0));
-        let location = match place {
-            Some((chapter, line, column)) if Arc::ptr_eq(chapter, &example.chapter) => {
-                Location::new(&chapter.path, line).with_column(column)
-            }
-            _ => at,
+        let (file, line, column) = (Path::new(&m[1]), m[2].parse().unwrap_or(0), m[3].parse().unwrap_or(0));
+        let (location, included_at) = match panic_position(workspace, file, line, column) {
+            Some((chapter, location, included_at)) if Arc::ptr_eq(chapter, &example.chapter) => (location, included_at),
+            _ => (at, None),
         };
-        return Diagnostic::error(location, format!("this example panicked: {message}"))
+        let mut d = Diagnostic::error(location, format!("this example panicked: {message}"))
             .with_help("fix it, or mark its fence `should_panic` if panicking is what it shows");
+        d.included_at = included_at;
+        return d;
     }
     let said = stderr.trim_end();
     let said = if said.is_empty() { String::new() } else { format!(":\n{said}") };

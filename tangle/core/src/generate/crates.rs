@@ -97,6 +97,13 @@ impl Generated {
         let (l, c) = krate.line_map.chapter_position(file, line, column)?;
         Some((&krate.chapter, l, c))
     }
+
+    /// The file, line and column that a position in a generated file was included from
+    /// (`{{#include FILE}}` in an example), if it was.
+    pub(crate) fn included_position(&self, file: &Path, line: usize, column: usize) -> Option<(&Path, usize, usize)> {
+        let chapter = file.strip_prefix(&self.code).ok()?.components().next()?.as_os_str().to_str()?;
+        self.get(chapter)?.line_map.included_position(file, line, column)
+    }
 }
 
 pub const HEADER_NOTE: &str = "Change the chapter and run `tangle sync`.";

@@ -2,7 +2,8 @@
 //! its chapter line by the constant offset of the cell's segment, and a column by the
 //! indentation the generator added (none in a multi-line literal) and the container prefix the
 //! chapter had. Inner attributes hoisted to the top of a file are recorded apart, each line
-//! with the chapter line it came from (`untangle` maps edits of them back).
+//! with the chapter line it came from (`untangle` maps edits of them back). A line an example
+//! took from another file (`{{#include}}`) is recorded apart too, with its file and line there.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -13,6 +14,19 @@ pub struct LineMap {
     files: BTreeMap<PathBuf, Vec<Segment>>,
     /// Per generated file, `(generated line, chapter line)` of each hoisted inner attribute line.
     hoisted: BTreeMap<PathBuf, Vec<(usize, usize)>>,
+    /// Per generated file, the lines included from another file: generated line → where it is.
+    included: BTreeMap<PathBuf, BTreeMap<usize, Included>>,
+}
+
+/// Where a line included from another file (`{{#include FILE}}` in an example) stands there.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Included {
+    /// The file, relative to the project root (absolute if it lies outside it).
+    pub file: PathBuf,
+    /// Its one-based line there.
+    pub line: usize,
+    /// Columns added in front of it: 2 for a line `rustdoc_include` hides (`# `).
+    pub shift: usize,
 }
 
 /// A run of generated lines copied from consecutive chapter lines.
@@ -62,6 +76,22 @@ impl LineMap {
     /// stands at `chapter` in the chapter (hoisted to the top of the file).
     pub(crate) fn add_hoisted(&mut self, file: &Path, generated: usize, chapter: usize) {
         self.hoisted.entry(file.to_path_buf()).or_default().push((generated, chapter));
+    }
+
+    /// Records that generated line `generated` of `file` was included from `from`.
+    pub(crate) fn add_included(&mut self, file: &Path, generated: usize, from: Included) {
+        self.included.entry(file.to_path_buf()).or_default().insert(generated, from);
+    }
+
+    /// The file, line and one-based column that a position in a generated file was included
+    /// from, if it was.
+    pub(crate) fn included_position(&self, file: &Path, line: usize, column: usize) -> Option<(&Path, usize, usize)> {
+        let lines = match self.included.get(file) {
+            Some(lines) => lines,
+            None => self.included.get(&lexically_normal(file))?,
+        };
+        let from = lines.get(&line)?;
+        Some((from.file.as_path(), from.line, column.saturating_sub(from.shift).max(1)))
     }
 
     /// The segments of `file` (one per cell), in file order.

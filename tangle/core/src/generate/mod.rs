@@ -34,7 +34,7 @@ pub use analyse::{Analyses, CellSyntax};
 pub(crate) use crates::is_location_comment;
 pub use crates::{ChapterCrate, Generated};
 pub(crate) use line_map::lexically_normal;
-pub use line_map::{LineMap, Segment};
+pub use line_map::{Included, LineMap, Segment};
 use manifest::Dependency;
 pub use manifest::{RUN_PROFILE_RESET, RUNTIME_STACK, Workspace};
 pub(crate) use manifest::{quoted, run_package};
