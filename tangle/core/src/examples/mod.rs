@@ -1,6 +1,7 @@
 //! Examples mode: every Rust block of an examples chapter is a program of its own, as rustdoc
 //! treats a doctest and `mdbook test` an example (`cells = "examples"` in `book.toml`, or
-//! `<!-- tangle: cells examples -->` in a chapter), judged by what its fence claims:
+//! `<!-- tangle: cells examples -->` in a chapter), and so is an mdBook `{{#playground FILE}}`;
+//! each is judged by what its fence claims:
 //!
 //! - plain: compiles and runs without panicking; `no_run`: compiles; `should_panic`: runs and
 //!   fails; `compile_fail` (with error codes such as `E0382`): does not compile (with them);

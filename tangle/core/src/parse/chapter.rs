@@ -11,7 +11,9 @@
 //! - In an examples chapter (`cells = "examples"` in `book.toml`, or `<!-- tangle: cells
 //!   examples -->` in the chapter) every `rust` fence is a run cell that is a program of its
 //!   own, as rustdoc reads it; its info string carries rustdoc's attributes
-//!   ([`ExampleAttributes`]), `ignore` included, and no cell marker means anything.
+//!   ([`ExampleAttributes`]), `ignore` included, and no cell marker means anything. An mdBook
+//!   `{{#playground FILE ATTRIBUTES}}` in its prose is an example too, in its place among the
+//!   fences: an include of the whole of FILE, with ATTRIBUTES as its fence's.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -64,9 +66,21 @@ pub fn read_chapter(name: &str, path: &Path, doc: Arc<Document>, default: CellMo
     let mode = directives.cells.unwrap_or(default);
     let mut reader =
         Reader { path, doc: &doc, diagnostics: Diagnostics::default(), cells: Vec::new(), mode, refused_end: None };
+    // In a chapter of examples, `{{#playground FILE}}` is an example too, in its place among the
+    // fences: mdBook expands it to a rust block of FILE's text, which `mdbook test` tests.
+    let mut playgrounds = doc
+        .directives_named("playground")
+        .filter(|_| mode == CellMode::Examples)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .peekable();
     for fence in &doc.fences {
+        while let Some(directive) = playgrounds.next_if(|d| d.span.start < fence.span.start) {
+            reader.playground(directive);
+        }
         reader.fence(fence);
     }
+    playgrounds.for_each(|directive| reader.playground(directive));
     let quotes = reader.quotes();
     let cells = reader.cells;
     let mut diagnostics = reader.diagnostics;
@@ -234,9 +248,42 @@ impl Reader<'_> {
         }
     }
 
+    /// `{{#playground FILE ATTRIBUTES}}` as the example mdBook makes of it: a rust block of the
+    /// whole of FILE (relative to the chapter), with the attributes on its fence. The example's
+    /// code is an include of that file, so that its lines are read, and their mistakes reported,
+    /// in FILE.
+    fn playground(&mut self, directive: &crate::markdown::Directive) {
+        let args = self.doc.text(directive.args.clone());
+        let mut words = args.split_whitespace();
+        let Some(file) = words.next() else { return };
+        let info_raw = std::iter::once("rust").chain(words).collect::<Vec<_>>().join(",");
+        let opening = directive.span.clone();
+        let info = match FenceInfo::parse(&info_raw) {
+            Ok(info) => info,
+            Err(why) => {
+                self.error(opening, format!("cannot read this playground's attributes: {why}"));
+                return;
+            }
+        };
+        let Some(example) = self.example_attributes(opening, &info) else { return };
+        let section = self.section_at(directive.span.start);
+        self.cells.push(Cell {
+            kind: CellKind::Run,
+            code_line: self.doc.line_col(directive.span.start).0,
+            code: format!("{{{{#include {file}}}}}\n"),
+            span: directive.span.clone(),
+            content: directive.span.clone(),
+            prefix: String::new(),
+            section,
+            presentation: Presentation::Default,
+            output: None,
+            example: Some(example),
+        });
+    }
+
     fn cell(&mut self, fence: &Fence, info: &FenceInfo) {
         if self.mode == CellMode::Examples {
-            let Some(example) = self.example_attributes(fence, info) else { return };
+            let Some(example) = self.example_attributes(self.opening(fence), info) else { return };
             let section = self.section(fence);
             self.cells.push(Cell {
                 kind: CellKind::Run,
@@ -301,10 +348,15 @@ impl Reader<'_> {
 
     /// The heading of the section a fence sits in.
     fn section(&self, fence: &Fence) -> String {
+        self.section_at(fence.span.start)
+    }
+
+    /// The heading of the section byte `at` is in.
+    fn section_at(&self, at: usize) -> String {
         self.doc
             .headings
             .iter()
-            .take_while(|h| h.span.start < fence.span.start)
+            .take_while(|h| h.span.start < at)
             .filter(|h| h.level <= 2)
             .last()
             .map(|h| h.text.clone())
@@ -313,7 +365,8 @@ impl Reader<'_> {
 
     /// rustdoc's attributes of an example's fence, or `None` after reporting a near miss of one
     /// (a misspelled `should_panic` would otherwise pass as a plain example).
-    fn example_attributes(&mut self, fence: &Fence, info: &FenceInfo) -> Option<ExampleAttributes> {
+    /// `opening` is what an error about them underlines (the fence's first line).
+    fn example_attributes(&mut self, opening: std::ops::Range<usize>, info: &FenceInfo) -> Option<ExampleAttributes> {
         let mut example = ExampleAttributes::default();
         // In ```` ```no_run ```` the first word is an attribute, not a language.
         let first = Some(&info.lang)
@@ -340,7 +393,6 @@ impl Reader<'_> {
                 }
                 // A near miss of one of rustdoc's (`should-panic`) would pass as a plain example.
                 _ if let Some(near) = crate::messages::closest(key, EXAMPLE_ATTRIBUTES.iter().copied()) => {
-                    let opening = self.opening(fence);
                     self.error(opening, format!("unknown attribute `{key}` on a rust example: did you mean `{near}`?"))
                         .notes
                         .push((
@@ -357,7 +409,6 @@ impl Reader<'_> {
             }
         }
         if !example.error_codes.is_empty() && !example.compile_fail {
-            let opening = self.opening(fence);
             self.error(opening, format!("`{}` is only meaningful with `compile_fail`", example.error_codes[0]));
             return None;
         }
