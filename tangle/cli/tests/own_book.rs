@@ -163,6 +163,32 @@ fn chapter_list_names_crates_as_tangle_does(workflow: &str) {
     assert_eq!(listed, "list=[\"ch01\", \"ch1_intro\", \"chapter_two\"]\n");
     let out = tangle(book, &["check", "--chapter", "ign"], false);
     assert!(!out.status.success() && text(&out).contains("no chapter named `ign`"), "{}", text(&out));
+
+    // A book with no notebook chapter yet lists none; a matrix may not be empty, so the test
+    // job is skipped on exactly that list, and the jobs after it run without it.
+    std::fs::remove_dir_all(book.join("code")).unwrap();
+    std::fs::remove_file(&output).unwrap();
+    let out = Command::new("python3").arg("list.py").current_dir(book).env("GITHUB_OUTPUT", &output).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let empty = std::fs::read_to_string(&output).unwrap();
+    let empty = empty.strip_prefix("list=").and_then(|l| l.strip_suffix('\n')).unwrap();
+    assert_eq!(job_condition(workflow, "test"), format!("needs.chapters.outputs.list != '{empty}'"));
+    let after_tests = "${{ !cancelled() && !failure() }}";
+    assert_eq!(job_condition(workflow, "book"), after_tests);
+    let publish = job_condition(workflow, "publish");
+    assert!(
+        publish.starts_with(&after_tests[..after_tests.len() - 3]) && publish.contains("refs/heads/main"),
+        "{publish}"
+    );
+}
+
+/// The `if:` of one job of the workflow.
+fn job_condition<'a>(workflow: &'a str, job: &str) -> &'a str {
+    let (_, rest) = workflow.split_once(&format!("\n  {job}:\n")).unwrap_or_else(|| panic!("no job {job}"));
+    rest.lines()
+        .take_while(|l| l.starts_with("    ") || l.trim().is_empty() || l.trim_start().starts_with('#'))
+        .find_map(|l| l.strip_prefix("    if: "))
+        .unwrap_or_else(|| panic!("job {job} has no condition"))
 }
 
 /// A copy of `from` (a file, or a folder without its `target/`), as a fresh checkout has it.
