@@ -129,9 +129,17 @@ fn markdown_files(src_rel: &Path, src: &Path) -> anyhow::Result<Vec<(PathBuf, Ve
 
 /// The crate a chapter file becomes: its stem in lower case, every character other than an
 /// ASCII letter, digit or `_` replaced by `_`, and `ch` put in front of a stem that starts
-/// with a digit (`1-intro.md` → `ch1_intro`). `None` when nothing usable is left.
+/// with a digit (`1-intro.md` → `ch1_intro`). A stem in another script is transliterated
+/// first (`über.md` → `uber`, `第一章.md` → `di_yi_zhang`): a crate name is ASCII, and
+/// mdBook's own books are written in every script. `None` when nothing usable is left.
 pub fn crate_name(path: &Path) -> Option<String> {
     let stem = path.file_stem()?.to_str()?;
+    // Transliteration ends a syllable of a script without letters (Chinese, Japanese) with a
+    // space; the last one would leave a trailing `_`.
+    let stem = match stem.is_ascii() {
+        true => std::borrow::Cow::Borrowed(stem),
+        false => std::borrow::Cow::Owned(deunicode::deunicode(stem).trim_end().to_string()),
+    };
     let mut name: String =
         stem.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect();
     if name.trim_matches('_').is_empty() {
@@ -190,6 +198,11 @@ mod tests {
         assert_eq!(name("book/src/part1/ch03.md").as_deref(), Some("ch03"));
         assert_eq!(name("book/src/1 Intro.md").as_deref(), Some("ch1_intro"));
         assert_eq!(name("book/src/---.md"), None);
+        // Other scripts, transliterated; what ASCII names became before is unchanged.
+        assert_eq!(name("src/über-alles.md").as_deref(), Some("uber_alles"));
+        assert_eq!(name("src/第一章.md").as_deref(), Some("di_yi_zhang"));
+        assert_eq!(name("src/2 Ελληνικά.md").as_deref(), Some("ch2_ellenika"));
+        assert_eq!(name("src/ch01_.md").as_deref(), Some("ch01_"));
     }
 
     #[test]
