@@ -348,6 +348,7 @@ pub fn check(
             project.config.checks.line_width,
         );
         parse::lint::report_uncalled_mains(&project.root, &project.book, &names(chapters));
+        report_orphan_figures(project);
     });
 
     // Frozen chapters are answered from their records, unless asked to run afresh; one whose
@@ -555,6 +556,25 @@ fn compare(
         snapshots,
         unanswered,
     })
+}
+
+/// Warns of each folder under `figures/` that no notebook chapter draws into any more (see
+/// [`compare::orphan_figures`]): the book still ships it, and nothing checks it.
+fn report_orphan_figures(project: &Project) {
+    let notebook: Vec<&str> = project
+        .book
+        .chapters
+        .iter()
+        .filter(|c| c.mode == crate::model::CellMode::Notebook)
+        .map(|c| c.name.as_str())
+        .collect();
+    for folder in compare::orphan_figures(project.layout(), &notebook) {
+        eprintln!(
+            "warning: {}/ holds figures that no chapter draws (the chapter was renamed or deleted?): \
+             remove the folder, or give its figures to the chapter that draws them now",
+            folder.display()
+        );
+    }
 }
 
 /// Replaces `kept` by the figures a completed run drew into `drawn` (a rename within

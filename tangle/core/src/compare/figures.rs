@@ -65,3 +65,49 @@ pub(crate) fn compare_figures(
     }
     Ok(drift)
 }
+
+/// The folders under `figures/` (relative to the project root) that hold drawn files
+/// ([`DRAWN_SUFFIXES`]) yet are named after none of the book's notebook `chapters`: what a
+/// chapter drew before it was renamed or deleted. They are only warned of, never removed:
+/// unlike a snapshot, an SVG carries no mark of who wrote it, and the folder may hold the
+/// author's own drawings.
+pub fn orphans(layout: &crate::config::Layout, chapters: &[&str]) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(layout.abs(&layout.figures)) else { return Vec::new() };
+    let drawn = |dir: &Path| {
+        std::fs::read_dir(dir).is_ok_and(|rd| {
+            rd.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .any(|n| DRAWN_SUFFIXES.iter().any(|s| n.ends_with(s)))
+        })
+    };
+    let mut out: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| e.file_name().into_string().ok().map(|name| (name, e.path())))
+        .filter(|(name, path)| !chapters.contains(&name.as_str()) && drawn(path))
+        .map(|(name, _)| layout.figures.join(name))
+        .collect();
+    out.sort();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_figures_folder_of_no_chapter_is_an_orphan() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("book.toml"), "[book]\ntitle = \"T\"\n").unwrap();
+        let layout = crate::config::Config::load(dir.path()).unwrap().layout;
+        let figures = layout.abs(&layout.figures);
+        for (folder, file) in [("ch01", "a.svg"), ("old", "b.svg"), ("calc", "c.widget.json"), ("photos", "d.png")] {
+            std::fs::create_dir_all(figures.join(folder)).unwrap();
+            std::fs::write(figures.join(folder).join(file), "x").unwrap();
+        }
+        std::fs::write(figures.join("loose.svg"), "x").unwrap();
+        // The author's own pictures (no drawn kind of file) and loose files are not a chapter's.
+        let expected = [layout.figures.join("calc"), layout.figures.join("old")];
+        assert_eq!(orphans(&layout, &["ch01"]), expected);
+        assert_eq!(orphans(&layout, &["ch01", "old", "calc"]), Vec::<PathBuf>::new());
+    }
+}

@@ -1,6 +1,7 @@
 //! Stage 5, **compare**: what each cell printed against what its output block says, after the
 //! block's declared redactions and tolerance, with a [`Diff`] numbered by the chapter's lines
-//! when they differ. Figures are compared byte for byte ([`figures`]). A cell whose output
+//! when they differ. Figures are compared byte for byte ([`figures`]), and a folder of figures
+//! that no chapter draws any more is pointed out. A cell whose output
 //! depends on this machine's speed is recognised by [`involves_timings`], so that its drift can
 //! say so.
 
@@ -12,8 +13,8 @@ mod timings;
 mod values;
 
 pub use diff::{Diff, visible};
-pub(crate) use figures::compare_figures;
 pub use figures::{DRAWN_SUFFIXES, FigureDrift};
+pub(crate) use figures::{compare_figures, orphans as orphan_figures};
 pub use numbers::unquoted_numbers;
 pub use text::{matches, normalize, redact, unmatched_redactions};
 pub use timings::involves_timings;
