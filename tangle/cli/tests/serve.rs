@@ -155,7 +155,7 @@ fn pages_carry_the_reload_script_and_the_endpoint_answers_on_a_new_build() {
     let two = tiny_site("two");
     let (port, site) = start(one.path(), http::Config::default());
     let page = get(port, "/");
-    assert!(page.contains("var generation = 1;") && page.contains(http::RELOAD_PATH), "{page}");
+    assert!(page.contains("var generation = 1, busy = false;") && page.contains(http::RELOAD_PATH), "{page}");
     assert!(page.find("<script>").unwrap() < page.find("</body>").unwrap());
     assert!(get(port, "/style.css").ends_with("p { color: red }\n"), "no script in other files");
     // An old generation is answered at once.
@@ -263,7 +263,7 @@ fn the_real_server_rebuilds_reloads_and_keeps_book_book_current() {
     );
     wait_until("the server answers", Duration::from_secs(60), || TcpStream::connect(("127.0.0.1", port)).is_ok());
     let page = get(port, "/ch01.html");
-    assert!(page.contains("The first version.") && page.contains("var generation = 1;"), "{page}");
+    assert!(page.contains("The first version.") && page.contains("var generation = 1, busy = false;"), "{page}");
     assert!(std::fs::read_to_string(root.join("book/book/ch01.html")).unwrap().contains("The first version."));
     assert!(!std::fs::read_to_string(root.join("book/book/ch01.html")).unwrap().contains("__tangle"));
 
@@ -277,12 +277,17 @@ fn the_real_server_rebuilds_reloads_and_keeps_book_book_current() {
     assert_eq!(std::fs::metadata(&book_page).unwrap().modified().unwrap(), before, "book/book was rebuilt");
 
     // An edit: the open page's poll answers the new generation, the new page is served,
-    // and book/book follows.
+    // and book/book follows. A page that shows whether a rebuild runs hears first that one
+    // does, before anything is rebuilt.
     let poll = std::thread::spawn(move || get(port, "/__tangle/reload?since=1"));
+    let poll_busy = std::thread::spawn(move || get(port, "/__tangle/reload?since=1&busy=0"));
     std::thread::sleep(Duration::from_millis(1100));
     std::fs::write(root.join("book/src/ch01.md"), "# 1 One\n\nThe second version.\n").unwrap();
     let answer = poll.join().unwrap();
     assert!(answer.ends_with("\r\n\r\n2\n"), "{answer}");
+    let answer = poll_busy.join().unwrap();
+    let rebuilding = format!("\r\n\r\n1\n{}", tangle_render::serve::REBUILDING);
+    assert!(answer.ends_with(&rebuilding), "{answer}");
     assert!(get(port, "/ch01.html").contains("The second version."));
     assert!(std::fs::read_to_string(&book_page).unwrap().contains("The second version."));
 }
@@ -371,7 +376,7 @@ fn a_served_page_shows_what_is_wrong_until_it_is_fixed() {
 
 /// The build a served page comes from (its live-reload script's generation).
 fn generation(page: &str) -> Option<u32> {
-    page.split("var generation = ").nth(1).and_then(|r| r.split(';').next()).and_then(|g| g.parse().ok())
+    page.split("var generation = ").nth(1).and_then(|r| r.split([',', ';']).next()).and_then(|g| g.parse().ok())
 }
 
 /// `tangle accept` run beside the server, building where the served books do.

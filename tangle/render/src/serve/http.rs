@@ -19,6 +19,9 @@
 //! build when it starts, so it never sees a half-written one. Every HTML page gets a small
 //! inline script that long-polls `/__tangle/reload` and reloads the page when a newer build
 //! is published (nothing is fetched from the network; nothing is written into the build).
+//! While a rebuild runs ([`Site::set_busy`]) the poll also answers, and the page shows what the
+//! server is doing in a small badge, so that an author who saved a chapter whose cells take a
+//! while sees that the page is about to change rather than a page that seems to ignore the save.
 //! [`Site::report`] publishes a rebuild with what is wrong with the book: while anything is,
 //! every page also carries a banner listing it, `chNN.md:LINE` first.
 
@@ -30,7 +33,9 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// The long-poll endpoint: `GET /__tangle/reload?since=N` answers the build generation once
-/// it differs from `N` (or after [`Config::poll_timeout`]).
+/// it differs from `N` (or after [`Config::poll_timeout`]). With `&busy=0` or `&busy=1` (whether
+/// the page shows a rebuild under way) it also answers when that changes, the generation on the
+/// first line and what the server is doing, if anything, on the second.
 pub const RELOAD_PATH: &str = "/__tangle/reload";
 
 /// Limits of the server.
@@ -62,15 +67,39 @@ impl Default for Config {
 
 /// The build being served and its generation (1 for the first, +1 per publish).
 pub struct Site {
-    current: Mutex<(PathBuf, u64)>,
+    current: Mutex<Served>,
     /// What is wrong with the book now: a banner atop every page while not empty.
     problems: Mutex<Vec<String>>,
     changed: Condvar,
 }
 
+/// What [`Site::current`] holds, and what the server is busy with.
+struct Served {
+    dir: PathBuf,
+    generation: u64,
+    /// A rebuild under way, in words for the page's badge.
+    busy: Option<String>,
+}
+
 impl Site {
     pub fn new(dir: PathBuf) -> Arc<Site> {
-        Arc::new(Site { current: Mutex::new((dir, 1)), problems: Mutex::new(Vec::new()), changed: Condvar::new() })
+        let served = Served { dir, generation: 1, busy: None };
+        Arc::new(Site { current: Mutex::new(served), problems: Mutex::new(Vec::new()), changed: Condvar::new() })
+    }
+
+    /// Says what the server is doing (`None`: nothing), to the pages open now and those served
+    /// from now on.
+    pub fn set_busy(&self, what: Option<String>) {
+        let mut current = self.current.lock().unwrap_or_else(|e| e.into_inner());
+        if current.busy != what {
+            current.busy = what;
+            self.changed.notify_all();
+        }
+    }
+
+    /// What the server is doing, if anything.
+    pub fn busy(&self) -> Option<String> {
+        self.current.lock().unwrap_or_else(|e| e.into_inner()).busy.clone()
     }
 
     /// After a rebuild: serves `dir` from now on, if the rebuild made one, and shows
@@ -80,15 +109,15 @@ impl Site {
         let mut current = self.current.lock().unwrap_or_else(|e| e.into_inner());
         let mut shown = self.problems.lock().unwrap_or_else(|e| e.into_inner());
         if dir.is_none() && *shown == problems {
-            return current.1;
+            return current.generation;
         }
         if let Some(dir) = dir {
-            current.0 = dir;
+            current.dir = dir;
         }
         *shown = problems;
-        current.1 += 1;
+        current.generation += 1;
         self.changed.notify_all();
-        current.1
+        current.generation
     }
 
     /// The problems the pages show now.
@@ -100,23 +129,27 @@ impl Site {
     /// from the previous folder finish from it.
     pub fn publish(&self, dir: PathBuf) -> u64 {
         let mut current = self.current.lock().unwrap_or_else(|e| e.into_inner());
-        current.0 = dir;
-        current.1 += 1;
+        current.dir = dir;
+        current.generation += 1;
         self.changed.notify_all();
-        current.1
+        current.generation
     }
 
     /// The folder served now, and its generation.
     pub fn current(&self) -> (PathBuf, u64) {
-        self.current.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        let current = self.current.lock().unwrap_or_else(|e| e.into_inner());
+        (current.dir.clone(), current.generation)
     }
 
-    /// Waits until the generation differs from `since`, or `timeout`; returns the generation.
-    fn wait_change(&self, since: u64, timeout: Duration) -> u64 {
+    /// Waits until the generation differs from `since` (or, given `busy_shown`, whether the
+    /// server is busy differs from it), or `timeout`; returns the generation and what the server
+    /// is busy with.
+    fn wait_change(&self, since: u64, busy_shown: Option<bool>, timeout: Duration) -> (u64, Option<String>) {
         let current = self.current.lock().unwrap_or_else(|e| e.into_inner());
+        let unchanged = |c: &mut Served| c.generation == since && busy_shown.is_none_or(|b| b == c.busy.is_some());
         let (current, _) =
-            self.changed.wait_timeout_while(current, timeout, |c| c.1 == since).unwrap_or_else(|e| e.into_inner());
-        current.1
+            self.changed.wait_timeout_while(current, timeout, unchanged).unwrap_or_else(|e| e.into_inner());
+        (current.generation, current.busy.clone())
     }
 }
 
@@ -271,9 +304,16 @@ fn percent_decode(path: &str) -> Option<String> {
 
 fn respond(request: &Request, site: &Site, config: &Config) -> Vec<u8> {
     if request.path == RELOAD_PATH {
-        let since = request.query.split('&').find_map(|kv| kv.strip_prefix("since=")?.parse().ok()).unwrap_or(0);
-        let generation = site.wait_change(since, config.poll_timeout);
-        return finish(200, "OK", "text/plain; charset=utf-8", format!("{generation}\n").into_bytes(), request);
+        let param = |name: &str| request.query.split('&').find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='));
+        let since = param("since").and_then(|g| g.parse().ok()).unwrap_or(0);
+        let busy_shown = param("busy").map(|b| b == "1");
+        let (generation, busy) = site.wait_change(since, busy_shown, config.poll_timeout);
+        let body = match busy_shown {
+            Some(_) => format!("{generation}\n{}", busy.unwrap_or_default()),
+            // A page of a version before the badge reads the generation alone.
+            None => format!("{generation}\n"),
+        };
+        return finish(200, "OK", "text/plain; charset=utf-8", body.into_bytes(), request);
     }
     if request.path.starts_with("/__tangle/") {
         return finish(404, "Not Found", "text/plain; charset=utf-8", b"404 not found\n".to_vec(), request);
@@ -284,7 +324,7 @@ fn respond(request: &Request, site: &Site, config: &Config) -> Vec<u8> {
             Ok(body) => {
                 let kind = content_type(&file);
                 let body = match kind.starts_with("text/html") {
-                    true => inject_reload(body, generation, &site.problems()),
+                    true => inject_reload(body, generation, &site.problems(), site.busy().as_deref()),
                     false => body,
                 };
                 finish(200, "OK", kind, body, request)
@@ -396,15 +436,32 @@ fn content_type(path: &Path) -> &'static str {
     }
 }
 
-/// The live-reload script for a page of build `generation`.
-pub fn reload_script(generation: u64) -> String {
+/// The live-reload script for a page of build `generation`, served while the server is `busy`
+/// (or not): it reloads the page on a new build, and shows or hides the badge that says a
+/// rebuild is under way as the server starts and ends one.
+pub fn reload_script(generation: u64, busy: bool) -> String {
     format!(
         "<script>(function () {{\n\
-         var generation = {generation};\n\
+         var generation = {generation}, busy = {busy};\n\
+         function show(text) {{\n\
+         var badge = document.getElementById(\"tangle-busy\");\n\
+         if (!text) {{ if (badge) badge.remove(); return; }}\n\
+         if (!badge) {{ badge = document.createElement(\"div\"); badge.id = \"tangle-busy\"; \
+         badge.setAttribute(\"role\", \"status\"); badge.style.cssText = \"{BADGE_STYLE}\"; \
+         document.body.appendChild(badge); }}\n\
+         badge.textContent = text;\n\
+         }}\n\
          function poll() {{\n\
-         fetch(\"{RELOAD_PATH}?since=\" + generation, {{ cache: \"no-store\" }})\n\
+         fetch(\"{RELOAD_PATH}?since=\" + generation + \"&busy=\" + (busy ? 1 : 0), {{ cache: \"no-store\" }})\n\
          .then(function (r) {{ if (!r.ok) throw r.status; return r.text(); }})\n\
-         .then(function (t) {{ if (Number(t) !== generation) location.reload(); else poll(); }})\n\
+         .then(function (t) {{\n\
+         var lines = t.split(\"\\n\");\n\
+         if (Number(lines[0]) !== generation) {{ location.reload(); return; }}\n\
+         var text = (lines[1] || \"\").trim();\n\
+         busy = text !== \"\";\n\
+         show(text);\n\
+         poll();\n\
+         }})\n\
          .catch(function () {{ setTimeout(poll, 2000); }});\n\
          }}\n\
          poll();\n\
@@ -412,10 +469,25 @@ pub fn reload_script(generation: u64) -> String {
     )
 }
 
-/// `page` with the problems' banner and the reload script before its last `</body>` (or at
-/// its end).
-fn inject_reload(mut page: Vec<u8>, generation: u64, problems: &[String]) -> Vec<u8> {
-    let script = super::problems::banner(problems) + &reload_script(generation);
+/// The badge's look: small, in a corner, above the book's own bars, out of the text's way.
+const BADGE_STYLE: &str = "position:fixed;bottom:1em;right:1em;z-index:10001;padding:0.4em 0.8em;\
+    border-radius:4px;background:#333;color:#fff;font:13px/1.4 system-ui,sans-serif;\
+    box-shadow:0 2px 8px rgba(0,0,0,.35);opacity:0.92";
+
+/// The badge as a page served during a rebuild starts with (the script keeps it up to date).
+fn busy_badge(busy: Option<&str>) -> String {
+    busy.map_or_else(String::new, |what| {
+        format!(
+            "<div id=\"tangle-busy\" role=\"status\" style=\"{BADGE_STYLE}\">{}</div>\n",
+            super::super::html::escape_html(what)
+        )
+    })
+}
+
+/// `page` with the problems' banner, the badge of a rebuild under way and the reload script
+/// before its last `</body>` (or at its end).
+fn inject_reload(mut page: Vec<u8>, generation: u64, problems: &[String], busy: Option<&str>) -> Vec<u8> {
+    let script = super::problems::banner(problems) + &busy_badge(busy) + &reload_script(generation, busy.is_some());
     let needle = b"</body>";
     let at = page.windows(needle.len()).rposition(|w| w.eq_ignore_ascii_case(needle)).unwrap_or(page.len());
     page.splice(at..at, script.into_bytes());
@@ -464,27 +536,56 @@ mod tests {
 
     #[test]
     fn the_script_goes_before_the_last_closing_body_tag() {
-        let page = inject_reload(b"<html><body>x</BODY></html>".to_vec(), 7, &[]);
+        let page = inject_reload(b"<html><body>x</BODY></html>".to_vec(), 7, &[], None);
         let page = String::from_utf8(page).unwrap();
         assert!(page.starts_with("<html><body>x<script>"), "{page}");
         assert!(page.ends_with("</script>\n</BODY></html>"));
-        assert!(page.contains("var generation = 7;"));
+        assert!(page.contains("var generation = 7, busy = false;"));
         assert!(!page.contains("http://") && !page.contains("https://"));
+        // Served during a rebuild: the badge is there from the start, its words escaped.
+        let page = inject_reload(b"<body></body>".to_vec(), 7, &[], Some("running <ch06>"));
+        let page = String::from_utf8(page).unwrap();
+        assert!(page.contains("id=\"tangle-busy\" role=\"status\"") && page.contains(">running &lt;ch06&gt;</div>"));
+        assert!(page.contains("var generation = 7, busy = true;"), "{page}");
     }
 
     #[test]
     fn a_poll_returns_at_once_for_an_old_generation_and_wakes_on_publish() {
         let site = Site::new(PathBuf::from("/a"));
-        assert_eq!(site.wait_change(0, Duration::from_secs(5)), 1);
+        assert_eq!(site.wait_change(0, None, Duration::from_secs(5)), (1, None));
         let waiter = {
             let site = site.clone();
-            std::thread::spawn(move || site.wait_change(1, Duration::from_secs(20)))
+            std::thread::spawn(move || site.wait_change(1, None, Duration::from_secs(20)))
         };
         std::thread::sleep(Duration::from_millis(50));
         let started = Instant::now();
         assert_eq!(site.publish(PathBuf::from("/b")), 2);
-        assert_eq!(waiter.join().unwrap(), 2);
+        assert_eq!(waiter.join().unwrap(), (2, None));
         assert!(started.elapsed() < Duration::from_secs(2));
         assert_eq!(site.current(), (PathBuf::from("/b"), 2));
+    }
+
+    #[test]
+    fn a_poll_that_shows_whether_a_rebuild_runs_wakes_when_one_starts_and_ends() {
+        let site = Site::new(PathBuf::from("/a"));
+        let waiter = |busy_shown: Option<bool>, timeout: u64| {
+            let site = site.clone();
+            std::thread::spawn(move || site.wait_change(1, busy_shown, Duration::from_millis(timeout)))
+        };
+        let (shows_idle, ignores_busy) = (waiter(Some(false), 20_000), waiter(None, 1_000));
+        std::thread::sleep(Duration::from_millis(50));
+        let started = Instant::now();
+        site.set_busy(Some("running ch06".into()));
+        assert_eq!(shows_idle.join().unwrap(), (1, Some("running ch06".into())));
+        assert!(started.elapsed() < Duration::from_secs(2));
+        // A page of the old script waits for a new build only.
+        assert_eq!(ignores_busy.join().unwrap(), (1, Some("running ch06".into())));
+        assert!(started.elapsed() >= Duration::from_millis(900), "woken by the badge: {:?}", started.elapsed());
+        let shows_busy = waiter(Some(true), 20_000);
+        std::thread::sleep(Duration::from_millis(50));
+        site.set_busy(None);
+        assert_eq!(shows_busy.join().unwrap(), (1, None));
+        // Already as shown: the poll waits (here until its timeout).
+        assert_eq!(waiter(Some(false), 100).join().unwrap(), (1, None));
     }
 }

@@ -29,7 +29,9 @@
 //! - An edit saved in a generated file under `code/` is untangled into its chapter before the
 //!   build ([`tangle_core::pipeline::untangle_edits`]), so the page shows it; an edit that
 //!   cannot be untangled is reported, and the file stays as it is.
-//! - The HTTP side is [`http`]; pages get a live-reload script there, not on disk.
+//! - The HTTP side is [`http`]; pages get a live-reload script there, not on disk, and a badge
+//!   while a rebuild runs ([`REBUILDING`]): a chapter whose cells take a while to run shows
+//!   that the save was seen.
 
 pub mod http;
 mod problems;
@@ -42,6 +44,9 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use notify::Watcher as _;
 use tangle_core::config::{Config, Layout};
+
+/// What the open pages' badge says while a save is being rebuilt.
+pub const REBUILDING: &str = "Rebuilding after your edit: checking the chapters and running what it affects…";
 
 /// How long the watched files must be quiet after a change before the rebuild starts: an
 /// editor's save (a temporary file, a rename) or a `git checkout` is a burst of events, which
@@ -221,7 +226,9 @@ pub fn serve(config: &Config, port: u16) -> anyhow::Result<()> {
             loop {
                 match watcher.next_change() {
                     Ok(code) => {
+                        site.set_busy(Some(REBUILDING.to_string()));
                         builds.rebuild(&site, code);
+                        site.set_busy(None);
                         watcher.settle(builds.edits_left);
                     }
                     Err(e) => {
@@ -364,6 +371,9 @@ impl Builds {
         let pages = tangle_core::timing::phase("serve: changed pages", || self.changed_pages(&config, &parsed));
         let pages = match pages {
             Some(pages) if as_checked() => {
+                // The pages reload with the edit: what is left (the print page, the search
+                // index) does not change what they show.
+                site.set_busy(None);
                 let generation = site.report(Some(pages.clone()), found.clone());
                 self.served(&pages);
                 println!("rebuilt the changed pages (build {generation})");
