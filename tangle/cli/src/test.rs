@@ -92,8 +92,12 @@ pub fn run(project: &Project, asked: &[String], options: CheckOptions) -> anyhow
         tally.failed += counts.failed;
         for e in &found.examples {
             if let tangle_core::examples::ExampleVerdict::Failed(why) = &e.verdict {
-                let first = why.first().map_or(String::new(), |d| format!(": {}", d.message));
-                tally.failures.push(format!("{}: example{first}", e.location));
+                // Where the report above puts it: the first error's line (in an included file,
+                // that file's), else the example's.
+                let first = why.iter().find(|d| d.is_error()).or(why.first());
+                let at = first.and_then(|d| d.location.as_ref()).unwrap_or(&e.location);
+                let message = first.map_or(String::new(), |d| format!(": {}", d.message));
+                tally.failures.push(format!("{at}: example{message}"));
             }
         }
         // An example that did what its fence claims but printed something else (counted above).
