@@ -116,13 +116,17 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
         Outcome::Ran(results) => results,
     };
     let mut code = CLEAN;
+    // Whether any output, value, figure or snapshot drifted (what `accept` takes).
+    let mut outputs_drifted = false;
     let sources = Sources::new(&project.root);
     for r in results {
         let chapter = &r.chapter;
-        if let Some(why) = &r.unanswered {
-            eprintln!("{}\n", why.render(&sources, Style::for_stderr()));
+        if let Some(unanswered) = &r.unanswered {
+            eprintln!("{}\n", unanswered.why.render(&sources, Style::for_stderr()));
             eprintln!("{}: not checked: its frozen record cannot answer for it (see above)", chapter.name);
-            code = ERROR;
+            // A record out of date is drift (as a stale snapshot is); one that cannot be read is
+            // an error in the input, and so is any that `accept` cannot take.
+            code = code.max(if unanswered.outdated && !accept { DRIFT } else { ERROR });
             continue;
         }
         // Quotes of unknown values, values published twice, values nothing quotes.
@@ -241,11 +245,12 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
             line += " (frozen run: nothing built or run)";
         }
         eprintln!("{line}");
-        if drifted + r.values.drifts.len() + r.figures.len() + r.snapshots.len() > 0 && code == CLEAN && !accept {
-            code = DRIFT;
+        if drifted + r.values.drifts.len() + r.figures.len() + r.snapshots.len() > 0 && !accept {
+            outputs_drifted = true;
+            code = code.max(DRIFT);
         }
     }
-    if !accept && code == DRIFT {
+    if outputs_drifted && code == DRIFT {
         out.line(format!(
             "outputs drifted from the prose: fix the code, or run `{}` if the new output is right",
             messages::command("accept")

@@ -207,7 +207,7 @@ fn count_check(project: &Project, outcome: &Outcome, tally: &mut Tally) -> bool 
     };
     for r in results {
         let chapter = &r.chapter;
-        if let Some(d) = &r.unanswered {
+        if let Some(tangle_core::freeze::Unanswered { why: d, .. }) = &r.unanswered {
             let at = d.location.as_ref().map_or_else(|| chapter.path.display().to_string(), |l| l.to_string());
             tally.fail(format!("{at}: {}", d.message));
             continue;

@@ -237,12 +237,12 @@ pub struct ChapterResult {
     /// A frozen chapter whose record cannot answer (missing, unreadable or stale): why. Such a
     /// chapter is not built, run or compared (it has no verdicts), and fails with this error
     /// while the other chapters are checked.
-    pub unanswered: Option<Diagnostic>,
+    pub unanswered: Option<freeze::Unanswered>,
 }
 
 impl ChapterResult {
     /// A frozen chapter that its record cannot answer, for `why`: nothing ran or was compared.
-    fn unanswered(chapter: &Arc<Chapter>, why: Diagnostic) -> Self {
+    fn unanswered(chapter: &Arc<Chapter>, why: freeze::Unanswered) -> Self {
         ChapterResult {
             chapter: chapter.clone(),
             run: RunOutput { cells: Vec::new(), end: run::RunEnd::Completed, values: Vec::new() },

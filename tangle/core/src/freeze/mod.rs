@@ -86,7 +86,16 @@ pub struct Answers {
     /// The frozen chapters whose record is missing, unreadable or stale, each with its error:
     /// these are neither built nor run (they are frozen because they cannot run here), and
     /// fail on their own while the other chapters are checked as usual.
-    pub unanswered: BTreeMap<String, Diagnostic>,
+    pub unanswered: BTreeMap<String, Unanswered>,
+}
+
+/// Why a frozen chapter's record cannot answer for it.
+#[derive(Debug, Clone)]
+pub struct Unanswered {
+    pub why: Diagnostic,
+    /// The record is missing or stale: out of date, as a stale snapshot is, and remade the
+    /// same way (exit status 1). Otherwise it cannot be read: the input is wrong (status 2).
+    pub outdated: bool,
 }
 
 /// The records of the frozen chapters among `chapters`, each checked against the chapter's
@@ -111,30 +120,40 @@ pub fn answer(config: &Config, book: &Book, generated: &Generated, chapters: &[S
         let at = declared_at(config, chapter).expect("a frozen chapter is declared so");
         let now = inputs::of(&shared, layout, generated, name)?;
         let rel = record_path(layout, name);
-        let why = match Record::load(&layout.abs(&rel), &rel) {
-            Err(d) => (*d).with_help(format!("rerun {name} where it can run: `{}`", refresh_command(name))),
-            Ok(None) => Diagnostic::error(
-                at,
-                format!(
-                    "{name} is frozen but has no record ({} is missing): run it where it can run (`{}`)",
-                    rel.display(),
-                    refresh_command(name)
+        let (why, outdated) = match Record::load(&layout.abs(&rel), &rel) {
+            Err(d) => ((*d).with_help(format!("rerun {name} where it can run: `{}`", refresh_command(name))), false),
+            Ok(None) => (
+                Diagnostic::error(
+                    at,
+                    format!(
+                        "{name} is frozen but has no record ({} is missing): run it where it can run (`{}`)",
+                        rel.display(),
+                        refresh_command(name)
+                    ),
                 ),
+                true,
             ),
-            Ok(Some(record)) if record.hash != inputs::hash(&now) || record.chapter != *name => Diagnostic::error(
-                at,
-                format!(
-                    "the frozen record of {name} is stale: rerun it where it can run (`{}`)",
-                    refresh_command(name)
-                ),
-            )
-            .with_note(format!("changed since {} was recorded: {}", rel.display(), changes(&record.inputs, &now))),
+            Ok(Some(record)) if record.hash != inputs::hash(&now) || record.chapter != *name => (
+                Diagnostic::error(
+                    at,
+                    format!(
+                        "the frozen record of {name} is stale: rerun it where it can run (`{}`)",
+                        refresh_command(name)
+                    ),
+                )
+                .with_note(format!(
+                    "changed since {} was recorded: {}",
+                    rel.display(),
+                    changes(&record.inputs, &now)
+                )),
+                true,
+            ),
             Ok(Some(record)) => {
                 answers.records.insert(name.clone(), record);
                 continue;
             }
         };
-        answers.unanswered.insert(name.clone(), why);
+        answers.unanswered.insert(name.clone(), Unanswered { why, outdated });
     }
     Ok(answers)
 }

@@ -103,7 +103,7 @@ fn results_problems(
 ) {
     for r in results {
         let chapter = &r.chapter;
-        out.extend(r.unanswered.iter().map(plain));
+        out.extend(r.unanswered.iter().map(|u| plain(&u.why)));
         out.extend(r.values.diagnostics.iter().filter(|d| d.is_error()).map(plain));
         let at = |cell: Option<usize>| match cell.and_then(|i| chapter.run_cells().nth(i)) {
             Some(c) => chapter.location(c.code_line).to_string(),
