@@ -175,6 +175,10 @@ fn chapter_list_names_crates_as_tangle_does(workflow: &str) {
     assert_eq!(job_condition(workflow, "test"), format!("needs.chapters.outputs.list != '{empty}'"));
     let after_tests = "${{ !cancelled() && !failure() }}";
     assert_eq!(job_condition(workflow, "book"), after_tests);
+    // Nor are there runs to download then (nor when every chapter is frozen), which some
+    // versions of the download action fail on: the book job goes on and runs them itself.
+    let download = workflow.split("uses: actions/download-artifact@").nth(1).expect("the download step");
+    assert_eq!(download.lines().nth(1), Some("        continue-on-error: true"), "{download}");
     let publish = job_condition(workflow, "publish");
     assert!(
         publish.starts_with(&after_tests[..after_tests.len() - 3]) && publish.contains("refs/heads/main"),
