@@ -195,11 +195,12 @@ pub fn init(dir: &Path) -> anyhow::Result<u8> {
     let project = crate::load_project(dir)?;
     let config = &project.config;
     let (css, js) = tangle_render::theme::entries(&config.layout);
-    let edited = edit_book_toml(&text, &css, &js)?;
+    let (edited, upgraded) = edit_book_toml(&text, &css, &js)?;
     let mut changed = Vec::new();
     if edited != text {
         tangle_core::fsutil::replace_if_unchanged(&book_toml, text.as_bytes(), edited.as_bytes())?;
         changed.push("updated book.toml ([preprocessor.tangle], tangle's stylesheet and script)".to_string());
+        changed.extend(upgraded.iter().map(|what| format!("  and, for mdBook 0.5, {what}")));
     }
     // At the project root, where the layout's paths start (it is the parent of `dir` when
     // `dir` is a folder named `book`, and target/ sits there then).
@@ -252,16 +253,53 @@ pub fn init(dir: &Path) -> anyhow::Result<u8> {
 }
 
 /// `book.toml` with `[preprocessor.tangle]` and the theme's stylesheet and script added where
-/// they are missing; everything else (comments, order, formatting, line endings) as it was.
-fn edit_book_toml(text: &str, css: &str, js: &str) -> anyhow::Result<String> {
+/// they are missing, and the keys of mdBook 0.4 that mdBook 0.5 refuses upgraded ([`upgrade`]:
+/// what was done to each); everything else (comments, order, formatting, line endings) as it was.
+fn edit_book_toml(text: &str, css: &str, js: &str) -> anyhow::Result<(String, Vec<String>)> {
     // toml_edit writes `\n`: a file of `\r\n` lines is edited as `\n` and given its own back.
     let crlf = text.contains("\r\n");
-    let edited = edit_book_toml_lf(&text.replace("\r\n", "\n"), css, js)?;
-    Ok(if crlf { edited.replace('\n', "\r\n") } else { edited })
+    let (edited, upgraded) = edit_book_toml_lf(&text.replace("\r\n", "\n"), css, js)?;
+    Ok((if crlf { edited.replace('\n', "\r\n") } else { edited }, upgraded))
 }
 
-fn edit_book_toml_lf(text: &str, css: &str, js: &str) -> anyhow::Result<String> {
+/// Takes out (or renames) the keys mdBook 0.5 removed, which make it refuse the whole file: a
+/// book made with mdBook 0.4 has some (its `mdbook init` wrote `multilingual = false`). Returns
+/// what was done to each, for the author to read.
+fn upgrade(doc: &mut toml_edit::DocumentMut) -> Vec<String> {
+    let mut done = Vec::new();
+    if let Some(book) = doc.get_mut("book").and_then(|b| b.as_table_like_mut())
+        && book.remove("multilingual").is_some()
+    {
+        done.push("removed `[book] multilingual` (it never did anything)".to_string());
+    }
+    let Some(html) = doc.get_mut("output").and_then(|o| o.get_mut("html")).and_then(|h| h.as_table_like_mut()) else {
+        return done;
+    };
+    if let Some(curly) = html.remove("curly-quotes") {
+        match html.contains_key("smart-punctuation") {
+            true => done.push("removed `[output.html] curly-quotes` (`smart-punctuation` says the same)".to_string()),
+            false => {
+                html.insert("smart-punctuation", curly);
+                done.push("renamed `[output.html] curly-quotes` to `smart-punctuation`".to_string());
+            }
+        }
+    }
+    if html.remove("copy-fonts").is_some() {
+        done.push("removed `[output.html] copy-fonts` (mdBook 0.5 always copies its fonts)".to_string());
+    }
+    if html.remove("google-analytics").is_some() {
+        done.push(
+            "removed `[output.html] google-analytics` (mdBook 0.5 dropped it: add the tracking script to the theme \
+             to keep it)"
+                .to_string(),
+        );
+    }
+    done
+}
+
+fn edit_book_toml_lf(text: &str, css: &str, js: &str) -> anyhow::Result<(String, Vec<String>)> {
     let mut doc: toml_edit::DocumentMut = text.parse().context("book.toml does not parse")?;
+    let upgraded = upgrade(&mut doc);
     let preprocessor = doc.entry("preprocessor").or_insert_with(|| {
         let mut t = toml_edit::Table::new();
         t.set_implicit(true);
@@ -307,7 +345,7 @@ fn edit_book_toml_lf(text: &str, css: &str, js: &str) -> anyhow::Result<String> 
             }
         }
     }
-    Ok(doc.to_string())
+    Ok((doc.to_string(), upgraded))
 }
 
 /// Appends the `lines` missing from the `.gitignore` at `path` (creating it); true if it changed.
@@ -372,7 +410,8 @@ mod tests {
     #[test]
     fn book_toml_gains_tangle_and_keeps_the_authors_lines() {
         let text = "# My notes\n[book]\ntitle = \"T\" # the title\n\n[output.html]\nadditional-css = [\"mine.css\"]\n";
-        let out = edit_book_toml(text, "theme/tangle.css", "theme/tangle.js").unwrap();
+        let (out, upgraded) = edit_book_toml(text, "theme/tangle.css", "theme/tangle.js").unwrap();
+        assert!(upgraded.is_empty());
         assert!(out.starts_with("# My notes\n[book]\ntitle = \"T\" # the title\n"), "{out}");
         let parsed: toml::Table = toml::from_str(&out).unwrap();
         assert_eq!(parsed["preprocessor"]["tangle"]["before"][0].as_str(), Some("links"));
@@ -381,20 +420,41 @@ mod tests {
         assert_eq!(css, ["theme/tangle.css", "mine.css"], "ours first, so the author's overrides it");
         assert_eq!(parsed["output"]["html"]["additional-js"][0].as_str(), Some("theme/tangle.js"));
         // A second run changes nothing.
-        assert_eq!(edit_book_toml(&out, "theme/tangle.css", "theme/tangle.js").unwrap(), out);
+        assert_eq!(edit_book_toml(&out, "theme/tangle.css", "theme/tangle.js").unwrap(), (out.clone(), vec![]));
         assert!(out.contains("additional-css = [\"theme/tangle.css\", \"mine.css\"]"), "{out}");
     }
 
     #[test]
     fn book_toml_keeps_its_line_endings_and_its_lists_layout() {
         let text = "[book]\r\ntitle = \"T\"\r\n\r\n[output.html]\r\nadditional-css = [\r\n    \"a.css\",\r\n    \"b.css\",\r\n]\r\n";
-        let out = edit_book_toml(text, "theme/tangle.css", "theme/tangle.js").unwrap();
+        let (out, _) = edit_book_toml(text, "theme/tangle.css", "theme/tangle.js").unwrap();
         assert_eq!(out.matches('\n').count(), out.matches("\r\n").count(), "every line ends in CRLF:\n{out:?}");
         assert!(out.starts_with("[book]\r\ntitle = \"T\"\r\n"), "{out:?}");
         assert!(
             out.contains("additional-css = [\r\n    \"theme/tangle.css\",\r\n    \"a.css\",\r\n    \"b.css\",\r\n]"),
             "one entry a line, as the list was:\n{out}"
         );
+    }
+
+    #[test]
+    fn the_keys_mdbook_0_5_refuses_are_upgraded_and_mdbook_reads_the_result() {
+        let text = "[book]\ntitle = \"T\"\nmultilingual = false\nsrc = \"src\"\n\n[output.html]\ncurly-quotes = true\n\
+                    copy-fonts = true\ngoogle-analytics = \"UA-1\"\ngit-repository-url = \"https://example.org\"\n";
+        assert!(tangle_render::mdbook_reads(text).is_err(), "mdBook 0.5 refuses it as it is");
+        let (out, upgraded) = edit_book_toml(text, "theme/tangle.css", "theme/tangle.js").unwrap();
+        tangle_render::mdbook_reads(&out).expect("mdBook 0.5 reads the upgraded file");
+        let parsed: toml::Table = toml::from_str(&out).unwrap();
+        assert_eq!(parsed["book"]["title"].as_str(), Some("T"));
+        assert_eq!(parsed["output"]["html"]["smart-punctuation"].as_bool(), Some(true), "{out}");
+        assert_eq!(parsed["output"]["html"]["git-repository-url"].as_str(), Some("https://example.org"));
+        assert_eq!(upgraded.len(), 4, "{upgraded:?}");
+        assert!(upgraded[0].contains("multilingual") && upgraded[1].contains("renamed"), "{upgraded:?}");
+        // Where the book says it already, curly-quotes goes and the author's choice stays.
+        let text = "[book]\ntitle = \"T\"\n[output.html]\nsmart-punctuation = false\ncurly-quotes = true\n";
+        let (out, _) = edit_book_toml(text, "theme/tangle.css", "theme/tangle.js").unwrap();
+        let parsed: toml::Table = toml::from_str(&out).unwrap();
+        assert_eq!(parsed["output"]["html"]["smart-punctuation"].as_bool(), Some(false), "{out}");
+        assert!(!out.contains("curly-quotes"), "{out}");
     }
 
     #[test]

@@ -297,6 +297,32 @@ fn books_sharing_a_target_folder_each_run_their_own_chapter() {
     }
 }
 
+/// A book made with mdBook 0.4, whose `mdbook init` wrote `multilingual = false`, a key mdBook
+/// 0.5 refuses: `check` says so at its line, and `init` upgrades it, after which it builds.
+#[test]
+fn a_book_of_mdbook_0_4_is_pointed_at_its_old_keys_and_init_upgrades_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = dir.path().join("old");
+    plain_mdbook(&book);
+    let old = "[book]\nauthors = [\"Me\"]\nlanguage = \"en\"\nmultilingual = false\nsrc = \"src\"\ntitle = \"Old\"\n";
+    std::fs::write(book.join("book.toml"), old).unwrap();
+    let out = tangle(&book, &["check"], false);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let report = text(&out);
+    assert!(report.contains("mdBook cannot read book.toml: unknown field `multilingual`"), "{report}");
+    assert!(report.contains("--> book.toml:4:1") && report.contains("delete the line"), "{report}");
+    let out = tangle(&book, &["init"], false);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("for mdBook 0.5, removed `[book] multilingual`"), "{}", text(&out));
+    let toml = std::fs::read_to_string(book.join("book.toml")).unwrap();
+    assert!(
+        toml.starts_with("[book]\nauthors = [\"Me\"]\nlanguage = \"en\"\nsrc = \"src\"\ntitle = \"Old\"\n"),
+        "{toml}"
+    );
+    let out = tangle(&book, &["book"], false);
+    assert!(out.status.success(), "book after init failed:\n{}", text(&out));
+}
+
 #[test]
 fn init_on_a_book_it_refuses_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();

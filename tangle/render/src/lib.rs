@@ -76,4 +76,4 @@ pub use book::{
 };
 pub use labels::Parsed;
 pub use serve::serve;
-pub use validate::validate;
+pub use validate::{mdbook_reads, validate};

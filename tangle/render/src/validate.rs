@@ -18,6 +18,9 @@
 //!   file that does not exist, in the chapter or in a file it includes (mdBook expands those
 //!   too), and an include that reaches a file already being included (it would never end).
 //!
+//! - a `book.toml` that mdBook 0.5 does not accept (a key it removed, such as the `multilingual`
+//!   of books made with mdBook 0.4), at the key's line.
+//!
 //! Every finding is an error at `FILE:LINE` with a fix.
 
 use std::collections::HashMap;
@@ -42,12 +45,54 @@ pub fn validate(project: &Project) -> Vec<Diagnostic> {
     validate_with(&project.config, &Parsed::of(project))
 }
 
+/// Whether mdBook 0.5 reads `text` as a `book.toml`; if not, its error.
+pub fn mdbook_reads(text: &str) -> anyhow::Result<()> {
+    text.parse::<mdbook_driver::config::Config>().map(drop)
+}
+
+/// What mdBook 0.5, which builds the book, finds wrong with `book.toml`, if anything: a key it
+/// no longer accepts, at its line, with what to do instead.
+fn mdbook_config(layout: &Layout) -> Option<Diagnostic> {
+    let file = layout.book_toml();
+    let text = std::fs::read_to_string(layout.abs(&file)).ok()?;
+    let error = mdbook_reads(&text).err()?;
+    let (message, span) = match error.chain().find_map(|e| e.downcast_ref::<toml::de::Error>()) {
+        Some(e) => (e.message().trim().to_string(), e.span()),
+        None => (format!("{error:#}"), None),
+    };
+    let mut at = Location::new(&file, 1);
+    if let Some(span) = &span {
+        let before = &text[..span.start.min(text.len())];
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        at = Location::new(&file, before.matches('\n').count() + 1)
+            .with_column(before[line_start..].chars().count() + 1);
+    }
+    let key = span.as_ref().map_or("", |s| text[s.start.min(text.len())..s.end.min(text.len())].trim());
+    let help = match key {
+        "multilingual" => "mdBook 0.5 removed `multilingual`, which never did anything: delete the line",
+        "curly-quotes" => {
+            "mdBook 0.5 renamed `curly-quotes` to `smart-punctuation` (now on by default): rename the key"
+        }
+        "copy-fonts" => {
+            "mdBook 0.5 always copies its fonts (override `theme/fonts/fonts.css` to change them): delete the line"
+        }
+        "google-analytics" => {
+            "mdBook 0.5 removed `google-analytics`: delete the line, and add the tracking script to the theme if you need it"
+        }
+        _ => "tangle builds the book with mdBook 0.5: correct the key as its documentation describes it",
+    };
+    Some(Diagnostic::error(at, format!("mdBook cannot read book.toml: {message}")).with_help(format!(
+        "{help} (`{}` upgrades the keys mdBook 0.5 removed)",
+        tangle_core::messages::command("init")
+    )))
+}
+
 /// [`validate`] for a book's configuration, reusing the pages a check parsed where their text
 /// is what the files hold (with no pages, it reads `SUMMARY.md` and the chapters it lists).
 pub(crate) fn validate_with(config: &Config, parsed: &Parsed) -> Vec<Diagnostic> {
     let layout = &config.layout;
     let src = layout.abs(&layout.src);
-    let mut out = Vec::new();
+    let mut out: Vec<Diagnostic> = mdbook_config(layout).into_iter().collect();
     let summary_file = layout.src.join("SUMMARY.md");
     let summary = match std::fs::read(src.join("SUMMARY.md")) {
         // No SUMMARY.md: mdBook makes one of the files it finds, and refuses nothing.
