@@ -135,7 +135,7 @@ pub(crate) fn stale_files(root: &Path, generated: &Generated) -> anyhow::Result<
             }
             continue;
         }
-        if !expected.contains(&file) {
+        if !expected.contains(&file) && !hidden_and_not_ours(&file, &generated.code, &expected) {
             // Tangle's: a file it wrote (sealed, or left by a merge), or a temporary file of a
             // write that was killed half-way.
             let bytes = std::fs::read(root.join(&file)).unwrap_or_default();
@@ -240,6 +240,26 @@ pub fn write(root: &Path, generated: &Generated, discard: &Discard) -> anyhow::R
 }
 
 /// Files under `code/`, relative to the root, skipping build output (`target/`).
+/// Whether `file` (under `code`) lies in a hidden folder or is a hidden file, where tangle writes
+/// nothing but its own (`.cargo/config.toml`, a killed write's `.tangle-tmp-*`): an editor's
+/// settings (`.idea/`, `.vscode/`), a `.DS_Store`. Such files are not the book's code, so they
+/// are neither reported nor removed.
+fn hidden_and_not_ours(file: &Path, code: &Path, expected: &BTreeSet<PathBuf>) -> bool {
+    let Ok(inside) = file.strip_prefix(code) else { return false };
+    if inside.file_name().is_some_and(|n| n.to_string_lossy().starts_with(fsutil::TEMP_PREFIX)) {
+        return false;
+    }
+    let mut prefix = code.to_path_buf();
+    for part in inside.components() {
+        prefix.push(part);
+        if part.as_os_str().to_string_lossy().starts_with('.') {
+            // A hidden folder tangle writes into (`.cargo`) is tangle's; any other is not.
+            return !expected.iter().any(|e| e.starts_with(&prefix));
+        }
+    }
+    false
+}
+
 fn existing_files(root: &Path, code: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let dir = root.join(code);
     if !dir.exists() {
@@ -349,6 +369,34 @@ mod tests {
         write(root, &generated, &Discard::All).unwrap();
         assert!(!root.join(&helper).exists());
         assert!(stale_files(root, &generated).unwrap().is_empty());
+    }
+
+    #[test]
+    fn an_editor_s_hidden_files_in_code_are_left_alone() {
+        let (dir, generated) = project();
+        let root = dir.path();
+        write(root, &generated, &Discard::Nothing).unwrap();
+        let cargo_config = PathBuf::from("code/.cargo/config.toml");
+        assert!(generated.files().any(|(p, _)| p == cargo_config), "tangle writes into .cargo/");
+        for hidden in ["code/.idea/workspace.xml", "code/.vscode/settings.json", "code/ch01/.DS_Store"] {
+            std::fs::create_dir_all(root.join(hidden).parent().unwrap()).unwrap();
+            std::fs::write(root.join(hidden), "{}").unwrap();
+        }
+        assert_eq!(stale_files(root, &generated).unwrap(), []);
+        write(root, &generated, &Discard::All).unwrap();
+        assert!(root.join("code/.idea/workspace.xml").exists(), "a discard removes none of them");
+        // The hidden folder tangle writes into is still its own: someone's file there is reported,
+        // and so is a killed write's temporary file anywhere.
+        std::fs::write(root.join("code/.cargo/extra.toml"), "x").unwrap();
+        std::fs::write(root.join("code/.idea/.tangle-tmp-x1"), "half").unwrap();
+        let found = stale_files(root, &generated).unwrap();
+        assert_eq!(
+            found,
+            [
+                Stale::Foreign(PathBuf::from("code/.cargo/extra.toml")),
+                Stale::Unexpected(PathBuf::from("code/.idea/.tangle-tmp-x1"))
+            ]
+        );
     }
 
     #[test]

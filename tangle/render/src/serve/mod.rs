@@ -175,13 +175,19 @@ fn matters(layout: &Layout, event: &notify::Event) -> bool {
 
 /// Whether `path` is one of the files written beside the watched sources that are no source:
 /// the author's copy of the book, temporary files (tangle's own, on their way to a rename), a
-/// build folder, the lock file cargo writes.
+/// build folder, the lock file cargo writes, and hidden files and folders (an editor's swap
+/// files and settings, `.idea/` in `code/`) other than the `.cargo/` tangle writes.
 fn beside_the_sources(layout: &Layout, path: &Path) -> bool {
+    // Only the part inside the project counts: the project itself may sit in a hidden folder.
+    let inside = match path.strip_prefix(&layout.root) {
+        Ok(inside) => inside,
+        Err(_) => path.file_name().map_or(Path::new(""), Path::new),
+    };
     path.starts_with(layout.abs(&layout.build))
         || path == layout.abs(layout.code.join("Cargo.lock"))
-        || path.components().any(|c| {
+        || inside.components().any(|c| {
             let c = c.as_os_str().to_string_lossy();
-            c == "target" || c.starts_with(".tangle-")
+            c == "target" || (c.starts_with('.') && c != ".cargo" && c != "..")
         })
 }
 
@@ -589,6 +595,22 @@ fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_editor_s_hidden_files_call_for_no_rebuild() {
+        let dir = tempfile::tempdir().unwrap();
+        // The project itself in a hidden folder: only what lies inside it is judged.
+        let root = dir.path().join(".books/mine");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("book.toml"), "[book]\ntitle = \"T\"\n").unwrap();
+        let layout = Config::load(&root).unwrap().layout;
+        for source in ["src/ch01.md", "code/.cargo/config.toml", "code/ch01/src/lib.rs"] {
+            assert!(!beside_the_sources(&layout, &root.join(source)), "{source} is a source");
+        }
+        for other in ["src/.ch01.md.swp", "code/.idea/workspace.xml", "code/.vscode/settings.json", "src/.DS_Store"] {
+            assert!(beside_the_sources(&layout, &root.join(other)), "{other} is no source");
+        }
+    }
 
     fn tiny_book(root: &Path) {
         std::fs::create_dir_all(root.join("book/src")).unwrap();
