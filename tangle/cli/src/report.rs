@@ -193,7 +193,10 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
         }
         let drifted = r.drifted().count();
         let not_run = r.verdicts.iter().filter(|v| v.verdict == Verdict::NotRun).count();
-        let same = r.verdicts.len() - drifted - not_run;
+        // The cell that failed is no match, whatever it printed before it failed.
+        let stopped = r.run.end.stopped_at();
+        let failed = r.verdicts.iter().filter(|v| Some(v.index) == stopped && v.verdict == Verdict::Same).count();
+        let same = r.verdicts.len() - drifted - not_run - failed;
         if accept {
             let changes = [
                 (drifted, "output"),
@@ -225,6 +228,9 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
         let mut line = format!("{}: {same} cell(s) match", r.chapter.name);
         if drifted > 0 {
             line += &format!(", {drifted} drifted");
+        }
+        if !r.run.completed() {
+            line += ", 1 failed";
         }
         if !r.values.drifts.is_empty() {
             line += &format!(", {} quoted value(s) drifted", r.values.drifts.len());
@@ -270,7 +276,7 @@ fn timing_note(chapter: &str, cached: bool) -> String {
 }
 
 /// `book/src/chNN.md:LINE` of run cell number `cell`, or just the file.
-fn cell_location(chapter: &tangle_core::model::Chapter, cell: Option<usize>) -> String {
+pub(crate) fn cell_location(chapter: &tangle_core::model::Chapter, cell: Option<usize>) -> String {
     match cell.and_then(|i| chapter.run_cells().nth(i)) {
         Some(c) => chapter.location(c.code_line).to_string(),
         None => chapter.path.display().to_string(),

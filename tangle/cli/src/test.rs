@@ -212,15 +212,24 @@ fn count_check(project: &Project, outcome: &Outcome, tally: &mut Tally) -> bool 
             tally.fail(format!("{at}: {}", d.message));
             continue;
         }
-        for v in &r.verdicts {
+        match &r.run.end {
+            RunEnd::Completed => {}
+            RunEnd::Failed { cell, .. } => {
+                tally.fail(format!("{}: this cell failed", report::cell_location(chapter, *cell)))
+            }
+            RunEnd::TimedOut { cell, seconds } => tally.fail(format!(
+                "{}: this cell was still running after {seconds} s",
+                report::cell_location(chapter, *cell)
+            )),
+        }
+        // The cell that failed is counted once, as failed, not by what it printed first.
+        let stopped = r.run.end.stopped_at();
+        for v in r.verdicts.iter().filter(|v| Some(v.index) != stopped) {
             match &v.verdict {
                 Verdict::Same => tally.pass(1),
                 Verdict::Drift { .. } => tally.fail(format!("{}: output drifted", v.location)),
                 Verdict::NotRun => tally.fail(format!("{}: not run (an earlier cell failed)", v.location)),
             }
-        }
-        if let RunEnd::Failed { .. } | RunEnd::TimedOut { .. } = r.run.end {
-            tally.fail(format!("{}: the chapter program did not complete", chapter.path.display()));
         }
         tally.pass(chapter.quotes.len().saturating_sub(r.values.drifts.len()));
         for v in &r.values.drifts {

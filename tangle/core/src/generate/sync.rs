@@ -135,7 +135,7 @@ pub(crate) fn stale_files(root: &Path, generated: &Generated) -> anyhow::Result<
             }
             continue;
         }
-        if !expected.contains(&file) && !hidden_and_not_ours(&file, &generated.code, &expected) {
+        if !expected.contains(&file) && !hidden_and_not_ours(&file, &generated.code) {
             // Tangle's: a file it wrote (sealed, or left by a merge), or a temporary file of a
             // write that was killed half-way.
             let bytes = std::fs::read(root.join(&file)).unwrap_or_default();
@@ -241,23 +241,16 @@ pub fn write(root: &Path, generated: &Generated, discard: &Discard) -> anyhow::R
 
 /// Files under `code/`, relative to the root, skipping build output (`target/`).
 /// Whether `file` (under `code`) lies in a hidden folder or is a hidden file, where tangle writes
-/// nothing but its own (`.cargo/config.toml`, a killed write's `.tangle-tmp-*`): an editor's
-/// settings (`.idea/`, `.vscode/`), a `.DS_Store`. Such files are not the book's code, so they
-/// are neither reported nor removed.
-fn hidden_and_not_ours(file: &Path, code: &Path, expected: &BTreeSet<PathBuf>) -> bool {
+/// nothing but its own (`.cargo/`, whose `config.toml` it writes while any chapter has a crate,
+/// and a killed write's `.tangle-tmp-*`): an editor's settings (`.idea/`, `.vscode/`), a
+/// `.DS_Store`. Such files are not the book's code, so they are neither reported nor removed.
+fn hidden_and_not_ours(file: &Path, code: &Path) -> bool {
     let Ok(inside) = file.strip_prefix(code) else { return false };
     if inside.file_name().is_some_and(|n| n.to_string_lossy().starts_with(fsutil::TEMP_PREFIX)) {
         return false;
     }
-    let mut prefix = code.to_path_buf();
-    for part in inside.components() {
-        prefix.push(part);
-        if part.as_os_str().to_string_lossy().starts_with('.') {
-            // A hidden folder tangle writes into (`.cargo`) is tangle's; any other is not.
-            return !expected.iter().any(|e| e.starts_with(&prefix));
-        }
-    }
-    false
+    let hidden = inside.components().map(|c| c.as_os_str().to_string_lossy()).find(|c| c.starts_with('.'));
+    hidden.is_some_and(|c| c != ".cargo")
 }
 
 fn existing_files(root: &Path, code: &Path) -> anyhow::Result<Vec<PathBuf>> {

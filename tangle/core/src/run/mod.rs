@@ -86,6 +86,16 @@ impl RunOutput {
     }
 }
 
+impl RunEnd {
+    /// The run cell that failed or was stopped, if the run ended in one.
+    pub fn stopped_at(&self) -> Option<usize> {
+        match self {
+            RunEnd::Completed => None,
+            RunEnd::Failed { cell, .. } | RunEnd::TimedOut { cell, .. } => *cell,
+        }
+    }
+}
+
 /// Runs `chapter`'s program `exe` from the project root, with figures going to `figures_dir`,
 /// keeping `current` at the run cell printing now plus one (0: none yet).
 pub(crate) fn run_reporting(
