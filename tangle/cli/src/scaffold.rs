@@ -194,6 +194,7 @@ pub fn init(dir: &Path) -> anyhow::Result<u8> {
     // cells that do not generate) does so before anything is written.
     let project = crate::load_project(dir)?;
     let config = &project.config;
+    refuse_someone_s_code_folder(&project)?;
     let (css, js) = tangle_render::theme::entries(&config.layout);
     let (edited, upgraded) = edit_book_toml(&text, &css, &js)?;
     let mut changed = Vec::new();
@@ -252,6 +253,38 @@ pub fn init(dir: &Path) -> anyhow::Result<u8> {
     Ok(CLEAN)
 }
 
+/// Refuses, before anything is written, a book whose folder for tangle's crates (`code/`, unless
+/// `book.toml` names another) already holds files of the author's: many books keep their
+/// listings in a `code/` folder, and tangle would refuse them at every command after (and its
+/// `--discard` would delete them).
+fn refuse_someone_s_code_folder(project: &tangle_core::pipeline::Project) -> anyhow::Result<()> {
+    use tangle_core::generate::sync::Stale;
+    let foreign: Vec<String> = project
+        .stale()?
+        .into_iter()
+        .filter_map(|s| match s {
+            Stale::Foreign(path) => Some(path.display().to_string()),
+            _ => None,
+        })
+        .collect();
+    if foreign.is_empty() {
+        return Ok(());
+    }
+    let code = project.layout().code.display().to_string();
+    const SHOWN: usize = 3;
+    let more = match foreign.len() > SHOWN {
+        true => format!(" and {} more", foreign.len() - SHOWN),
+        false => String::new(),
+    };
+    bail!(
+        "{code}/ already holds files that are not tangle's ({}{more}), and tangle generates the chapters' crates \
+         there: give it a folder of its own by adding\n\n    [preprocessor.tangle]\n    code = \"crates\"\n\n\
+         to book.toml, then run `{}` again (nothing of the book was changed)",
+        foreign.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", "),
+        messages::command("init")
+    )
+}
+
 /// `book.toml` with `[preprocessor.tangle]` and the theme's stylesheet and script added where
 /// they are missing, and the keys of mdBook 0.4 that mdBook 0.5 refuses upgraded ([`upgrade`]:
 /// what was done to each); everything else (comments, order, formatting, line endings) as it was.
@@ -306,15 +339,22 @@ fn edit_book_toml_lf(text: &str, css: &str, js: &str) -> anyhow::Result<(String,
         toml_edit::Item::Table(t)
     });
     let preprocessor = preprocessor.as_table_mut().context("[preprocessor] in book.toml is not a table")?;
-    if !preprocessor.contains_key("tangle") {
-        let mut tangle = toml_edit::Table::new();
-        let mut before = toml_edit::Array::new();
-        before.push("links");
-        tangle.insert("before", toml_edit::value(before));
-        tangle.decor_mut().set_prefix(
-            "\n# tangle checks the chapters' Rust cells against the outputs in the prose (`tangle check`).\n",
-        );
-        preprocessor.insert("tangle", toml_edit::Item::Table(tangle));
+    let before = || toml_edit::value(toml_edit::Array::from_iter(["links"]));
+    match preprocessor.get_mut("tangle").and_then(|t| t.as_table_like_mut()) {
+        // The author's own table (with tangle's settings, say): it runs before `links` too.
+        Some(tangle) => {
+            if !tangle.contains_key("before") {
+                tangle.insert("before", before());
+            }
+        }
+        None => {
+            let mut tangle = toml_edit::Table::new();
+            tangle.insert("before", before());
+            tangle.decor_mut().set_prefix(
+                "\n# tangle checks the chapters' Rust cells against the outputs in the prose (`tangle check`).\n",
+            );
+            preprocessor.insert("tangle", toml_edit::Item::Table(tangle));
+        }
     }
     let output = doc.entry("output").or_insert_with(|| {
         let mut t = toml_edit::Table::new();
@@ -422,6 +462,16 @@ mod tests {
         // A second run changes nothing.
         assert_eq!(edit_book_toml(&out, "theme/tangle.css", "theme/tangle.js").unwrap(), (out.clone(), vec![]));
         assert!(out.contains("additional-css = [\"theme/tangle.css\", \"mine.css\"]"), "{out}");
+    }
+
+    #[test]
+    fn an_authors_own_tangle_table_keeps_its_settings_and_runs_before_links() {
+        let text = "[book]\ntitle = \"T\"\n\n[preprocessor.tangle]\ncode = \"crates\"\n";
+        let (out, _) = edit_book_toml(text, "theme/tangle.css", "theme/tangle.js").unwrap();
+        let parsed: toml::Table = toml::from_str(&out).unwrap();
+        assert_eq!(parsed["preprocessor"]["tangle"]["code"].as_str(), Some("crates"), "{out}");
+        assert_eq!(parsed["preprocessor"]["tangle"]["before"][0].as_str(), Some("links"), "{out}");
+        assert_eq!(edit_book_toml(&out, "theme/tangle.css", "theme/tangle.js").unwrap().0, out);
     }
 
     #[test]

@@ -345,6 +345,31 @@ fn init_on_a_book_it_refuses_writes_nothing() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("src/sums.md:3"), "the refusal names the chapter line:\n{}", text(&out));
     assert_eq!(list(dir.path()), before, "a refused init changed or added files");
+
+    // A book that keeps listings of its own in `code/`, where tangle would put its crates: init
+    // says how to give tangle another folder, and does so once told.
+    let listing = book.join("code/add.rs");
+    std::fs::remove_file(book.join("src/sums.md")).unwrap();
+    plain_mdbook(&book);
+    std::fs::create_dir_all(book.join("code")).unwrap();
+    std::fs::write(&listing, "fn add(a: i32, b: i32) -> i32 { a + b }\n").unwrap();
+    // (Its cache under target/, the build output, aside.)
+    let book_files = || -> Vec<(PathBuf, Vec<u8>)> {
+        list(dir.path()).into_iter().filter(|(p, _)| !p.starts_with(book.join("target"))).collect()
+    };
+    let before = book_files();
+    let out = tangle(&book, &["init"], false);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let report = text(&out);
+    assert!(report.contains("code/ already holds files that are not tangle's (code/add.rs)"), "{report}");
+    assert!(report.contains("code = \"crates\"") && report.contains("nothing of the book was changed"), "{report}");
+    assert_eq!(book_files(), before, "a refused init changed or added files");
+    let toml = std::fs::read_to_string(book.join("book.toml")).unwrap();
+    std::fs::write(book.join("book.toml"), toml + "\n[preprocessor.tangle]\ncode = \"crates\"\n").unwrap();
+    let out = tangle(&book, &["init"], false);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(book.join("crates/sums/src/lib.rs").is_file());
+    assert_eq!(std::fs::read_to_string(&listing).unwrap(), "fn add(a: i32, b: i32) -> i32 { a + b }\n");
 }
 
 #[test]
