@@ -87,10 +87,8 @@ impl<'a> Mapper<'a> {
             // rustc's own fix (`extern crate itoa;` in edition 2015) is kept as it says it.
             let suggested = child.spans.iter().any(|s| s.suggested_replacement.as_ref().is_some_and(|r| !r.is_empty()));
             let mut text = if suggested { child.message.clone() } else { book_advice(&child.message) };
-            if let Some(suggestion) = child.spans.iter().find_map(|s| s.suggested_replacement.as_ref())
-                && !suggestion.is_empty()
-            {
-                text = format!("{text}: `{}`", suggestion.trim());
+            if let Some(suggestion) = suggested_code(&child.spans) {
+                text = format!("{text}: {suggestion}");
             }
             if let Some(at) = child.spans.iter().find_map(|s| self.position(s))
                 && (at.file != mapped.file || at.line != mapped.line)
@@ -191,6 +189,49 @@ impl<'a> Mapper<'a> {
 /// The labels of a note's spans outside the chapters, one per line: where rustc lists what
 /// its note is about in the standard library (E0277's "the following other types implement
 /// trait"), the list the author needs, since the spans themselves cannot be shown.
+/// What a suggestion of rustc's makes of the code, in backticks: the new code of a single
+/// replacement (`len` for `lenn`); the line with every edit made when there are several or the
+/// edit only inserts (`((x / 2.0) as u32).into()` from an insertion at each end, `let r#async =
+/// 6;`); each alternative when the edits are alternatives for one place (one of several
+/// imports). `None` when it suggests nothing, or its edits span lines.
+fn suggested_code(spans: &[DiagnosticSpan]) -> Option<String> {
+    let edits: Vec<(&DiagnosticSpan, &str)> =
+        spans.iter().filter_map(|s| Some((s, s.suggested_replacement.as_deref()?))).collect();
+    let &(first, replacement) = edits.first()?;
+    let place = |s: &DiagnosticSpan| (s.file_name.clone(), s.line_start, s.column_start, s.line_end, s.column_end);
+    if edits.len() > 1 && edits.iter().all(|(s, _)| place(s) == place(first)) {
+        let each: Vec<String> = edits.iter().map(|(_, r)| format!("`{}`", r.trim())).collect();
+        return Some(each.join(" or "));
+    }
+    // One stretch of code replaced (a name corrected), or words inserted (`.to_string()`,
+    // `mut`): the new code says it. A few symbols inserted (`r#`, `.0`) say little without
+    // the line around them.
+    let replaces = first.line_start != first.line_end || first.column_start != first.column_end;
+    let words = replacement.chars().filter(|c| c.is_alphabetic()).count() >= 2;
+    if edits.len() == 1 && (replaces || words) {
+        return (!replacement.trim().is_empty()).then(|| format!("`{}`", replacement.trim()));
+    }
+    let one_line = |s: &DiagnosticSpan| {
+        s.file_name == first.file_name && s.line_start == first.line_start && s.line_end == s.line_start
+    };
+    if !edits.iter().all(|(s, _)| one_line(s)) {
+        return None;
+    }
+    let mut line: Vec<char> = first.text.first()?.text.chars().collect();
+    let mut edits = edits;
+    // From the right, so that each edit's columns still hold when it is made.
+    edits.sort_by_key(|(s, _)| std::cmp::Reverse(s.column_start));
+    for (span, replacement) in edits {
+        let (start, end) = (span.column_start.checked_sub(1)?, span.column_end.checked_sub(1)?);
+        if start > end || end > line.len() {
+            return None;
+        }
+        line.splice(start..end, replacement.chars());
+    }
+    let fixed: String = line.into_iter().collect();
+    (!fixed.trim().is_empty()).then(|| format!("`{}`", fixed.trim()))
+}
+
 fn elsewhere_labels(mapper: &Mapper<'_>, spans: &[DiagnosticSpan]) -> String {
     let mut labels: Vec<&str> = Vec::new();
     for span in spans.iter().filter(|s| mapper.position(s).is_none()) {
@@ -236,6 +277,46 @@ mod tests {
 
     use super::*;
     use crate::diagnostic::{Sources, Style};
+
+    /// A span of `line` (its line 3) from `from` to `to` (1-based columns), replaced by `by`.
+    fn edit(line: &str, from: usize, to: usize, by: &str) -> DiagnosticSpan {
+        serde_json::from_value(serde_json::json!({
+            "file_name": "src/lib.rs", "byte_start": 0, "byte_end": 0, "line_start": 3, "line_end": 3,
+            "column_start": from, "column_end": to, "is_primary": true,
+            "text": [{ "text": line, "highlight_start": from, "highlight_end": to }], "label": null,
+            "suggested_replacement": by, "suggestion_applicability": "MaybeIncorrect", "expansion": null
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_suggestion_shows_the_code_with_all_its_edits_made() {
+        // Words inserted say it; symbols are shown in their line.
+        let line = "    let b: String = half(a);";
+        assert_eq!(suggested_code(&[edit(line, 27, 27, ".to_string()")]).as_deref(), Some("`.to_string()`"));
+        let line = "    let async = 6 * 7;";
+        assert_eq!(suggested_code(&[edit(line, 9, 9, "r#")]).as_deref(), Some("`let r#async = 6 * 7;`"));
+        // An insertion at each end (rustc's `.into()` conversion): both, on the line.
+        let line = "    (x / 2.0) as u32";
+        let spans = [edit(line, 5, 5, "("), edit(line, 21, 21, ").into()")];
+        assert_eq!(suggested_code(&spans).as_deref(), Some("`((x / 2.0) as u32).into()`"));
+        // A literal completed, a name corrected: the line as it would read.
+        let line = "assert_eq!(f, 1);";
+        assert_eq!(suggested_code(&[edit(line, 16, 16, ".0")]).as_deref(), Some("`assert_eq!(f, 1.0);`"));
+        let line = "    v.lenn()";
+        assert_eq!(suggested_code(&[edit(line, 7, 11, "len")]).as_deref(), Some("`len`"));
+        // Alternatives for one place: each of them.
+        let line = "fn f() -> HashMap<u8, u8> {";
+        let spans =
+            [edit(line, 1, 1, "use std::collections::HashMap;\n"), edit(line, 1, 1, "use hashbrown::HashMap;\n")];
+        assert_eq!(
+            suggested_code(&spans).as_deref(),
+            Some("`use std::collections::HashMap;` or `use hashbrown::HashMap;`")
+        );
+        // No suggestion, or columns past the line: nothing rather than something wrong.
+        assert_eq!(suggested_code(&[]), None);
+        assert_eq!(suggested_code(&[edit("ab", 9, 9, "x")]), None);
+    }
 
     /// rustc's JSON for an error at `file:3:5`, with a note, as cargo relays it.
     fn rustc_error(file: &str) -> RustcDiagnostic {
