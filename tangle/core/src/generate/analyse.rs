@@ -156,7 +156,19 @@ fn error_at(chapter: &Chapter, cell: &Cell, e: syn::Error) -> Diagnostic {
         0
     };
     let location = chapter.location(cell.code_line + line - 1).with_column(column);
-    Diagnostic::error(location, format!("this cell does not parse as Rust: {why}")).with_span(offset..offset + len, "")
+    let d = Diagnostic::error(location, format!("this cell does not parse as Rust: {why}"))
+        .with_span(offset..offset + len, "");
+    // mdBook's directives in a cell's code are mdBook's to expand, in the page: tangle builds a
+    // notebook cell's code as the chapter writes it.
+    match cell.code.lines().nth(line - 1).is_some_and(|l| l.trim_start().starts_with("{{#")) {
+        true => d.with_help(
+            "mdBook's `{{#include}}` is expanded in the page, not in a notebook cell's code, which tangle builds \
+             as the chapter writes it: put the code in the cell, or set `cells = \"examples\"` under \
+             [preprocessor.tangle] in book.toml, where every block is an example and includes are expanded as \
+             `mdbook test` expands them",
+        ),
+        false => d,
+    }
 }
 
 /// The byte offset in the chapter file, and the one-based column there, of a zero-based
@@ -316,5 +328,17 @@ mod tests {
         assert!(fourth.cell(&broken, &broken.cells[0]).is_err());
         assert!(fourth.cell(&broken, &broken.cells[0]).is_err());
         assert_eq!(fourth.used().map(BTreeMap::len), Some(0));
+    }
+
+    #[test]
+    fn an_include_in_a_notebook_cell_is_explained() {
+        let ch = chapter("# 3\n\n```rust\n{{#include add.rs}}\nprintln!(\"{}\", add(1, 2));\n```\n");
+        let d = cell(&ch, &ch.cells[0]).unwrap_err();
+        assert_eq!(d.location.as_ref().map(|l| l.line), Some(4));
+        let help = d.notes.iter().map(|(_, n)| n.as_str()).collect::<String>();
+        assert!(help.contains("not in a notebook cell's code") && help.contains("cells = \"examples\""), "{help}");
+        // Any other syntax error is only that.
+        let ch = chapter("```rust\nlet x = (;\n```\n");
+        assert!(cell(&ch, &ch.cells[0]).unwrap_err().notes.is_empty());
     }
 }
