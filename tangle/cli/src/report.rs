@@ -155,11 +155,14 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
         if !accept {
             for v in r.drifted() {
                 if let Verdict::Drift { diff } = &v.verdict {
-                    out.line(format!(
-                        "drift: {}: the output differs from what the cell prints\n{}",
-                        v.location,
-                        diff.render(out.style())
-                    ));
+                    let what = match chapter.run_cells().nth(v.index).is_some_and(|c| c.output.is_some()) {
+                        true => "the output differs from what the cell prints".to_string(),
+                        false => format!(
+                            "the cell prints, and no output block follows it (`{}` adds one)",
+                            messages::command("accept")
+                        ),
+                    };
+                    out.line(format!("drift: {}: {what}\n{}", v.location, diff.render(out.style())));
                     if chapter.run_cells().nth(v.index).is_some_and(|c| involves_timings(chapter, c)) {
                         out.line(timing_note(&r.chapter.name, r.cached));
                     }

@@ -37,7 +37,9 @@ pub fn new(path: &Path) -> anyhow::Result<u8> {
             messages::command("init")
         );
     }
-    let title = path
+    // `tangle new .` (or `..`) names the folder it is in: its title comes from that name.
+    let named = std::path::absolute(path).map(|p| tangle_core::config::normalize(&p)).unwrap_or(path.to_path_buf());
+    let title = named
         .file_name()
         .and_then(|n| n.to_str())
         .map(title_of)
@@ -80,8 +82,12 @@ pub fn new(path: &Path) -> anyhow::Result<u8> {
         );
     }
     let shown = path.display();
+    // No `cd` to take when the book is the folder the author is in.
+    let here = std::path::absolute(path).ok().map(|p| tangle_core::config::normalize(&p))
+        == std::env::current_dir().ok().map(|p| tangle_core::config::normalize(&p));
+    let cd = if here { String::new() } else { format!("    cd {shown}\n") };
     println!(
-        "created {shown}\n\nNext:\n    cd {shown}\n    {}      # the HTML book, in book/index.html\n    {}      # everything CI checks\n\n\
+        "created {shown}\n\nNext:\n{cd}    {}      # the HTML book, in book/index.html\n    {}      # everything CI checks\n\n\
          Then put it under version control (git init) with the generated code/, figures/, snapshots/\n\
          and theme/: CI checks that they are current.",
         messages::command("book"),

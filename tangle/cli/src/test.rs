@@ -182,7 +182,8 @@ pub fn run(project: &Project, asked: &[String], options: CheckOptions) -> anyhow
     if !tally.failures.is_empty() {
         let mut list = String::from("failures:\n");
         for f in &tally.failures {
-            let _ = writeln!(list, "    {f}");
+            // A message of several lines (an assertion's `left` and `right`) stays inside its entry.
+            let _ = writeln!(list, "    {}", f.trim_end().replace('\n', "\n        "));
         }
         println!("{list}");
     }

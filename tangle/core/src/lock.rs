@@ -96,8 +96,9 @@ pub fn acquire(work: &Path, options: Options) -> anyhow::Result<RepoLock> {
             let holder = Holder::read(&mut file);
             match if_held {
                 IfHeld::Refuse => anyhow::bail!(
-                    "another tangle run ({holder}) is working in this repository (it holds {LOCK_FILE}); \
-                     wait for it to finish, or stop it"
+                    "another tangle run ({holder}) is working in this repository (it holds the lock file {}); \
+                     wait for it to finish, or stop it",
+                    path.display()
                 ),
                 IfHeld::Wait => {
                     match on_wait {

@@ -29,6 +29,12 @@ fn section_key(heading: &str) -> String {
     if !number.is_empty() {
         return number.replace('.', "_");
     }
+    // A heading in another script is transliterated, as a chapter's file name is for its crate
+    // (`## Größe` → `grosse`, not `gr_e`; a Chinese heading not `intro`).
+    let heading = match heading.is_ascii() {
+        true => heading.to_string(),
+        false => deunicode::deunicode(heading),
+    };
     let slug: String = heading
         .to_lowercase()
         .chars()
@@ -179,4 +185,19 @@ pub fn write(dir: &Path, chapter: &Chapter) -> anyhow::Result<usize> {
         }
     }
     Ok(changed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::section_key;
+
+    #[test]
+    fn sections_are_keyed_by_number_else_by_their_words() {
+        assert_eq!(section_key("6.3 Tensor parallelism"), "6_3");
+        assert_eq!(section_key("A figure, at last!"), "a_figure_at_last");
+        assert_eq!(section_key(""), "intro");
+        // Other scripts, transliterated, as chapter file names are.
+        assert_eq!(section_key("Größe"), "grosse");
+        assert_eq!(section_key("第一节"), "di_yi_jie");
+    }
 }

@@ -20,19 +20,28 @@ pub struct Mapper<'a> {
 }
 
 /// rustc's advice as it applies in a book: a crate is not added with `cargo add` to a
-/// `Cargo.toml` (tangle writes those) but declared in `book.toml`.
-fn book_advice(message: &str) -> String {
+/// `Cargo.toml` (tangle writes those) but declared in `book.toml`. In a chapter of `examples`
+/// (which may be of edition 2015, as rustdoc's are) an example may also need `extern crate`.
+fn book_advice(message: &str, examples: bool) -> String {
     if message.contains("edition") && message.contains("in `Cargo.toml`") {
-        return "set the edition in book.toml (`[rust] edition = \"2021\"`), or for one example with a fence \
-                attribute (`edition2021`)"
-            .to_string();
+        return match examples {
+            true => {
+                "set the edition in book.toml (`[rust] edition = \"2021\"`), or for one example with a fence \
+                     attribute (`edition2021`)"
+            }
+            false => "set the edition in book.toml (`[rust] edition = \"2024\"`)",
+        }
+        .to_string();
     }
     let Some((_, rest)) = message.split_once("`cargo add ") else { return message.to_string() };
     let krate = rest.split(['`', ' ']).next().unwrap_or("");
+    let extern_crate = match examples {
+        true => format!(", and in edition 2015 add `extern crate {krate};` to the example"),
+        false => String::new(),
+    };
     format!(
         "if you meant the crate `{krate}` from crates.io, declare it in book.toml, under \
-         `[preprocessor.tangle.dependencies]` (by its name on crates.io, which may have `-` for `_`), and in \
-         edition 2015 add `extern crate {krate};` to the example"
+         `[preprocessor.tangle.dependencies]` (by its name on crates.io, which may have `-` for `_`){extern_crate}"
     )
 }
 
@@ -86,7 +95,8 @@ impl<'a> Mapper<'a> {
             };
             // rustc's own fix (`extern crate itoa;` in edition 2015) is kept as it says it.
             let suggested = child.spans.iter().any(|s| s.suggested_replacement.as_ref().is_some_and(|r| !r.is_empty()));
-            let mut text = if suggested { child.message.clone() } else { book_advice(&child.message) };
+            let examples = chapter.mode == crate::config::CellMode::Examples;
+            let mut text = if suggested { child.message.clone() } else { book_advice(&child.message, examples) };
             if let Some(suggestion) = suggested_code(&child.spans) {
                 text = format!("{text}: {suggestion}");
             }
@@ -264,15 +274,22 @@ mod tests {
     #[test]
     fn rustc_s_cargo_add_advice_points_at_book_toml() {
         let said = "if you wanted to use a crate named `itoa`, use `cargo add itoa` to add it to your `Cargo.toml`";
-        let advice = super::book_advice(said);
+        let advice = super::book_advice(said, true);
         assert!(
             advice.contains("`[preprocessor.tangle.dependencies]`") && advice.contains("`extern crate itoa;`"),
             "{advice}"
         );
         assert!(!advice.contains("cargo add"), "{advice}");
-        assert_eq!(super::book_advice("consider borrowing here"), "consider borrowing here");
-        let edition = super::book_advice("set `edition = \"2024\"` in `Cargo.toml`");
+        // A notebook chapter has no examples, and no edition 2015.
+        let advice = super::book_advice(said, false);
+        assert!(
+            advice.contains("`[preprocessor.tangle.dependencies]`") && !advice.contains("extern crate"),
+            "{advice}"
+        );
+        assert_eq!(super::book_advice("consider borrowing here", true), "consider borrowing here");
+        let edition = super::book_advice("set `edition = \"2024\"` in `Cargo.toml`", true);
         assert!(edition.contains("book.toml") && !edition.contains("Cargo.toml"), "{edition}");
+        assert!(!super::book_advice("set `edition = \"2024\"` in `Cargo.toml`", false).contains("example"));
     }
 
     use super::*;

@@ -88,7 +88,8 @@ fn included(
     let path = chapter_dir.join(file);
     if !allowed.admits(&path) {
         return Err(format!(
-            "{file} is outside the folders the book may read from ({}): it is not read",
+            "{file} is outside the folders the book may read from ({}): it is not read (list its folder in \
+             `include-dirs` under [preprocessor.tangle] in book.toml to allow it)",
             allowed.shown()
         ));
     }

@@ -203,7 +203,7 @@ fn interpret(captured: Captured, chapter: &Chapter, krate: &ChapterCrate, timeou
         ProcessEnd::Exited(s) if s.success() && cells.len() == chapter.run_cells().count() => RunEnd::Completed,
         ProcessEnd::Exited(s) if s.success() => RunEnd::Failed {
             cell: last,
-            message: "the program exited before the cells after this one ran (`std::process::exit`?)".into(),
+            message: "the program ended before the cells after this one ran (a `return` in this cell, or `std::process::exit`?)".into(),
         },
         ProcessEnd::Exited(s) => {
             // stderr is shown, never compared: bytes that are not UTF-8 are shown escaped.
