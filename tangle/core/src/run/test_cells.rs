@@ -39,16 +39,37 @@ pub enum TestOutcome {
 /// Runs the test executable `exe` of `chapter` from the chapter workspace and reads its report.
 /// An executable that could not run at all, or died without a report, is one failed case.
 pub fn run(exe: &Path, layout: &Layout, chapter: &Chapter, krate: &ChapterCrate) -> anyhow::Result<Vec<TestCase>> {
-    let mut cmd = std::process::Command::new(exe);
-    cmd.current_dir(layout.abs(&layout.code)).args(["--color", "never"]).env("RUST_BACKTRACE", "0");
     let timeout = chapter.directives.timeout.unwrap_or(DEFAULT_TIMEOUT);
-    let captured = process::run_group(cmd, process::Options { timeout, ..Default::default() })
-        .with_context(|| format!("cannot run {}", exe.display()))?;
+    let run_tests = |only: Option<&str>| {
+        let mut cmd = std::process::Command::new(exe);
+        cmd.current_dir(layout.abs(&layout.code)).args(["--color", "never"]).env("RUST_BACKTRACE", "0");
+        if let Some(name) = only {
+            cmd.args(["--exact", name]);
+        }
+        process::run_group(cmd, process::Options { timeout, ..Default::default() })
+            .with_context(|| format!("cannot run {}", exe.display()))
+    };
+    let captured = run_tests(None)?;
     let stdout = String::from_utf8_lossy(&captured.stdout);
     let stderr = String::from_utf8_lossy(&captured.stderr);
     let mut cases = read_report(&stdout, chapter, krate);
     let reported_all = stdout.lines().any(|l| l.starts_with("test result: "));
     if !reported_all {
+        // libtest prints a failure's message in its closing report, which a stopped program
+        // never reaches: each test that failed is run again alone for it.
+        for case in &mut cases {
+            if let TestOutcome::Failed { message, at } = &mut case.outcome
+                && message.is_empty()
+                && let Ok(alone) = run_tests(Some(&case.name))
+            {
+                let report = String::from_utf8_lossy(&alone.stdout);
+                if let Some(TestCase { outcome: TestOutcome::Failed { message: m, at: a }, .. }) =
+                    read_report(&report, chapter, krate).into_iter().find(|c| c.name == case.name)
+                {
+                    (*message, *at) = (m, a);
+                }
+            }
+        }
         let why = match captured.end {
             ProcessEnd::TimedOut => {
                 format!("the tests were still running after {} s and were stopped", timeout.as_secs())
