@@ -30,8 +30,8 @@ pub fn check(
         let outcome = crate::check(project, &chapters, options)?;
         code = report::report(project, &outcome, accepting, out)?;
         if accepting && let Outcome::Ran(results) = &outcome {
-            for f in pipeline::accept(project, results, options.writes)?.files {
-                out.line(format!("updated {}", f.display()));
+            for line in pipeline::accept(project, results, options.writes)?.report() {
+                out.line(line);
             }
         }
     }
@@ -44,8 +44,8 @@ pub fn check(
     let outcome = Outcome::Ran(found.chapters);
     let outputs = report::report(project, &outcome, accepting, out)?;
     if accepting && let Outcome::Ran(results) = &outcome {
-        for f in pipeline::accept(project, results, options.writes)?.files {
-            out.line(format!("updated {}", f.display()));
+        for line in pipeline::accept(project, results, options.writes)?.report() {
+            out.line(line);
         }
     }
     // Beside notebook chapters (whose cells the lines above count), say what this count counts.

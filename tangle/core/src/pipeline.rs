@@ -596,6 +596,17 @@ fn keep_figures(drawn: &Path, kept: &Path) -> anyhow::Result<()> {
 #[derive(Debug, Default)]
 pub struct Accepted {
     pub files: Vec<PathBuf>,
+    /// Figures no cell draws any more, removed from `figures/`.
+    pub removed: Vec<PathBuf>,
+}
+
+impl Accepted {
+    /// What accept did, a line a file: `updated PATH`, `removed PATH (...)`.
+    pub fn report(&self) -> Vec<String> {
+        let updated = self.files.iter().map(|f| format!("updated {}", f.display()));
+        let removed = self.removed.iter().map(|f| format!("removed {} (no cell draws it any more)", f.display()));
+        updated.chain(removed).collect()
+    }
 }
 
 /// Writes the actual outputs of `results` into the prose, `figures/` and `snapshots/`.
@@ -647,7 +658,11 @@ pub fn accept(project: &Project, results: &[ChapterResult], writes: Writes) -> a
                     let drawn = result.drawn.join(rel.strip_prefix(&layout.figures)?);
                     fsutil::write_atomic(&project.root.join(rel), &std::fs::read(drawn)?)?;
                 }
-                FigureDrift::NoLongerDrawn(rel) => std::fs::remove_file(project.root.join(rel))?,
+                FigureDrift::NoLongerDrawn(rel) => {
+                    std::fs::remove_file(project.root.join(rel))?;
+                    accepted.removed.push(rel.clone());
+                    continue;
+                }
             }
             accepted.files.push(match drift {
                 FigureDrift::Changed(p) | FigureDrift::New(p) | FigureDrift::NoLongerDrawn(p) => p.clone(),
