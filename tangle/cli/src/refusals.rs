@@ -2,7 +2,8 @@
 //! ([`tangle_render::validate`]), limited to the chapters asked for (and the book-wide files,
 //! `SUMMARY.md`, that belong to none).
 
-use tangle_core::diagnostic::{Sources, Style};
+use tangle_core::config::CellMode;
+use tangle_core::diagnostic::{Diagnostic, Sources, Style};
 use tangle_core::model::Chapter;
 use tangle_core::pipeline::Project;
 
@@ -13,6 +14,10 @@ pub fn report(project: &Project, chapters: &[&Chapter]) -> u8 {
     let sources = Sources::new(&project.root);
     let mut code = CLEAN;
     for d in tangle_core::timing::phase("validate", || tangle_render::validate(project)) {
+        if reported_by_an_example(project, &d) {
+            code = ERROR;
+            continue;
+        }
         let file = d.location.as_ref().map(|l| l.file.clone());
         let other_chapter = project
             .book
@@ -28,4 +33,23 @@ pub fn report(project: &Project, chapters: &[&Chapter]) -> u8 {
         }
     }
     code
+}
+
+/// Whether `d`, a refused directive, was reported already by the examples run: an
+/// `{{#include}}`, `{{#rustdoc_include}}` or `{{#playground}}` of a file that does not exist or
+/// may not be read, in an example of a chapter of examples (which fails, saying why, at that
+/// line). It still fails the book; it is only not said twice.
+pub fn reported_by_an_example(project: &Project, d: &Diagnostic) -> bool {
+    let Some(at) = &d.location else { return false };
+    let directive =
+        ["`{{#include ", "`{{#rustdoc_include ", "`{{#playground "].iter().any(|p| d.message.starts_with(p));
+    let unreadable = d.message.contains("which does not exist") || d.message.contains("outside the folders");
+    if !directive || !unreadable || d.message.contains("(through ") {
+        return false;
+    }
+    let examples = project.book.chapters.iter().filter(|c| c.mode == CellMode::Examples && c.path == at.file);
+    examples.flat_map(|c| &c.cells).any(|cell| {
+        let lines = cell.code_line..=cell.code_line + cell.code.lines().count();
+        cell.example.as_ref().is_some_and(|e| !e.ignore) && lines.contains(&at.line)
+    })
 }

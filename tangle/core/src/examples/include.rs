@@ -93,7 +93,14 @@ fn included(
             allowed.shown()
         ));
     }
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot include {file}: {e}"))?;
+    let text = std::fs::read_to_string(&path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => format!(
+            "the example includes {}, which does not exist (the path is relative to the folder of the file \
+             that holds the directive)",
+            allowed.shown_path(&path).display()
+        ),
+        _ => format!("cannot include {file}: {e}"),
+    })?;
     let lines: Vec<&str> = text.lines().collect();
     let is_marker = |l: &str| l.contains("ANCHOR:") || l.contains("ANCHOR_END:");
     let selected: Vec<bool> = match selector {
