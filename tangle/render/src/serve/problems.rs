@@ -124,15 +124,24 @@ fn results_problems(
         }
         for v in &r.verdicts {
             if let Verdict::Drift { diff } = &v.verdict {
-                out.push(format!(
-                    "drift: {}: the output differs from what the cell prints\n{}",
-                    v.location,
-                    diff.render(Style::Plain)
-                ));
+                let what = match chapter.run_cells().nth(v.index).is_some_and(|c| c.output.is_some()) {
+                    true => "the output differs from what the cell prints".to_string(),
+                    false => format!(
+                        "the cell prints, and no output block follows it (`{}` adds one)",
+                        tangle_core::messages::command("accept")
+                    ),
+                };
+                out.push(format!("drift: {}: {what}\n{}", v.location, diff.render(Style::Plain)));
             }
         }
         for v in &r.values.drifts {
-            out.push(format!("drift: {}: the quoted value `{}` is now `{}`", v.location, v.quote.name, v.actual));
+            out.push(format!(
+                "drift: {}: the quoted value `{}` is now `{}`\n{}",
+                v.location,
+                v.quote.name,
+                v.actual,
+                v.diff.render(Style::Plain)
+            ));
         }
         out.extend(r.figures.iter().map(|f| format!("drift: {f}")));
         for snapshot in &r.snapshots {
