@@ -155,13 +155,8 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
         if !accept {
             for v in r.drifted() {
                 if let Verdict::Drift { diff } = &v.verdict {
-                    let what = match chapter.run_cells().nth(v.index).is_some_and(|c| c.output.is_some()) {
-                        true => "the output differs from what the cell prints".to_string(),
-                        false => format!(
-                            "the cell prints, and no output block follows it (`{}` adds one)",
-                            messages::command("accept")
-                        ),
-                    };
+                    let block = chapter.run_cells().nth(v.index).is_some_and(|c| c.output.is_some());
+                    let what = tangle_core::compare::drift_summary(block);
                     out.line(format!("drift: {}: {what}\n{}", v.location, diff.render(out.style())));
                     if chapter.run_cells().nth(v.index).is_some_and(|c| involves_timings(chapter, c)) {
                         out.line(timing_note(&r.chapter.name, r.cached));

@@ -24,6 +24,18 @@ pub use values::{Recorded, ValueDrift, ValueReport, compare_values, load_recorde
 use crate::model::{Cell, Chapter, Location, OutputSpec};
 use crate::run::{RunEnd, RunOutput};
 
+/// What a drifted cell's report says of it: that its output changed, or, when no output block
+/// follows it, that there is none yet (and which command writes it).
+pub fn drift_summary(has_output_block: bool) -> String {
+    match has_output_block {
+        true => "the output differs from what the cell prints".to_string(),
+        false => format!(
+            "the cell prints, and no output block follows it (`{}` adds one)",
+            crate::messages::command("accept")
+        ),
+    }
+}
+
 /// The verdict on one run cell.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {

@@ -124,13 +124,8 @@ fn results_problems(
         }
         for v in &r.verdicts {
             if let Verdict::Drift { diff } = &v.verdict {
-                let what = match chapter.run_cells().nth(v.index).is_some_and(|c| c.output.is_some()) {
-                    true => "the output differs from what the cell prints".to_string(),
-                    false => format!(
-                        "the cell prints, and no output block follows it (`{}` adds one)",
-                        tangle_core::messages::command("accept")
-                    ),
-                };
+                let block = chapter.run_cells().nth(v.index).is_some_and(|c| c.output.is_some());
+                let what = tangle_core::compare::drift_summary(block);
                 out.push(format!("drift: {}: {what}\n{}", v.location, diff.render(Style::Plain)));
             }
         }
