@@ -158,11 +158,14 @@ impl Preprocessor for TanglePreprocessor {
             let parsed_cleanly = !matches!(parsed, Some(Err(_)));
             let chapter = match parsed {
                 Some(Ok(chapter)) if !chapter.cells.is_empty() => Some(chapter),
+                // Shown as text, with a warning, unless the check before said what is wrong.
                 Some(Err(found)) => {
-                    warnings.extend(found.0.into_iter().map(|mut d| {
-                        d.severity = tangle_core::diagnostic::Severity::Warning;
-                        d
-                    }));
+                    if !self.parsed.was_reported(path) {
+                        warnings.extend(found.0.into_iter().map(|mut d| {
+                            d.severity = tangle_core::diagnostic::Severity::Warning;
+                            d
+                        }));
+                    }
                     None
                 }
                 _ => None,

@@ -88,6 +88,9 @@ impl Page {
 #[derive(Debug, Clone, Default)]
 pub struct Parsed {
     pages: HashMap<PathBuf, (Arc<Document>, Option<Arc<Chapter>>)>,
+    /// Pages (under the source folder) whose mistakes the check that came first reported
+    /// already: the renderer, which reads them again, does not warn of them a second time.
+    reported: std::collections::HashSet<PathBuf>,
 }
 
 impl Parsed {
@@ -103,7 +106,20 @@ impl Parsed {
                 Some((rel, (doc.clone(), project.book.chapter_at(path).cloned())))
             })
             .collect();
-        Parsed { pages }
+        Parsed { pages, reported: Default::default() }
+    }
+
+    /// Nothing parsed, but the mistakes of the pages at `files` (from the project root) were
+    /// reported by a check that could not load the book.
+    pub fn reported(layout: &tangle_core::config::Layout, files: impl IntoIterator<Item = PathBuf>) -> Parsed {
+        let reported =
+            files.into_iter().filter_map(|f| Some(f.strip_prefix(&layout.src).ok()?.to_path_buf())).collect();
+        Parsed { pages: HashMap::new(), reported }
+    }
+
+    /// Whether the check reported the mistakes of the page at `path` (under the source folder).
+    pub fn was_reported(&self, path: &Path) -> bool {
+        self.reported.contains(path)
     }
 
     /// The page at `path` (relative to the source folder) whose text is `content`.

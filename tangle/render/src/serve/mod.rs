@@ -704,6 +704,25 @@ mod tests {
     }
 
     #[test]
+    fn a_chapter_the_check_could_not_read_is_shown_as_text_and_reported_once() {
+        let root = tempfile::tempdir().unwrap();
+        tiny_book(root.path());
+        std::fs::write(root.path().join("book/src/ch01.md"), "# 1 One\n\n```rust\nlet x = 1;\n").unwrap();
+        let config = Config::load(root.path()).unwrap();
+        let checked = problems::check(&config);
+        assert!(checked.problems.iter().any(|p| p.contains("never closed")), "{:?}", checked.problems);
+        let warned = |parsed: crate::Parsed, out: &str| -> Vec<String> {
+            let (rendered, _) = build_into(&config, &root.path().join(out), &Arc::new(parsed)).unwrap();
+            rendered.warnings
+        };
+        let after_the_check = warned(checked.parsed, "after");
+        assert!(!after_the_check.iter().any(|w| w.contains("never closed")), "{after_the_check:?}");
+        // Built with no check before it, the renderer says it.
+        let alone = warned(crate::Parsed::default(), "alone");
+        assert!(alone.iter().any(|w| w.contains("never closed")), "{alone:?}");
+    }
+
+    #[test]
     fn an_edit_saved_in_a_generated_file_is_untangled_into_the_page() {
         let root = tempfile::tempdir().unwrap();
         tiny_book(root.path());

@@ -44,7 +44,14 @@ fn check_quietly(config: &Config, checked: &mut Checked) -> Vec<String> {
     let plain = |d: &Diagnostic| d.render(&sources, Style::Plain);
     let project = match Project::load(root) {
         Ok(project) => project,
-        Err(e) => return from_error(&e, config),
+        Err(e) => {
+            // The build that follows shows these pages as text: it need not warn of them again.
+            if let Some(found) = e.downcast_ref::<Diagnostics>() {
+                let files = found.iter().filter_map(|d| Some(d.location.as_ref()?.file.clone()));
+                checked.parsed = Parsed::reported(&config.layout, files);
+            }
+            return from_error(&e, config);
+        }
     };
     checked.parsed = Parsed::of(&project);
     checked.edits_left = project.stale().is_ok_and(|stale| stale.iter().any(|s| s.is_hand_made()));
