@@ -164,9 +164,20 @@ fn chapter_list_names_crates_as_tangle_does(workflow: &str) {
     let out = tangle(book, &["check", "--chapter", "ign"], false);
     assert!(!out.status.success() && text(&out).contains("no chapter named `ign`"), "{}", text(&out));
 
+    // A book that names another folder for its crates: they are listed from there.
+    let toml = "[book]\ntitle = \"List\"\n\n[preprocessor.tangle]\ncode = \"crates\"\n";
+    std::fs::write(book.join("book.toml"), toml).unwrap();
+    std::fs::remove_dir_all(book.join("code")).unwrap();
+    let out = tangle(book, &["sync"], false);
+    assert!(out.status.success(), "{}", text(&out));
+    std::fs::remove_file(&output).unwrap();
+    let out = Command::new("python3").arg("list.py").current_dir(book).env("GITHUB_OUTPUT", &output).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(std::fs::read_to_string(&output).unwrap(), listed, "the crates under crates/");
+
     // A book with no notebook chapter yet lists none; a matrix may not be empty, so the test
     // job is skipped on exactly that list, and the jobs after it run without it.
-    std::fs::remove_dir_all(book.join("code")).unwrap();
+    std::fs::remove_dir_all(book.join("crates")).unwrap();
     std::fs::remove_file(&output).unwrap();
     let out = Command::new("python3").arg("list.py").current_dir(book).env("GITHUB_OUTPUT", &output).output().unwrap();
     assert!(out.status.success(), "{}", text(&out));
