@@ -45,6 +45,22 @@ fn book_advice(message: &str, examples: bool) -> String {
     )
 }
 
+/// For rustc's "unresolved import `uber`" or "unlinked crate `uber`": the chapter whose crate
+/// the name is close to, as a help, when one is (a path to a chapter since renamed, or
+/// mistyped; `chNN` names that are no chapter are refused before the build).
+fn chapter_meant(message: &str, chapters: &[&str]) -> Option<String> {
+    let unresolved = ["unresolved import", "unlinked crate", "cannot find module or crate"];
+    if !unresolved.iter().any(|u| message.contains(u)) {
+        return None;
+    }
+    let name = message.split('`').nth(1)?.split("::").next()?;
+    // A near spelling, else the one chapter whose name begins with it (`intro` → `intro_text`).
+    let mut starting = chapters.iter().copied().filter(|c| c.starts_with(&format!("{name}_")));
+    let prefixed = starting.next().filter(|_| starting.next().is_none());
+    let near = crate::messages::closest(name, chapters.iter().copied()).or(prefixed).filter(|near| *near != name)?;
+    Some(format!("`{near}` is a chapter of this book (a chapter's crate is named after its file): did you mean it?"))
+}
+
 /// A generated position seen from the chapter.
 struct Mapped<'g> {
     chapter: &'g Arc<Chapter>,
@@ -107,6 +123,11 @@ impl<'a> Mapper<'a> {
             }
             text += &elsewhere_labels(self, &child.spans);
             out.notes.push((kind, text));
+        }
+        let chapters: Vec<&str> = self.generated.crates.iter().map(|c| c.name()).collect();
+        if let Some(help) = chapter_meant(&d.message, &chapters) {
+            // The likelier fix in a book: before rustc's advice about crates.io.
+            out.notes.insert(0, (NoteKind::Help, help));
         }
         if self.verbose
             && let Some(span) = primary
@@ -304,6 +325,21 @@ mod tests {
             "suggested_replacement": by, "suggestion_applicability": "MaybeIncorrect", "expansion": null
         }))
         .unwrap()
+    }
+
+    #[test]
+    fn a_path_to_a_chapter_since_renamed_names_the_chapter() {
+        let chapters = ["intro", "ueber_alles", "growth"];
+        let help =
+            chapter_meant("failed to resolve: use of unresolved module or unlinked crate `uber_alle`", &chapters);
+        assert!(help.is_some_and(|h| h.starts_with("`ueber_alles` is a chapter")));
+        let help = chapter_meant("unresolved import `growht`", &chapters);
+        assert!(help.is_some_and(|h| h.starts_with("`growth`")));
+        // Far from every chapter, or another error: nothing.
+        let help = chapter_meant("cannot find module or crate `intro` in this scope", &["intro_text", "two"]);
+        assert!(help.is_some_and(|h| h.starts_with("`intro_text`")));
+        assert_eq!(chapter_meant("unresolved import `serde`", &chapters), None);
+        assert_eq!(chapter_meant("cannot find value `growht` in this scope", &chapters), None);
     }
 
     #[test]
