@@ -65,6 +65,16 @@ pub fn run(project: &Project, chapters: &[&Arc<Chapter>], options: CheckOptions)
     let afresh = options.rerun || options.refresh;
     let found = status::with_status(|progress| examples::test(project, chapters, afresh, progress))?;
     let sources = Sources::new(&project.root);
+    // Counted as ignored, which a reader of the counts should know the reason for.
+    for chapter in chapters {
+        for cell in chapter.cells.iter().filter(|c| c.example.as_ref().is_some_and(|e| e.test_harness)) {
+            eprintln!(
+                "note: {}: a `test_harness` example: rustdoc runs its `#[test]` functions, tangle does not yet, so \
+                 it is counted as ignored",
+                chapter.location(cell.code_line.saturating_sub(1))
+            );
+        }
+    }
     for result in &found.examples {
         if let ExampleVerdict::Failed(why) = &result.verdict {
             for d in why {

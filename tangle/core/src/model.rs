@@ -219,6 +219,11 @@ pub struct ExampleAttributes {
     pub error_codes: Vec<String>,
     /// `edition2021`: the example's own edition.
     pub edition: Option<String>,
+    /// `test_harness`: rustdoc runs its `#[test]` functions. tangle does not yet, so it is
+    /// counted as ignored (and said so), never as passed.
+    pub test_harness: bool,
+    /// `standalone_crate`: built in a crate of its own, never merged with other examples.
+    pub standalone_crate: bool,
 }
 
 impl Cell {

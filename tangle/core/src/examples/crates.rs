@@ -92,7 +92,7 @@ impl Example {
 
     /// Whether it must have a crate of its own.
     pub(crate) fn standalone(&self) -> bool {
-        self.attributes.compile_fail || self.program.needs_own_crate(&self.edition)
+        self.attributes.compile_fail || self.attributes.standalone_crate || self.program.needs_own_crate(&self.edition)
     }
 }
 

@@ -50,12 +50,15 @@ impl Program {
     /// the crate root (which a merged crate's root is not).
     pub(crate) fn needs_own_crate(&self, edition: &str) -> bool {
         let text = self.body.join("\n");
-        // `#[global_allocator]` and `#[panic_handler]` may appear once in a crate: two examples
-        // that each set one cannot share it.
+        // `#[global_allocator]` and `#[panic_handler]` may appear once in a crate, and a symbol
+        // an example exports by name (`no_mangle`, `export_name`) once in a program: two
+        // examples that each have one cannot share it.
         let uses_crate_root = text.contains("crate::")
             || text.contains("macro_export")
             || text.contains("global_allocator")
-            || text.contains("panic_handler");
+            || text.contains("panic_handler")
+            || text.contains("no_mangle")
+            || text.contains("export_name");
         // In edition 2015 `use` paths start at the crate root, where a merged example's items
         // are not.
         let rooted_uses = edition == "2015"
@@ -243,6 +246,9 @@ mod tests {
         // One allocator per crate: an example that sets it cannot share a crate with another.
         let allocator = "use std::alloc::System;\n#[global_allocator]\nstatic A: System = System;\nfn main() {}\n";
         assert!(split(allocator).needs_own_crate("2021"));
+        // A symbol exported by name may be defined once in a program.
+        let exported = "#[unsafe(no_mangle)]\npub extern \"C\" fn shared_name() {}\nfn main() {}\n";
+        assert!(split(exported).needs_own_crate("2024"));
         // Rust by Example names a crate; its crate must have that name.
         let named = split("// A library.\n#![crate_type = \"lib\"]\n#![crate_name = \"rary\"]\npub fn f() {}\n");
         assert!(named.needs_own_crate("2015"));

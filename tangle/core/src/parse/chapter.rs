@@ -385,8 +385,9 @@ impl Reader<'_> {
                 }
                 // Display hints for mdBook's HTML renderer, and rustdoc's own that change nothing
                 // here; `hidelines=` and other `key=value` settings belong to the renderer.
-                "editable" | "noplayground" | "noplaypen" | "mdbook-runnable" | "test_harness" | "standalone_crate" => {
-                }
+                "editable" | "noplayground" | "noplaypen" | "mdbook-runnable" => {}
+                "test_harness" => (example.test_harness, example.ignore) = (true, true),
+                "standalone_crate" => example.standalone_crate = true,
                 _ if attr.value.is_some() => {}
                 _ if key.len() == 5 && key.starts_with('E') && key[1..].bytes().all(|b| b.is_ascii_digit()) => {
                     example.error_codes.push(key.to_string());

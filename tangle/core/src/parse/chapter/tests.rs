@@ -147,6 +147,15 @@ fn examples_chapters_read_rustdoc_attributes() {
     assert!(ch.cells.iter().all(|c| c.kind == CellKind::Run));
     assert_eq!(ch.cells[2].output.as_ref().unwrap().text, "x\n");
     assert_eq!(ch.cells[3].prefix, "> ");
+    // rustdoc's `test_harness` runs the example's tests, which tangle does not yet: ignored, not
+    // passed; `standalone_crate` keeps it out of a merged crate.
+    let ch = parse_examples(
+        "```rust,test_harness\n#[test]\nfn t() {}\n```\n\n```rust,standalone_crate\nfn main() {}\n```\n",
+    )
+    .unwrap();
+    let attrs: Vec<ExampleAttributes> = ch.cells.iter().map(|c| c.example.clone().unwrap()).collect();
+    assert!(attrs[0].test_harness && attrs[0].ignore);
+    assert!(attrs[1].standalone_crate && !attrs[1].ignore);
 }
 
 #[test]
