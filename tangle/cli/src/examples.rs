@@ -65,14 +65,26 @@ pub fn run(project: &Project, chapters: &[&Arc<Chapter>], options: CheckOptions)
     let afresh = options.rerun || options.refresh;
     let found = status::with_status(|progress| examples::test(project, chapters, afresh, progress))?;
     let sources = Sources::new(&project.root);
-    // Counted as ignored, which a reader of the counts should know the reason for.
+    // What the counts do not say: an example counted as ignored for want of support, and an
+    // output block nothing compares (its example never runs).
     for chapter in chapters {
-        for cell in chapter.cells.iter().filter(|c| c.example.as_ref().is_some_and(|e| e.test_harness)) {
-            eprintln!(
-                "note: {}: a `test_harness` example: rustdoc runs its `#[test]` functions, tangle does not yet, so \
-                 it is counted as ignored",
-                chapter.location(cell.code_line.saturating_sub(1))
-            );
+        for cell in &chapter.cells {
+            let Some(example) = &cell.example else { continue };
+            let fence = chapter.location(cell.code_line.saturating_sub(1));
+            if example.test_harness {
+                eprintln!(
+                    "note: {fence}: a `test_harness` example: rustdoc runs its `#[test]` functions, tangle does not \
+                     yet, so it is counted as ignored"
+                );
+            }
+            let never_runs =
+                [(example.ignore, "ignore"), (example.no_run, "no_run"), (example.compile_fail, "compile_fail")];
+            if let (Some(block), Some((_, why))) = (&cell.output, never_runs.iter().find(|(set, _)| *set)) {
+                eprintln!(
+                    "warning: {}: this output block follows an example that never runs (`{why}`): nothing checks it",
+                    chapter.location(block.line)
+                );
+            }
         }
     }
     for result in &found.examples {

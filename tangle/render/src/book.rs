@@ -199,11 +199,13 @@ impl Preprocessor for TanglePreprocessor {
                     out.markdown
                 }
             };
-            if let (Some(repository), Some(chapter)) = (&repository, &chapter) {
-                // A chapter of examples has no crate in the code folder to point at.
-                let krate =
-                    (chapter.mode == tangle_core::model::CellMode::Notebook).then(|| layout.code.join(&chapter.name));
-                markdown.push_str(&source_links(repository, &file, krate.as_deref()));
+            // The chapter's source and its generated crate, for a notebook chapter: a chapter of
+            // examples has no crate to point at, and its page keeps what the book's own theme
+            // links to (mdBook's edit link, say) without a paragraph added to every page.
+            if let (Some(repository), Some(chapter)) = (&repository, &chapter)
+                && chapter.mode == tangle_core::model::CellMode::Notebook
+            {
+                markdown.push_str(&source_links(repository, &file, &layout.code.join(&chapter.name)));
             }
             rendered.insert(path.clone(), (markdown, page.number));
         }
@@ -357,24 +359,19 @@ fn unlisted_chapters(src_dir: &Path, src_rel: &Path, listed: &[(PathBuf, String)
     out
 }
 
-/// The foot of a chapter page: links to its Markdown source and, for a notebook chapter, to
-/// the crate made from it (`krate`, its folder relative to the project root). The links name
-/// the repository's default branch as `HEAD`, which GitHub and GitLab resolve, whatever it is
-/// called (`main`, `master`).
-fn source_links(repository: &str, file: &Path, krate: Option<&Path>) -> String {
+/// The foot of a notebook chapter's page: links to its Markdown source and to the crate made
+/// from it (`krate`, its folder relative to the project root). The links name the repository's
+/// default branch as `HEAD`, which GitHub and GitLab resolve, whatever it is called (`main`,
+/// `master`).
+fn source_links(repository: &str, file: &Path, krate: &Path) -> String {
     let repository = repository.trim_end_matches('/');
     let slashes = |p: &Path| p.to_string_lossy().replace('\\', "/");
-    let file = slashes(file);
-    let mut out = format!(
-        "\n\n<p class=\"tangle-source\">This chapter's source: <a href=\"{repository}/blob/HEAD/{file}\"><code>{file}</code></a>."
-    );
-    if let Some(krate) = krate.map(slashes) {
-        out += &format!(
-            " Its code as a crate: <a href=\"{repository}/tree/HEAD/{krate}\"><code>{krate}</code></a> \
-             (library cells in <code>src/lib.rs</code>, run cells in <code>src/main.rs</code>)."
-        );
-    }
-    out + "</p>\n"
+    let (file, krate) = (slashes(file), slashes(krate));
+    format!(
+        "\n\n<p class=\"tangle-source\">This chapter's source: <a href=\"{repository}/blob/HEAD/{file}\"><code>{file}</code></a>. \
+         Its code as a crate: <a href=\"{repository}/tree/HEAD/{krate}\"><code>{krate}</code></a> \
+         (library cells in <code>src/lib.rs</code>, run cells in <code>src/main.rs</code>).</p>\n"
+    )
 }
 
 /// Figures no sentence of the book refers to (by `{{#ref fig:...}}` or "Figure N.M"): a
@@ -724,13 +721,11 @@ mod tests {
     use mdbook_preprocessor::book::Chapter;
 
     #[test]
-    fn a_chapter_links_its_crate_only_when_it_has_one() {
-        let notebook = source_links("https://x.org/b/", Path::new("src/ch01.md"), Some(Path::new("code/ch01")));
+    fn a_notebook_chapter_links_its_source_and_its_crate() {
+        let notebook = source_links("https://x.org/b/", Path::new("src/ch01.md"), Path::new("code/ch01"));
         assert!(notebook.contains("href=\"https://x.org/b/blob/HEAD/src/ch01.md\""), "{notebook}");
         assert!(notebook.contains("href=\"https://x.org/b/tree/HEAD/code/ch01\""), "{notebook}");
-        let examples = source_links("https://x.org/b", Path::new("src/basics/basics.md"), None);
-        assert!(examples.contains("blob/HEAD/src/basics/basics.md") && !examples.contains("crate"), "{examples}");
-        assert!(examples.trim_end().ends_with("</p>"), "{examples}");
+        assert!(notebook.trim_end().ends_with("</p>"), "{notebook}");
     }
 
     #[test]
