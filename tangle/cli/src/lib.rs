@@ -153,6 +153,8 @@ fn main_from(cli: Cli) -> ExitCode {
     quiet_on_closed_pipe();
     show_mdbook_warnings();
     let root = cli.root.clone();
+    // What a refused command did not do: `init` writes, the others run.
+    let not_done = if matches!(cli.command, Command::Init) { "nothing was written" } else { "nothing was run" };
     let outcome = run(cli);
     tangle_core::timing::count("markdown parses", tangle_core::markdown::parses());
     match outcome {
@@ -163,11 +165,25 @@ fn main_from(cli: Cli) -> ExitCode {
             let style = Style::for_stderr();
             match err.downcast_ref::<Diagnostics>() {
                 Some(found) => {
-                    for d in found.iter() {
+                    // A book adopted with the wrong settings can hold hundreds of one mistake (a
+                    // book of rustdoc examples read as notebook cells): the first ones show it.
+                    const SHOWN: usize = 20;
+                    for d in found.iter().take(SHOWN) {
                         eprintln!("{}\n", d.render(&sources, style));
                     }
+                    let rest: Vec<_> = found.iter().skip(SHOWN).collect();
+                    if !rest.is_empty() {
+                        let files: std::collections::BTreeSet<_> =
+                            rest.iter().filter_map(|d| d.location.as_ref().map(|l| &l.file)).collect();
+                        eprintln!(
+                            "... and {} more in {} file(s), not shown: fix the ones above (often one setting) and run \
+                             again\n",
+                            rest.len(),
+                            files.len()
+                        );
+                    }
                     let errors = found.iter().filter(|d| d.is_error()).count();
-                    eprintln!("error: {errors} mistake(s) in the chapters; nothing was run");
+                    eprintln!("error: {errors} mistake(s) in the chapters; {not_done}");
                 }
                 None => match err.downcast_ref::<Diagnostic>() {
                     Some(d) => eprintln!("{}", d.render(&sources, style)),

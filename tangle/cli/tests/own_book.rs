@@ -355,7 +355,29 @@ fn init_on_a_book_it_refuses_writes_nothing() {
     let out = tangle(&book, &["init"], false);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("src/sums.md:3"), "the refusal names the chapter line:\n{}", text(&out));
+    assert!(text(&out).contains("1 mistake(s) in the chapters; nothing was written"), "{}", text(&out));
     assert_eq!(list(dir.path()), before, "a refused init changed or added files");
+
+    // A whole book of rustdoc examples read as notebook cells: the first mistakes show the
+    // pattern, the rest are counted, not printed.
+    let mut summary = std::fs::read_to_string(book.join("src/SUMMARY.md")).unwrap();
+    for n in 0..24 {
+        std::fs::write(book.join(format!("src/ex{n}.md")), "# Ex\n\n```rust,should_panic\npanic!(\"no\");\n```\n")
+            .unwrap();
+        summary += &format!("- [Ex](ex{n}.md)\n");
+    }
+    std::fs::write(book.join("src/SUMMARY.md"), summary).unwrap();
+    let before = list(dir.path());
+    let out = tangle(&book, &["init"], false);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let report = text(&out);
+    assert_eq!(report.matches("unknown attribute `should_panic`").count(), 20, "{report}");
+    assert!(report.contains("... and 5 more in 5 file(s), not shown"), "{report}");
+    assert!(report.contains("25 mistake(s) in the chapters; nothing was written"), "{report}");
+    assert_eq!(list(dir.path()), before, "a refused init changed or added files");
+    for n in 0..24 {
+        std::fs::remove_file(book.join(format!("src/ex{n}.md"))).unwrap();
+    }
 
     // A book that keeps listings of its own in `code/`, where tangle would put its crates: init
     // says how to give tangle another folder, and does so once told.
