@@ -85,27 +85,44 @@ pub fn run(project: &Project, asked: &[String], options: CheckOptions) -> anyhow
 
     if !example_chapters.is_empty() {
         eprintln!("examples");
-        let found = crate::examples::run(project, &example_chapters, options)?;
-        let counts = found.counts(tangle_core::examples::Drift::Fails);
-        tally.pass(counts.passed);
-        tally.ignored += counts.ignored;
-        tally.failed += counts.failed;
-        for e in &found.examples {
-            if let tangle_core::examples::ExampleVerdict::Failed(why) = &e.verdict {
-                // Where the report above puts it: the first error's line (in an included file,
-                // that file's), else the example's.
-                let first = why.iter().find(|d| d.is_error()).or(why.first());
-                let at = first.and_then(|d| d.location.as_ref()).unwrap_or(&e.location);
-                let message = first.map_or(String::new(), |d| format!(": {}", d.message));
-                tally.failures.push(format!("{at}: example{message}"));
+        // Examples that cannot be built at all (a dependency cargo cannot fetch) are one failure,
+        // and the run goes on to its closing line, as CI reads it.
+        let found = match crate::examples::run(project, &example_chapters, options) {
+            Ok(found) => Some(found),
+            Err(e) => {
+                let sources = Sources::new(&project.root);
+                let shown = match e.downcast_ref::<tangle_core::diagnostic::Diagnostic>() {
+                    Some(d) => d.render(&sources, Style::for_stderr()),
+                    None => format!("error: {e:#}"),
+                };
+                eprintln!("{shown}\n");
+                let first = shown.lines().next().unwrap_or("").trim_start_matches("error: ").to_string();
+                tally.fail(format!("the examples could not be built: {first}"));
+                None
             }
+        };
+        if let Some(found) = found {
+            let counts = found.counts(tangle_core::examples::Drift::Fails);
+            tally.pass(counts.passed);
+            tally.ignored += counts.ignored;
+            tally.failed += counts.failed;
+            for e in &found.examples {
+                if let tangle_core::examples::ExampleVerdict::Failed(why) = &e.verdict {
+                    // Where the report above puts it: the first error's line (in an included file,
+                    // that file's), else the example's.
+                    let first = why.iter().find(|d| d.is_error()).or(why.first());
+                    let at = first.and_then(|d| d.location.as_ref()).unwrap_or(&e.location);
+                    let message = first.map_or(String::new(), |d| format!(": {}", d.message));
+                    tally.failures.push(format!("{at}: example{message}"));
+                }
+            }
+            // An example that did what its fence claims but printed something else (counted above).
+            for r in &found.chapters {
+                tally.failures.extend(r.drifted().map(|v| format!("{}: output drifted", v.location)));
+            }
+            report::report(project, &Outcome::Ran(found.chapters), false, Results::Stdout)?;
+            eprintln!("  {counts} (of the examples)");
         }
-        // An example that did what its fence claims but printed something else (counted above).
-        for r in &found.chapters {
-            tally.failures.extend(r.drifted().map(|v| format!("{}: output drifted", v.location)));
-        }
-        report::report(project, &Outcome::Ran(found.chapters), false, Results::Stdout)?;
-        eprintln!("  {counts} (of the examples)");
     }
 
     eprintln!("test cells");
