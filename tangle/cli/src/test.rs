@@ -231,14 +231,17 @@ fn count_check(project: &Project, outcome: &Outcome, tally: &mut Tally) -> bool 
             tally.fail(format!("{at}: {}", d.message));
             continue;
         }
+        // At the cell that failed; a program that failed before its first cell, at the chapter.
+        let what = |cell: &Option<usize>| if cell.is_some() { "this cell" } else { "the chapter program" };
         match &r.run.end {
             RunEnd::Completed => {}
             RunEnd::Failed { cell, .. } => {
-                tally.fail(format!("{}: this cell failed", report::cell_location(chapter, *cell)))
+                tally.fail(format!("{}: {} failed", report::cell_location(chapter, *cell), what(cell)))
             }
             RunEnd::TimedOut { cell, seconds } => tally.fail(format!(
-                "{}: this cell was still running after {seconds} s",
-                report::cell_location(chapter, *cell)
+                "{}: {} was still running after {seconds} s",
+                report::cell_location(chapter, *cell),
+                what(cell)
             )),
         }
         // The cell that failed is counted once, as failed, not by what it printed first.

@@ -151,14 +151,13 @@ impl Project {
 
     fn orphan_snapshots(&self) -> Vec<PathBuf> {
         let layout = self.layout();
-        let notebook: Vec<&str> = self
-            .book
-            .chapters
-            .iter()
-            .filter(|c| c.mode == crate::model::CellMode::Notebook)
-            .map(|c| c.name.as_str())
-            .collect();
-        snapshot::orphans(&self.root, &layout.snapshots, &layout.src, &notebook)
+        snapshot::orphans(&self.root, &layout.snapshots, &layout.src, &self.notebook_chapters())
+    }
+
+    /// The names of the notebook chapters: those with snapshots and figures of their own.
+    fn notebook_chapters(&self) -> Vec<&str> {
+        let notebook = self.book.chapters.iter().filter(|c| c.mode == crate::model::CellMode::Notebook);
+        notebook.map(|c| c.name.as_str()).collect()
     }
 
     /// Writes `code/`, doing with files edited since tangle wrote them what `discard` says:
@@ -564,14 +563,7 @@ fn compare(
 /// Warns of each folder under `figures/` that no notebook chapter draws into any more (see
 /// [`compare::orphan_figures`]): the book still ships it, and nothing checks it.
 fn report_orphan_figures(project: &Project) {
-    let notebook: Vec<&str> = project
-        .book
-        .chapters
-        .iter()
-        .filter(|c| c.mode == crate::model::CellMode::Notebook)
-        .map(|c| c.name.as_str())
-        .collect();
-    for folder in compare::orphan_figures(project.layout(), &notebook) {
+    for folder in compare::orphan_figures(project.layout(), &project.notebook_chapters()) {
         eprintln!(
             "warning: {}/ holds figures that no chapter draws (the chapter was renamed or deleted?): \
              remove the folder, or give its figures to the chapter that draws them now",
