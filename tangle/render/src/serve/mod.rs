@@ -178,10 +178,12 @@ fn matters(layout: &Layout, event: &notify::Event) -> bool {
 /// build folder, the lock file cargo writes, and hidden files and folders (an editor's swap
 /// files and settings, `.idea/` in `code/`) other than the `.cargo/` tangle writes.
 fn beside_the_sources(layout: &Layout, path: &Path) -> bool {
-    // Only the part inside the project counts: the project itself may sit in a hidden folder.
-    let inside = match path.strip_prefix(&layout.root) {
-        Ok(inside) => inside,
-        Err(_) => path.file_name().map_or(Path::new(""), Path::new),
+    // Only the part below the watched folder counts: the project, or a folder book.toml names
+    // (`src = ".pages"`), may itself be hidden.
+    let roots = watched(layout);
+    let inside = match roots.iter().find_map(|root| path.strip_prefix(root).ok()) {
+        Some(inside) => inside,
+        None => path.file_name().map_or(Path::new(""), Path::new),
     };
     path.starts_with(layout.abs(&layout.build))
         || path == layout.abs(layout.code.join("Cargo.lock"))
@@ -610,6 +612,11 @@ mod tests {
         for other in ["src/.ch01.md.swp", "code/.idea/workspace.xml", "code/.vscode/settings.json", "src/.DS_Store"] {
             assert!(beside_the_sources(&layout, &root.join(other)), "{other} is no source");
         }
+        // A source folder that is itself hidden is still watched.
+        std::fs::write(root.join("book.toml"), "[book]\ntitle = \"T\"\nsrc = \".pages\"\n").unwrap();
+        let layout = Config::load(&root).unwrap().layout;
+        assert!(!beside_the_sources(&layout, &root.join(".pages/ch01.md")));
+        assert!(beside_the_sources(&layout, &root.join(".pages/.ch01.md.swp")));
     }
 
     fn tiny_book(root: &Path) {
