@@ -41,10 +41,7 @@ pub fn report(project: &Project, chapters: &[&Chapter]) -> u8 {
 /// line). It still fails the book; it is only not said twice.
 pub fn reported_by_an_example(project: &Project, d: &Diagnostic) -> bool {
     let Some(at) = &d.location else { return false };
-    let directive =
-        ["`{{#include ", "`{{#rustdoc_include ", "`{{#playground "].iter().any(|p| d.message.starts_with(p));
-    let unreadable = d.message.contains("which does not exist") || d.message.contains("outside the folders");
-    if !directive || !unreadable || d.message.contains("(through ") {
+    if !tangle_render::reads_an_unreadable_file(d) {
         return false;
     }
     let examples = project.book.chapters.iter().filter(|c| c.mode == CellMode::Examples && c.path == at.file);

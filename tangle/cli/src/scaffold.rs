@@ -38,8 +38,10 @@ pub fn new(path: &Path) -> anyhow::Result<u8> {
         );
     }
     // `tangle new .` (or `..`) names the folder it is in: its title comes from that name.
-    let named = std::path::absolute(path).map(|p| tangle_core::config::normalize(&p)).unwrap_or(path.to_path_buf());
-    let title = named
+    let absolute = std::path::absolute(path).map(|p| tangle_core::config::normalize(&p)).ok();
+    let title = absolute
+        .as_deref()
+        .unwrap_or(path)
         .file_name()
         .and_then(|n| n.to_str())
         .map(title_of)
@@ -83,8 +85,8 @@ pub fn new(path: &Path) -> anyhow::Result<u8> {
     }
     let shown = path.display();
     // No `cd` to take when the book is the folder the author is in.
-    let here = std::path::absolute(path).ok().map(|p| tangle_core::config::normalize(&p))
-        == std::env::current_dir().ok().map(|p| tangle_core::config::normalize(&p));
+    let here =
+        absolute.is_some() && absolute == std::env::current_dir().ok().map(|p| tangle_core::config::normalize(&p));
     let cd = if here { String::new() } else { format!("    cd {shown}\n") };
     println!(
         "created {shown}\n\nNext:\n{cd}    {}      # the HTML book, in book/index.html\n    {}      # everything CI checks\n\n\
@@ -306,32 +308,23 @@ fn edit_book_toml(text: &str, css: &str, js: &str) -> anyhow::Result<(String, Ve
 /// what was done to each, for the author to read.
 fn upgrade(doc: &mut toml_edit::DocumentMut) -> Vec<String> {
     let mut done = Vec::new();
-    if let Some(book) = doc.get_mut("book").and_then(|b| b.as_table_like_mut())
-        && book.remove("multilingual").is_some()
-    {
-        done.push("removed `[book] multilingual` (it never did anything)".to_string());
-    }
-    let Some(html) = doc.get_mut("output").and_then(|o| o.get_mut("html")).and_then(|h| h.as_table_like_mut()) else {
-        return done;
-    };
-    if let Some(curly) = html.remove("curly-quotes") {
-        match html.contains_key("smart-punctuation") {
-            true => done.push("removed `[output.html] curly-quotes` (`smart-punctuation` says the same)".to_string()),
-            false => {
-                html.insert("smart-punctuation", curly);
-                done.push("renamed `[output.html] curly-quotes` to `smart-punctuation`".to_string());
+    for removed in &tangle_render::MDBOOK_05_REMOVED {
+        let (table, key) = (removed.table, removed.key);
+        let mut path = table.split('.');
+        let first = path.next().and_then(|t| doc.get_mut(t));
+        let Some(found) = path.fold(first, |item, t| item?.get_mut(t)).and_then(|t| t.as_table_like_mut()) else {
+            continue;
+        };
+        let Some(value) = found.remove(key) else { continue };
+        done.push(match removed.renamed_to {
+            // The author's own setting of the new key stands.
+            Some(new) if found.contains_key(new) => format!("removed `[{table}] {key}` (`{new}` says the same)"),
+            Some(new) => {
+                found.insert(new, value);
+                format!("renamed `[{table}] {key}` to `{new}`")
             }
-        }
-    }
-    if html.remove("copy-fonts").is_some() {
-        done.push("removed `[output.html] copy-fonts` (mdBook 0.5 always copies its fonts)".to_string());
-    }
-    if html.remove("google-analytics").is_some() {
-        done.push(
-            "removed `[output.html] google-analytics` (mdBook 0.5 dropped it: add the tracking script to the theme \
-             to keep it)"
-                .to_string(),
-        );
+            None => format!("removed `[{table}] {key}` ({})", removed.why),
+        });
     }
     done
 }

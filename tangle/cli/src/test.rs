@@ -90,13 +90,13 @@ pub fn run(project: &Project, asked: &[String], options: CheckOptions) -> anyhow
         let found = match crate::examples::run(project, &example_chapters, options) {
             Ok(found) => Some(found),
             Err(e) => {
-                let sources = Sources::new(&project.root);
-                let shown = match e.downcast_ref::<tangle_core::diagnostic::Diagnostic>() {
-                    Some(d) => d.render(&sources, Style::for_stderr()),
-                    None => format!("error: {e:#}"),
+                let (shown, message) = match e.downcast_ref::<tangle_core::diagnostic::Diagnostic>() {
+                    Some(d) => (d.render(&Sources::new(&project.root), Style::for_stderr()), d.message.clone()),
+                    None => (format!("error: {e:#}"), e.to_string()),
                 };
                 eprintln!("{shown}\n");
-                let first = shown.lines().next().unwrap_or("").trim_start_matches("error: ").to_string();
+                // Its first line: cargo's whole report is printed above.
+                let first = message.lines().next().unwrap_or_default();
                 tally.fail(format!("the examples could not be built: {first}"));
                 None
             }

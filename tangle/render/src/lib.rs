@@ -76,4 +76,4 @@ pub use book::{
 };
 pub use labels::Parsed;
 pub use serve::serve;
-pub use validate::{mdbook_reads, validate};
+pub use validate::{MDBOOK_05_REMOVED, RemovedKey, mdbook_reads, reads_an_unreadable_file, validate};

@@ -45,6 +45,41 @@ pub fn validate(project: &Project) -> Vec<Diagnostic> {
     validate_with(&project.config, &Parsed::of(project))
 }
 
+/// A key that mdBook 0.4 read (or its `init` wrote) and mdBook 0.5 refuses, with the whole
+/// `book.toml` it stands in: what `check` says of it and what `tangle init` does with it.
+pub struct RemovedKey {
+    /// The table it stands in: `book`, `output.html`.
+    pub table: &'static str,
+    pub key: &'static str,
+    /// The key that took its place, with the same value, if any.
+    pub renamed_to: Option<&'static str>,
+    /// Why it went, or what replaces it.
+    pub why: &'static str,
+}
+
+/// The keys mdBook 0.5 removed that books made with mdBook 0.4 hold.
+pub const MDBOOK_05_REMOVED: [RemovedKey; 4] = [
+    RemovedKey { table: "book", key: "multilingual", renamed_to: None, why: "it never did anything" },
+    RemovedKey {
+        table: "output.html",
+        key: "curly-quotes",
+        renamed_to: Some("smart-punctuation"),
+        why: "now on by default",
+    },
+    RemovedKey {
+        table: "output.html",
+        key: "copy-fonts",
+        renamed_to: None,
+        why: "mdBook 0.5 always copies its fonts; override `theme/fonts/fonts.css` to change them",
+    },
+    RemovedKey {
+        table: "output.html",
+        key: "google-analytics",
+        renamed_to: None,
+        why: "mdBook 0.5 dropped it: add the tracking script to the theme to keep it",
+    },
+];
+
 /// Whether mdBook 0.5 reads `text` as a `book.toml`; if not, its error.
 pub fn mdbook_reads(text: &str) -> anyhow::Result<()> {
     text.parse::<mdbook_driver::config::Config>().map(drop)
@@ -60,26 +95,20 @@ fn mdbook_config(layout: &Layout) -> Option<Diagnostic> {
         Some(e) => (e.message().trim().to_string(), e.span()),
         None => (format!("{error:#}"), None),
     };
-    let mut at = Location::new(&file, 1);
-    if let Some(span) = &span {
-        let before = &text[..span.start.min(text.len())];
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        at = Location::new(&file, before.matches('\n').count() + 1)
-            .with_column(before[line_start..].chars().count() + 1);
-    }
-    let key = span.as_ref().map_or("", |s| text[s.start.min(text.len())..s.end.min(text.len())].trim());
-    let help = match key {
-        "multilingual" => "mdBook 0.5 removed `multilingual`, which never did anything: delete the line",
-        "curly-quotes" => {
-            "mdBook 0.5 renamed `curly-quotes` to `smart-punctuation` (now on by default): rename the key"
+    let at = match &span {
+        Some(span) => {
+            let (line, column) = tangle_core::markdown::LineIndex::new(&text).line_col(&text, span.start);
+            Location::new(&file, line).with_column(column)
         }
-        "copy-fonts" => {
-            "mdBook 0.5 always copies its fonts (override `theme/fonts/fonts.css` to change them): delete the line"
+        None => Location::new(&file, 1),
+    };
+    let key = span.as_ref().map_or("", |s| text.get(s.clone()).unwrap_or("").trim());
+    let help = match MDBOOK_05_REMOVED.iter().find(|removed| removed.key == key) {
+        Some(RemovedKey { key, renamed_to: Some(new), why, .. }) => {
+            format!("mdBook 0.5 renamed `{key}` to `{new}` ({why}): rename the key")
         }
-        "google-analytics" => {
-            "mdBook 0.5 removed `google-analytics`: delete the line, and add the tracking script to the theme if you need it"
-        }
-        _ => "tangle builds the book with mdBook 0.5: correct the key as its documentation describes it",
+        Some(RemovedKey { key, why, .. }) => format!("mdBook 0.5 removed `{key}` ({why}): delete the line"),
+        None => "tangle builds the book with mdBook 0.5: correct the key as its documentation describes it".into(),
     };
     Some(Diagnostic::error(at, format!("mdBook cannot read book.toml: {message}")).with_help(format!(
         "{help} (`{}` upgrades the keys mdBook 0.5 removed)",
@@ -445,6 +474,21 @@ fn page_file(layout: &Layout, path: &Path) -> PathBuf {
     resolved(&layout.abs(&layout.src).join(path))
 }
 
+/// How [`refused`] says that a directive's file does not exist, or may not be read.
+const MISSING: &str = ", which does not exist";
+const OUTSIDE: &str = ", outside the folders the book may read from";
+
+/// Whether `d` is this pass's refusal of a directive on the page itself (not in a file it
+/// includes) that reads a file that does not exist or may not be read: what an example holding
+/// an `{{#include}}`, `{{#rustdoc_include}}` or `{{#playground}}` reports for itself when it
+/// cannot be built, at the same line.
+pub fn reads_an_unreadable_file(d: &Diagnostic) -> bool {
+    let directive =
+        ["`{{#include ", "`{{#rustdoc_include ", "`{{#playground "].iter().any(|p| d.message.starts_with(p));
+    let unreadable = d.message.ends_with(MISSING) || d.message.contains(OUTSIDE);
+    directive && unreadable && !d.message.contains(" (through ")
+}
+
 /// What is wrong with `read` (a message and a fix), included through the files of `chain`
 /// (the chapter first), if anything: a file outside the allowed folders, a missing one, or an
 /// include of a file already being included (mdBook would follow it until it gives up).
@@ -463,13 +507,13 @@ fn refused(layout: &Layout, read: &Read, chain: &[PathBuf]) -> Option<(String, S
     if !readable.iter().any(|(_, dir)| read.full.starts_with(dir)) {
         let dirs: Vec<String> = readable.iter().map(|(shown, _)| format!("`{shown}`")).collect();
         return Some((
-            format!("{directive} reads {shown}{through}, outside the folders the book may read from ({})", dirs.join(", ")),
+            format!("{directive} reads {shown}{through}{OUTSIDE} ({})", dirs.join(", ")),
             "move the file into the book's folder, or list its folder in `include-dirs` under [preprocessor.tangle] in book.toml".into(),
         ));
     }
     if !read.full.is_file() {
         return Some((
-            format!("{directive} reads {shown}{through}, which does not exist"),
+            format!("{directive} reads {shown}{through}{MISSING}"),
             "correct the path (it is relative to the folder of the file that holds the directive)".into(),
         ));
     }

@@ -61,6 +61,15 @@ impl LineIndex {
     pub(crate) fn line_start(&self, line: usize) -> usize {
         self.starts.get(line.saturating_sub(1)).copied().unwrap_or(usize::MAX)
     }
+
+    /// One-based line and column (in characters) of byte `offset` of `text`, the text this
+    /// index was made from.
+    pub fn line_col(&self, text: &str, offset: usize) -> (usize, usize) {
+        let offset = offset.min(text.len());
+        let line = self.line(offset);
+        let start = self.line_start(line).min(offset);
+        (line, text[start..offset].chars().count() + 1)
+    }
 }
 
 /// A fenced code block, with everything a writer needs to replace parts of it in place.
@@ -241,9 +250,7 @@ impl Document {
 
     /// One-based line and column (in characters) of byte `offset`.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
-        let line = self.lines.line(offset);
-        let start = self.lines.line_start(line).min(offset);
-        (line, self.source[start..offset].chars().count() + 1)
+        self.lines.line_col(&self.source, offset)
     }
 
     pub(crate) fn line_index(&self) -> &LineIndex {
