@@ -1,6 +1,7 @@
 //! What `book` would refuse, reported by `check`: the renderer's validation pass
 //! ([`tangle_render::validate`]), limited to the chapters asked for (and the book-wide files,
-//! `SUMMARY.md`, that belong to none).
+//! `SUMMARY.md`, that belong to none); beside it, as warnings, chapters that use a chapter the
+//! reader meets later ([`tangle_render::later_chapter_uses`]).
 
 use tangle_core::config::CellMode;
 use tangle_core::diagnostic::{Diagnostic, Sources, Style};
@@ -13,7 +14,12 @@ use crate::report::{CLEAN, ERROR};
 pub fn report(project: &Project, chapters: &[&Chapter]) -> u8 {
     let sources = Sources::new(&project.root);
     let mut code = CLEAN;
-    for d in tangle_core::timing::phase("validate", || tangle_render::validate(project)) {
+    let found = tangle_core::timing::phase("validate", || {
+        let mut found = tangle_render::validate(project);
+        found.extend(tangle_render::later_chapter_uses(project));
+        found
+    });
+    for d in found {
         if reported_by_an_example(project, &d) {
             code = ERROR;
             continue;

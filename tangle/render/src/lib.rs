@@ -40,7 +40,8 @@
 //! Before mdBook runs, [`validate()`] refuses what the book cannot show (an unknown citation key,
 //! figure or calculator, a calculator placed twice, a missing chapter, an include that reads
 //! outside the book's folders); `check` runs the same pass. Any error mdBook itself logs while
-//! building fails the build too ([`mdbook_log`]).
+//! building fails the build too ([`mdbook_log`]). `check` also warns, from [`reading_order`], of a
+//! chapter whose code uses a chapter the reader meets later.
 //!
 //! Nothing in the output loads a script, stylesheet or font from the network. [`serve`](mod@serve) serves
 //! the book while an author writes.
@@ -64,6 +65,7 @@ mod labels;
 mod math;
 mod mdbook_log;
 pub mod pdf;
+mod reading_order;
 mod refs;
 mod search;
 pub mod serve;
@@ -75,5 +77,6 @@ pub use book::{
     Chapters, NAME, Previous, Refused, RenderOptions, Rendered, TanglePreprocessor, build_book, build_changed_pages,
 };
 pub use labels::Parsed;
+pub use reading_order::later_chapter_uses;
 pub use serve::serve;
 pub use validate::{MDBOOK_05_REMOVED, RemovedKey, mdbook_reads, reads_an_unreadable_file, validate};

@@ -1,0 +1,72 @@
+//! The book's reading order against its chapters' imports: a chapter whose code uses a chapter
+//! the reader meets later ([`later_chapter_uses`]). Cargo builds it (only a cycle stops the
+//! build), but the page shows code that calls what the book has not explained yet, and the
+//! printed book cannot be read front to back. A warning, not a refusal: a book may mean it
+//! (an appendix of helpers listed last), and `book` renders it either way.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use tangle_core::diagnostic::Diagnostic;
+use tangle_core::pipeline::Project;
+
+/// One warning for every chapter import of a chapter that comes later in the reading order:
+/// `SUMMARY.md`'s, or where the book has none (mdBook then lists the files it finds), the
+/// chapter files' path order. Chapters `SUMMARY.md` does not list have no place in the order
+/// and are left out, as is a summary mdBook cannot read (`check` refuses that already).
+pub fn later_chapter_uses(project: &Project) -> Vec<Diagnostic> {
+    let Some(order) = reading_order(project) else { return Vec::new() };
+    let place = |name: &str| {
+        let chapter = project.book.chapters.iter().find(|c| c.name == name)?;
+        order.get(&chapter.path).copied()
+    };
+    let mut out = Vec::new();
+    for krate in &project.generated.crates {
+        let Some(here) = place(krate.name()) else { continue };
+        for (dep, at) in &krate.chapter_deps {
+            let Some(there) = place(dep) else { continue };
+            if there <= here {
+                continue;
+            }
+            let dep_path = project.book.chapters.iter().find(|c| &c.name == dep).map(|c| c.path.display().to_string());
+            out.push(
+                Diagnostic::warning(
+                    at.clone(),
+                    format!(
+                        "{} uses {dep}, a chapter the reader meets later ({}): this page shows code that \
+                         calls what the book has not explained yet",
+                        krate.name(),
+                        dep_path.unwrap_or_default(),
+                    ),
+                )
+                .with_help(format!(
+                    "move what {} needs into it or an earlier chapter, or list {dep} before it in SUMMARY.md",
+                    krate.name()
+                )),
+            );
+        }
+    }
+    out
+}
+
+/// Each chapter file's place in the reading order, by its path relative to the project root.
+fn reading_order(project: &Project) -> Option<HashMap<PathBuf, usize>> {
+    let layout = &project.config.layout;
+    let paths: Vec<PathBuf> = match std::fs::read_to_string(layout.abs(&layout.src).join("SUMMARY.md")) {
+        Ok(summary) => {
+            let entries = super::validate::summary_entries(&summary).ok()?;
+            entries.into_iter().map(|(_, path)| layout.src.join(path)).collect()
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            project.book.chapters.iter().map(|c| c.path.clone()).collect()
+        }
+        Err(_) => return None,
+    };
+    let mut order = HashMap::new();
+    for (i, path) in paths.into_iter().enumerate() {
+        // A chapter listed twice is read where it first appears. (Paths compare by component,
+        // so `./ch01.md` is `ch01.md`.)
+        order.entry(path).or_insert(i);
+    }
+    Some(order)
+}
