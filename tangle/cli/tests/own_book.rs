@@ -6,6 +6,8 @@
 //! - a failing test cell fails `tangle test` at the chapter line of its assertion;
 //! - `tangle init` adopts a plain mdBook (`book.toml`, `src/`, a chapter named `sums.md`)
 //!   without changing a chapter, after which it checks;
+//! - the workflow `tangle new` writes lists the chapters and finds tangle's folders as tangle
+//!   does, in every layout (`book.toml` at the root or in `book/`, folders of its own);
 //! - a stock `mdbook build`, with `mdbook-tangle` as its preprocessor, builds the book and
 //!   fails when a chapter is wrong (skipped, saying so, where no `mdbook` is installed).
 //!
@@ -87,10 +89,14 @@ fn a_new_book_passes_its_tests_and_fails_at_a_broken_test_cell() {
     let workflow = std::fs::read_to_string(book.join(".github/workflows/book.yml")).unwrap();
     assert!(workflow.contains("run: tangle test --chapter ${{ matrix.chapter }}"), "{workflow}");
     chapter_list_names_crates_as_tangle_does(&workflow);
-    let uploaded = ["target/tangle/cache/CHAPTER.json", "target/tangle/cache/figures/CHAPTER/"];
-    for path in uploaded {
-        assert!(workflow.contains(&path.replace("CHAPTER", "${{ matrix.chapter }}")), "{path} is not uploaded");
+    // Uploaded from the cache folder the first job finds, which for this book is
+    // `target/tangle/cache` (`workflow_folders_are_tangle_s`).
+    let cache = "${{ needs.chapters.outputs.cache }}";
+    for path in ["CACHE/CHAPTER.json", "CACHE/figures/CHAPTER/"] {
+        let written = path.replace("CACHE", cache).replace("CHAPTER", "${{ matrix.chapter }}");
+        assert!(workflow.contains(&written), "{written} is not uploaded");
     }
+    let uploaded = ["target/tangle/cache/CHAPTER.json", "target/tangle/cache/figures/CHAPTER/"];
     let shard = dir.path().join("shard");
     copy_checkout(&book, &shard);
     let out = tangle(&shard, &["test", "--chapter", "ch01"], true);
@@ -132,9 +138,7 @@ fn chapter_list_names_crates_as_tangle_does(workflow: &str) {
         eprintln!("skipped the workflow's chapter list: no `python3` on the PATH (GitHub's runners have it)");
         return;
     }
-    let (_, script) = workflow.split_once("shell: python3 {0}\n        run: |\n").expect("the list step");
-    let script: String =
-        script.lines().take_while(|l| !l.trim().is_empty()).map(|l| format!("{}\n", &l[10..])).collect();
+    let script = list_script(workflow);
     let dir = tempfile::tempdir().unwrap();
     let book = dir.path();
     std::fs::create_dir_all(book.join("src/part1")).unwrap();
@@ -154,13 +158,10 @@ fn chapter_list_names_crates_as_tangle_does(workflow: &str) {
     std::fs::write(book.join("src/SUMMARY.md"), summary).unwrap();
     let out = tangle(book, &["sync"], false);
     assert!(out.status.success(), "{}", text(&out));
-    std::fs::write(book.join("list.py"), script).unwrap();
-    let output = book.join("output");
-    let out = Command::new("python3").arg("list.py").current_dir(book).env("GITHUB_OUTPUT", &output).output().unwrap();
-    assert!(out.status.success(), "{}", text(&out));
+    let run = || list_step(&script, book);
     // The chapters tangle tests: `--chapter` accepts each listed name, and no other exists.
-    let listed = std::fs::read_to_string(&output).unwrap();
-    assert_eq!(listed, "list=[\"ch01\", \"ch1_intro\", \"chapter_two\"]\n");
+    let listed = run()["list"].clone();
+    assert_eq!(listed, "[\"ch01\", \"ch1_intro\", \"chapter_two\"]");
     let out = tangle(book, &["check", "--chapter", "ign"], false);
     assert!(!out.status.success() && text(&out).contains("no chapter named `ign`"), "{}", text(&out));
 
@@ -170,19 +171,12 @@ fn chapter_list_names_crates_as_tangle_does(workflow: &str) {
     std::fs::remove_dir_all(book.join("code")).unwrap();
     let out = tangle(book, &["sync"], false);
     assert!(out.status.success(), "{}", text(&out));
-    std::fs::remove_file(&output).unwrap();
-    let out = Command::new("python3").arg("list.py").current_dir(book).env("GITHUB_OUTPUT", &output).output().unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    assert_eq!(std::fs::read_to_string(&output).unwrap(), listed, "the crates under crates/");
+    assert_eq!(run()["list"], listed, "the crates under crates/");
 
     // A book with no notebook chapter yet lists none; a matrix may not be empty, so the test
     // job is skipped on exactly that list, and the jobs after it run without it.
     std::fs::remove_dir_all(book.join("crates")).unwrap();
-    std::fs::remove_file(&output).unwrap();
-    let out = Command::new("python3").arg("list.py").current_dir(book).env("GITHUB_OUTPUT", &output).output().unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    let empty = std::fs::read_to_string(&output).unwrap();
-    let empty = empty.strip_prefix("list=").and_then(|l| l.strip_suffix('\n')).unwrap();
+    let empty = run()["list"].clone();
     assert_eq!(job_condition(workflow, "test"), format!("needs.chapters.outputs.list != '{empty}'"));
     let after_tests = "${{ !cancelled() && !failure() }}";
     assert_eq!(job_condition(workflow, "book"), after_tests);
@@ -195,6 +189,108 @@ fn chapter_list_names_crates_as_tangle_does(workflow: &str) {
         publish.starts_with(&after_tests[..after_tests.len() - 3]) && publish.contains("refs/heads/main"),
         "{publish}"
     );
+}
+
+/// The workflow's list step: its script, taken from `workflow`.
+fn list_script(workflow: &str) -> String {
+    let (_, script) = workflow.split_once("shell: python3 {0}\n        run: |\n").expect("the list step");
+    script.lines().take_while(|l| !l.trim().is_empty()).map(|l| format!("{}\n", &l[10..])).collect()
+}
+
+/// What the list step writes to `GITHUB_OUTPUT` when run in `book`, by name.
+fn list_step(script: &str, book: &Path) -> std::collections::BTreeMap<String, String> {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, output) = (dir.path().join("list.py"), dir.path().join("output"));
+    std::fs::write(&file, script).unwrap();
+    let out = Command::new("python3").arg(&file).current_dir(book).env("GITHUB_OUTPUT", &output).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let written = std::fs::read_to_string(&output).unwrap();
+    written.lines().map(|l| l.split_once('=').expect("name=value")).map(|(k, v)| (k.into(), v.into())).collect()
+}
+
+/// The folders the workflow's jobs use, which its first job finds from `book.toml` without
+/// tangle installed, are where tangle puts them: the crates (listed from, and the cache key of
+/// the build), the runs the test jobs upload and the book job downloads, and the rendered
+/// book that is published. In a book with book.toml at its root and with the defaults, in one
+/// that names its own folders, and in this repository's layout (`book/book.toml`, whose
+/// parent is the project root).
+#[test]
+fn workflow_folders_are_tangle_s() {
+    if Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("skipped the workflow's folders: no `python3` on the PATH (GitHub's runners have it)");
+        return;
+    }
+    let workflow = include_str!("../template/github/book.yml");
+    for used in [
+        "workspaces: ${{ needs.chapters.outputs.code }} -> ${{ needs.chapters.outputs.code-to-work }}",
+        "path: ${{ needs.chapters.outputs.cache }}\n",
+        "path: ${{ needs.chapters.outputs.site }}\n",
+    ] {
+        assert!(workflow.contains(used), "the workflow does not use its first job's folders: {used}");
+    }
+    let script = list_script(workflow);
+    let dir = tempfile::tempdir().unwrap();
+    let chapter = "# One\n\n```rust\n// @save\npub const ONE: u8 = 1;\n```\n";
+    let folders = |root: &Path, book_toml: &str| {
+        let book = root.join(book_toml).parent().unwrap().to_path_buf();
+        std::fs::create_dir_all(book.join("src")).unwrap();
+        std::fs::write(book.join("src/SUMMARY.md"), "# Summary\n\n- [One](ch01.md)\n").unwrap();
+        std::fs::write(book.join("src/ch01.md"), chapter).unwrap();
+        let out = tangle(root, &["sync"], false);
+        assert!(out.status.success(), "{}", text(&out));
+        let found = list_step(&script, root);
+        assert_eq!(found["list"], "[\"ch01\"]", "{book_toml}: {found:?}");
+        // The crate was generated where the step looks, and the cache folder is inside the
+        // target folder the build cache is keyed on.
+        assert!(root.join(&found["code"]).join("ch01/src/lib.rs").is_file(), "{found:?}");
+        let work = Path::new(&found["code"]).join(&found["code-to-work"]);
+        assert_eq!(Path::new(&found["cache"]).parent(), Some(&*lexically(&work)), "{found:?}");
+        (found["code"].clone(), found["cache"].clone(), found["site"].clone())
+    };
+
+    let root = dir.path().join("defaults");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("book.toml"), "[book]\ntitle = \"T\"\n").unwrap();
+    let expected = ("code".into(), "target/tangle/cache".into(), "book".into());
+    assert_eq!(folders(&root, "book.toml"), expected);
+
+    let root = dir.path().join("own-folders");
+    std::fs::create_dir_all(&root).unwrap();
+    let toml = "[book]\ntitle = \"T\"\n\n[build]\nbuild-dir = \"site\"\n\n\
+                [preprocessor.tangle]\ncode = \"crates\"\ntarget-dir = \"build\"\n";
+    std::fs::write(root.join("book.toml"), toml).unwrap();
+    let expected = ("crates".into(), "build/tangle/cache".into(), "site".into());
+    assert_eq!(folders(&root, "book.toml"), expected);
+
+    // book/book.toml: tangle's folders beside book/, the rendered book inside it.
+    let root = dir.path().join("nested");
+    std::fs::create_dir_all(root.join("book")).unwrap();
+    std::fs::write(root.join("book/book.toml"), "[book]\ntitle = \"T\"\n").unwrap();
+    let expected = ("code".into(), "target/tangle/cache".into(), "book/book".into());
+    assert_eq!(folders(&root, "book/book.toml"), expected);
+    // ... and a setting there is read from book/, as mdBook reads `src`.
+    std::fs::write(
+        root.join("book/book.toml"),
+        "[book]\ntitle = \"T\"\n\n[preprocessor.tangle]\ncode = \"../crates\"\n",
+    )
+    .unwrap();
+    std::fs::remove_dir_all(root.join("code")).unwrap();
+    assert_eq!(folders(&root, "book/book.toml").0, "crates");
+}
+
+/// `path` with its `..` components taken out against the ones before them, as Python's
+/// `os.path.normpath` does.
+fn lexically(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::ParentDir if out.file_name().is_some() => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// The `if:` of one job of the workflow.
