@@ -17,12 +17,16 @@ pub struct Mapper<'a> {
     pub root: &'a Path,
     pub generated: &'a Generated,
     pub verbose: bool,
+    /// When mapping the build of examples: the edition of an example whose fence names none.
+    pub examples_edition: Option<&'a str>,
 }
 
 /// rustc's advice as it applies in a book: a crate is not added with `cargo add` to a
-/// `Cargo.toml` (tangle writes those) but declared in `book.toml`. In a chapter of `examples`
-/// (which may be of edition 2015, as rustdoc's are) an example may also need `extern crate`.
-fn book_advice(message: &str, examples: bool) -> String {
+/// `Cargo.toml` (tangle writes those) but declared in `book.toml`. An example of edition 2015
+/// (mdBook's default, as rustdoc's) also needs `extern crate`; `edition` is the example's, or
+/// `None` in a notebook chapter, whose crates are of 2018 or later.
+fn book_advice(message: &str, edition: Option<&str>) -> String {
+    let examples = edition.is_some();
     if message.contains("edition") && message.contains("in `Cargo.toml`") {
         return match examples {
             true => {
@@ -35,9 +39,9 @@ fn book_advice(message: &str, examples: bool) -> String {
     }
     let Some((_, rest)) = message.split_once("`cargo add ") else { return message.to_string() };
     let krate = rest.split(['`', ' ']).next().unwrap_or("");
-    let extern_crate = match examples {
-        true => format!(", and in edition 2015 add `extern crate {krate};` to the example"),
-        false => String::new(),
+    let extern_crate = match edition {
+        Some("2015") => format!(", and add `extern crate {krate};` to the example (its edition is 2015)"),
+        _ => String::new(),
     };
     format!(
         "if you meant the crate `{krate}` from crates.io, declare it in book.toml, under \
@@ -111,8 +115,8 @@ impl<'a> Mapper<'a> {
             };
             // rustc's own fix (`extern crate itoa;` in edition 2015) is kept as it says it.
             let suggested = child.spans.iter().any(|s| s.suggested_replacement.as_ref().is_some_and(|r| !r.is_empty()));
-            let examples = chapter.mode == crate::config::CellMode::Examples;
-            let mut text = if suggested { child.message.clone() } else { book_advice(&child.message, examples) };
+            let edition = self.edition_at(chapter, mapped.line, mapped.included_at);
+            let mut text = if suggested { child.message.clone() } else { book_advice(&child.message, edition) };
             if let Some(suggestion) = suggested_code(&child.spans) {
                 text = format!("{text}: {suggestion}");
             }
@@ -138,6 +142,16 @@ impl<'a> Mapper<'a> {
             ));
         }
         Some(out)
+    }
+
+    /// The edition of the example at `line` of `chapter` (or of the example whose include is
+    /// at `included_at`): its fence's, else the book's; `None` outside an examples build.
+    fn edition_at(&self, chapter: &'a Chapter, line: usize, included_at: Option<usize>) -> Option<&'a str> {
+        let default = self.examples_edition?;
+        let line = included_at.unwrap_or(line);
+        let cell = chapter.cells.iter().find(|c| (c.code_line..=c.code_line + c.code.lines().count()).contains(&line));
+        let fence = cell.and_then(|c| c.example.as_ref()).and_then(|e| e.edition.as_deref());
+        Some(fence.unwrap_or(default))
     }
 
     /// An error outside every cell: at its line of the generated file when that file is in
@@ -295,22 +309,25 @@ mod tests {
     #[test]
     fn rustc_s_cargo_add_advice_points_at_book_toml() {
         let said = "if you wanted to use a crate named `itoa`, use `cargo add itoa` to add it to your `Cargo.toml`";
-        let advice = super::book_advice(said, true);
+        let advice = super::book_advice(said, Some("2015"));
         assert!(
             advice.contains("`[preprocessor.tangle.dependencies]`") && advice.contains("`extern crate itoa;`"),
             "{advice}"
         );
         assert!(!advice.contains("cargo add"), "{advice}");
-        // A notebook chapter has no examples, and no edition 2015.
-        let advice = super::book_advice(said, false);
-        assert!(
-            advice.contains("`[preprocessor.tangle.dependencies]`") && !advice.contains("extern crate"),
-            "{advice}"
-        );
-        assert_eq!(super::book_advice("consider borrowing here", true), "consider borrowing here");
-        let edition = super::book_advice("set `edition = \"2024\"` in `Cargo.toml`", true);
+        // An example of a later edition names the crate without `extern crate`; a notebook
+        // chapter has no examples, and no edition 2015.
+        for edition in [Some("2021"), None] {
+            let advice = super::book_advice(said, edition);
+            assert!(
+                advice.contains("`[preprocessor.tangle.dependencies]`") && !advice.contains("extern crate"),
+                "{edition:?}: {advice}"
+            );
+        }
+        assert_eq!(super::book_advice("consider borrowing here", Some("2015")), "consider borrowing here");
+        let edition = super::book_advice("set `edition = \"2024\"` in `Cargo.toml`", Some("2015"));
         assert!(edition.contains("book.toml") && !edition.contains("Cargo.toml"), "{edition}");
-        assert!(!super::book_advice("set `edition = \"2024\"` in `Cargo.toml`", false).contains("example"));
+        assert!(!super::book_advice("set `edition = \"2024\"` in `Cargo.toml`", None).contains("example"));
     }
 
     use super::*;
@@ -402,7 +419,7 @@ mod tests {
             workspace: ("code/Cargo.toml".into(), String::new()),
             support: Vec::new(),
         };
-        let mapper = Mapper { root: root.path(), generated: &generated, verbose: false };
+        let mapper = Mapper { root: root.path(), generated: &generated, verbose: false, examples_edition: None };
         let d = mapper.map(&rustc_error("nb/src/main.rs")).unwrap();
         assert_eq!(d.location, Some(Location::new("code/nb/src/main.rs", 3).with_column(5)));
         let text = d.render(&Sources::new(root.path()), Style::Plain);
@@ -429,7 +446,7 @@ mod tests {
             support: Vec::new(),
         };
         let root = tempfile::tempdir().unwrap();
-        let mapper = Mapper { root: root.path(), generated: &generated, verbose: false };
+        let mapper = Mapper { root: root.path(), generated: &generated, verbose: false, examples_edition: None };
         let span = |label: &str| -> DiagnosticSpan {
             serde_json::from_value(serde_json::json!({
                 "file_name": "/rustc/abc/library/core/src/ops/arith.rs", "byte_start": 0, "byte_end": 1,

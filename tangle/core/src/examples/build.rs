@@ -85,7 +85,12 @@ fn cargo(
     let mut child = cmd.spawn().context("cannot run cargo (is a Rust toolchain installed?)")?;
     let stderr = child.stderr.take().expect("piped stderr");
     let stdout = child.stdout.take().expect("piped stdout");
-    let mapper = Mapper { root: &layout.root, generated: &workspace.generated, verbose: false };
+    let mapper = Mapper {
+        root: &layout.root,
+        generated: &workspace.generated,
+        verbose: false,
+        examples_edition: Some(&workspace.edition),
+    };
     std::thread::scope(|scope| {
         let chatter = scope.spawn(|| crate::build::relay_progress(stderr, progress));
         for message in Message::parse_stream(BufReader::new(stdout)) {

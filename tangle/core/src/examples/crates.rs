@@ -119,6 +119,8 @@ pub struct Workspace {
     pub generated: Generated,
     /// Example id → where it is built.
     pub placements: BTreeMap<String, Placement>,
+    /// The edition of an example whose fence names none: book.toml's, else mdBook's 2015.
+    pub edition: String,
 }
 
 /// The workspace's folder, relative to the project root.
@@ -197,7 +199,8 @@ pub fn workspace(config: &Config, examples: &[&Example], force_standalone: &[Str
         .collect();
     let generated =
         Generated { code: dir.clone(), crates, workspace: (dir.join("Cargo.toml"), manifest), support: Vec::new() };
-    Workspace { dir, files, generated, placements }
+    let edition = config.edition(CellMode::Examples).to_string();
+    Workspace { dir, files, generated, placements, edition }
 }
 
 /// The example's lines in `file`, as runs of lines that follow each other in both files.
