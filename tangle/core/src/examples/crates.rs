@@ -16,6 +16,7 @@ use std::sync::Arc;
 use super::include;
 use super::program::{self, Program};
 use crate::config::{Config, Layout, relative_to};
+use crate::diagnostic::Diagnostic;
 use crate::generate::{ChapterCrate, Generated, LineMap, Segment, quoted};
 use crate::model::{Cell, CellMode, Chapter, ExampleAttributes};
 
@@ -81,6 +82,24 @@ impl Example {
     /// A name unique in the book: `ch01_e3`.
     pub fn id(&self) -> String {
         format!("{}_e{}", self.chapter.name, self.index)
+    }
+
+    /// An error about what its fence claims (`should_panic`, `compile_fail`): at the attribute
+    /// in the opening fence's line, where the claim is made and dropped; at the example's first
+    /// line when the fence does not spell it out (an included file's attributes).
+    pub(crate) fn claim_error(&self, attribute: &str, message: impl Into<String>) -> Diagnostic {
+        let chapter = &self.chapter;
+        let source = chapter.source();
+        let start = chapter.cells[self.index].span.start;
+        let fence = &source[start..source[start..].find('\n').map_or(source.len(), |end| start + end)];
+        let Some(at) = fence.find(attribute).map(|i| start + i) else {
+            return Diagnostic::error(chapter.location(self.code_line), message);
+        };
+        let line_start = source[..at].rfind('\n').map_or(0, |i| i + 1);
+        let column = source[line_start..at].chars().count() + 1;
+        let line = source[..at].matches('\n').count() + 1;
+        Diagnostic::error(chapter.location(line).with_column(column), message)
+            .with_span(at..at + attribute.len(), "the fence says so here")
     }
 
     /// Whether it is compiled as rustdoc compiles a `no_run` or `compile_fail` doctest:

@@ -206,7 +206,8 @@ pub fn test(
                 let at = chapter.location(example.code_line);
                 let verdict = match (&target.exe, example.attributes.compile_fail) {
                     (Some(_), true) => Some(ExampleVerdict::Failed(vec![
-                        Diagnostic::error(at, "this example compiled, but `compile_fail` says it must not")
+                        example
+                            .claim_error("compile_fail", "this example compiled, but `compile_fail` says it must not")
                             .with_help("make it fail to compile again, or drop `compile_fail` from its fence"),
                     ])),
                     (None, true) => {
@@ -217,8 +218,8 @@ pub fn test(
                             false => {
                                 let got: BTreeSet<&String> = target.codes.iter().collect();
                                 let got: Vec<&str> = got.into_iter().map(String::as_str).collect();
-                                let mut d = Diagnostic::error(
-                                    at,
+                                let mut d = example.claim_error(
+                                    missing[0],
                                     format!(
                                         "this example fails to compile, but not with {} (rustc said: {})",
                                         missing.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", "),

@@ -116,7 +116,8 @@ fn run_one(workspace: &Workspace, root: &Path, job: &Job, progress: &dyn Progres
             format!("this example printed more than {} MiB on {stream} and was stopped", OUTPUT_CAP >> 20),
         )),
         ProcessEnd::Exited(status) if status.success() => example.attributes.should_panic.then(|| {
-            Diagnostic::error(at, "this example did not panic, but `should_panic` says it must")
+            example
+                .claim_error("should_panic", "this example did not panic, but `should_panic` says it must")
                 .with_help("make it panic again, or drop `should_panic` from its fence")
         }),
         ProcessEnd::Exited(_) if example.attributes.should_panic => None,
