@@ -309,11 +309,9 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         }
         Command::Sync { check: false, discard } => {
             let discard = if discard { Discard::All } else { Discard::Nothing };
-            for (verb, what) in tangle_core::generate::sync::summary(
-                &project.sync(&discard)?,
-                &project.generated,
-                &project.layout().theme,
-            ) {
+            for (verb, what) in
+                tangle_core::generate::sync::summary(&project.sync(&discard)?, &project.generated, project.layout())
+            {
                 println!("{verb} {what}");
             }
             Ok(CLEAN)

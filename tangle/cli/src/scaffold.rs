@@ -227,7 +227,7 @@ pub fn init(dir: &Path) -> anyhow::Result<u8> {
         changed.push(format!("{verb} {shown} (build output)"));
     }
     let fixed = project.sync(&tangle_core::generate::sync::Discard::Nothing)?;
-    for (verb, what) in tangle_core::generate::sync::summary(&fixed, &project.generated, &project.layout().theme) {
+    for (verb, what) in tangle_core::generate::sync::summary(&fixed, &project.generated, project.layout()) {
         eprintln!("{verb} {what}");
     }
     // The snapshots mirror the output blocks as the chapters have them now.

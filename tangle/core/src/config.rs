@@ -106,6 +106,12 @@ impl Layout {
         self.target.join("tangle")
     }
 
+    /// Where `sync --discard` keeps a copy of every file of someone's it overwrites or removes
+    /// (relative to the root): `target/tangle/discarded`, each at its own path there.
+    pub fn discarded_dir(&self) -> PathBuf {
+        self.work_dir_relative().join("discarded")
+    }
+
     /// The layout when `book.toml` is silent: mdBook's defaults for what mdBook reads (beside
     /// `book.toml`), and tangle's generated folders at the project root.
     fn defaults(root: &Path, book: &Path) -> Layout {
@@ -317,6 +323,10 @@ impl Config {
                 *field = at(v);
             }
         }
+        let written = |key: &str| tangle.get(key).and_then(|v| v.as_str()).map(str::to_string);
+        if let Some((key, message)) = unsafe_folder(&layout, written) {
+            bail!(error(key, message));
+        }
         match tangle.get("include-dirs") {
             None => {}
             Some(toml::Value::Array(dirs)) => {
@@ -503,6 +513,78 @@ fn line_of(text: &str, offset: usize) -> usize {
 }
 
 /// The line where `key` is set (`key =` at a line's start), else 1.
+/// A folder setting that would let tangle write over, or remove, the author's own files: the
+/// key and why. tangle removes from the code folder every file no chapter generates, once told
+/// to discard (`sync --discard`), and writes into the others; so none of them may be the
+/// project's folder, `book.toml`'s or the chapters' (or hold one of those), and the code folder
+/// may not lie outside the project, inside the chapters' folder (mdBook would publish it) or
+/// share a folder with another of tangle's. Only settings the book makes (`written`, the
+/// value as written) are judged: the defaults are safe.
+fn unsafe_folder(layout: &Layout, written: impl Fn(&str) -> Option<String>) -> Option<(&'static str, String)> {
+    let inside = |path: &Path, folder: &Path| folder.as_os_str().is_empty() || path.starts_with(folder);
+    let outside_root = |path: &Path| path.is_absolute() || path.starts_with("..");
+    let tangle_folders = [
+        ("code", &layout.code),
+        ("figures", &layout.figures),
+        ("snapshots", &layout.snapshots),
+        ("frozen", &layout.frozen),
+        ("target-dir", &layout.target),
+    ];
+    let own = [
+        ("the project's folder".to_string(), Path::new("")),
+        ("book.toml's folder".to_string(), &layout.book),
+        (format!("the chapters' folder ({})", layout.src.display()), &layout.src),
+    ];
+    for (key, folder) in tangle_folders {
+        let Some(value) = written(key) else { continue };
+        if outside_root(folder) && key != "code" {
+            continue;
+        }
+        if let Some((whose, theirs)) = own.iter().find(|(_, theirs)| inside(theirs, folder)) {
+            let above = if theirs == folder { "" } else { ", or a folder above it" };
+            return Some((
+                key,
+                format!(
+                    "`{key} = \"{value}\"` names {whose}{above}: tangle writes its own files there and removes the \
+                     ones it no longer needs; give it a folder of its own (the default is `{}`)",
+                    default_folder(key),
+                ),
+            ));
+        }
+    }
+    let value = written("code")?;
+    let code = &layout.code;
+    let why = if outside_root(code) {
+        Some("names a folder outside the project's".to_string())
+    } else if inside(code, &layout.src) {
+        Some(format!("lies inside the chapters' folder ({}), which mdBook publishes", layout.src.display()))
+    } else {
+        let shared = tangle_folders.iter().skip(1).find(|(_, other)| inside(code, other) || inside(other, code));
+        shared.map(|(other, _)| format!("shares a folder with `{other}`"))
+    };
+    why.map(|why| {
+        (
+            "code",
+            format!(
+                "`code = \"{value}\"` {why}: the crates need a folder of their own inside the project, beside \
+                 the chapters (the default is `code`), since tangle removes from it every file no chapter generates \
+                 when told to discard them"
+            ),
+        )
+    })
+}
+
+/// The folder tangle uses for `key` when `book.toml` names none.
+fn default_folder(key: &str) -> &'static str {
+    match key {
+        "target-dir" => "target",
+        "code" => "code",
+        "figures" => "figures",
+        "snapshots" => "snapshots",
+        _ => "frozen",
+    }
+}
+
 fn key_line(text: &str, key: &str) -> usize {
     text.lines()
         .position(|l| {
@@ -582,6 +664,53 @@ mod tests {
         let err = parse("", "[preprocessor.tangle.dependencies]\ntangle-runtime = \"1\"\n").unwrap_err();
         assert!(err.to_string().contains("not a dependency to declare"), "{err}");
         assert!(parse("", "[book\n").is_err());
+    }
+
+    /// A folder setting that would have tangle write over, or remove, the book's own files is
+    /// refused at its line, before anything is written: `sync --discard` removed every chapter
+    /// of a book told `code = "."`, and files outside it told `code = "../elsewhere"`.
+    #[test]
+    fn folders_that_hold_the_author_s_files_are_refused() {
+        let refused = |book: &str, setting: &str, why: &str| {
+            let text = format!("[book]\ntitle = \"t\"\n\n[preprocessor.tangle]\n{setting}\n");
+            let err = parse(book, &text).expect_err(setting);
+            let d = err.downcast_ref::<Diagnostic>().unwrap();
+            assert_eq!(d.location.as_ref().unwrap().line, 5, "{setting}: {}", d.message);
+            assert!(d.message.contains(why), "{setting}: {}", d.message);
+        };
+        refused("", "code = \".\"", "names the project's folder");
+        refused("", "code = \"\"", "names the project's folder");
+        refused("", "code = \"code/..\"", "names the project's folder");
+        refused("", "code = \"src\"", "names the chapters' folder (src)");
+        refused("", "code = \"src/code\"", "inside the chapters' folder");
+        refused("", "code = \"../victim\"", "names a folder outside the project's");
+        refused("", "code = \"/tmp/elsewhere\"", "names a folder outside the project's");
+        refused("", "code = \"figures\"", "shares a folder with `figures`");
+        refused("", "code = \"target/crates\"", "shares a folder with `target-dir`");
+        refused("book", "code = \"..\"", "names the project's folder");
+        refused("book", "code = \".\"", "names book.toml's folder:");
+        refused("", "figures = \"src\"", "names the chapters' folder (src)");
+        refused("", "snapshots = \".\"", "names the project's folder");
+        refused("book", "frozen = \"..\"", "names the project's folder");
+        refused("", "target-dir = \"\"", "names the project's folder");
+        let err = parse("", "[book]\nsrc = \"pages/src\"\n[preprocessor.tangle]\ncode = \"pages\"\n").unwrap_err();
+        assert!(
+            err.to_string().contains("`code = \"pages\"` names the chapters' folder (pages/src), or a folder above it")
+        );
+        // Folders of their own, wherever they are, pass; so do the defaults.
+        for (book, setting) in [
+            ("", "code = \"crates\""),
+            ("", "code = \"generated/code\""),
+            ("book", "code = \"../crates\""),
+            ("", "figures = \"src/figures\""),
+            ("", "target-dir = \"../target\""),
+            ("", "snapshots = \"tests/snapshots\""),
+        ] {
+            let text = format!("[book]\ntitle = \"t\"\n\n[preprocessor.tangle]\n{setting}\n");
+            parse(book, &text).unwrap_or_else(|e| panic!("{setting}: {e}"));
+        }
+        parse("", "[book]\ntitle = \"t\"\n").unwrap();
+        parse("book", "[book]\ntitle = \"t\"\n").unwrap();
     }
 
     #[test]

@@ -167,7 +167,7 @@ impl Project {
         if let Discard::Nothing = discard {
             self.refuse_edits()?;
         }
-        let mut written = sync::write(&self.root, &self.generated, discard)?;
+        let mut written = sync::write(&self.root, &self.generated, discard, self.layout().discarded_dir())?;
         for orphan in self.orphan_snapshots() {
             std::fs::remove_file(self.root.join(&orphan))
                 .with_context(|| format!("cannot remove {}", orphan.display()))?;
@@ -330,9 +330,7 @@ pub fn check(
         if options.writes == Writes::Refuse {
             return Ok(Outcome::Stale(stale));
         }
-        for (verb, what) in
-            sync::summary(&project.sync(&Discard::Nothing)?, &project.generated, &project.layout().theme)
-        {
+        for (verb, what) in sync::summary(&project.sync(&Discard::Nothing)?, &project.generated, project.layout()) {
             progress.line(&format!("{verb:>9} {what}"));
         }
     }
@@ -917,7 +915,7 @@ pub fn untangle(project: &Project, chapters: &[Selected<'_>], writes: Writes) ->
             s => s,
         })
         .collect();
-    let written = sync::summary(&fixed, &reloaded.generated, &reloaded.layout().theme);
+    let written = sync::summary(&fixed, &reloaded.generated, reloaded.layout());
     Ok(Untangled { chapters: taken, written })
 }
 

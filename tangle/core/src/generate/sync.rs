@@ -18,8 +18,11 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use anyhow::Context;
+
 use super::crates::Generated;
 use super::seal;
+use crate::config::Layout;
 use crate::{fsutil, messages};
 
 /// Why a file under `code/` is not what the chapters generate.
@@ -90,7 +93,9 @@ impl Stale {
 /// (`wrote`, `code/ch06/src/lib.rs`). The files of the runtime and of the theme (`theme`, the
 /// book's theme folder) are one entry each (`code/tangle-runtime/ (tangle's runtime, 8 files)`):
 /// they change only together, with the tool.
-pub fn summary(fixed: &[Stale], generated: &Generated, theme: &Path) -> Vec<(&'static str, String)> {
+pub fn summary(fixed: &[Stale], generated: &Generated, layout: &Layout) -> Vec<(&'static str, String)> {
+    let theme = layout.theme.as_path();
+    let kept = |p: &Path| layout.discarded_dir().join(p).display().to_string();
     let runtime = super::runtime::dir(&generated.code);
     let tool_files = |s: &&Stale| generated.support.iter().any(|(p, _)| p == s.path());
     let mut lines = Vec::new();
@@ -105,8 +110,8 @@ pub fn summary(fixed: &[Stale], generated: &Generated, theme: &Path) -> Vec<(&'s
         }
     }
     lines.extend(rest.iter().map(|s| match s {
-        Stale::Edited(p) => (s.fix_verb(), format!("{} (its edits discarded)", p.display())),
-        Stale::Foreign(p) => (s.fix_verb(), format!("{} (not tangle's: discarded)", p.display())),
+        Stale::Edited(p) => (s.fix_verb(), format!("{} (its edits discarded; as it was: {})", p.display(), kept(p))),
+        Stale::Foreign(p) => (s.fix_verb(), format!("{} (not tangle's: discarded; kept as {})", p.display(), kept(p))),
         _ => (s.fix_verb(), s.path().display().to_string()),
     }));
     lines
@@ -217,14 +222,28 @@ impl std::error::Error for Refused {}
 
 /// Writes every generated file that differs and removes files no chapter generates. Edited
 /// files are overwritten, left alone or refused as `discard` says; a refusal comes before
-/// anything is written. Returns what it fixed.
-pub fn write(root: &Path, generated: &Generated, discard: &Discard) -> anyhow::Result<Vec<Stale>> {
+/// anything is written. A file of someone's that [`Discard::All`] overwrites or removes is
+/// first copied under `keep` (relative to the root, at its own path there), so that nothing a
+/// hand wrote is lost to a mistaken `--discard`. Returns what it fixed.
+pub fn write(
+    root: &Path,
+    generated: &Generated,
+    discard: &Discard,
+    keep: impl AsRef<Path>,
+) -> anyhow::Result<Vec<Stale>> {
     let mut stale = stale_files(root, generated)?;
     let edited: Vec<PathBuf> = stale.iter().filter(|s| s.is_hand_made()).map(|s| s.path().to_path_buf()).collect();
     match discard {
         Discard::Nothing if !edited.is_empty() => return Err(Refused { edited }.into()),
         Discard::These(taken) => stale.retain(|s| !s.is_hand_made() || taken.contains(s.path())),
         _ => {}
+    }
+    if let Discard::All = discard {
+        for p in stale.iter().filter(|s| s.is_hand_made()).map(Stale::path) {
+            let copy = root.join(keep.as_ref()).join(p);
+            let bytes = std::fs::read(root.join(p)).with_context(|| format!("cannot read {}", p.display()))?;
+            fsutil::write_atomic(&copy, &bytes).with_context(|| format!("cannot keep a copy of {}", p.display()))?;
+        }
     }
     for s in &stale {
         match s {
@@ -287,6 +306,9 @@ fn remove_empty_dirs(dir: &Path) -> anyhow::Result<()> {
 mod tests {
     use super::*;
 
+    /// Where the tests' discards keep their copies.
+    const KEEP: &str = "target/tangle/discarded";
+
     fn project() -> (tempfile::TempDir, Generated) {
         let dir = tempfile::tempdir().unwrap();
         let config = crate::config::Config::parse(
@@ -332,7 +354,7 @@ mod tests {
     fn edited_files_and_files_of_someone_s_are_kept_unless_discarded() {
         let (dir, generated) = project();
         let root = dir.path();
-        write(root, &generated, &Discard::Nothing).unwrap();
+        write(root, &generated, &Discard::Nothing, KEEP).unwrap();
         assert!(stale_files(root, &generated).unwrap().is_empty());
         let lib = PathBuf::from("code/ch01/src/lib.rs");
         let original = std::fs::read_to_string(root.join(&lib)).unwrap();
@@ -351,24 +373,30 @@ mod tests {
         assert!(found.contains(&Stale::Foreign(helper.clone())), "{found:?}");
         assert!(found.contains(&Stale::Unexpected(temporary.clone())), "{found:?}");
 
-        let refused = write(root, &generated, &Discard::Nothing).unwrap_err();
+        let refused = write(root, &generated, &Discard::Nothing, KEEP).unwrap_err();
         let refused = refused.downcast_ref::<Refused>().expect("a refusal");
         assert_eq!(refused.edited, [lib.clone(), helper.clone()]);
         assert!(root.join(&temporary).exists(), "a refusal writes nothing");
         // Taking the library's edits leaves the helper alone.
-        write(root, &generated, &Discard::These(BTreeSet::from([lib.clone()]))).unwrap();
+        write(root, &generated, &Discard::These(BTreeSet::from([lib.clone()])), KEEP).unwrap();
         assert_eq!(std::fs::read_to_string(root.join(&lib)).unwrap(), original);
         assert!(root.join(&helper).exists() && !root.join(&temporary).exists());
-        write(root, &generated, &Discard::All).unwrap();
+        // Discarding everything keeps a copy of what it overwrites or removes.
+        std::fs::write(root.join(&lib), original.replace("    1\n", "    3\n")).unwrap();
+        let fixed = write(root, &generated, &Discard::All, KEEP).unwrap();
+        assert_eq!(fixed, [Stale::Edited(lib.clone()), Stale::Foreign(helper.clone())]);
         assert!(!root.join(&helper).exists());
         assert!(stale_files(root, &generated).unwrap().is_empty());
+        let kept = |p: &Path| std::fs::read_to_string(root.join(KEEP).join(p)).unwrap();
+        assert_eq!(kept(&helper), "pub fn help() {}\n");
+        assert_eq!(kept(&lib), original.replace("    1\n", "    3\n"));
     }
 
     #[test]
     fn an_editor_s_hidden_files_in_code_are_left_alone() {
         let (dir, generated) = project();
         let root = dir.path();
-        write(root, &generated, &Discard::Nothing).unwrap();
+        write(root, &generated, &Discard::Nothing, KEEP).unwrap();
         let cargo_config = PathBuf::from("code/.cargo/config.toml");
         assert!(generated.files().any(|(p, _)| p == cargo_config), "tangle writes into .cargo/");
         for hidden in ["code/.idea/workspace.xml", "code/.vscode/settings.json", "code/ch01/.DS_Store"] {
@@ -376,7 +404,7 @@ mod tests {
             std::fs::write(root.join(hidden), "{}").unwrap();
         }
         assert_eq!(stale_files(root, &generated).unwrap(), []);
-        write(root, &generated, &Discard::All).unwrap();
+        write(root, &generated, &Discard::All, KEEP).unwrap();
         assert!(root.join("code/.idea/workspace.xml").exists(), "a discard removes none of them");
         // The hidden folder tangle writes into is still its own: someone's file there is reported,
         // and so is a killed write's temporary file anywhere.
@@ -396,9 +424,9 @@ mod tests {
     fn a_merge_conflict_left_in_a_generated_file_is_regenerated() {
         let (dir, generated) = project();
         let root = dir.path();
-        write(root, &generated, &Discard::Nothing).unwrap();
+        write(root, &generated, &Discard::Nothing, KEEP).unwrap();
         let lib = PathBuf::from("code/ch01/src/lib.rs");
         std::fs::write(root.join(&lib), "<<<<<<< HEAD\na\n=======\nb\n>>>>>>> theirs\n").unwrap();
-        assert_eq!(write(root, &generated, &Discard::Nothing).unwrap(), [Stale::Differs(lib)]);
+        assert_eq!(write(root, &generated, &Discard::Nothing, KEEP).unwrap(), [Stale::Differs(lib)]);
     }
 }
