@@ -15,6 +15,7 @@
 //! - `endings PATH`            record how many lines end in CRLF and in LF
 //! - `write PATH TEXT`        create or overwrite a file with TEXT (`\n` allowed)
 //! - `remove PATH`             remove a file or a folder
+//! - `symlink PATH -> TARGET`  create a symbolic link at PATH to TARGET (which may not exist)
 //! - `exists PATH`             record whether a file or folder exists
 //! - `contains PATH TEXT`      record how many times a file contains TEXT
 //! - `took-under SECONDS`      record whether the last `tangle` step took less than SECONDS
@@ -162,6 +163,10 @@ fn run_steps(case: &Path) -> String {
                 let path = root.join(path);
                 std::fs::create_dir_all(path.parent().unwrap()).unwrap();
                 std::fs::write(path, text.replace("\\n", "\n")).unwrap();
+            }
+            "symlink" => {
+                let (path, target) = rest.split_once(" -> ").expect("symlink PATH -> TARGET");
+                std::os::unix::fs::symlink(target, root.join(path)).unwrap();
             }
             "remove" => {
                 let path = root.join(rest);

@@ -18,6 +18,8 @@
 //!   file that does not exist, in the chapter or in a file it includes (mdBook expands those
 //!   too), and an include that reaches a file already being included (it would never end).
 //!
+//! - a link under the chapters' folder that points nowhere (an editor's mark on a chapter being
+//!   edited), which mdBook would fail to copy into the book;
 //! - a `book.toml` that mdBook 0.5 does not accept (a key it removed, such as the `multilingual`
 //!   of books made with mdBook 0.4), at the key's line.
 //!
@@ -122,6 +124,7 @@ pub(crate) fn validate_with(config: &Config, parsed: &Parsed) -> Vec<Diagnostic>
     let layout = &config.layout;
     let src = layout.abs(&layout.src);
     let mut out: Vec<Diagnostic> = mdbook_config(layout).into_iter().collect();
+    out.extend(dangling_links(layout));
     let summary_file = layout.src.join("SUMMARY.md");
     let summary = match std::fs::read(src.join("SUMMARY.md")) {
         // No SUMMARY.md: mdBook makes one of the files it finds, and refuses nothing.
@@ -179,6 +182,34 @@ pub(crate) fn validate_with(config: &Config, parsed: &Parsed) -> Vec<Diagnostic>
         out.extend(broken_references(page, &labels, &layout.src.join(path)));
     }
     out
+}
+
+/// Links under the chapters' folder that point nowhere. mdBook copies every file of that folder
+/// into the book, and fails on one it cannot read, naming only the path; the likeliest is an
+/// editor's mark on a chapter being edited (Emacs's `.#ch02.md`), gone once it is saved.
+fn dangling_links(layout: &Layout) -> Vec<Diagnostic> {
+    let src = layout.abs(&layout.src);
+    let walk = walkdir::WalkDir::new(&src).sort_by_file_name().into_iter().filter_map(Result::ok);
+    walk.filter(|e| e.path_is_symlink() && !e.path().exists())
+        .map(|e| {
+            let rel = layout.src.join(e.path().strip_prefix(&src).unwrap_or(e.path()));
+            let target = std::fs::read_link(e.path()).map(|t| t.display().to_string()).unwrap_or_default();
+            Diagnostic::new(
+                tangle_core::diagnostic::Severity::Error,
+                None,
+                format!(
+                    "{} is a link to `{target}`, which does not exist: mdBook copies every file of {} into the \
+                     book, and cannot copy this one",
+                    rel.display(),
+                    layout.src.display()
+                ),
+            )
+            .with_help(
+                "remove the link, or point it at a file; an editor's mark on a chapter not yet saved \
+                 (Emacs's `.#NAME.md`) goes away when the chapter is saved",
+            )
+        })
+        .collect()
 }
 
 /// `{{#ref fig:NAME}}` naming no figure or equation, and a plain "Figure 6.9" of this chapter

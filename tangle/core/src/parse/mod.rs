@@ -106,14 +106,26 @@ pub(crate) fn load_book(layout: &Layout, default: CellMode) -> anyhow::Result<Bo
     Ok(Book { chapters, documents })
 }
 
-/// Markdown files under `src` (relative to `root`, with their bytes), `SUMMARY.md` aside, in
-/// path order.
-/// The Markdown files under `src` (absolute), each named as `src_rel` (the same folder
-/// relative to the project root) joined with its path inside.
+/// The Markdown files under `src` (absolute), `SUMMARY.md` aside, in path order, each named as
+/// `src_rel` (the same folder relative to the project root) joined with its path inside.
+/// Hidden files and folders are an editor's or a tool's, never chapters (Emacs marks a file
+/// being edited with a link `.#ch02.md` that points nowhere), and so is a link that points
+/// nowhere: both are passed over. (mdBook reads only what `SUMMARY.md` lists; a chapter it
+/// lists that cannot be read is reported by the book's validation.)
 fn markdown_files(src_rel: &Path, src: &Path) -> anyhow::Result<Vec<(PathBuf, Vec<u8>)>> {
     let mut out = Vec::new();
-    for entry in walkdir::WalkDir::new(src).follow_links(true).sort_by_file_name() {
-        let entry = entry?;
+    let walk = walkdir::WalkDir::new(src).follow_links(true).sort_by_file_name().into_iter();
+    let walk = walk.filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+    for entry in walk {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) if e.path().is_some_and(|p| p.is_symlink() && !p.exists()) => continue,
+            Err(e) => {
+                let at = e.path().map(|p| p.display().to_string()).unwrap_or_else(|| src.display().to_string());
+                let why = e.io_error().map_or_else(|| e.to_string(), ToString::to_string);
+                anyhow::bail!("cannot read the chapters' folder at {at}: {why}");
+            }
+        };
         let path = entry.path();
         if !entry.file_type().is_file() || path.extension().is_none_or(|e| e != "md") {
             continue;
