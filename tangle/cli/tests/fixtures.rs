@@ -50,7 +50,8 @@ fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2).unwrap().to_path_buf()
 }
 
-/// A fresh project around the fixture's book (a `book.toml` if the fixture has none) and, so
+/// A fresh project around the fixture's book (a `book.toml` and a `SUMMARY.md` if the fixture
+/// has none) and, so
 /// that cargo need not resolve afresh, this repository's lock file for the chapter workspace.
 fn make_project(case: &Path) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -61,6 +62,19 @@ fn make_project(case: &Path) -> tempfile::TempDir {
             "[book]\ntitle = \"fixture\"\n\n[rust]\nedition = \"2024\"\n",
         )
         .unwrap();
+    }
+    // mdBook needs a SUMMARY.md (and `check` refuses a book without one): a fixture that has
+    // none gets one listing its pages in path order, as `mdbook init` would have started it.
+    let src = dir.path().join("book/src");
+    if !src.join("SUMMARY.md").exists() && src.is_dir() {
+        let mut pages: Vec<PathBuf> = walkdir::WalkDir::new(&src)
+            .into_iter()
+            .map(|e| e.unwrap().path().strip_prefix(&src).unwrap().to_path_buf())
+            .filter(|p| p.extension().is_some_and(|x| x == "md"))
+            .collect();
+        pages.sort();
+        let entries: String = pages.iter().map(|p| format!("- [{}](<{}>)\n", p.display(), p.display())).collect();
+        std::fs::write(src.join("SUMMARY.md"), format!("# Summary\n\n{entries}")).unwrap();
     }
     std::fs::create_dir_all(dir.path().join("code")).unwrap();
     std::fs::copy(workspace_root().join("code/Cargo.lock"), dir.path().join("code/Cargo.lock")).unwrap();

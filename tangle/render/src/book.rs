@@ -322,10 +322,14 @@ fn require_theme(layout: &Layout, ctx: &PreprocessorContext) -> anyhow::Result<(
     Ok(())
 }
 
-/// Chapter files (files with cells) that SUMMARY.md does not list: checked by tangle, never
-/// shown.
+/// Chapter files (files with cells) that SUMMARY.md does not list, and no page it lists
+/// includes: checked by tangle, never shown.
 fn unlisted_chapters(src_dir: &Path, src_rel: &Path, listed: &[(PathBuf, String)], parsed: &Parsed) -> Vec<Diagnostic> {
     let mut out = Vec::new();
+    let included = super::validate::included_pages(src_dir, listed);
+    let listed: Vec<(PathBuf, String)> =
+        listed.iter().cloned().chain(included.into_iter().map(|p| (p, String::new()))).collect();
+    let listed = listed.as_slice();
     let unlisted = |rel: &Path| {
         Diagnostic::warning(
             Location::new(src_rel.join(rel), 1),

@@ -10,10 +10,9 @@ use std::path::PathBuf;
 use tangle_core::diagnostic::Diagnostic;
 use tangle_core::pipeline::Project;
 
-/// One warning for every chapter import of a chapter that comes later in the reading order:
-/// `SUMMARY.md`'s, or where the book has none (mdBook then lists the files it finds), the
-/// chapter files' path order. Chapters `SUMMARY.md` does not list have no place in the order
-/// and are left out, as is a summary mdBook cannot read (`check` refuses that already).
+/// One warning for every chapter import of a chapter that `SUMMARY.md` lists later. Chapters
+/// it does not list have no place in the order and are left out, as is a book without a
+/// summary, or with one mdBook cannot read (`check` refuses those already).
 pub fn later_chapter_uses(project: &Project) -> Vec<Diagnostic> {
     let Some(order) = reading_order(project) else { return Vec::new() };
     let place = |name: &str| {
@@ -52,21 +51,13 @@ pub fn later_chapter_uses(project: &Project) -> Vec<Diagnostic> {
 /// Each chapter file's place in the reading order, by its path relative to the project root.
 fn reading_order(project: &Project) -> Option<HashMap<PathBuf, usize>> {
     let layout = &project.config.layout;
-    let paths: Vec<PathBuf> = match std::fs::read_to_string(layout.abs(&layout.src).join("SUMMARY.md")) {
-        Ok(summary) => {
-            let entries = super::validate::summary_entries(&summary).ok()?;
-            entries.into_iter().map(|(_, path)| layout.src.join(path)).collect()
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            project.book.chapters.iter().map(|c| c.path.clone()).collect()
-        }
-        Err(_) => return None,
-    };
+    let summary = std::fs::read_to_string(layout.abs(&layout.src).join("SUMMARY.md")).ok()?;
+    let entries = super::validate::summary_entries(&summary).ok()?;
     let mut order = HashMap::new();
-    for (i, path) in paths.into_iter().enumerate() {
+    for (i, (_, path)) in entries.into_iter().enumerate() {
         // A chapter listed twice is read where it first appears. (Paths compare by component,
         // so `./ch01.md` is `ch01.md`.)
-        order.entry(path).or_insert(i);
+        order.entry(layout.src.join(path)).or_insert(i);
     }
     Some(order)
 }

@@ -127,8 +127,22 @@ pub(crate) fn validate_with(config: &Config, parsed: &Parsed) -> Vec<Diagnostic>
     out.extend(dangling_links(layout));
     let summary_file = layout.src.join("SUMMARY.md");
     let summary = match std::fs::read(src.join("SUMMARY.md")) {
-        // No SUMMARY.md: mdBook makes one of the files it finds, and refuses nothing.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return out,
+        // mdBook learns the pages and their order from SUMMARY.md alone, and refuses a book
+        // without one (only `mdbook init` writes it).
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            out.push(
+                Diagnostic::new(
+                    tangle_core::diagnostic::Severity::Error,
+                    None,
+                    format!(
+                        "the book has no {}: mdBook builds the pages it lists, in its order",
+                        summary_file.display()
+                    ),
+                )
+                .with_help("create it with a line per chapter, such as `- [Chapter 1](ch01.md)` under `# Summary`"),
+            );
+            return out;
+        }
         Err(e) => {
             out.push(Diagnostic::error(Location::new(summary_file, 1), format!("cannot read SUMMARY.md: {e}")));
             return out;
@@ -475,6 +489,29 @@ fn includes(layout: &Layout, path: &Path, page: &Page, file: &Path) -> Vec<Diagn
 }
 
 /// One of mdBook's directives that reads a file: where it stands, its words, what it reads.
+/// The Markdown files of `src_dir` that the pages `listed` (relative to `src_dir`, with their
+/// text) include, directly or through one another: fragments such pages are made of (the Rust
+/// Cookbook lists `url.md`, which includes `url/parse.md`), part of the book though
+/// `SUMMARY.md` never names them. Relative to `src_dir`.
+pub(crate) fn included_pages(src_dir: &Path, listed: &[(PathBuf, String)]) -> std::collections::HashSet<PathBuf> {
+    let mut found = std::collections::HashSet::new();
+    let mut todo: Vec<(PathBuf, String)> = listed.to_vec();
+    while let Some((page, text)) = todo.pop() {
+        let dir = src_dir.join(page.parent().unwrap_or(Path::new("")));
+        for read in reads(&text, &dir) {
+            let Ok(rel) = read.full.strip_prefix(src_dir) else { continue };
+            if read.full.extension().is_none_or(|e| e != "md") || found.contains(rel) {
+                continue;
+            }
+            found.insert(rel.to_path_buf());
+            if let Ok(text) = std::fs::read_to_string(&read.full) {
+                todo.push((rel.to_path_buf(), text));
+            }
+        }
+    }
+    found
+}
+
 struct Read {
     at: usize,
     kind: String,
