@@ -123,8 +123,8 @@ pub struct Placement {
     /// The name of the package's binary target, rustc's `--crate-name`: the package's name,
     /// unless the example names its crate (`#![crate_name = "rary"]`).
     pub target: String,
-    /// The argument that selects it (a merged crate's dispatcher), if any.
-    pub argument: Option<usize>,
+    /// The number that selects it in a merged crate's dispatcher (passed in [`EXAMPLE_VAR`]), if any.
+    pub number: Option<usize>,
     /// Whether its crate is only checked, never linked ([`Example::checked_only`]).
     pub checked_only: bool,
 }
@@ -141,6 +141,9 @@ pub struct Workspace {
     /// The edition of an example whose fence names none: book.toml's, else mdBook's 2015.
     pub edition: String,
 }
+
+/// The environment variable that tells a merged crate's dispatcher which example to run.
+pub(crate) const EXAMPLE_VAR: &str = "TANGLE_EXAMPLE";
 
 /// The workspace's folder, relative to the project root.
 pub fn dir(config: &Config) -> PathBuf {
@@ -170,7 +173,7 @@ pub fn workspace(config: &Config, examples: &[&Example], force_standalone: &[Str
             let checked_only = example.checked_only();
             let target = example.program.crate_name().unwrap_or_else(|| name.clone());
             files.push((pkg.join("Cargo.toml"), package(&name, &target, &example.edition, config)));
-            let placement = Placement { binary: name.clone(), target, argument: None, checked_only };
+            let placement = Placement { binary: name.clone(), target, number: None, checked_only };
             placements.insert(name.clone(), placement);
             members.push(member);
         } else {
@@ -187,9 +190,14 @@ pub fn workspace(config: &Config, examples: &[&Example], force_standalone: &[Str
             main +=
                 &format!("#[path = \"../../{}/{}.rs\"]\nmod {};\n", example.chapter.name, example.id(), example.id());
         }
-        main += "\nfn main() -> ::std::process::ExitCode {\n    use ::std::process::Termination;\n    \
-                 let n: usize = ::std::env::args().nth(1).and_then(|a| a.parse().ok()).expect(\"an example's number\");\n    \
-                 match n {\n";
+        // The number comes in an environment variable, taken away before the example runs: its
+        // command line is its own, empty, as under rustdoc (a `clap` example parses it).
+        main += &format!(
+            "\nfn main() -> ::std::process::ExitCode {{\n    use ::std::process::Termination;\n    \
+             let n: usize = ::std::env::var(\"{EXAMPLE_VAR}\").ok().and_then(|a| a.parse().ok()).expect(\"an example's number\");\n    \
+             unsafe {{ ::std::env::remove_var(\"{EXAMPLE_VAR}\") }};\n    \
+             match n {{\n"
+        );
         for (n, example) in group.iter().enumerate() {
             let (source, _) = example.program.source(false);
             let file = dir.join(&example.chapter.name).join(format!("{}.rs", example.id()));
@@ -197,7 +205,7 @@ pub fn workspace(config: &Config, examples: &[&Example], force_standalone: &[Str
             files.push((file, source));
             main += &format!("        {n} => {}::__tangle_main().report(),\n", example.id());
             let (binary, target) = (name.clone(), name.clone());
-            placements.insert(example.id(), Placement { binary, target, argument: Some(n), checked_only });
+            placements.insert(example.id(), Placement { binary, target, number: Some(n), checked_only });
         }
         main += "        _ => panic!(\"no example {n}\"),\n    }\n}\n";
         files.push((pkg.join("Cargo.toml"), package(&name, &name, edition, config)));

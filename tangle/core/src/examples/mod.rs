@@ -232,7 +232,7 @@ pub fn test(
                         }
                     }
                     (None, false) if !own.is_empty() => Some(ExampleVerdict::Failed(own)),
-                    (None, false) if placement.argument.is_some() && round == 0 => {
+                    (None, false) if placement.number.is_some() && round == 0 => {
                         retry.push(example.id());
                         None
                     }
@@ -246,7 +246,7 @@ pub fn test(
                     }
                     (Some(_), false) if example.attributes.no_run => Some(ExampleVerdict::Passed),
                     (Some(exe), false) => {
-                        jobs.push(run::Job { example, exe: exe.clone(), argument: placement.argument });
+                        jobs.push(run::Job { example, exe: exe.clone(), number: placement.number });
                         None
                     }
                 };
@@ -272,11 +272,20 @@ pub fn test(
             pending.retain(|e| retry.contains(&e.id()));
             fallback.extend(retry);
         }
-        // The build may have written the lock file: passes are stored under keys taken now.
+        // The build may have written the lock file: passes are stored under keys taken now. A
+        // failure forgets a pass stored before (under either key): an example that passed once
+        // and fails when run afresh (`--rerun`: it reads a file that is gone) is not taken for
+        // passed again by the next check.
+        let before = keys;
         let keys = self::keys(project, &testable, &lock(), &rustc);
-        for (example, key) in testable.iter().zip(&keys) {
-            if let Some((ExampleVerdict::Passed, false, stdout)) = outcomes.get(&example.id()) {
-                store(project, key, stdout.as_deref())?;
+        for ((example, key), old) in testable.iter().zip(&keys).zip(&before) {
+            match outcomes.get(&example.id()) {
+                Some((ExampleVerdict::Passed, false, stdout)) => store(project, key, stdout.as_deref())?,
+                Some((ExampleVerdict::Failed(_), false, _)) => {
+                    forget(project, key)?;
+                    forget(project, old)?;
+                }
+                _ => {}
             }
         }
     }
@@ -430,6 +439,14 @@ fn entry_path(project: &Project, key: &str) -> PathBuf {
 fn lookup(project: &Project, key: &str) -> Option<Option<String>> {
     let bytes = std::fs::read(entry_path(project, key)).ok()?;
     serde_json::from_slice::<Entry>(&bytes).ok().map(|e| e.stdout)
+}
+
+/// Removes the pass stored under `key`, if there is one.
+fn forget(project: &Project, key: &str) -> anyhow::Result<()> {
+    match std::fs::remove_file(entry_path(project, key)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),
+        _ => Ok(()),
+    }
 }
 
 fn store(project: &Project, key: &str, stdout: Option<&str>) -> anyhow::Result<()> {

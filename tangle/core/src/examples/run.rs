@@ -22,11 +22,11 @@ pub struct Ran {
     pub failure: Option<Diagnostic>,
 }
 
-/// A program to start: an example, its executable and the argument that selects it.
+/// A program to start: an example, its executable and the number that selects it.
 pub struct Job<'a> {
     pub example: &'a Example,
     pub exe: PathBuf,
-    pub argument: Option<usize>,
+    pub number: Option<usize>,
 }
 
 /// How long an example may run before the progress says which one is still running, as
@@ -73,8 +73,12 @@ fn run_one(workspace: &Workspace, root: &Path, job: &Job, progress: &dyn Progres
     let timeout = chapter.directives.timeout.unwrap_or(DEFAULT_TIMEOUT);
     let mut cmd = std::process::Command::new(&job.exe);
     cmd.current_dir(root).env("RUST_BACKTRACE", "0");
-    if let Some(n) = job.argument {
-        cmd.arg(n.to_string());
+    // No arguments, and the program name rustdoc gives a doctest's: the example sees the
+    // command line it would see under `mdbook test`.
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::arg0(&mut cmd, "rust_out");
+    if let Some(n) = job.number {
+        cmd.env(super::crates::EXAMPLE_VAR, n.to_string());
     }
     let (done, ended) = std::sync::mpsc::channel::<()>();
     let place = at.to_string();
