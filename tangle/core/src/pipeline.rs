@@ -86,6 +86,27 @@ pub struct Project {
     pub generated: Generated,
 }
 
+/// The error for `--chapter ASKED` naming no chapter: the near spelling, or the chapters whose
+/// names hold the word (a book of examples names a chapter by its path: `rand` is in
+/// `algorithms_randomness_rand`), else the chapters, the first few of a long list.
+fn no_such_chapter(book: &Book, asked: &str) -> String {
+    const SHOWN: usize = 12;
+    let known: Vec<&str> = book.chapters.iter().map(|c| c.name.as_str()).collect();
+    let holding: Vec<&str> = known.iter().copied().filter(|k| k.contains(asked) && !asked.is_empty()).collect();
+    let list = |names: &[&str]| match names.len() > SHOWN {
+        true => format!("{}, and {} more", names[..SHOWN].join(", "), names.len() - SHOWN),
+        false => names.join(", "),
+    };
+    let hint = if let Some(near) = crate::messages::closest(asked, known.iter().copied()) {
+        format!("did you mean `{near}`?")
+    } else if !holding.is_empty() {
+        format!("the chapters whose names hold it are: {}", list(&holding))
+    } else {
+        format!("the chapters are: {}", list(&known))
+    };
+    format!("no chapter named `{asked}`: {hint} (a chapter's file names it too: `--chapter src/NAME.md`)")
+}
+
 impl Project {
     /// Reads `book.toml`, parses every chapter and generates its crate. Mistakes in the input
     /// come back as [`Diagnostics`](crate::diagnostic::Diagnostics) inside the `anyhow::Error`.
@@ -132,8 +153,7 @@ impl Project {
         for a in asked {
             let found = asked_chapters(&self.book, a);
             if found.is_empty() {
-                let known: Vec<&str> = self.book.chapters.iter().map(|c| c.name.as_str()).collect();
-                anyhow::bail!("no chapter named `{a}` (the chapters are: {})", known.join(", "));
+                anyhow::bail!("{}", no_such_chapter(&self.book, a));
             }
             names.extend(found.iter().map(|c| c.name.as_str()));
         }
