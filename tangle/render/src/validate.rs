@@ -11,8 +11,9 @@
 //! - a directive whose name is a near miss of tangle's or mdBook's, and one never closed;
 //! - `{{#figure NAME}}` naming a figure no cell draws, no diagram fence is named and no SVG
 //!   under the figures folder holds;
-//! - `{{#widget NAME}}` naming a calculator no cell writes and no data file holds, and the same
-//!   calculator placed twice on a page (its element ids would clash);
+//! - `{{#widget NAME}}` naming a calculator no cell writes and no data file holds;
+//! - a figure or calculator placed twice on a page (its element ids would clash), or inside a
+//!   paragraph of other text instead of one of its own;
 //! - mdBook's `{{#include}}`, `{{#rustdoc_include}}` and `{{#playground}}` reading a file outside
 //!   the book's folder (the folder of `book.toml`) and the folders `include-dirs` lists, or a
 //!   file that does not exist, in the chapter or in a file it includes (mdBook expands those
@@ -159,7 +160,9 @@ pub(crate) fn validate_with(config: &Config, parsed: &Parsed) -> Vec<Diagnostic>
     let entries = match summary_entries(&summary) {
         Ok(entries) => entries,
         Err(e) => {
-            out.push(Diagnostic::error(Location::new(layout.src.join("SUMMARY.md"), 1), format!("{e:#}")));
+            let message = format!("{e:#}");
+            let line = duplicate_entry_line(&summary, &message).unwrap_or(1);
+            out.push(Diagnostic::error(Location::new(layout.src.join("SUMMARY.md"), line), message));
             return out;
         }
     };
@@ -318,6 +321,16 @@ fn misspelled_directives(page: &Page, file: &Path) -> Vec<Diagnostic> {
     out
 }
 
+/// For mdBook's `Duplicate file in SUMMARY.md: "ch03.md"`: the line of the entry that lists the
+/// file a second time, which mdBook's parser does not say.
+fn duplicate_entry_line(summary: &str, message: &str) -> Option<usize> {
+    let (_, rest) = message.split_once("Duplicate file in SUMMARY.md: \"")?;
+    let file = rest.split('"').next()?;
+    let links =
+        |l: &str| [format!("]({file}"), format!("](./{file}"), format!("](<{file}>")].iter().any(|w| l.contains(w));
+    summary.lines().enumerate().filter(|(_, l)| links(l)).nth(1).map(|(i, _)| i + 1)
+}
+
 /// The chapter files `SUMMARY.md` lists, read by mdBook's own parser (`mdbook-summary`, the
 /// one `book` builds with), each with the line that names it; drafts (`[Title]()`) and links
 /// elsewhere are left out. A summary mdBook cannot read is its error.
@@ -366,10 +379,11 @@ fn unknown_figures(layout: &Layout, page: &Page, file: &Path) -> Vec<Diagnostic>
         }
     }
     known.extend(files_ending(&dir, ".svg"));
-    let mut out = Vec::new();
+    let mut out = placements(page, file, "figure", "figure");
+    let mut seen = std::collections::HashSet::new();
     for d in page.doc.directives_named("figure") {
         let name = labels::figure_name(page.doc.text(d.args.clone()));
-        if known.iter().any(|k| k == name) {
+        if !seen.insert(name) || known.iter().any(|k| k == name) {
             continue;
         }
         let shown = layout.figures.join(&page.figures).join(format!("{name}.svg"));
@@ -398,31 +412,56 @@ pub(crate) fn writes_calculator(chapter: &tangle_core::markdown::Document, name:
     figures::rust_blocks(chapter).any(|code| figures::names_passed(code, WRITES).iter().any(|n| n == name))
 }
 
-/// `{{#widget NAME}}` directives: a calculator nothing computes, or one placed twice.
+/// `{{#figure NAME}}` and `{{#widget NAME}}` placed where the book cannot show them as they
+/// mean: inside a paragraph of other text (mdBook leaves the figure's HTML inside the paragraph,
+/// empty, and logs unclosed tags) or a second time on the page (two elements with one id, the
+/// number given to the last of them, and no figure with the first number).
+fn placements(page: &Page, file: &Path, directive: &str, what: &str) -> Vec<Diagnostic> {
+    let doc = &page.doc;
+    let mut placed: HashMap<&str, usize> = HashMap::new();
+    let mut out = Vec::new();
+    for d in doc.directives_named(directive) {
+        let name = labels::figure_name(doc.text(d.args.clone()));
+        let (line, _) = doc.line_col(d.span.start);
+        let leaf = doc.leaves.iter().find(|l| l.span.start <= d.span.start && d.span.end <= l.span.end);
+        let alone = leaf.is_none_or(|l| doc.text(l.span.clone()).trim() == doc.text(d.span.clone()).trim());
+        if !alone {
+            out.push(
+                error_at(page, file, d.span.start, format!("{what} `{name}` is placed inside a paragraph of other text"))
+                    .with_help(format!(
+                        "give the `{{{{#{directive} ...}}}}` line a paragraph of its own, with a blank line before and after it"
+                    )),
+            );
+        }
+        match placed.get(name) {
+            Some(first) => out.push(
+                error_at(
+                    page,
+                    file,
+                    d.span.start,
+                    format!("{what} `{name}` is placed twice: at {}:{first} and here, line {line}", file.display()),
+                )
+                .with_help(format!("place each {what} once; refer to it elsewhere with `{{{{#ref fig:NAME}}}}`")),
+            ),
+            None => {
+                placed.insert(name, line);
+            }
+        }
+    }
+    out
+}
+
+/// `{{#widget NAME}}` directives: a calculator nothing computes, or one misplaced.
 fn calculators(layout: &Layout, page: &Page, file: &Path) -> Vec<Diagnostic> {
     let dir = layout.abs(&layout.figures).join(&page.figures);
     let mut known: Vec<String> =
         figures::rust_blocks(&page.doc).flat_map(|code| figures::names_passed(code, WRITES)).collect();
     known.extend(files_ending(&dir, ".widget.json"));
-    let mut placed: HashMap<&str, usize> = HashMap::new();
-    let mut out = Vec::new();
+    let mut out = placements(page, file, "widget", "calculator");
+    let mut seen = std::collections::HashSet::new();
     for d in page.doc.directives_named("widget") {
         let name = labels::figure_name(page.doc.text(d.args.clone()));
-        let (line, _) = page.doc.line_col(d.span.start);
-        if let Some(first) = placed.get(name) {
-            out.push(
-                error_at(
-                    page,
-                    file,
-                    d.span.start,
-                    format!("calculator `{name}` is placed twice: at {}:{first} and here, line {line}", file.display()),
-                )
-                .with_help("place each calculator once; refer to it elsewhere with `{{#ref fig:NAME}}`"),
-            );
-            continue;
-        }
-        placed.insert(name, line);
-        if known.iter().any(|k| k == name) {
+        if !seen.insert(name) || known.iter().any(|k| k == name) {
             continue;
         }
         let shown = layout.figures.join(&page.figures).join(format!("{name}.widget.json"));

@@ -82,7 +82,11 @@ fn render(d: &Diagnostic, sources: &Sources, style: Style) -> String {
             .filter(|p| {
                 p.range.end <= text.len() && text.is_char_boundary(p.range.start) && text.is_char_boundary(p.range.end)
             })
-            .unwrap_or_else(|| Label { range: point(text, location.line, location.column), text: String::new() })
+            .unwrap_or_else(|| {
+                // In TOML a key's words are joined by `-` (`line-width`): all of it is the word.
+                let toml = location.file.extension().is_some_and(|e| e == "toml");
+                Label { range: point(text, location.line, location.column, toml), text: String::new() }
+            })
     });
     let mut group = match (&source, &primary) {
         (Some((_, text)), Some(primary)) => {
@@ -132,8 +136,9 @@ fn non_empty(text: &str) -> Option<&str> {
 }
 
 /// The byte range of one character at `line:column` (or of the line's first non-blank
-/// character when the column is unknown).
-fn point(text: &str, line: usize, column: Option<usize>) -> std::ops::Range<usize> {
+/// character when the column is unknown), or of the word starting there; `dashed`: words may
+/// hold `-`, as TOML's keys do.
+fn point(text: &str, line: usize, column: Option<usize>, dashed: bool) -> std::ops::Range<usize> {
     let start = text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum::<usize>().min(text.len());
     let line_text = text[start..].split('\n').next().unwrap_or("");
     let offset = match column {
@@ -142,7 +147,8 @@ fn point(text: &str, line: usize, column: Option<usize>) -> std::ops::Range<usiz
     };
     let at = start + offset;
     // A whole word when the position starts one (`ch09` in `ch09::f`), else one character.
-    let word = text[at..].find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(text.len() - at);
+    let word =
+        text[at..].find(|c: char| !(c.is_alphanumeric() || c == '_' || dashed && c == '-')).unwrap_or(text.len() - at);
     let len = match word {
         0 => text[at..].chars().next().filter(|c| *c != '\n' && *c != '\r').map_or(0, char::len_utf8),
         n => n,
@@ -188,6 +194,13 @@ mod tests {
         let out = d.render(&src, Style::Plain);
         assert!(out.contains("--> a.md:2:3"), "{out}");
         assert!(out.contains("2 |   two three"), "{out}");
+        // A key of book.toml is underlined whole, dashes and all; in code a `-` ends the word.
+        let (_dir, src) = sources("book.toml", "[preprocessor.tangle]\nline-width = \"wide\"\n");
+        let out = Diagnostic::error(Location::new("book.toml", 2), "bad").render(&src, Style::Plain);
+        assert!(out.lines().any(|l| l == "  | ^^^^^^^^^^"), "{out}");
+        let (_dir, src) = sources("a.rs", "x-1\n");
+        let out = Diagnostic::error(Location::new("a.rs", 1), "bad").render(&src, Style::Plain);
+        assert!(out.lines().any(|l| l == "  | ^"), "{out}");
     }
 
     #[test]
