@@ -243,8 +243,13 @@ impl Config {
             _ => (book_dir.clone(), PathBuf::new()),
         };
         let file = book.join("book.toml");
-        let text =
-            std::fs::read_to_string(root.join(&file)).with_context(|| format!("cannot read {}", file.display()))?;
+        let bytes = std::fs::read(root.join(&file)).with_context(|| format!("cannot read {}", file.display()))?;
+        // Not UTF-8: an error at the line of the first byte that is not, as for a chapter.
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let valid = e.utf8_error().valid_up_to();
+            let line = e.as_bytes()[..valid].iter().filter(|&&b| b == b'\n').count() + 1;
+            Diagnostic::error(Location::new(&file, line), "the file is not valid UTF-8 (re-save it as UTF-8)")
+        })?;
         Config::parse(&root, &book, &text)
     }
 
@@ -711,6 +716,16 @@ mod tests {
         }
         parse("", "[book]\ntitle = \"t\"\n").unwrap();
         parse("book", "[book]\ntitle = \"t\"\n").unwrap();
+    }
+
+    #[test]
+    fn a_book_toml_that_is_not_utf8_is_refused_at_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("book.toml"), b"[book]\ntitle = \"caf\xe9\"\n").unwrap();
+        let err = Config::load(dir.path()).unwrap_err();
+        let d = err.downcast_ref::<Diagnostic>().expect("a located error");
+        assert_eq!(d.location, Some(Location::new("book.toml", 2)));
+        assert!(d.message.contains("not valid UTF-8"), "{}", d.message);
     }
 
     #[test]
