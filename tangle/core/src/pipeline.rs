@@ -365,6 +365,8 @@ pub fn check(
             project.config.checks.line_width,
         );
         parse::lint::report_uncalled_mains(&project.root, &project.book, &names(chapters));
+        let whole_book = chapters.len() == project.generated.crates.len();
+        parse::lint::report_unread_rust(&project.root, &project.book, &names(chapters), whole_book);
         report_orphan_figures(project);
         if let Some(warning) = abandoned_code_folder(project.layout()) {
             eprintln!("{warning}");

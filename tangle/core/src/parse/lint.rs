@@ -5,6 +5,8 @@
 //!   `book.toml` says otherwise, [`crate::config::DEFAULT_LINE_WIDTH`]). mdBook's text column
 //!   holds 100 columns of code at desktop width (the width `tangle fmt` formats to); a wider
 //!   line makes its block scroll sideways, and most readers never see its end.
+//! - [`unread_rust`]: a block tagged ```` ```rs ```` or ```` ```Rust ````, which mdBook colours as
+//!   Rust but neither tangle nor rustdoc runs.
 //! - [`uncalled_mains`]: a run cell that defines `fn main`, which nothing calls in a notebook
 //!   chapter (its statements are what runs): a rustdoc-style example in a book whose chapters
 //!   are not read as examples, which would otherwise pass without having run.
@@ -76,6 +78,58 @@ pub fn uncalled_mains(chapter: &Chapter) -> Vec<Diagnostic> {
     out
 }
 
+/// One warning for every block of `doc` tagged as Rust in a way neither tangle nor rustdoc
+/// reads as Rust: ```` ```rs ````, ```` ```Rust ````. mdBook's highlighter colours them as
+/// Rust, so the page looks right, and nothing says the code is never run or checked (a
+/// misspelled `// @save` is an error; this is the one typo that went through unseen).
+pub fn unread_rust(path: &std::path::Path, doc: &crate::markdown::Document) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for fence in &doc.fences {
+        let lang = fence.lang();
+        if lang == "rust" || !(lang.eq_ignore_ascii_case("rust") || lang.eq_ignore_ascii_case("rs")) {
+            continue;
+        }
+        let after_marker = fence.span.start + fence.marker_len;
+        let offset = doc.source()[after_marker..].find(lang).map_or(fence.span.start, |i| after_marker + i);
+        let (line, column) = doc.line_col(offset);
+        let at = Location::new(path, line).with_column(column);
+        out.push(
+            Diagnostic::warning(
+                at,
+                format!(
+                    "this block is tagged `{lang}`: the page colours it as Rust, but it is no cell, so it never runs"
+                ),
+            )
+            .with_help("tag it `rust` to run and check it (or `text`, if it is not meant to run)"),
+        );
+    }
+    out
+}
+
+/// [`unread_rust`] of the pages of `chapters` (and, when `whole_book`, of every other page),
+/// printed to stderr.
+pub(crate) fn report_unread_rust(
+    root: &std::path::Path,
+    book: &crate::model::Book,
+    chapters: &[String],
+    whole_book: bool,
+) {
+    let sources = crate::diagnostic::Sources::new(root);
+    let style = crate::diagnostic::Style::for_stderr();
+    for (path, doc) in &book.documents {
+        let chapter = book.chapters.iter().find(|c| &c.path == path);
+        let asked = match chapter {
+            Some(c) => chapters.contains(&c.name),
+            None => whole_book,
+        };
+        if asked {
+            for d in unread_rust(path, doc) {
+                eprintln!("{}\n", d.render(&sources, style));
+            }
+        }
+    }
+}
+
 /// [`uncalled_mains`] of the `chapters` named, printed to stderr.
 pub(crate) fn report_uncalled_mains(root: &std::path::Path, book: &crate::model::Book, chapters: &[String]) {
     let sources = crate::diagnostic::Sources::new(root);
@@ -119,6 +173,17 @@ pub(crate) fn report_long_lines(
 mod tests {
     use super::*;
     use std::path::Path;
+
+    #[test]
+    fn blocks_coloured_as_rust_but_never_run_are_located() {
+        let md = "# T\n\n```rs\nlet x = 1;\n```\n\n```rust\nlet y = 2;\n```\n\n> ~~~ Rust,ignore\n> z\n> ~~~\n\n```text\nrs\n```\n";
+        let doc = crate::markdown::Document::parse(md);
+        let found = unread_rust(Path::new("src/a.md"), &doc);
+        let at: Vec<(usize, Option<usize>)> =
+            found.iter().map(|d| d.location.as_ref().map(|l| (l.line, l.column)).unwrap()).collect();
+        assert_eq!(at, [(3, Some(4)), (11, Some(7))], "{found:?}");
+        assert!(found[1].message.contains("tagged `Rust`"), "{}", found[1].message);
+    }
 
     #[test]
     fn a_run_cell_defining_main_is_located() {
