@@ -156,7 +156,7 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
             for v in r.drifted() {
                 if let Verdict::Drift { diff } = &v.verdict {
                     let block = chapter.run_cells().nth(v.index).is_some_and(|c| c.output.is_some());
-                    let what = tangle_core::compare::drift_summary(block);
+                    let what = tangle_core::compare::drift_summary(block, chapter.mode);
                     out.line(format!("drift: {}: {what}\n{}", v.location, diff.render(out.style())));
                     if chapter.run_cells().nth(v.index).is_some_and(|c| involves_timings(chapter, c)) {
                         out.line(timing_note(&r.chapter.name, r.cached));
@@ -223,7 +223,9 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
         if examples && r.verdicts.is_empty() && r.values.drifts.is_empty() && r.figures.is_empty() {
             continue;
         }
-        let mut line = format!("{}: {same} cell(s) match", r.chapter.name);
+        // An examples chapter's counts are of output blocks (its examples are counted apart).
+        let counted = if examples { "output block(s)" } else { "cell(s)" };
+        let mut line = format!("{}: {same} {counted} match", r.chapter.name);
         if drifted > 0 {
             line += &format!(", {drifted} drifted");
         }

@@ -25,12 +25,17 @@ use crate::model::{Cell, Chapter, Location, OutputSpec};
 use crate::run::{RunEnd, RunOutput};
 
 /// What a drifted cell's report says of it: that its output changed, or, when no output block
-/// follows it, that there is none yet (and which command writes it).
-pub fn drift_summary(has_output_block: bool) -> String {
+/// follows it, that there is none yet (and which command writes it). In a chapter of examples
+/// (`mode`), a block is an example, and so it is called.
+pub fn drift_summary(has_output_block: bool, mode: crate::config::CellMode) -> String {
+    let cell = match mode {
+        crate::config::CellMode::Examples => "example",
+        crate::config::CellMode::Notebook => "cell",
+    };
     match has_output_block {
-        true => "the output differs from what the cell prints".to_string(),
+        true => format!("the output differs from what the {cell} prints"),
         false => format!(
-            "the cell prints, and no output block follows it (`{}` adds one)",
+            "the {cell} prints, and no output block follows it (`{}` adds one)",
             crate::messages::command("accept")
         ),
     }

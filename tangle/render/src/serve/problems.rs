@@ -132,7 +132,7 @@ fn results_problems(
         for v in &r.verdicts {
             if let Verdict::Drift { diff } = &v.verdict {
                 let block = chapter.run_cells().nth(v.index).is_some_and(|c| c.output.is_some());
-                let what = tangle_core::compare::drift_summary(block);
+                let what = tangle_core::compare::drift_summary(block, chapter.mode);
                 out.push(format!("drift: {}: {what}\n{}", v.location, diff.render(Style::Plain)));
             }
         }
