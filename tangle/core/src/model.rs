@@ -96,6 +96,19 @@ impl Chapter {
     pub fn newline(&self) -> &'static str {
         if self.source().contains("\r\n") { "\r\n" } else { "\n" }
     }
+
+    /// The line ending of the line holding byte `offset` (of the line before it, for a last
+    /// line without one): what lines written there end with, in a file whose endings are mixed
+    /// (a CRLF part pasted into an LF file); [`Chapter::newline`] where no line says.
+    pub fn newline_at(&self, offset: usize) -> &'static str {
+        let source = self.source();
+        let offset = offset.min(source.len());
+        let ending = |end: usize| if source[..end].ends_with('\r') { "\r\n" } else { "\n" };
+        match source[offset..].find('\n') {
+            Some(i) => ending(offset + i),
+            None => source[..offset].rfind('\n').map_or_else(|| self.newline(), ending),
+        }
+    }
 }
 
 /// Chapter-wide settings declared in `<!-- tangle: ... -->` comments.

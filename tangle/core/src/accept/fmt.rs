@@ -28,7 +28,6 @@ pub(crate) struct Formatted {
 /// `rustfmt.toml` that `rustfmt --check` on the generated files would read, whatever the
 /// directory the tool was started from.
 pub(crate) fn format_chapter(chapter: &Chapter, edition: &str, style_dir: &Path) -> anyhow::Result<Option<Formatted>> {
-    let nl = chapter.newline();
     let mut edits = Edits::new();
     let mut cells = Vec::new();
     let mut diagnostics = Diagnostics::default();
@@ -37,6 +36,8 @@ pub(crate) fn format_chapter(chapter: &Chapter, edition: &str, style_dir: &Path)
             Ok(formatted) if formatted == cell.code => {}
             Ok(formatted) => {
                 cells.push(cell.code_line);
+                // Lines end as the cell's own do, where a file mixes its endings.
+                let nl = chapter.newline_at(cell.content.start);
                 let mut text = String::new();
                 for line in formatted.lines() {
                     text.push_str(if line.is_empty() { cell.prefix.trim_end() } else { &cell.prefix });

@@ -16,7 +16,6 @@ use crate::run::RunOutput;
 /// quote rewritten, or `None` when nothing changes (so the file is not touched and keeps its
 /// mtime). A quote's shown text is all that changes of its sentence.
 pub fn rewrite(chapter: &Chapter, run: &RunOutput, verdicts: &[CellVerdict], values: &[ValueDrift]) -> Option<String> {
-    let nl = chapter.newline();
     let mut edits = Edits::new();
     for drift in values {
         edits.replace(drift.quote.shown_span.clone(), replacement(&drift.quote, &drift.actual, chapter.source()));
@@ -29,6 +28,8 @@ pub fn rewrite(chapter: &Chapter, run: &RunOutput, verdicts: &[CellVerdict], val
             // The cell stopped printing: the block goes, with the blank line before it.
             (Some(block), true) => edits.replace(cell.end()..block.span.end, ""),
             (Some(block), false) => {
+                // Lines end as the block's own do, where a file mixes its endings.
+                let nl = chapter.newline_at(block.span.start);
                 let fence = fence_for(&actual, block.marker, block.marker_len);
                 if fence.chars().count() == block.marker_len {
                     edits.replace(block.content.clone(), lines(&actual, &block.prefix, nl));
@@ -43,7 +44,10 @@ pub fn rewrite(chapter: &Chapter, run: &RunOutput, verdicts: &[CellVerdict], val
                     edits.replace(block.span.clone(), text);
                 }
             }
-            (None, false) => edits.replace(cell.end()..cell.end(), new_block(cell, &actual, nl)),
+            (None, false) => {
+                let nl = chapter.newline_at(cell.end().saturating_sub(1));
+                edits.replace(cell.end()..cell.end(), new_block(cell, &actual, nl))
+            }
             (None, true) => {}
         }
     }

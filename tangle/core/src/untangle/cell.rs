@@ -128,7 +128,8 @@ pub fn splice(chapter: &Chapter, index: &LineIndex, cell: &Cell, new_code: &str,
         return false;
     }
     let source = chapter.source();
-    let nl = chapter.newline();
+    // Lines end as the cell's own do, where a file mixes its endings.
+    let nl = chapter.newline_at(cell.content.start);
     // Byte offset where cell line `i` (zero-based) starts; the closing fence's line past the end.
     let start = |i: usize| match i < old.len() {
         true => index.line_start(cell.code_line + i).min(source.len()),
