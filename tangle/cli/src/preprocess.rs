@@ -42,8 +42,13 @@ pub fn run() -> anyhow::Result<u8> {
         (code, TanglePreprocessor::with_project(&project))
     };
     if code != CLEAN {
+        // `mdbook test` runs the preprocessors too, and renders nothing.
+        let stopped = match ctx.renderer.as_str() {
+            "test" => "`mdbook test` stops before testing anything (whatever chapter `-c` names)",
+            _ => "the book is not rendered",
+        };
         anyhow::bail!(
-            "the chapters do not check (see above), so the book is not rendered; fix them, or run `{}` to see the same report",
+            "the chapters do not check (see above), so {stopped}; fix them, or run `{}` to see the same report",
             tangle_core::messages::command("check")
         );
     }
