@@ -37,7 +37,8 @@ pub enum TestOutcome {
 }
 
 /// Runs the test executable `exe` of `chapter` from the chapter workspace and reads its report.
-/// An executable that could not run at all, or died without a report, is one failed case.
+/// An executable that could not run at all is one failed case; one that ended without its
+/// report has its unreported tests run one by one, to name the test that ended it.
 pub fn run(exe: &Path, layout: &Layout, chapter: &Chapter, krate: &ChapterCrate) -> anyhow::Result<Vec<TestCase>> {
     let timeout = chapter.directives.timeout.unwrap_or(DEFAULT_TIMEOUT);
     let run_tests = |only: Option<&str>| {
@@ -79,12 +80,44 @@ pub fn run(exe: &Path, layout: &Layout, chapter: &Chapter, krate: &ChapterCrate)
             _ => "the test program ended without its report".to_string(),
         };
         let message = super::locate_generated_paths(&format!("{why}\n{}{}", stdout, stderr), krate, chapter);
+        let unreported = |cases: &[TestCase]| -> Vec<String> {
+            test_names(chapter).into_iter().filter(|n| !cases.iter().any(|c| c.name == *n)).collect()
+        };
+        if let ProcessEnd::Exited(_) = captured.end {
+            // A test ended the whole program (`std::process::exit`, an abort) while libtest ran
+            // the tests side by side: which one, and how the others end, only running each
+            // alone tells. Its report names the others' verdicts, and the one that ends its
+            // program again is the one to blame.
+            for name in unreported(&cases) {
+                let Ok(alone) = run_tests(Some(&name)) else { continue };
+                let report = String::from_utf8_lossy(&alone.stdout);
+                let case = read_report(&report, chapter, krate).into_iter().find(|c| c.name == name);
+                cases.push(case.unwrap_or_else(|| {
+                    let why = match alone.end {
+                        ProcessEnd::TimedOut => format!("still running after {} s, and stopped", timeout.as_secs()),
+                        _ => "this test ends the test program before libtest reports (`std::process::exit`? \
+                              an abort?); the other tests were run one by one for their verdicts"
+                            .to_string(),
+                    };
+                    // libtest's own lines say nothing more ("running 1 test"); stderr may.
+                    let said = format!("{why}\n{}", String::from_utf8_lossy(&alone.stderr));
+                    let message = super::locate_generated_paths(said.trim_end(), krate, chapter);
+                    TestCase {
+                        location: definition(chapter, &name),
+                        name,
+                        outcome: TestOutcome::Failed { message, at: None },
+                    }
+                }));
+            }
+            // Whatever ended it, a verdict says so; if none does, the program's end is the failure.
+            if cases.iter().any(|c| matches!(c.outcome, TestOutcome::Failed { .. })) {
+                return Ok(cases);
+            }
+        }
         // The tests libtest never reported are the ones still running (or never started):
         // named, at their definitions, when the program was stopped.
         let unreported: Vec<String> = match captured.end {
-            ProcessEnd::TimedOut => {
-                test_names(chapter).into_iter().filter(|n| !cases.iter().any(|c| c.name == *n)).collect()
-            }
+            ProcessEnd::TimedOut => unreported(&cases),
             _ => Vec::new(),
         };
         if unreported.is_empty() {
