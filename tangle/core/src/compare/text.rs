@@ -1,6 +1,7 @@
 //! The text rules shared by output blocks and quoted values: what counts as the same output
-//! (trailing spaces and blank lines dropped, redactions replaced by `[NAME]`, numbers within a
-//! relative tolerance), and which redactions find nothing to replace.
+//! (each line as a terminal shows it, trailing spaces and blank lines dropped, redactions
+//! replaced by `[NAME]`, numbers within a relative tolerance), and which redactions find
+//! nothing to replace.
 
 use std::sync::LazyLock;
 
@@ -8,13 +9,52 @@ use regex::Regex;
 
 use crate::model::OutputSpec;
 
-/// Trailing spaces on a line and trailing blank lines are not part of an output.
+/// Trailing spaces on a line and trailing blank lines are not part of an output, and each line
+/// is what a terminal shows of it ([`as_shown`]).
 pub fn normalize(text: &str) -> String {
-    let mut out: String = text.lines().map(str::trim_end).collect::<Vec<_>>().join("\n");
+    let mut out: String = text.lines().map(|l| as_shown(l).trim_end().to_string()).collect::<Vec<_>>().join("\n");
     while out.ends_with('\n') {
         out.pop();
     }
     out
+}
+
+/// A line as a terminal shows it: colour and cursor sequences (`ESC [ 31 m`) take no room, a
+/// carriage return starts the line over (what stays of a progress bar is its last state), a
+/// backspace steps back, and other control characters show nothing. An output block holds
+/// what the reader saw, never control bytes, which a Markdown file would carry invisibly.
+fn as_shown(line: &str) -> std::borrow::Cow<'_, str> {
+    if !line.chars().any(|c| c.is_control() && c != '\t') {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let mut shown: Vec<char> = Vec::new();
+    let mut at: usize = 0;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            // CSI (`ESC [ params final`), OSC (`ESC ] ... BEL`), or ESC and one character.
+            '\x1b' => match chars.next() {
+                Some('[') => {
+                    chars.find(|c| ('@'..='~').contains(c));
+                }
+                Some(']') => {
+                    chars.find(|&c| c == '\x07' || c == '\x1b');
+                }
+                _ => {}
+            },
+            '\r' => at = 0,
+            '\x08' => at = at.saturating_sub(1),
+            c if c.is_control() && c != '\t' => {}
+            c => {
+                match shown.get_mut(at) {
+                    Some(cell) => *cell = c,
+                    None => shown.push(c),
+                }
+                at += 1;
+            }
+        }
+    }
+    std::borrow::Cow::Owned(shown.into_iter().collect())
 }
 
 /// The names of `spec`'s redactions whose pattern finds nothing in the block's text or in
@@ -63,4 +103,18 @@ pub fn matches(expected: &str, actual: &str, spec: &OutputSpec) -> bool {
             _ => e.as_str() == a.as_str(),
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_output_is_what_a_terminal_shows() {
+        assert_eq!(normalize("\x1b[31mred\x1b[0m and bell \x07 and cr\rX"), "Xed and bell  and cr");
+        assert_eq!(normalize("[###   ] 50%\r[######] 100%\ndone\n\n"), "[######] 100%\ndone");
+        assert_eq!(normalize("ab\x08c\tz \x1b]0;title\x07x"), "ac\tz x");
+        assert_eq!(normalize("plain\r\nlines  \r\n"), "plain\nlines", "CRLF is a line ending");
+        assert!(matches!(as_shown("untouched"), std::borrow::Cow::Borrowed(_)));
+    }
 }
