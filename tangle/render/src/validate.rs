@@ -401,6 +401,8 @@ fn unknown_figures(layout: &Layout, page: &Page, file: &Path) -> Vec<Diagnostic>
             None => d.with_help(format!("draw it in a run cell with `tangle_runtime::figure::svg(\"{name}\", ...)`")),
         });
     }
+    // In the page's order, misplacements among the unknown names.
+    out.sort_by_key(|d| d.location.as_ref().map(|l| (l.line, l.column)));
     out
 }
 
@@ -481,6 +483,8 @@ fn calculators(layout: &Layout, page: &Page, file: &Path) -> Vec<Diagnostic> {
             )),
         });
     }
+    // In the page's order, misplacements among the unknown names.
+    out.sort_by_key(|d| d.location.as_ref().map(|l| (l.line, l.column)));
     out
 }
 

@@ -215,10 +215,21 @@ pub fn build(
     })
 }
 
-/// A dependency crates.io does not have (`itao = "1"`), from cargo's words when it stops: the
-/// error at its line of `book.toml`, where the author declared it.
+/// A dependency cargo cannot have, from its words when it stops: a crate crates.io does not
+/// have (`itao = "1"`), or a version of one it does not (`rand = "99"`); the error at its line
+/// of `book.toml`, where the author declared it.
 pub(crate) fn unknown_dependency(layout: &Layout, cargo_said: &str) -> Option<Diagnostic> {
-    let name = cargo_said.split("no matching package named `").nth(1)?.split('`').next()?;
+    let after = |marker: &str| cargo_said.split(marker).nth(1)?.split('`').next();
+    let (name, message, hint) = if let Some(name) = after("no matching package named `") {
+        let hint = cargo_said.lines().find(|l| l.contains("perhaps you meant")).map(str::trim);
+        (name, format!("no crate named `{name}` in the registry: cargo cannot fetch this dependency"), hint)
+    } else {
+        // `failed to select a version for the requirement `rand = "^99"``
+        let requirement = after("failed to select a version for the requirement `")?;
+        let (name, version) = requirement.split_once(" = ")?;
+        let hint = cargo_said.lines().find(|l| l.contains("candidate versions found")).map(str::trim);
+        (name, format!("no version of `{name}` matches {version}: cargo cannot fetch this dependency"), hint)
+    };
     let book_toml = layout.book_toml();
     let text = std::fs::read_to_string(layout.abs(&book_toml)).ok()?;
     let line = text.lines().position(|l| {
@@ -226,15 +237,23 @@ pub(crate) fn unknown_dependency(layout: &Layout, cargo_said: &str) -> Option<Di
         l.strip_prefix(name).is_some_and(|rest| rest.trim_start().starts_with('='))
             || l.contains(&format!("package = \"{name}\""))
     })?;
-    let known = cargo_said.lines().find(|l| l.contains("perhaps you meant")).map(str::trim);
-    let mut d = Diagnostic::error(
-        crate::diagnostic::Location::new(book_toml, line + 1),
-        format!("no crate named `{name}` in the registry: cargo cannot fetch this dependency"),
-    );
-    if let Some(hint) = known {
+    let mut d = Diagnostic::error(crate::diagnostic::Location::new(book_toml, line + 1), message);
+    if let Some(hint) = hint {
         d = d.with_help(hint.to_string());
     }
     Some(d)
+}
+
+/// A crate of the examples' dependencies whose build script failed (a `-sys` crate whose
+/// system library is missing): every example links every declared crate, so none can build.
+/// cargo's words, under a headline that says so and what to do.
+pub(crate) fn unbuildable_dependency(cargo_said: &str) -> Option<String> {
+    let krate = cargo_said.split("failed to run custom build command for `").nth(1)?.split('`').next()?;
+    Some(format!(
+        "`{krate}`, a crate declared in book.toml or one such a crate needs, does not build on this machine \
+         (its build script failed, below), and every example links every declared crate: install what it needs, \
+         or mark the examples that use it `ignore` and remove it from [preprocessor.tangle.dependencies]"
+    ))
 }
 
 /// Passes cargo's progress lines ("Compiling ch06 ...") on to the progress log and keeps the
@@ -278,5 +297,14 @@ mod tests {
         let d = unknown_dependency(&config.layout, &said("eithr")).unwrap();
         assert_eq!(d.location.map(|l| l.line), Some(6), "a renamed dependency, at its line");
         assert!(unknown_dependency(&config.layout, "error: failed to download").is_none());
+        // A version crates.io does not have, at its line, with cargo's list of those it does.
+        let said = "error: failed to select a version for the requirement `itao = \"^99\"`\ncandidate versions found which didn't match: 1.0.15, 1.0.14\n";
+        let d = unknown_dependency(&config.layout, said).unwrap();
+        assert_eq!(d.location.as_ref().map(|l| l.line), Some(5));
+        assert!(d.message.contains("no version of `itao` matches \"^99\""), "{}", d.message);
+        assert!(d.notes.iter().any(|(_, n)| n.contains("1.0.15")), "{:?}", d.notes);
+        let said = "error: failed to run custom build command for `alsa-sys v0.4.0`\n\nCaused by:\n  pkg-config exited";
+        assert!(unbuildable_dependency(said).unwrap().contains("`alsa-sys v0.4.0`"));
+        assert!(unbuildable_dependency("error: failed to download").is_none());
     }
 }

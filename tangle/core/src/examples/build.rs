@@ -129,6 +129,9 @@ fn cargo(
             if let Some(d) = crate::build::unknown_dependency(layout, &kept) {
                 return Err(d.into());
             }
+            if let Some(why) = crate::build::unbuildable_dependency(&kept) {
+                anyhow::bail!("{why}:\n{}", kept.trim_end());
+            }
             anyhow::bail!("cargo could not {verb} the examples ({status}):\n{}", kept.trim_end());
         }
         Ok(())
