@@ -17,10 +17,10 @@
 //! - mdBook's `{{#include}}`, `{{#rustdoc_include}}` and `{{#playground}}` reading a file outside
 //!   the book's folder (the folder of `book.toml`) and the folders `include-dirs` lists, or a
 //!   file that does not exist, in the chapter or in a file it includes (mdBook expands those
-//!   too), and an include that reaches a file already being included (it would never end).
-//!
+//!   too), and an include that reaches a file already being included (it would never end);
 //! - a link under the chapters' folder that points nowhere (an editor's mark on a chapter being
 //!   edited), which mdBook would fail to copy into the book;
+//! - no `SUMMARY.md`, which mdBook needs to know the pages;
 //! - a `book.toml` that mdBook 0.5 does not accept (a key it removed, such as the `multilingual`
 //!   of books made with mdBook 0.4), at the key's line.
 //!
