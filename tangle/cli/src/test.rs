@@ -23,6 +23,7 @@
 use std::fmt::Write as _;
 
 use tangle_core::compare::Verdict;
+use tangle_core::config::CellMode;
 use tangle_core::diagnostic::{Sources, Style};
 use tangle_core::freeze;
 use tangle_core::model::Chapter;
@@ -278,10 +279,16 @@ fn style_checks(project: &Project, chapters: &[&Chapter], sources: &Sources, tal
     eprintln!("style");
     let have_rustfmt =
         std::process::Command::new("rustfmt").arg("--version").output().is_ok_and(|o| o.status.success());
+    // rustfmt formats cells; rustdoc's examples have hidden `# ` lines it cannot read, and
+    // `tangle fmt` leaves them alone, so `fmt = true` judges notebook chapters only.
+    let examples = chapters.iter().filter(|c| c.mode == CellMode::Examples).count();
+    if checks.fmt && examples > 0 {
+        eprintln!("  formatting not checked in the {examples} chapter(s) of examples: `tangle fmt` formats cells only");
+    }
     for &chapter in chapters {
         let name = &chapter.name;
         let path = chapter.path.display();
-        if checks.fmt {
+        if checks.fmt && chapter.mode == CellMode::Notebook {
             if !have_rustfmt {
                 eprintln!(
                     "  {path}: formatting not checked: rustfmt is not installed (`rustup component add rustfmt`)"
