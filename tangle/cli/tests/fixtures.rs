@@ -97,6 +97,7 @@ fn copy_dir(from: &Path, to: &Path) {
 fn filter_output(text: &str, root: &Path) -> String {
     let tid = regex::Regex::new(r"thread '([^']+)' \(\d+\)").unwrap();
     let pid = regex::Regex::new(r"\bpid \d+").unwrap();
+    let discarded = regex::Regex::new(r"/discarded/\d+/").unwrap();
     text.lines()
         .filter(|l| {
             let word = l.split_whitespace().next().unwrap_or("");
@@ -105,6 +106,7 @@ fn filter_output(text: &str, root: &Path) -> String {
         .map(|l| l.replace(&workspace_root().display().to_string(), "[WORKSPACE]"))
         .map(|l| tid.replace_all(&l.replace(&root.display().to_string(), "[ROOT]"), "thread '$1' [TID]").into_owned())
         .map(|l| pid.replace_all(&l, "pid [PID]").into_owned())
+        .map(|l| discarded.replace_all(&l, "/discarded/[TIME]/").into_owned())
         .collect::<Vec<_>>()
         .join("\n")
 }

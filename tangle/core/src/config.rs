@@ -107,9 +107,16 @@ impl Layout {
     }
 
     /// Where `sync --discard` keeps a copy of every file of someone's it overwrites or removes
-    /// (relative to the root): `target/tangle/discarded`, each at its own path there.
+    /// (relative to the root): `target/tangle/discarded/SECONDS` (the time of the discard, so
+    /// that a second discard of the same file keeps the first copy), each at its own path there.
     pub fn discarded_dir(&self) -> PathBuf {
-        self.work_dir_relative().join("discarded")
+        // One time per run, so that what the copies are written under and what is said of
+        // them agree.
+        static STARTED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+        let seconds = STARTED.get_or_init(|| {
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs()
+        });
+        self.work_dir_relative().join("discarded").join(seconds.to_string())
     }
 
     /// The layout when `book.toml` is silent: mdBook's defaults for what mdBook reads (beside
@@ -561,6 +568,10 @@ fn unsafe_folder(layout: &Layout, written: impl Fn(&str) -> Option<String>) -> O
     let code = &layout.code;
     let why = if outside_root(code) {
         Some("names a folder outside the project's".to_string())
+    } else if code.components().any(|c| c.as_os_str().to_string_lossy().starts_with('.')) {
+        Some("lies in a hidden folder, a tool's (`.github` holds the book's workflow)".to_string())
+    } else if inside(code, &layout.theme) || inside(&layout.theme, code) {
+        Some(format!("shares a folder with the book's theme ({})", layout.theme.display()))
     } else if inside(code, &layout.src) {
         Some(format!("lies inside the chapters' folder ({}), which mdBook publishes", layout.src.display()))
     } else {
@@ -698,6 +709,8 @@ mod tests {
         refused("", "snapshots = \".\"", "names the project's folder");
         refused("book", "frozen = \"..\"", "names the project's folder");
         refused("", "target-dir = \"\"", "names the project's folder");
+        refused("", "code = \".github\"", "lies in a hidden folder");
+        refused("", "code = \"theme\"", "shares a folder with the book's theme (theme)");
         let err = parse("", "[book]\nsrc = \"pages/src\"\n[preprocessor.tangle]\ncode = \"pages\"\n").unwrap_err();
         assert!(
             err.to_string().contains("`code = \"pages\"` names the chapters' folder (pages/src), or a folder above it")

@@ -95,7 +95,11 @@ impl Stale {
 /// they change only together, with the tool.
 pub fn summary(fixed: &[Stale], generated: &Generated, layout: &Layout) -> Vec<(&'static str, String)> {
     let theme = layout.theme.as_path();
-    let kept = |p: &Path| layout.discarded_dir().join(p).display().to_string();
+    // A copy is kept of what a discard threw away (not of what untangle took into a chapter).
+    let kept = |p: &Path| {
+        let copy = layout.discarded_dir().join(p);
+        layout.abs(&copy).exists().then(|| copy.display().to_string())
+    };
     let runtime = super::runtime::dir(&generated.code);
     let tool_files = |s: &&Stale| generated.support.iter().any(|(p, _)| p == s.path());
     let mut lines = Vec::new();
@@ -110,8 +114,14 @@ pub fn summary(fixed: &[Stale], generated: &Generated, layout: &Layout) -> Vec<(
         }
     }
     lines.extend(rest.iter().map(|s| match s {
-        Stale::Edited(p) => (s.fix_verb(), format!("{} (its edits discarded; as it was: {})", p.display(), kept(p))),
-        Stale::Foreign(p) => (s.fix_verb(), format!("{} (not tangle's: discarded; kept as {})", p.display(), kept(p))),
+        Stale::Edited(p) => match kept(p) {
+            Some(copy) => (s.fix_verb(), format!("{} (its edits discarded; as it was: {copy})", p.display())),
+            None => (s.fix_verb(), format!("{} (its edits discarded)", p.display())),
+        },
+        Stale::Foreign(p) => match kept(p) {
+            Some(copy) => (s.fix_verb(), format!("{} (not tangle's: discarded; kept as {copy})", p.display())),
+            None => (s.fix_verb(), format!("{} (not tangle's: discarded)", p.display())),
+        },
         _ => (s.fix_verb(), s.path().display().to_string()),
     }));
     lines
