@@ -58,6 +58,13 @@ fn a_new_book_passes_its_tests_and_fails_at_a_broken_test_cell() {
         assert!(book.join(generated).is_file(), "{generated} was not generated");
     }
     assert!(book.join(".github/workflows/book.yml").is_file());
+    // The code folder is what an IDE opens: its format-on-save (`cargo fmt`) changes nothing
+    // tangle generated, the runtime's copy included, so nothing reads as a hand edit after it.
+    let fmt = Command::new("cargo").args(["fmt", "--all", "--check"]).current_dir(book.join("code")).output().unwrap();
+    match String::from_utf8_lossy(&fmt.stderr).contains("rustfmt") && !fmt.status.success() && fmt.stdout.is_empty() {
+        true => eprintln!("skipped `cargo fmt --check` in code/: no rustfmt here"),
+        false => assert!(fmt.status.success(), "cargo fmt would change generated files:\n{}", text(&fmt)),
+    }
     assert!(std::fs::read_dir(book.join("figures/ch01")).unwrap().count() > 0, "the figure was drawn");
     assert!(std::fs::read_to_string(book.join("book.toml")).unwrap().contains("title = \"My Book\""));
 
