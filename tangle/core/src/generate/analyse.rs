@@ -22,6 +22,10 @@ pub struct CellSyntax {
     /// First path segments (`ch02` in `ch02::TinyGpt`, `use gemm::...`), with their line and
     /// zero-based column.
     pub refs: Vec<(String, usize, usize)>,
+    /// Modules the cell declares (`mod ch02 { ... }`): a path through one is the chapter's own,
+    /// not a reference to the chapter of that name.
+    #[serde(default)]
+    pub modules: Vec<String>,
     /// Lines of inner attributes (`#![allow(...)]`), which must open the generated file.
     pub inner_attribute_lines: Vec<Range<usize>>,
     /// Lines inside a multi-line literal after its first line: indenting them would change
@@ -86,6 +90,8 @@ fn cell_key(cell: &Cell) -> String {
         CellKind::Run => b"run",
     };
     h.update(kind);
+    // What an analysis holds: a recorded one of an earlier kind (before `modules`) is not used.
+    h.update(b"\0analysis 2");
     h.update([0]);
     h.update(cell.code.as_bytes());
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
@@ -95,7 +101,7 @@ fn cell_key(cell: &Cell) -> String {
 pub fn cell(chapter: &Chapter, cell: &Cell) -> Result<CellSyntax, Box<Diagnostic>> {
     let syntax_error = |e: syn::Error| Box::new(error_at(chapter, cell, e));
     let mut out = CellSyntax::default();
-    let mut visitor = RefVisitor { refs: Vec::new() };
+    let mut visitor = RefVisitor { refs: Vec::new(), modules: Vec::new() };
     match cell.kind {
         CellKind::Save | CellKind::Test => {
             let file: syn::File = syn::parse_str(&cell.code).map_err(syntax_error)?;
@@ -119,6 +125,7 @@ pub fn cell(chapter: &Chapter, cell: &Cell) -> Result<CellSyntax, Box<Diagnostic
         }
     }
     out.refs = visitor.refs;
+    out.modules = visitor.modules;
     out.literal_lines = literal_continuation_lines(&cell.code);
     Ok(out)
 }
@@ -219,6 +226,7 @@ fn literal_lines(tokens: TokenStream, out: &mut BTreeSet<usize>) {
 /// bodies (which syn leaves as tokens), with its line within the cell.
 struct RefVisitor {
     refs: Vec<(String, usize, usize)>,
+    modules: Vec<String>,
 }
 
 impl<'ast> Visit<'ast> for RefVisitor {
@@ -237,6 +245,11 @@ impl<'ast> Visit<'ast> for RefVisitor {
 
     fn visit_item_use(&mut self, item: &'ast syn::ItemUse) {
         collect_use_roots(&item.tree, &mut self.refs);
+    }
+
+    fn visit_item_mod(&mut self, item: &'ast syn::ItemMod) {
+        self.modules.push(item.ident.to_string());
+        syn::visit::visit_item_mod(self, item);
     }
 
     fn visit_item_extern_crate(&mut self, item: &'ast syn::ItemExternCrate) {

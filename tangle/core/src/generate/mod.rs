@@ -104,9 +104,11 @@ fn generate_chapter(
     let mut chapter_deps = BTreeMap::new();
     let mut deps = BTreeMap::new();
     let mut dev_deps = BTreeMap::new();
+    // A module of the chapter's own, named like a chapter (`mod ch02`), is not that chapter.
+    let own_modules: BTreeSet<&String> = analysed.iter().flat_map(|(_, syntax)| &syntax.modules).collect();
     for (cell, syntax) in &analysed {
         for (name, line, column) in &syntax.refs {
-            if *name == chapter.name {
+            if *name == chapter.name || own_modules.contains(name) {
                 continue;
             }
             // Located only when needed: finding the column walks the chapter from its start.
