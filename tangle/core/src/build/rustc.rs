@@ -49,6 +49,19 @@ fn book_advice(message: &str, edition: Option<&str>) -> String {
     )
 }
 
+/// For rustc's "unresolved import `ch03`" in chapter `ch03` itself: a save cell is part of the
+/// chapter's library, which names itself `crate::` (run and test cells, outside it, say `ch03::`).
+fn own_crate_meant(message: &str, chapter: &str) -> Option<String> {
+    let unresolved = ["unresolved import", "unlinked crate", "cannot find module or crate"];
+    let name = message.split('`').nth(1)?.split("::").next()?;
+    (unresolved.iter().any(|u| message.contains(u)) && name == chapter).then(|| {
+        format!(
+            "`{chapter}` is this chapter's own crate: a save cell is part of it and writes `crate::` \
+             (run and test cells, outside it, write `{chapter}::`)"
+        )
+    })
+}
+
 /// For rustc's "unresolved import `uber`" or "unlinked crate `uber`": the chapter whose crate
 /// the name is close to, as a help, when one is (a path to a chapter since renamed, or
 /// mistyped; `chNN` names that are no chapter are refused before the build).
@@ -129,7 +142,11 @@ impl<'a> Mapper<'a> {
             out.notes.push((kind, text));
         }
         let chapters: Vec<&str> = self.generated.crates.iter().map(|c| c.name()).collect();
-        if let Some(help) = chapter_meant(&d.message, &chapters) {
+        if let Some(help) = own_crate_meant(&d.message, &chapter.name) {
+            // rustc's advice about crates.io does not apply: the crate is the chapter's own.
+            out.notes.retain(|(_, n)| !n.contains("[preprocessor.tangle.dependencies]"));
+            out.notes.insert(0, (NoteKind::Help, help));
+        } else if let Some(help) = chapter_meant(&d.message, &chapters) {
             // The likelier fix in a book: before rustc's advice about crates.io.
             out.notes.insert(0, (NoteKind::Help, help));
         }
