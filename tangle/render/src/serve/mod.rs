@@ -176,7 +176,8 @@ fn matters(layout: &Layout, event: &notify::Event) -> bool {
 /// Whether `path` is one of the files written beside the watched sources that are no source:
 /// the author's copy of the book, temporary files (tangle's own, on their way to a rename), a
 /// build folder, the lock file cargo writes, and hidden files and folders (an editor's swap
-/// files and settings, `.idea/` in `code/`) other than the `.cargo/` tangle writes.
+/// files and settings, `.idea/` in `code/`) other than the `.cargo/` tangle writes, and than an
+/// Emacs mark that has just gone.
 fn beside_the_sources(layout: &Layout, path: &Path) -> bool {
     // Only the part below the watched folder counts: the project, or a folder book.toml names
     // (`src = ".pages"`), may itself be hidden.
@@ -185,12 +186,18 @@ fn beside_the_sources(layout: &Layout, path: &Path) -> bool {
         Some(inside) => inside,
         None => path.file_name().map_or(Path::new(""), Path::new),
     };
+    // Emacs's mark on a chapter being edited (`.#ch01.md`, a link to nowhere) stops the book
+    // while it exists (mdBook cannot copy it): its going away, when the chapter is saved, is
+    // reason to build again. Its coming, as the author starts typing, is not.
+    let mark_gone =
+        path.file_name().is_some_and(|n| n.to_string_lossy().starts_with(".#")) && path.symlink_metadata().is_err();
     path.starts_with(layout.abs(&layout.build))
         || path == layout.abs(layout.code.join("Cargo.lock"))
-        || inside.components().any(|c| {
-            let c = c.as_os_str().to_string_lossy();
-            c == "target" || (c.starts_with('.') && c != ".cargo" && c != "..")
-        })
+        || !mark_gone
+            && inside.components().any(|c| {
+                let c = c.as_os_str().to_string_lossy();
+                c == "target" || (c.starts_with('.') && c != ".cargo" && c != "..")
+            })
 }
 
 /// Whether `path` is a generated file as tangle left it (under `code/` or the theme, its seal
@@ -612,6 +619,13 @@ mod tests {
         for other in ["src/.ch01.md.swp", "code/.idea/workspace.xml", "code/.vscode/settings.json", "src/.DS_Store"] {
             assert!(beside_the_sources(&layout, &root.join(other)), "{other} is no source");
         }
+        // Emacs's mark on a chapter being edited: its coming calls for no rebuild, its going
+        // (the book builds again) does.
+        let mark = root.join("src/.#ch01.md");
+        std::os::unix::fs::symlink("someone@host.1:2", &mark).unwrap();
+        assert!(beside_the_sources(&layout, &mark), "a mark that comes is no source");
+        std::fs::remove_file(&mark).unwrap();
+        assert!(!beside_the_sources(&layout, &mark), "a mark that goes is reason to rebuild");
         // A source folder that is itself hidden is still watched.
         std::fs::write(root.join("book.toml"), "[book]\ntitle = \"T\"\nsrc = \".pages\"\n").unwrap();
         let layout = Config::load(&root).unwrap().layout;
