@@ -310,12 +310,23 @@ fn misspelled_directives(page: &Page, file: &Path) -> Vec<Diagnostic> {
     for d in &doc.unclosed {
         let name = known().find(|k| *k == d.name).or_else(|| closest(&d.name, known()));
         if let Some(name) = name {
-            out.push(Diagnostic::error(at(d.span.start), format!("this `{{{{#{}` is never closed", d.name)).with_help(
-                format!(
+            // In a table a `|` ends the cell, directive or not: the usual reason there.
+            let in_table = doc
+                .leaves
+                .iter()
+                .any(|l| l.kind == LeafKind::TableCell && l.span.start <= d.span.start && d.span.start < l.span.end);
+            let help = match in_table {
+                true => "in a table, a `|` ends the cell, inside a directive too: write it `\\|`; as it is, the \
+                         page would show it as text"
+                    .to_string(),
+                false => format!(
                     "end it with `}}}}` in the same paragraph, as in `{{{{#{name} …}}}}`; as it is, the page would \
-                         show it as text"
+                     show it as text"
                 ),
-            ));
+            };
+            out.push(
+                Diagnostic::error(at(d.span.start), format!("this `{{{{#{}` is never closed", d.name)).with_help(help),
+            );
         }
     }
     out

@@ -159,3 +159,22 @@ fn included_files_are_checked_as_mdbook_expands_them() {
     );
     assert!(found[1].starts_with("book/src/ch01.md:5: `{{#include loop.txt}}` reads book/src/loop.txt (through book/src/loop.txt), which is already being included"), "{found:?}");
 }
+
+/// A `{{#value}}` cut short by a `|` in a table cell is never closed; the help says why there.
+#[test]
+fn a_directive_cut_by_a_table_s_bar_says_to_escape_it() {
+    let (_dir, config) = book(
+        "",
+        &[
+            ("book/src/SUMMARY.md", "- [One](ch01.md)\n"),
+            (
+                "book/src/ch01.md",
+                "# 1 One\n\n| a | b |\n|---|---|\n| x | {{#value pipe a | b}} |\n\nAnd {{#value open\n",
+            ),
+        ],
+    );
+    let found = messages(&validate_with(&config, &Parsed::default()));
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found[0].starts_with("book/src/ch01.md:5: this `{{#value` is never closed") && found[0].contains("`\\|`"));
+    assert!(!found[1].contains("`\\|`") && found[1].contains("same paragraph"), "{}", found[1]);
+}
