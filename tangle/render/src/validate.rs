@@ -391,12 +391,7 @@ fn unknown_figures(layout: &Layout, page: &Page, file: &Path) -> Vec<Diagnostic>
     }
     known.extend(files_ending(&dir, ".svg"));
     let mut out = placements(page, file, "figure", "figure");
-    let mut seen = std::collections::HashSet::new();
-    for d in page.doc.directives_named("figure") {
-        let name = labels::figure_name(page.doc.text(d.args.clone()));
-        if !seen.insert(name) || known.iter().any(|k| k == name) {
-            continue;
-        }
+    for (d, name) in first_unknown(page, "figure", &known) {
         let shown = layout.figures.join(&page.figures).join(format!("{name}.svg"));
         let d = error_at(
             page,
@@ -464,6 +459,20 @@ fn placements(page: &Page, file: &Path, directive: &str, what: &str) -> Vec<Diag
     out
 }
 
+/// The first `{{#DIRECTIVE NAME}}` of each name not in `known`, with its name: what is
+/// reported as unknown (once per name; a second placement is [`placements`]' to report).
+fn first_unknown<'p>(
+    page: &'p Page,
+    directive: &'p str,
+    known: &'p [String],
+) -> impl Iterator<Item = (&'p tangle_core::markdown::Directive, &'p str)> + 'p {
+    let mut seen = std::collections::HashSet::new();
+    page.doc.directives_named(directive).filter_map(move |d| {
+        let name = labels::figure_name(page.doc.text(d.args.clone()));
+        (seen.insert(name) && !known.iter().any(|k| k == name)).then_some((d, name))
+    })
+}
+
 /// `{{#widget NAME}}` directives: a calculator nothing computes, or one misplaced.
 fn calculators(layout: &Layout, page: &Page, file: &Path) -> Vec<Diagnostic> {
     let dir = layout.abs(&layout.figures).join(&page.figures);
@@ -471,12 +480,7 @@ fn calculators(layout: &Layout, page: &Page, file: &Path) -> Vec<Diagnostic> {
         figures::rust_blocks(&page.doc).flat_map(|code| figures::names_passed(code, WRITES)).collect();
     known.extend(files_ending(&dir, ".widget.json"));
     let mut out = placements(page, file, "widget", "calculator");
-    let mut seen = std::collections::HashSet::new();
-    for d in page.doc.directives_named("widget") {
-        let name = labels::figure_name(page.doc.text(d.args.clone()));
-        if !seen.insert(name) || known.iter().any(|k| k == name) {
-            continue;
-        }
+    for (d, name) in first_unknown(page, "widget", &known) {
         let shown = layout.figures.join(&page.figures).join(format!("{name}.widget.json"));
         let d = error_at(
             page,
