@@ -12,6 +12,9 @@
 //! [`LineMap`](crate::generate::LineMap); the cell's new code is rebuilt with every change
 //! generation made undone and spliced into the chapter ([`cell`]).
 //!
+//! A `use` line added above a file's first cell (rust-analyzer's auto-import puts it there) is
+//! moved to the start of that cell first ([`imports_into_first_cell`]).
+//!
 //! Refused, with their place in the edited file, and nothing written: an edit of a line tangle
 //! wrote itself (the header, the glue of `main.rs`, location comments, the blank line between
 //! two cells, any manifest or file of the runtime), a line added between two cells, an edit that
@@ -67,6 +70,20 @@ pub fn untangle(
     let mut analyses = Analyses::default();
     let mut diagnostics = Diagnostics::default();
     let mut chapters: BTreeMap<String, (Arc<Chapter>, Edits, Vec<PathBuf>)> = BTreeMap::new();
+    // An editor's auto-import, put above the first cell, is taken as the first cell's.
+    let edited: BTreeMap<PathBuf, String> = edited
+        .iter()
+        .map(|(path, text)| {
+            let moved = generated
+                .crates
+                .iter()
+                .flat_map(|c| &c.files)
+                .find(|(p, _)| p == path)
+                .and_then(|(_, expected)| imports_into_first_cell(expected, text));
+            (path.clone(), moved.unwrap_or_else(|| text.clone()))
+        })
+        .collect();
+    let edited = &edited;
     for (path, text) in edited {
         if generated.files().all(|(p, _)| p != path) {
             diagnostics.push(
@@ -117,6 +134,44 @@ pub fn untangle(
         }
     }
     diagnostics.into_result(out)
+}
+
+/// `text`, a generated file as edited, with the `use` lines added above its first cell moved
+/// to the start of that cell, at the cell's indentation: where rust-analyzer's auto-import puts
+/// a `use` (after the file's header, or beside `main.rs`'s `use ch01::*;`) is tangle's, but the
+/// import belongs to the code that needs it. `None` unless the lines above the first cell are
+/// what tangle wrote, the added `use` lines and blank lines aside.
+fn imports_into_first_cell(expected: &str, text: &str) -> Option<String> {
+    let first_cell = |t: &str| t.lines().position(generate::is_location_comment);
+    let (old_at, new_at) = (first_cell(expected)?, first_cell(text)?);
+    let (old_head, new_head): (Vec<&str>, Vec<&str>) =
+        (expected.lines().take(old_at).collect(), text.lines().take(new_at).collect());
+    let is_import = |l: &&str| {
+        let t = l.trim();
+        (t.starts_with("use ") || t.starts_with("pub use ")) && t.ends_with(';') && !old_head.contains(l)
+    };
+    let imports: Vec<&str> = new_head.iter().copied().filter(is_import).collect();
+    if imports.is_empty() {
+        return None;
+    }
+    // What is left must be tangle's lines, with at most the blank lines an editor adds between.
+    let mut rest: Vec<&str> = new_head.iter().copied().filter(|l| !is_import(l)).collect();
+    rest.dedup_by(|a, b| a.trim().is_empty() && b.trim().is_empty());
+    if rest != old_head {
+        return None;
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let comment = lines[new_at];
+    let indent = &comment[..comment.len() - comment.trim_start().len()];
+    let mut out: Vec<String> = old_head.iter().map(|l| l.to_string()).collect();
+    out.push(comment.to_string());
+    out.extend(imports.iter().map(|l| format!("{indent}{}", l.trim())));
+    out.extend(lines[new_at + 1..].iter().map(|l| l.to_string()));
+    let mut joined = out.join("\n");
+    if text.ends_with('\n') {
+        joined.push('\n');
+    }
+    Some(joined)
 }
 
 /// The chapter edits that one edited file makes, added to `edits`.

@@ -243,3 +243,28 @@ fn a_file_whose_only_change_is_its_removed_seal_is_shown_at_line_1() {
     assert_eq!(first_difference(&sealed, unsealed), 0);
     assert_eq!(first_difference(&sealed, &sealed.replace("    1", "    2")), 2);
 }
+
+/// rust-analyzer's auto-import puts a `use` above the first cell (after the header, or beside
+/// `main.rs`'s glob import): it goes to the start of the file's first cell, which generates the
+/// file with the import at the cell's start.
+#[test]
+fn an_editor_s_auto_import_above_the_first_cell_goes_into_it() {
+    let md = "# One\n\n```rust\n// @save\npub fn inc(x: u32) -> u32 {\n    x + 1\n}\n```\n\n```rust\nprintln!(\"{}\", inc(1));\n```\n";
+    let header_end = "`tangle untangle`.\n\n";
+    let lib = untangled(md, "code/ch01/src/lib.rs", |t| {
+        t.replacen(header_end, &format!("{header_end}use std::collections::HashMap;\n\n"), 1)
+    })
+    .unwrap();
+    assert_eq!(lib, md.replacen("// @save\n", "// @save\nuse std::collections::HashMap;\n", 1));
+    let main = untangled(md, "code/ch01/src/main.rs", |t| {
+        t.replacen("use ch01::*;\n", "use ch01::*;\nuse std::fmt::Write;\n", 1)
+    })
+    .unwrap();
+    assert_eq!(main, md.replacen("```rust\nprintln!", "```rust\nuse std::fmt::Write;\nprintln!", 1));
+    // Any other change above the first cell is still tangle's, and refused.
+    let refused = untangled(md, "code/ch01/src/lib.rs", |t| {
+        t.replacen(header_end, &format!("{header_end}use std::collections::HashMap;\nconst X: u8 = 1;\n"), 1)
+    })
+    .unwrap_err();
+    assert!(refused.0[0].message.contains("added outside every cell"), "{refused}");
+}
