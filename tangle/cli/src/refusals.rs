@@ -51,8 +51,5 @@ pub fn reported_by_an_example(project: &Project, d: &Diagnostic) -> bool {
         return false;
     }
     let examples = project.book.chapters.iter().filter(|c| c.mode == CellMode::Examples && c.path == at.file);
-    examples.flat_map(|c| &c.cells).any(|cell| {
-        let lines = cell.code_line..=cell.code_line + cell.code.lines().count();
-        cell.example.as_ref().is_some_and(|e| !e.ignore) && lines.contains(&at.line)
-    })
+    examples.filter_map(|c| c.cell_at(at.line)).any(|cell| cell.example.as_ref().is_some_and(|e| !e.ignore))
 }

@@ -252,11 +252,7 @@ impl Config {
         let file = book.join("book.toml");
         let bytes = std::fs::read(root.join(&file)).with_context(|| format!("cannot read {}", file.display()))?;
         // Not UTF-8: an error at the line of the first byte that is not, as for a chapter.
-        let text = String::from_utf8(bytes).map_err(|e| {
-            let valid = e.utf8_error().valid_up_to();
-            let line = e.as_bytes()[..valid].iter().filter(|&&b| b == b'\n').count() + 1;
-            Diagnostic::error(Location::new(&file, line), "the file is not valid UTF-8 (re-save it as UTF-8)")
-        })?;
+        let text = crate::diagnostic::utf8_text(&file, bytes).map_err(|d| anyhow::Error::from(*d))?;
         Config::parse(&root, &book, &text)
     }
 
@@ -524,7 +520,6 @@ fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
-/// The line where `key` is set (`key =` at a line's start), else 1.
 /// A folder setting that would let tangle write over, or remove, the author's own files: the
 /// key and why. tangle removes from the code folder every file no chapter generates, once told
 /// to discard (`sync --discard`), and writes into the others; so none of them may be the
@@ -535,19 +530,20 @@ fn line_of(text: &str, offset: usize) -> usize {
 fn unsafe_folder(layout: &Layout, written: impl Fn(&str) -> Option<String>) -> Option<(&'static str, String)> {
     let inside = |path: &Path, folder: &Path| folder.as_os_str().is_empty() || path.starts_with(folder);
     let outside_root = |path: &Path| path.is_absolute() || path.starts_with("..");
+    let defaults = Layout::defaults(&layout.root, &layout.book);
     let tangle_folders = [
-        ("code", &layout.code),
-        ("figures", &layout.figures),
-        ("snapshots", &layout.snapshots),
-        ("frozen", &layout.frozen),
-        ("target-dir", &layout.target),
+        ("code", &layout.code, &defaults.code),
+        ("figures", &layout.figures, &defaults.figures),
+        ("snapshots", &layout.snapshots, &defaults.snapshots),
+        ("frozen", &layout.frozen, &defaults.frozen),
+        ("target-dir", &layout.target, &defaults.target),
     ];
     let own = [
         ("the project's folder".to_string(), Path::new("")),
         ("book.toml's folder".to_string(), &layout.book),
         (format!("the chapters' folder ({})", layout.src.display()), &layout.src),
     ];
-    for (key, folder) in tangle_folders {
+    for (key, folder, default) in tangle_folders {
         let Some(value) = written(key) else { continue };
         if outside_root(folder) && key != "code" {
             continue;
@@ -559,7 +555,7 @@ fn unsafe_folder(layout: &Layout, written: impl Fn(&str) -> Option<String>) -> O
                 format!(
                     "`{key} = \"{value}\"` names {whose}{above}: tangle writes its own files there and removes the \
                      ones it no longer needs; give it a folder of its own (the default is `{}`)",
-                    default_folder(key),
+                    default.display(),
                 ),
             ));
         }
@@ -575,8 +571,8 @@ fn unsafe_folder(layout: &Layout, written: impl Fn(&str) -> Option<String>) -> O
     } else if inside(code, &layout.src) {
         Some(format!("lies inside the chapters' folder ({}), which mdBook publishes", layout.src.display()))
     } else {
-        let shared = tangle_folders.iter().skip(1).find(|(_, other)| inside(code, other) || inside(other, code));
-        shared.map(|(other, _)| format!("shares a folder with `{other}`"))
+        let shared = tangle_folders.iter().skip(1).find(|(_, other, _)| inside(code, other) || inside(other, code));
+        shared.map(|(other, _, _)| format!("shares a folder with `{other}`"))
     };
     why.map(|why| {
         (
@@ -590,17 +586,7 @@ fn unsafe_folder(layout: &Layout, written: impl Fn(&str) -> Option<String>) -> O
     })
 }
 
-/// The folder tangle uses for `key` when `book.toml` names none.
-fn default_folder(key: &str) -> &'static str {
-    match key {
-        "target-dir" => "target",
-        "code" => "code",
-        "figures" => "figures",
-        "snapshots" => "snapshots",
-        _ => "frozen",
-    }
-}
-
+/// The line where `key` is set (`key =` at a line's start), else 1.
 fn key_line(text: &str, key: &str) -> usize {
     text.lines()
         .position(|l| {

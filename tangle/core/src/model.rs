@@ -88,6 +88,11 @@ impl Chapter {
         Location::new(self.path.clone(), line)
     }
 
+    /// The cell whose code holds chapter line `line`, if one does.
+    pub fn cell_at(&self, line: usize) -> Option<&Cell> {
+        self.cells.iter().find(|c| c.code_line <= line && line <= c.last_line())
+    }
+
     pub fn run_cells(&self) -> impl Iterator<Item = &Cell> {
         self.cells.iter().filter(|c| c.kind == CellKind::Run)
     }

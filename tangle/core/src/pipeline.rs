@@ -51,6 +51,27 @@ pub(crate) fn asked_chapters<'b>(book: &'b Book, asked: &str) -> Vec<&'b Arc<Cha
     book.chapters.iter().filter(|c| c.name == asked || c.name == name).collect()
 }
 
+/// The error for `--chapter ASKED` naming no chapter: the near spelling, or the chapters whose
+/// names hold the word (a book of examples names a chapter by its path: `rand` is in
+/// `algorithms_randomness_rand`), else the chapters, the first few of a long list.
+fn no_such_chapter(book: &Book, asked: &str) -> String {
+    const SHOWN: usize = 12;
+    let known: Vec<&str> = book.chapters.iter().map(|c| c.name.as_str()).collect();
+    let holding: Vec<&str> = known.iter().copied().filter(|k| k.contains(asked) && !asked.is_empty()).collect();
+    let list = |names: &[&str]| match names.len() > SHOWN {
+        true => format!("{}, and {} more", names[..SHOWN].join(", "), names.len() - SHOWN),
+        false => names.join(", "),
+    };
+    let hint = if let Some(near) = crate::messages::closest(asked, known.iter().copied()) {
+        format!("did you mean `{near}`?")
+    } else if !holding.is_empty() {
+        format!("the chapters whose names hold it are: {}", list(&holding))
+    } else {
+        format!("the chapters are: {}", list(&known))
+    };
+    format!("no chapter named `{asked}`: {hint} (a chapter's file names it too: `--chapter src/NAME.md`)")
+}
+
 /// A chapter a command works on, as [`Project::select`] found it: its generated crate, which
 /// holds the parsed chapter, borrowed from one project, so that nothing looks either up again
 /// by name.
@@ -84,27 +105,6 @@ pub struct Project {
     pub config: Config,
     pub book: Book,
     pub generated: Generated,
-}
-
-/// The error for `--chapter ASKED` naming no chapter: the near spelling, or the chapters whose
-/// names hold the word (a book of examples names a chapter by its path: `rand` is in
-/// `algorithms_randomness_rand`), else the chapters, the first few of a long list.
-fn no_such_chapter(book: &Book, asked: &str) -> String {
-    const SHOWN: usize = 12;
-    let known: Vec<&str> = book.chapters.iter().map(|c| c.name.as_str()).collect();
-    let holding: Vec<&str> = known.iter().copied().filter(|k| k.contains(asked) && !asked.is_empty()).collect();
-    let list = |names: &[&str]| match names.len() > SHOWN {
-        true => format!("{}, and {} more", names[..SHOWN].join(", "), names.len() - SHOWN),
-        false => names.join(", "),
-    };
-    let hint = if let Some(near) = crate::messages::closest(asked, known.iter().copied()) {
-        format!("did you mean `{near}`?")
-    } else if !holding.is_empty() {
-        format!("the chapters whose names hold it are: {}", list(&holding))
-    } else {
-        format!("the chapters are: {}", list(&known))
-    };
-    format!("no chapter named `{asked}`: {hint} (a chapter's file names it too: `--chapter src/NAME.md`)")
 }
 
 impl Project {

@@ -326,10 +326,9 @@ fn require_theme(layout: &Layout, ctx: &PreprocessorContext) -> anyhow::Result<(
 /// includes: checked by tangle, never shown.
 fn unlisted_chapters(src_dir: &Path, src_rel: &Path, listed: &[(PathBuf, String)], parsed: &Parsed) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let included = super::validate::included_pages(src_dir, listed);
-    let listed: Vec<(PathBuf, String)> =
-        listed.iter().cloned().chain(included.into_iter().map(|p| (p, String::new()))).collect();
-    let listed = listed.as_slice();
+    // The book's pages: those SUMMARY.md lists, and the fragments they include.
+    let mut shown = super::validate::included_pages(src_dir, listed);
+    shown.extend(listed.iter().map(|(path, _)| path.clone()));
     let unlisted = |rel: &Path| {
         Diagnostic::warning(
             Location::new(src_rel.join(rel), 1),
@@ -338,8 +337,7 @@ fn unlisted_chapters(src_dir: &Path, src_rel: &Path, listed: &[(PathBuf, String)
     };
     // The check parsed every file of the source folder: its chapters are the files with cells.
     if !parsed.is_empty() {
-        let mut found: Vec<&Path> =
-            parsed.chapters().map(|(path, _)| path).filter(|p| !listed.iter().any(|(l, _)| l == p)).collect();
+        let mut found: Vec<&Path> = parsed.chapters().map(|(path, _)| path).filter(|p| !shown.contains(*p)).collect();
         found.sort();
         return found.into_iter().map(unlisted).collect();
     }
@@ -349,7 +347,7 @@ fn unlisted_chapters(src_dir: &Path, src_rel: &Path, listed: &[(PathBuf, String)
         if path.extension().is_none_or(|e| e != "md") || rel == Path::new("SUMMARY.md") {
             continue;
         }
-        if listed.iter().any(|(p, _)| p == rel) {
+        if shown.contains(rel) {
             continue;
         }
         let has_cells = std::fs::read_to_string(path)

@@ -49,12 +49,20 @@ fn book_advice(message: &str, edition: Option<&str>) -> String {
     )
 }
 
+/// The crate rustc could not find (`uber` in "unresolved import `uber::x`", "unlinked crate
+/// `uber`", "cannot find module or crate `uber`"), if that is what `message` says.
+fn unresolved_crate(message: &str) -> Option<&str> {
+    let unresolved = ["unresolved import", "unlinked crate", "cannot find module or crate"];
+    if !unresolved.iter().any(|u| message.contains(u)) {
+        return None;
+    }
+    message.split('`').nth(1)?.split("::").next()
+}
+
 /// For rustc's "unresolved import `ch03`" in chapter `ch03` itself: a save cell is part of the
 /// chapter's library, which names itself `crate::` (run and test cells, outside it, say `ch03::`).
 fn own_crate_meant(message: &str, chapter: &str) -> Option<String> {
-    let unresolved = ["unresolved import", "unlinked crate", "cannot find module or crate"];
-    let name = message.split('`').nth(1)?.split("::").next()?;
-    (unresolved.iter().any(|u| message.contains(u)) && name == chapter).then(|| {
+    (unresolved_crate(message)? == chapter).then(|| {
         format!(
             "`{chapter}` is this chapter's own crate: a save cell is part of it and writes `crate::` \
              (run and test cells, outside it, write `{chapter}::`)"
@@ -66,11 +74,7 @@ fn own_crate_meant(message: &str, chapter: &str) -> Option<String> {
 /// the name is close to, as a help, when one is (a path to a chapter since renamed, or
 /// mistyped; `chNN` names that are no chapter are refused before the build).
 fn chapter_meant(message: &str, chapters: &[&str]) -> Option<String> {
-    let unresolved = ["unresolved import", "unlinked crate", "cannot find module or crate"];
-    if !unresolved.iter().any(|u| message.contains(u)) {
-        return None;
-    }
-    let name = message.split('`').nth(1)?.split("::").next()?;
+    let name = unresolved_crate(message)?;
     // A near spelling, else the one chapter whose name begins with it (`intro` → `intro_text`).
     let mut starting = chapters.iter().copied().filter(|c| c.starts_with(&format!("{name}_")));
     let prefixed = starting.next().filter(|_| starting.next().is_none());
@@ -165,8 +169,7 @@ impl<'a> Mapper<'a> {
     /// at `included_at`): its fence's, else the book's; `None` outside an examples build.
     fn edition_at(&self, chapter: &'a Chapter, line: usize, included_at: Option<usize>) -> Option<&'a str> {
         let default = self.examples_edition?;
-        let line = included_at.unwrap_or(line);
-        let cell = chapter.cells.iter().find(|c| (c.code_line..=c.code_line + c.code.lines().count()).contains(&line));
+        let cell = chapter.cell_at(included_at.unwrap_or(line));
         let fence = cell.and_then(|c| c.example.as_ref()).and_then(|e| e.edition.as_deref());
         Some(fence.unwrap_or(default))
     }

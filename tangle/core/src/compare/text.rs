@@ -12,7 +12,8 @@ use crate::model::OutputSpec;
 /// Trailing spaces on a line and trailing blank lines are not part of an output, and each line
 /// is what a terminal shows of it ([`as_shown`]).
 pub fn normalize(text: &str) -> String {
-    let mut out: String = text.lines().map(|l| as_shown(l).trim_end().to_string()).collect::<Vec<_>>().join("\n");
+    let shown: Vec<std::borrow::Cow<'_, str>> = text.lines().map(as_shown).collect();
+    let mut out: String = shown.iter().map(|l| l.trim_end()).collect::<Vec<_>>().join("\n");
     while out.ends_with('\n') {
         out.pop();
     }

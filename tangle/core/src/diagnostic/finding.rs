@@ -76,6 +76,16 @@ pub struct Diagnostic {
     pub included_at: Option<Location>,
 }
 
+/// The text of `file` (its `bytes`), or an error at the line of its first byte that is not
+/// UTF-8: a chapter or `book.toml` that is not UTF-8 (mdBook would stop on it too).
+pub fn utf8_text(file: &Path, bytes: Vec<u8>) -> Result<String, Box<Diagnostic>> {
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..valid].iter().filter(|&&b| b == b'\n').count() + 1;
+        Box::new(Diagnostic::error(Location::new(file, line), "the file is not valid UTF-8 (re-save it as UTF-8)"))
+    })
+}
+
 impl Diagnostic {
     pub fn error(location: Location, message: impl Into<String>) -> Self {
         Diagnostic::new(Severity::Error, Some(location), message)

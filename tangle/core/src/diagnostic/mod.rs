@@ -9,5 +9,5 @@
 mod finding;
 mod render;
 
-pub use finding::{Diagnostic, Diagnostics, Label, Location, NoteKind, Severity, relative};
+pub use finding::{Diagnostic, Diagnostics, Label, Location, NoteKind, Severity, relative, utf8_text};
 pub use render::{Sources, Style};

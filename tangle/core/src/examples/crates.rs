@@ -95,9 +95,7 @@ impl Example {
         let Some(at) = fence.find(attribute).map(|i| start + i) else {
             return Diagnostic::error(chapter.location(self.code_line), message);
         };
-        let line_start = source[..at].rfind('\n').map_or(0, |i| i + 1);
-        let column = source[line_start..at].chars().count() + 1;
-        let line = source[..at].matches('\n').count() + 1;
+        let (line, column) = chapter.doc.line_col(at);
         Diagnostic::error(chapter.location(line).with_column(column), message)
             .with_span(at..at + attribute.len(), "the fence says so here")
     }

@@ -113,16 +113,14 @@ pub fn summary(fixed: &[Stale], generated: &Generated, layout: &Layout) -> Vec<(
             lines.push((first.fix_verb(), format!("{}/ ({what}, {n})", dir.display())));
         }
     }
-    lines.extend(rest.iter().map(|s| match s {
-        Stale::Edited(p) => match kept(p) {
-            Some(copy) => (s.fix_verb(), format!("{} (its edits discarded; as it was: {copy})", p.display())),
-            None => (s.fix_verb(), format!("{} (its edits discarded)", p.display())),
-        },
-        Stale::Foreign(p) => match kept(p) {
-            Some(copy) => (s.fix_verb(), format!("{} (not tangle's: discarded; kept as {copy})", p.display())),
-            None => (s.fix_verb(), format!("{} (not tangle's: discarded)", p.display())),
-        },
-        _ => (s.fix_verb(), s.path().display().to_string()),
+    lines.extend(rest.iter().map(|s| {
+        let (what, copy) = match s {
+            Stale::Edited(_) => ("its edits discarded", "as it was:"),
+            Stale::Foreign(_) => ("not tangle's: discarded", "kept as"),
+            _ => return (s.fix_verb(), s.path().display().to_string()),
+        };
+        let copy = kept(s.path()).map_or(String::new(), |kept| format!("; {copy} {kept}"));
+        (s.fix_verb(), format!("{} ({what}{copy})", s.path().display()))
     }));
     lines
 }

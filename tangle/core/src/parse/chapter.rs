@@ -48,14 +48,7 @@ pub(crate) fn parse_chapter_as(
 /// A chapter file's text, or an error at the line of its first byte that is not UTF-8
 /// (mdBook would stop on it too).
 pub fn decode(path: &Path, bytes: Vec<u8>) -> Result<String, Diagnostics> {
-    String::from_utf8(bytes).map_err(|e| {
-        let valid = e.utf8_error().valid_up_to();
-        let line = e.as_bytes()[..valid].iter().filter(|&&b| b == b'\n').count() + 1;
-        Diagnostics::from(Diagnostic::error(
-            Location::new(path, line),
-            "the file is not valid UTF-8 (re-save it as UTF-8)",
-        ))
-    })
+    crate::diagnostic::utf8_text(path, bytes).map_err(|d| Diagnostics::from(*d))
 }
 
 /// Reads the cells, quotes and directives of a chapter already parsed (the book's loader

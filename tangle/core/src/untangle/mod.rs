@@ -276,11 +276,7 @@ fn file_edits(
 
 /// The cell whose code holds chapter line `line`.
 fn cell_at(chapter: &Chapter, line: usize) -> &crate::model::Cell {
-    chapter
-        .cells
-        .iter()
-        .find(|c| c.code_line <= line && line <= c.last_line())
-        .expect("a generated line maps into a cell")
+    chapter.cell_at(line).expect("a generated line maps into a cell")
 }
 
 /// The hoisted lines edited at the top of the file that belong to `cell`, by cell line.
