@@ -1,6 +1,7 @@
 //! Which line of what tangle wrote each line of an edited file stands for, and which cell each
 //! changed line belongs to. The two texts are compared line by line ([`similar`]'s Myers diff)
-//! as the seal sees them (no seal, location comments without their numbers), then every run
+//! as the seal sees them (no seal, location comments without their numbers): the lines with
+//! text first, then the blank lines and unpaired lines between two pairs. Then every run
 //! of changed lines is given to the one cell whose lines it replaces, or, for lines only
 //! added, to the cell it touches: inside it, at its end or at its start. A run that replaces a
 //! line tangle wrote itself (the header, glue, a location comment, the blank line between two
@@ -82,24 +83,7 @@ enum Step {
 /// Aligns `new` (the edited file) with `old` (what tangle wrote), whose lines are owned as
 /// `owners` says. Every problem found is returned, in file order.
 pub(crate) fn align(old: &[String], new: &[String], owners: &[Owner]) -> Result<Alignment, Vec<Problem>> {
-    let mut steps = Vec::new();
-    for op in capture_diff_slices(Algorithm::Myers, old, new) {
-        match op {
-            DiffOp::Equal { old_index, new_index, len } => {
-                steps.extend((0..len).map(|k| Step::Same(old_index + k, new_index + k)))
-            }
-            DiffOp::Delete { old_index, old_len, .. } => {
-                steps.extend((old_index..old_index + old_len).map(Step::Removed))
-            }
-            DiffOp::Insert { new_index, new_len, .. } => {
-                steps.extend((new_index..new_index + new_len).map(Step::Added))
-            }
-            DiffOp::Replace { old_index, old_len, new_index, new_len } => {
-                steps.extend((old_index..old_index + old_len).map(Step::Removed));
-                steps.extend((new_index..new_index + new_len).map(Step::Added));
-            }
-        }
-    }
+    let mut steps = compare(old, new);
     let texts = Texts { old, new };
     let mut assigned: Vec<Option<Owner>> = vec![None; new.len()];
     let mut problems = Vec::new();
@@ -144,6 +128,56 @@ pub(crate) fn align(old: &[String], new: &[String], owners: &[Owner]) -> Result<
         }
     }
     Ok(Alignment { old_of, owner })
+}
+
+/// The steps that turn `old` into `new`, in two passes: the lines with text are paired
+/// first, then the lines between two pairs (blank lines and lines without a partner) are
+/// compared on their own. A blank line says nothing about where it belongs, so a single pass
+/// may pair the blank line tangle put between two cells with a blank line inside the next
+/// cell, and then read that cell's location comment as removed and written again.
+fn compare(old: &[String], new: &[String]) -> Vec<Step> {
+    let text = |lines: &[String]| -> Vec<usize> { (0..lines.len()).filter(|&i| !lines[i].trim().is_empty()).collect() };
+    let (old_text, new_text) = (text(old), text(new));
+    let old_keys: Vec<&String> = old_text.iter().map(|&i| &old[i]).collect();
+    let new_keys: Vec<&String> = new_text.iter().map(|&i| &new[i]).collect();
+    let mut pairs = Vec::new();
+    for op in capture_diff_slices(Algorithm::Myers, &old_keys, &new_keys) {
+        if let DiffOp::Equal { old_index, new_index, len } = op {
+            pairs.extend((0..len).map(|k| (old_text[old_index + k], new_text[new_index + k])));
+        }
+    }
+    let mut steps = Vec::with_capacity(old.len().max(new.len()));
+    let (mut o, mut n) = (0, 0);
+    for (po, pn) in pairs.into_iter().chain([(old.len(), new.len())]) {
+        between(&old[o..po], &new[n..pn], (o, n), &mut steps);
+        if po < old.len() {
+            steps.push(Step::Same(po, pn));
+        }
+        (o, n) = (po + 1, pn + 1);
+    }
+    steps
+}
+
+/// The steps that turn the lines `old` into `new`, which start at lines `at` of the files.
+fn between(old: &[String], new: &[String], at: (usize, usize), steps: &mut Vec<Step>) {
+    let (o0, n0) = at;
+    for op in capture_diff_slices(Algorithm::Myers, old, new) {
+        match op {
+            DiffOp::Equal { old_index, new_index, len } => {
+                steps.extend((0..len).map(|k| Step::Same(o0 + old_index + k, n0 + new_index + k)))
+            }
+            DiffOp::Delete { old_index, old_len, .. } => {
+                steps.extend((o0 + old_index..o0 + old_index + old_len).map(Step::Removed))
+            }
+            DiffOp::Insert { new_index, new_len, .. } => {
+                steps.extend((n0 + new_index..n0 + new_index + new_len).map(Step::Added))
+            }
+            DiffOp::Replace { old_index, old_len, new_index, new_len } => {
+                steps.extend((o0 + old_index..o0 + old_index + old_len).map(Step::Removed));
+                steps.extend((n0 + new_index..n0 + new_index + new_len).map(Step::Added));
+            }
+        }
+    }
 }
 
 /// The two files' lines, as compared.

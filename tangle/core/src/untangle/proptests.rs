@@ -23,6 +23,11 @@ use crate::parse::parse_chapter;
 
 const CASES: u32 = 96;
 
+/// `PROPTEST_CASES`, or [`CASES`].
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(CASES)
+}
+
 #[derive(Debug, Clone, Copy)]
 enum Container {
     Top,
@@ -237,7 +242,9 @@ fn which_file(cells: &[CellSpec], pick: usize) -> &'static str {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(CASES),
+        cases: cases(),
+        // About one case in five is rejected (an edit that leaves the file as it was).
+        max_global_rejects: cases().max(1024),
         ..ProptestConfig::default()
     })]
 

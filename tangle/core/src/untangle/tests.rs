@@ -268,3 +268,24 @@ fn an_editor_s_auto_import_above_the_first_cell_goes_into_it() {
     .unwrap_err();
     assert!(refused.0[0].message.contains("added outside every cell"), "{refused}");
 }
+
+#[test]
+fn a_blank_line_between_cells_is_not_paired_with_one_inside_the_next_cell() {
+    // Three test cells, the second with two blank lines inside. A single Myers pass paired the
+    // blank line tangle writes between the first two cells with the second cell's first blank
+    // line, and read the second cell's location comment as removed and written again.
+    let md = "```rust\n// @test\n#[test] fn a() {}\n```\n\n```rust\n// @test\n#[test] fn b() {}\n\n\n#[test] fn c() {}\n```\n\n\
+```rust\n// @test\n#[test] fn d() {}\n```\n";
+    let generated = generated(&book(md));
+    let cells = file(&generated, "code/ch01/tests/cells.rs");
+    let out = untangled(md, "code/ch01/tests/cells.rs", |t| {
+        t.replace("#[test] fn a() {}\n", "// added\n#[test] fn a() {}\n\n")
+            .replace("#[test] fn b() {}\n\n\n", "#[test] fn b() {} // edited\n\n")
+    })
+    .unwrap_or_else(|d| panic!("{d}\n{cells}"));
+    assert_eq!(
+        out,
+        md.replace("#[test] fn a() {}\n", "// added\n#[test] fn a() {}\n\n")
+            .replace("#[test] fn b() {}\n\n\n", "#[test] fn b() {} // edited\n\n")
+    );
+}
