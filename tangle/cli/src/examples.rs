@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use tangle_core::diagnostic::{Sources, Style};
+use tangle_core::examples::pins::Recorded;
 use tangle_core::examples::{self, Drift, ExampleVerdict, ExamplesReport};
 use tangle_core::model::Chapter;
 use tangle_core::pipeline::{self, CheckOptions, Outcome, Project};
@@ -57,13 +58,17 @@ pub fn check(
         eprintln!("error: {} example(s) failed (see above)", counts.failed);
         return Ok(ERROR);
     }
+    if matches!(found.pins, Recorded::Stale(_)) {
+        eprintln!("error: the examples passed with crate versions that are not committed (see above)");
+        return Ok(ERROR);
+    }
     Ok(code.max(outputs))
 }
 
 /// Builds and runs the examples of `chapters`, printing each failure at its chapter line.
 pub fn run(project: &Project, chapters: &[&Arc<Chapter>], options: CheckOptions) -> anyhow::Result<ExamplesReport> {
     let afresh = options.rerun || options.refresh;
-    let found = status::with_status(|progress| examples::test(project, chapters, afresh, progress))?;
+    let found = status::with_status(|progress| examples::test(project, chapters, afresh, options.writes, progress))?;
     let sources = Sources::new(&project.root);
     // What the counts do not say: an example counted as ignored for want of support, and an
     // output block nothing compares (its example never runs).
@@ -93,6 +98,11 @@ pub fn run(project: &Project, chapters: &[&Arc<Chapter>], options: CheckOptions)
                 eprintln!("{}\n", d.render(&sources, Style::for_stderr()));
             }
         }
+    }
+    match &found.pins {
+        Recorded::Unchanged => {}
+        Recorded::Written(what) => eprintln!("note: {what}"),
+        Recorded::Stale(d) => eprintln!("{}\n", d.render(&sources, Style::for_stderr())),
     }
     Ok(found)
 }

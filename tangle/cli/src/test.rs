@@ -121,6 +121,12 @@ pub fn run(project: &Project, asked: &[String], options: CheckOptions) -> anyhow
             for r in &found.chapters {
                 tally.failures.extend(r.drifted().map(|v| format!("{}: output drifted", v.location)));
             }
+            if let tangle_core::examples::pins::Recorded::Stale(d) = &found.pins {
+                tally.fail(match &d.location {
+                    Some(at) => format!("{at}: {}", d.message),
+                    None => d.message.clone(),
+                });
+            }
             report::report(project, &Outcome::Ran(found.chapters), false, Results::Stdout)?;
             eprintln!("  {counts} (of the examples)");
         }

@@ -77,6 +77,12 @@ impl Layout {
         self.book.join("book.toml")
     }
 
+    /// The crate versions the examples were checked with, beside `book.toml`, relative to the
+    /// root (see [`crate::examples::pins`]).
+    pub fn examples_lock(&self) -> PathBuf {
+        self.book.join("examples.lock")
+    }
+
     /// An absolute path for a path relative to the root.
     pub fn abs(&self, rel: impl AsRef<Path>) -> PathBuf {
         self.root.join(rel)

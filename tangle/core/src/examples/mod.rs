@@ -13,13 +13,15 @@
 //! wrapping, crate-level lines on top); [`crates`] lays the examples out as one workspace under
 //! `target/tangle/examples`, merged per edition where they can share a crate; [`build`] builds
 //! it with one cargo command and maps rustc's messages to the chapters; [`run`] runs them in
-//! parallel. An example that passed is remembered under the hash of its program, edition,
+//! parallel; [`pins`] keeps the crate versions they built with in the committed
+//! `examples.lock`. An example that passed is remembered under the hash of its program, edition,
 //! dependencies and lock file (`target/tangle/cache/examples/`): a second check with nothing
 //! changed builds and runs nothing. [`test`](fn@test) is the entry point.
 
 pub mod build;
 pub mod crates;
 pub mod include;
+pub mod pins;
 pub mod program;
 pub mod run;
 
@@ -34,7 +36,7 @@ use crate::compare::{self, ValueReport, Verdict};
 use crate::diagnostic::{Diagnostic, Location};
 use crate::fsutil;
 use crate::model::{CellMode, Chapter};
-use crate::pipeline::{ChapterResult, Project};
+use crate::pipeline::{ChapterResult, Project, Writes};
 use crate::progress::Progress;
 use crate::run::{CellOutput, RunEnd, RunOutput};
 use crates::Example;
@@ -70,6 +72,8 @@ pub struct ExamplesReport {
     /// Per examples chapter, its output blocks against what the examples printed, in the form
     /// [`crate::pipeline::accept`] takes.
     pub chapters: Vec<ChapterResult>,
+    /// What became of the committed crate versions (`examples.lock`).
+    pub pins: pins::Recorded,
 }
 
 /// `N passed, N failed, N ignored`.
@@ -121,9 +125,10 @@ impl ExamplesReport {
         counts
     }
 
-    /// Whether every example did what it claims and printed what its output block says.
+    /// Whether every example did what it claims and printed what its output block says, with
+    /// the crate versions committed.
     pub fn passed(&self) -> bool {
-        self.counts(Drift::Fails).failed == 0
+        self.counts(Drift::Fails).failed == 0 && !matches!(self.pins, pins::Recorded::Stale(_))
     }
 }
 
@@ -149,14 +154,17 @@ pub fn test(
     project: &Project,
     chapters: &[&Arc<Chapter>],
     afresh: bool,
+    writes: Writes,
     progress: &dyn Progress,
 ) -> anyhow::Result<ExamplesReport> {
     let config = &project.config;
     let layout = project.layout();
     let examples = crates::examples(config, chapters);
+    let workspace_lock = layout.abs(crates::dir(config).join("Cargo.lock"));
+    pins::seed(layout, &workspace_lock)?;
     let testable: Vec<&Example> = examples.iter().filter(|e| !e.attributes.ignore).collect();
     let buildable: Vec<&Example> = testable.iter().copied().filter(|e| e.include_error.is_none()).collect();
-    let lock = || locked_dependencies(&layout.abs(crates::dir(config).join("Cargo.lock")));
+    let lock = || locked_dependencies(&workspace_lock);
     // The compiler is asked once: the keys are taken again after the build.
     let rustc = crate::build::compiler_version(&project.root).unwrap_or_default();
     let keys = keys(project, &testable, &lock(), &rustc);
@@ -301,7 +309,8 @@ pub fn test(
         results.push(ExampleResult { chapter: example.chapter.clone(), location, verdict, cached, stdout });
     }
     let chapter_results = chapters.iter().map(|chapter| compare_outputs(chapter, &results)).collect();
-    Ok(ExamplesReport { examples: results, chapters: chapter_results })
+    let pins = pins::record(layout, &workspace_lock, writes)?;
+    Ok(ExamplesReport { examples: results, chapters: chapter_results, pins })
 }
 
 /// An error of an example's crate that rustc could not place (the linker's) put at the

@@ -85,12 +85,15 @@ fn check_quietly(config: &Config, checked: &mut Checked) -> Vec<String> {
         }
     }
     if !example_chapters.is_empty() {
-        match tangle_core::examples::test(&project, &example_chapters, false, &Plain) {
+        match tangle_core::examples::test(&project, &example_chapters, false, pipeline::Writes::Allow, &Plain) {
             Ok(report) => {
                 for result in &report.examples {
                     if let tangle_core::examples::ExampleVerdict::Failed(why) = &result.verdict {
                         out.extend(why.iter().map(&plain));
                     }
+                }
+                if let tangle_core::examples::pins::Recorded::Stale(d) = &report.pins {
+                    out.push(plain(d));
                 }
                 results_problems(&report.chapters, root, &plain, &mut out);
             }
