@@ -166,6 +166,10 @@ pub(crate) fn validate_with(config: &Config, parsed: &Parsed) -> Vec<Diagnostic>
             return out;
         }
     };
+    if let Some(d) = listed_twice(&layout.src.join("SUMMARY.md"), &entries) {
+        out.push(d);
+        return out;
+    }
     for (line, path) in entries {
         match std::fs::read(src.join(&path)).map(String::from_utf8) {
             Ok(Ok(text)) => inputs.push((path, text)),
@@ -330,6 +334,35 @@ fn misspelled_directives(page: &Page, file: &Path) -> Vec<Diagnostic> {
         }
     }
     out
+}
+
+/// An entry of SUMMARY.md (`summary`, its path) that names a file an earlier entry names
+/// otherwise (`./ch01.md` after `ch01.md`), which mdBook's own check, comparing the paths as
+/// written, lets through, and then makes two pages of.
+fn listed_twice(summary: &Path, entries: &[(usize, PathBuf)]) -> Option<Diagnostic> {
+    let mut seen: HashMap<PathBuf, (usize, &Path)> = HashMap::new();
+    for (line, path) in entries {
+        match seen.get(&resolved(path)) {
+            Some((first, written)) => {
+                return Some(
+                    Diagnostic::error(
+                        Location::new(summary, *line),
+                        format!(
+                            "SUMMARY.md lists {} twice: as `{}` here, and as `{}` at line {first}",
+                            resolved(path).display(),
+                            path.display(),
+                            written.display()
+                        ),
+                    )
+                    .with_help("a chapter is one page of the book: remove one of the two lines"),
+                );
+            }
+            None => {
+                seen.insert(resolved(path), (*line, path));
+            }
+        }
+    }
+    None
 }
 
 /// For mdBook's `Duplicate file in SUMMARY.md: "ch03.md"`: the line of the entry that lists the
