@@ -185,6 +185,9 @@ pub struct Config {
     /// Crates the cells may use: key → Cargo's specification, relative paths relative to the
     /// project root.
     pub dependencies: BTreeMap<String, toml::Value>,
+    /// The manifest whose `[dependencies]` were taken (`manifest = "Cargo.toml"`), relative to
+    /// the project root.
+    pub manifest: Option<PathBuf>,
     pub checks: Checks,
     /// Chapters whose run is committed and reused rather than rerun (`freeze = ["ch06"]`),
     /// each with the line of `book.toml` that names it; a chapter's `<!-- tangle: freeze -->`
@@ -388,8 +391,10 @@ impl Config {
         };
 
         let mut dependencies = BTreeMap::new();
+        let mut manifest_path = None;
         if let Some(manifest) = string("manifest")? {
             let rel = at(manifest);
+            manifest_path = Some(rel.clone());
             let text = std::fs::read_to_string(root.join(&rel)).map_err(|e| {
                 error("manifest", format!("`manifest = \"{manifest}\"`: cannot read {}: {e}", rel.display()))
             })?;
@@ -421,7 +426,7 @@ impl Config {
                 format!("`{RUNTIME}` is not a dependency to declare: tangle writes its own copy into the book")
             ));
         }
-        Ok(Config { layout, rust_edition, cells, dependencies, checks, freeze })
+        Ok(Config { layout, rust_edition, cells, dependencies, manifest: manifest_path, checks, freeze })
     }
 }
 

@@ -161,7 +161,7 @@ pub fn test(
     let layout = project.layout();
     let examples = crates::examples(config, chapters);
     let workspace_lock = layout.abs(crates::dir(config).join("Cargo.lock"));
-    pins::seed(layout, &workspace_lock)?;
+    pins::seed(config, &workspace_lock)?;
     let testable: Vec<&Example> = examples.iter().filter(|e| !e.attributes.ignore).collect();
     let buildable: Vec<&Example> = testable.iter().copied().filter(|e| e.include_error.is_none()).collect();
     let lock = || locked_dependencies(&workspace_lock);

@@ -11,7 +11,7 @@
 
 use std::path::Path;
 
-use crate::config::Layout;
+use crate::config::{Config, Layout};
 use crate::diagnostic::{Diagnostic, Location, Severity};
 use crate::fsutil;
 use crate::pipeline::Writes;
@@ -68,13 +68,37 @@ fn read(path: &Path) -> anyhow::Result<Option<String>> {
 /// Gives the committed versions to the workspace whose lock file is `workspace_lock` (absolute)
 /// when it pins others (a fresh clone, or a pull that changed the file): cargo then builds with
 /// them. A workspace that already agrees is left alone, so that its own packages stay resolved.
-pub fn seed(layout: &Layout, workspace_lock: &Path) -> anyhow::Result<()> {
-    let Some(committed) = read(&layout.abs(layout.examples_lock()))? else { return Ok(()) };
-    let current = read(workspace_lock)?.unwrap_or_default();
-    if outside_packages(&current) != outside_packages(&committed) {
-        fsutil::write_atomic(workspace_lock, committed.as_bytes())?;
+/// With nothing committed yet, a workspace that never built starts from the lock file of the
+/// project whose manifest the dependencies come from (`manifest = "Cargo.toml"`): the versions
+/// that project builds with, rather than the newest.
+pub fn seed(config: &Config, workspace_lock: &Path) -> anyhow::Result<()> {
+    let layout = &config.layout;
+    let current = read(workspace_lock)?;
+    match read(&layout.abs(layout.examples_lock()))? {
+        Some(committed) if outside_packages(current.as_deref().unwrap_or_default()) != outside_packages(&committed) => {
+            fsutil::write_atomic(workspace_lock, committed.as_bytes())?;
+        }
+        Some(_) => {}
+        None if current.is_none() => {
+            if let Some(text) = manifest_lock(config)?.as_deref().and_then(committed_text) {
+                fsutil::write_atomic(workspace_lock, text.as_bytes())?;
+            }
+        }
+        None => {}
     }
     Ok(())
+}
+
+/// The lock file of the manifest `manifest = "..."` names, where cargo keeps it: beside the
+/// manifest, or beside the manifest of a workspace above it, within the project.
+fn manifest_lock(config: &Config) -> anyhow::Result<Option<String>> {
+    let Some(manifest) = &config.manifest else { return Ok(None) };
+    for dir in manifest.ancestors().skip(1) {
+        if let Some(text) = read(&config.layout.abs(dir.join("Cargo.lock")))? {
+            return Ok(Some(text));
+        }
+    }
+    Ok(None)
 }
 
 /// What [`record`] did.
