@@ -194,6 +194,7 @@ fn describe(before: &[&str], now: &[&str]) -> String {
         }
     };
     match (added.is_empty(), removed.is_empty()) {
+        (false, true) if before.is_empty() && added.len() > 4 => format!("pins {} crates", added.len()),
         (false, true) => format!("pins {}", list(&added)),
         (true, false) => format!("no longer pins {}", list(&removed)),
         _ => format!("pins {} instead of {}", list(&added), list(&removed)),
@@ -229,5 +230,10 @@ source = \"registry+https://github.com/rust-lang/crates.io-index\"\nchecksum = \
         assert_eq!(describe(&old, &new), "pins itoa 1.0.16 instead of itoa 1.0.15");
         assert_eq!(describe(&[], &old), "pins itoa 1.0.15");
         assert_eq!(describe(&old, &[]), "no longer pins itoa 1.0.15");
+        // A first pinning of many crates is counted, not listed.
+        let many: Vec<String> = (0..5).map(|i| format!("name = \"c{i}\"\nversion = \"1.0.0\"")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert_eq!(describe(&[], &many), "pins 5 crates");
+        assert_eq!(describe(&many[..1], &many), "pins c1 1.0.0, c2 1.0.0, c3 1.0.0, c4 1.0.0");
     }
 }
