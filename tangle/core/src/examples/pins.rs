@@ -74,7 +74,11 @@ fn read(path: &Path) -> anyhow::Result<Option<String>> {
 pub fn seed(config: &Config, workspace_lock: &Path) -> anyhow::Result<()> {
     let layout = &config.layout;
     let current = read(workspace_lock)?;
-    match read(&layout.abs(layout.examples_lock()))? {
+    let committed = read(&layout.abs(layout.examples_lock()))?;
+    if let Some(text) = &committed {
+        parses(&layout.examples_lock(), text)?;
+    }
+    match committed {
         Some(committed) if outside_packages(current.as_deref().unwrap_or_default()) != outside_packages(&committed) => {
             fsutil::write_atomic(workspace_lock, committed.as_bytes())?;
         }
@@ -87,6 +91,18 @@ pub fn seed(config: &Config, workspace_lock: &Path) -> anyhow::Result<()> {
         None => {}
     }
     Ok(())
+}
+
+/// The committed file as TOML, or where it stops being so (a merge conflict's markers).
+fn parses(path: &Path, text: &str) -> anyhow::Result<()> {
+    let Err(e) = toml::from_str::<toml::Table>(text) else { return Ok(()) };
+    let line = e.span().map_or(1, |s| text[..s.start].matches('\n').count() + 1);
+    let d = Diagnostic::error(Location::new(path, line), format!("{} does not parse: {}", path.display(), e.message()))
+        .with_help(
+            "mend it (a merge conflict?), or delete it and run `tangle check`, which writes it again with the \
+             newest versions the requirements allow",
+        );
+    Err(d.into())
 }
 
 /// The lock file of the manifest `manifest = "..."` names, where cargo keeps it: beside the
