@@ -99,6 +99,14 @@ pub fn run(project: &Project, chapters: &[&Arc<Chapter>], options: CheckOptions)
             }
         }
     }
+    if !found.left_behind.is_empty() {
+        let names: Vec<String> = found.left_behind.iter().map(|p| p.display().to_string()).collect();
+        eprintln!(
+            "warning: running the examples left new files in the project's folder: {} (examples run there, as \
+             under `mdbook test`; have them clean up, or list the files in .gitignore)",
+            names.join(", ")
+        );
+    }
     match &found.pins {
         Recorded::Unchanged => {}
         Recorded::Written(what) => eprintln!("note: {what}"),

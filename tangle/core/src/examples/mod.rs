@@ -74,6 +74,9 @@ pub struct ExamplesReport {
     pub chapters: Vec<ChapterResult>,
     /// What became of the committed crate versions (`examples.lock`).
     pub pins: pins::Recorded,
+    /// The files and folders that running the examples created in the project's folder, where
+    /// they run (as under `mdbook test`): the Rust Cookbook's write `lines.txt` and others.
+    pub left_behind: BTreeSet<PathBuf>,
 }
 
 /// `N passed, N failed, N ignored`.
@@ -186,6 +189,7 @@ pub fn test(
         }
     }
 
+    let mut left_behind = BTreeSet::new();
     if !to_build.is_empty() {
         let mut fallback: Vec<String> = Vec::new();
         let mut pending: Vec<&Example> = to_build.clone();
@@ -265,7 +269,9 @@ pub fn test(
             if !jobs.is_empty() {
                 let parallel = std::thread::available_parallelism().map_or(1, |n| n.get());
                 progress.line(&format!("  running {} example(s)", jobs.len()));
+                let before = entries(&project.root);
                 let ran = run::run_all(&workspace, &project.root, &jobs, parallel, progress);
+                left_behind.extend(entries(&project.root).difference(&before).cloned());
                 for (job, ran) in jobs.iter().zip(ran) {
                     let verdict = match ran.failure {
                         Some(d) => ExampleVerdict::Failed(vec![d]),
@@ -310,7 +316,13 @@ pub fn test(
     }
     let chapter_results = chapters.iter().map(|chapter| compare_outputs(chapter, &results)).collect();
     let pins = pins::record(layout, &workspace_lock, writes)?;
-    Ok(ExamplesReport { examples: results, chapters: chapter_results, pins })
+    Ok(ExamplesReport { examples: results, chapters: chapter_results, pins, left_behind })
+}
+
+/// The names in a folder (none if it cannot be read).
+fn entries(dir: &std::path::Path) -> BTreeSet<PathBuf> {
+    let Ok(read) = std::fs::read_dir(dir) else { return BTreeSet::new() };
+    read.filter_map(|e| Some(PathBuf::from(e.ok()?.file_name()))).collect()
 }
 
 /// An error of an example's crate that rustc could not place (the linker's) put at the

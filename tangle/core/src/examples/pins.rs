@@ -68,9 +68,9 @@ fn read(path: &Path) -> anyhow::Result<Option<String>> {
 /// Gives the committed versions to the workspace whose lock file is `workspace_lock` (absolute)
 /// when it pins others (a fresh clone, or a pull that changed the file): cargo then builds with
 /// them. A workspace that already agrees is left alone, so that its own packages stay resolved.
-/// With nothing committed yet, a workspace that never built starts from the lock file of the
-/// project whose manifest the dependencies come from (`manifest = "Cargo.toml"`): the versions
-/// that project builds with, rather than the newest.
+/// With nothing committed, the workspace starts from the lock file of the project whose
+/// manifest the dependencies come from (`manifest = "Cargo.toml"`): the versions that project
+/// builds with. Without one it pins nothing, so cargo takes the newest versions.
 pub fn seed(config: &Config, workspace_lock: &Path) -> anyhow::Result<()> {
     let layout = &config.layout;
     let current = read(workspace_lock)?;
@@ -83,12 +83,15 @@ pub fn seed(config: &Config, workspace_lock: &Path) -> anyhow::Result<()> {
             fsutil::write_atomic(workspace_lock, committed.as_bytes())?;
         }
         Some(_) => {}
-        None if current.is_none() => {
-            if let Some(text) = manifest_lock(config)?.as_deref().and_then(committed_text) {
-                fsutil::write_atomic(workspace_lock, text.as_bytes())?;
+        // Nothing committed (never yet, or deleted to take the newest versions): the workspace
+        // forgets what it pinned, and starts from the manifest's lock file if there is one.
+        None => match manifest_lock(config)?.as_deref().and_then(committed_text) {
+            Some(text) => fsutil::write_atomic(workspace_lock, text.as_bytes())?,
+            None if current.as_deref().is_some_and(|c| !outside_packages(c).is_empty()) => {
+                std::fs::remove_file(workspace_lock)?
             }
-        }
-        None => {}
+            None => {}
+        },
     }
     Ok(())
 }
