@@ -289,3 +289,21 @@ fn a_blank_line_between_cells_is_not_paired_with_one_inside_the_next_cell() {
             .replace("#[test] fn b() {}\n\n\n", "#[test] fn b() {} // edited\n\n")
     );
 }
+
+#[test]
+fn an_edited_crate_of_a_renamed_chapter_is_told_how_to_take_its_edits() {
+    // ch01.md renamed growth.md: code/ch01 is no chapter's, and its lib.rs was edited.
+    let old = generated(&book(MD));
+    let edited = file(&old, "code/ch01/src/lib.rs").replace("/// Adds one.", "/// Adds one, edited.");
+    let renamed = Book::from_chapters(vec![
+        parse_chapter("growth", Path::new("book/src/growth.md"), MD.as_bytes().to_vec()).unwrap(),
+    ]);
+    let now = generated(&renamed);
+    let text = refusal(&renamed, &config(), &now, &[("code/ch01/src/lib.rs".into(), edited.clone())]).to_string();
+    assert!(text.contains("tangle generated it from book/src/ch01.md, which is no chapter of the book now"), "{text}");
+    assert!(text.contains("put it back where it was") && text.contains("tangle untangle"), "{text}");
+    // A file of someone's (no header of tangle's) gets the plain advice.
+    let text =
+        refusal(&renamed, &config(), &now, &[("code/ch01/src/extra.rs".into(), "pub fn x() {}\n".into())]).to_string();
+    assert!(!text.contains("put it back") && text.contains("move its code into a cell"), "{text}");
+}
