@@ -173,7 +173,13 @@ pub fn build(
     let mut child = cmd.spawn().context("cannot run cargo (is a Rust toolchain installed?)")?;
     let stderr = child.stderr.take().expect("piped stderr");
     let stdout = child.stdout.take().expect("piped stdout");
-    let mapper = rustc::Mapper { root: &layout.root, generated, verbose: options.verbose, examples_edition: None };
+    let mapper = rustc::Mapper {
+        root: &layout.root,
+        generated,
+        verbose: options.verbose,
+        examples_edition: None,
+        declared: &[],
+    };
     std::thread::scope(|scope| {
         let chatter = scope.spawn(|| relay_progress(stderr, progress));
         for message in Message::parse_stream(BufReader::new(stdout)) {

@@ -19,13 +19,15 @@ pub struct Mapper<'a> {
     pub verbose: bool,
     /// When mapping the build of examples: the edition of an example whose fence names none.
     pub examples_edition: Option<&'a str>,
+    /// The crates book.toml declares (by the names the code uses).
+    pub declared: &'a [String],
 }
 
 /// rustc's advice as it applies in a book: a crate is not added with `cargo add` to a
 /// `Cargo.toml` (tangle writes those) but declared in `book.toml`. An example of edition 2015
 /// (mdBook's default, as rustdoc's) also needs `extern crate`; `edition` is the example's, or
 /// `None` in a notebook chapter, whose crates are of 2018 or later.
-fn book_advice(message: &str, edition: Option<&str>) -> String {
+fn book_advice(message: &str, edition: Option<&str>, declared: &[String]) -> String {
     let examples = edition.is_some();
     if message.contains("edition") && message.contains("in `Cargo.toml`") {
         return match examples {
@@ -39,6 +41,14 @@ fn book_advice(message: &str, edition: Option<&str>) -> String {
     }
     let Some((_, rest)) = message.split_once("`cargo add ") else { return message.to_string() };
     let krate = rest.split(['`', ' ']).next().unwrap_or("");
+    if edition == Some("2015") && declared.iter().any(|d| d == krate) {
+        return format!(
+            "`{krate}` is declared in book.toml, but this example is of edition 2015 (mdBook's default where \
+             book.toml names none), which names a crate with `extern crate {krate};` first: add that line to the \
+             example (`# extern crate {krate};` keeps it off the page), or give it a later edition (`[rust] \
+             edition = \"2021\"` in book.toml, or `edition2021` on its fence)"
+        );
+    }
     let extern_crate = match edition {
         Some("2015") => format!(", and add `extern crate {krate};` to the example (its edition is 2015)"),
         _ => String::new(),
@@ -133,10 +143,14 @@ impl<'a> Mapper<'a> {
             // rustc's own fix (`extern crate itoa;` in edition 2015) is kept as it says it.
             let suggested = child.spans.iter().any(|s| s.suggested_replacement.as_ref().is_some_and(|r| !r.is_empty()));
             let edition = self.edition_at(chapter, mapped.line, mapped.included_at);
-            let mut text = if suggested { child.message.clone() } else { book_advice(&child.message, edition) };
-            if let Some(suggestion) = suggested_code(&child.spans) {
-                text = format!("{text}: {suggestion}");
-            }
+            // Unless it is `cargo add`'s, which a book does otherwise (and says how).
+            let mut text = match suggested && !child.message.contains("`cargo add ") {
+                true => match suggested_code(&child.spans) {
+                    Some(suggestion) => format!("{}: {suggestion}", child.message),
+                    None => child.message.clone(),
+                },
+                false => book_advice(&child.message, edition, self.declared),
+            };
             if let Some(at) = child.spans.iter().find_map(|s| self.position(s))
                 && (at.file != mapped.file || at.line != mapped.line)
             {
@@ -329,7 +343,7 @@ mod tests {
     #[test]
     fn rustc_s_cargo_add_advice_points_at_book_toml() {
         let said = "if you wanted to use a crate named `itoa`, use `cargo add itoa` to add it to your `Cargo.toml`";
-        let advice = super::book_advice(said, Some("2015"));
+        let advice = super::book_advice(said, Some("2015"), &[]);
         assert!(
             advice.contains("`[preprocessor.tangle.dependencies]`") && advice.contains("`extern crate itoa;`"),
             "{advice}"
@@ -338,16 +352,20 @@ mod tests {
         // An example of a later edition names the crate without `extern crate`; a notebook
         // chapter has no examples, and no edition 2015.
         for edition in [Some("2021"), None] {
-            let advice = super::book_advice(said, edition);
+            let advice = super::book_advice(said, edition, &[]);
             assert!(
                 advice.contains("`[preprocessor.tangle.dependencies]`") && !advice.contains("extern crate"),
                 "{edition:?}: {advice}"
             );
         }
-        assert_eq!(super::book_advice("consider borrowing here", Some("2015")), "consider borrowing here");
-        let edition = super::book_advice("set `edition = \"2024\"` in `Cargo.toml`", Some("2015"));
+        // A declared crate in an example of 2015 is named with `extern crate`, not declared again.
+        let declared = super::book_advice(said, Some("2015"), &["itoa".to_string()]);
+        assert!(declared.contains("`itoa` is declared in book.toml") && declared.contains("`extern crate itoa;`"));
+        assert!(!declared.contains("[preprocessor.tangle.dependencies]") && !declared.contains("cargo add"));
+        assert_eq!(super::book_advice("consider borrowing here", Some("2015"), &[]), "consider borrowing here");
+        let edition = super::book_advice("set `edition = \"2024\"` in `Cargo.toml`", Some("2015"), &[]);
         assert!(edition.contains("book.toml") && !edition.contains("Cargo.toml"), "{edition}");
-        assert!(!super::book_advice("set `edition = \"2024\"` in `Cargo.toml`", None).contains("example"));
+        assert!(!super::book_advice("set `edition = \"2024\"` in `Cargo.toml`", None, &[]).contains("example"));
     }
 
     use super::*;
@@ -439,7 +457,8 @@ mod tests {
             workspace: ("code/Cargo.toml".into(), String::new()),
             support: Vec::new(),
         };
-        let mapper = Mapper { root: root.path(), generated: &generated, verbose: false, examples_edition: None };
+        let mapper =
+            Mapper { root: root.path(), generated: &generated, verbose: false, examples_edition: None, declared: &[] };
         let d = mapper.map(&rustc_error("nb/src/main.rs")).unwrap();
         assert_eq!(d.location, Some(Location::new("code/nb/src/main.rs", 3).with_column(5)));
         let text = d.render(&Sources::new(root.path()), Style::Plain);
@@ -466,7 +485,8 @@ mod tests {
             support: Vec::new(),
         };
         let root = tempfile::tempdir().unwrap();
-        let mapper = Mapper { root: root.path(), generated: &generated, verbose: false, examples_edition: None };
+        let mapper =
+            Mapper { root: root.path(), generated: &generated, verbose: false, examples_edition: None, declared: &[] };
         let span = |label: &str| -> DiagnosticSpan {
             serde_json::from_value(serde_json::json!({
                 "file_name": "/rustc/abc/library/core/src/ops/arith.rs", "byte_start": 0, "byte_end": 1,

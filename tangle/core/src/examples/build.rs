@@ -90,6 +90,7 @@ fn cargo(
         generated: &workspace.generated,
         verbose: false,
         examples_edition: Some(&workspace.edition),
+        declared: &workspace.declared,
     };
     std::thread::scope(|scope| {
         let chatter = scope.spawn(|| crate::build::relay_progress(stderr, progress));

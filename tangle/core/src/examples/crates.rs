@@ -138,6 +138,8 @@ pub struct Workspace {
     pub placements: BTreeMap<String, Placement>,
     /// The edition of an example whose fence names none: book.toml's, else mdBook's 2015.
     pub edition: String,
+    /// The crates book.toml declares, by the names examples use.
+    pub declared: Vec<String>,
 }
 
 /// The environment variable that tells a merged crate's dispatcher which example to run.
@@ -225,7 +227,8 @@ pub fn workspace(config: &Config, examples: &[&Example], force_standalone: &[Str
     let generated =
         Generated { code: dir.clone(), crates, workspace: (dir.join("Cargo.toml"), manifest), support: Vec::new() };
     let edition = config.edition(CellMode::Examples).to_string();
-    Workspace { dir, files, generated, placements, edition }
+    let declared = config.dependencies.keys().cloned().collect();
+    Workspace { dir, files, generated, placements, edition, declared }
 }
 
 /// The example's lines in `file`, as runs of lines that follow each other in both files.
