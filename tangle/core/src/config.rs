@@ -570,6 +570,19 @@ fn unsafe_folder(layout: &Layout, written: impl Fn(&str) -> Option<String>) -> O
                 ),
             ));
         }
+        // mdBook empties its output folder on every build (target-dir may hold it: its own
+        // files are under target-dir/tangle).
+        if inside(folder, &layout.build) || (key != "target-dir" && inside(&layout.build, folder)) {
+            return Some((
+                key,
+                format!(
+                    "`{key} = \"{value}\"` shares a folder with mdBook's output ({}), which mdBook empties on \
+                     every build; give it a folder of its own (the default is `{}`)",
+                    layout.build.display(),
+                    default.display(),
+                ),
+            ));
+        }
     }
     let value = written("code")?;
     let code = &layout.code;
@@ -708,6 +721,14 @@ mod tests {
         refused("", "target-dir = \"\"", "names the project's folder");
         refused("", "code = \".github\"", "lies in a hidden folder");
         refused("", "code = \"theme\"", "shares a folder with the book's theme (theme)");
+        // mdBook's output folder, which it empties on every build.
+        refused("", "code = \"book\"", "shares a folder with mdBook's output (book)");
+        refused("", "figures = \"book/figures\"", "shares a folder with mdBook's output (book)");
+        refused("book", "snapshots = \"book\"", "shares a folder with mdBook's output (book/book)");
+        refused("", "target-dir = \"book\"", "shares a folder with mdBook's output (book)");
+        // mdBook's output inside the build folder is mdBook's business, not a clash.
+        parse("", "[book]\ntitle = \"t\"\n[build]\nbuild-dir = \"target/book\"\n[preprocessor.tangle]\ntarget-dir = \"target\"\n")
+            .unwrap();
         let err = parse("", "[book]\nsrc = \"pages/src\"\n[preprocessor.tangle]\ncode = \"pages\"\n").unwrap_err();
         assert!(
             err.to_string().contains("`code = \"pages\"` names the chapters' folder (pages/src), or a folder above it")
