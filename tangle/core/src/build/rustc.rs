@@ -29,6 +29,14 @@ pub struct Mapper<'a> {
 /// `None` in a notebook chapter, whose crates are of 2018 or later.
 fn book_advice(message: &str, edition: Option<&str>, declared: &[String]) -> String {
     let examples = edition.is_some();
+    // E0583 (`mod helpers;` with no file): tangle writes a chapter's crate from its cells alone.
+    if let Some(rest) = message.strip_prefix("to create the module `") {
+        let module = rest.split('`').next().unwrap_or("");
+        return format!(
+            "a chapter's crate holds only what its cells say, and tangle writes its files: write the module in the \
+             cell itself, `mod {module} {{ ... }}`"
+        );
+    }
     if message.contains("edition") && message.contains("in `Cargo.toml`") {
         return match examples {
             true => {
@@ -363,6 +371,13 @@ mod tests {
         assert!(declared.contains("`itoa` is declared in book.toml") && declared.contains("`extern crate itoa;`"));
         assert!(!declared.contains("[preprocessor.tangle.dependencies]") && !declared.contains("cargo add"));
         assert_eq!(super::book_advice("consider borrowing here", Some("2015"), &[]), "consider borrowing here");
+        // `mod helpers;` has no file to find, and gets none: the module is written inline.
+        let module = super::book_advice(
+            "to create the module `helpers`, create file \"ch01/src/helpers.rs\" or \"ch01/src/helpers/mod.rs\"",
+            None,
+            &[],
+        );
+        assert!(module.contains("`mod helpers { ... }`") && !module.contains("create file"), "{module}");
         let edition = super::book_advice("set `edition = \"2024\"` in `Cargo.toml`", Some("2015"), &[]);
         assert!(edition.contains("book.toml") && !edition.contains("Cargo.toml"), "{edition}");
         assert!(!super::book_advice("set `edition = \"2024\"` in `Cargo.toml`", None, &[]).contains("example"));
