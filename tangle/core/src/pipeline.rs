@@ -904,8 +904,19 @@ pub fn untangle(project: &Project, chapters: &[Selected<'_>], writes: Writes) ->
     // Generated files edited; a file of someone's that no chapter generates is no edit to take
     // (and `sync` keeps it).
     let generates = |path: &Path| project.generated.files().any(|(p, _)| p == path);
+    let all_edited = project.edited(&project.stale()?)?;
+    // An edited file of a chapter renamed, moved or deleted since: its edits have no chapter to
+    // go to, which is an error to explain, not "nothing to untangle".
+    let orphaned: Vec<(PathBuf, String)> = all_edited
+        .iter()
+        .filter(|(p, text)| every && !generates(p) && back::gone_chapter(&project.book, text).is_some())
+        .cloned()
+        .collect();
+    if !orphaned.is_empty() {
+        return Err(back::refusal(&project.book, &project.config, &project.generated, &orphaned).into());
+    }
     let edited: std::collections::BTreeMap<PathBuf, String> =
-        project.edited(&project.stale()?)?.into_iter().filter(|(p, _)| generates(p) && ours(p)).collect();
+        all_edited.into_iter().filter(|(p, _)| generates(p) && ours(p)).collect();
     if edited.is_empty() {
         return Ok(Untangled::default());
     }

@@ -86,11 +86,18 @@ pub fn untangle(
     let edited = &edited;
     for (path, text) in edited {
         if generated.files().all(|(p, _)| p != path) {
+            let message = match gone_chapter(book, text) {
+                Some(from) => format!(
+                    "no chapter generates this file: tangle wrote it from {}, which is no chapter of the book now, so \
+                     its edits have nowhere to go",
+                    from.display()
+                ),
+                None => {
+                    "no chapter generates this file, and tangle did not write it: its code has nowhere to go".into()
+                }
+            };
             diagnostics.push(
-                Diagnostic::error(
-                    Location::new(path, 1),
-                    "no chapter generates this file, and tangle did not write it: its code has nowhere to go",
-                )
+                Diagnostic::error(Location::new(path, 1), message)
                 .with_help(format!(
                     "move its code into a cell of a chapter (a `// @save` cell for library code), then remove the file (`{}` does)",
                     messages::command("sync --discard")
@@ -493,10 +500,7 @@ pub fn refusal(book: &Book, config: &Config, generated: &Generated, edited: &[(P
     }
     if !edited.iter().any(|(p, _)| generates(p)) {
         // A crate of a chapter renamed or moved since: its files name the chapter's old path.
-        let gone = edited
-            .iter()
-            .filter_map(|(_, text)| generated_from(text))
-            .find(|from| from.extension().is_some_and(|e| e == "md") && !book.chapters.iter().any(|c| c.path == *from));
+        let gone = edited.iter().find_map(|(_, text)| gone_chapter(book, text));
         if let Some(from) = gone {
             d = d
                 .with_note(format!("tangle generated it from {}, which is no chapter of the book now", from.display()));
@@ -536,6 +540,13 @@ pub fn refusal(book: &Book, config: &Config, generated: &Generated, edited: &[(P
             )
         }
     }
+}
+
+/// The chapter a generated file's text says it came from, when the book has no such chapter
+/// now (it was renamed, moved or deleted).
+pub(crate) fn gone_chapter(book: &Book, text: &str) -> Option<PathBuf> {
+    generated_from(text)
+        .filter(|from| from.extension().is_some_and(|e| e == "md") && !book.chapters.iter().any(|c| c.path == *from))
 }
 
 /// The chapter a generated file's first line says it came from
