@@ -118,6 +118,8 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
     let mut code = CLEAN;
     // Whether any output, value, figure or snapshot drifted (what `accept` takes).
     let mut outputs_drifted = false;
+    // Whether an output, a quoted value or a figure drifted (not only the snapshot files).
+    let mut prose_drifted = false;
     let sources = Sources::new(&project.root);
     for r in results {
         let chapter = &r.chapter;
@@ -253,14 +255,23 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
         eprintln!("{line}");
         if drifted + r.values.drifts.len() + r.figures.len() + r.snapshots.len() > 0 && !accept {
             outputs_drifted = true;
+            prose_drifted |= drifted + r.values.drifts.len() + r.figures.len() > 0;
             code = code.max(DRIFT);
         }
     }
     if outputs_drifted && code == DRIFT {
-        out.line(format!(
-            "outputs drifted from the prose: fix the code, or run `{}` if the new output is right",
-            messages::command("accept")
-        ));
+        out.line(match prose_drifted {
+            true => format!(
+                "outputs drifted from the prose: fix the code, or run `{}` if the new output is right",
+                messages::command("accept")
+            ),
+            // Snapshot files are named after the chapter and heading: nothing in the code to fix.
+            false => format!(
+                "the outputs match the prose; only snapshot files are missing or stale (a new chapter, or a \
+                 chapter or heading renamed): run `{}` to write them",
+                messages::command("accept")
+            ),
+        });
     }
     Ok(code)
 }
