@@ -58,9 +58,10 @@ enum Command {
         /// Write nothing; fail naming each file of code/ that is stale or was edited by hand.
         #[arg(long)]
         check: bool,
-        /// Overwrite generated files edited since tangle wrote them, throwing their edits away.
-        #[arg(long, conflicts_with = "check")]
-        discard: bool,
+        /// Overwrite generated files edited since tangle wrote them, throwing their edits away
+        /// (a copy of each is kept under target/tangle/discarded/); given files, only those.
+        #[arg(long, conflicts_with = "check", num_args = 0.., value_name = "FILE")]
+        discard: Option<Vec<PathBuf>>,
     },
     /// Take edits made in the generated crates under code/ back into the chapters' cells.
     Untangle {
@@ -308,7 +309,11 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             }
         }
         Command::Sync { check: false, discard } => {
-            let discard = if discard { Discard::All } else { Discard::Nothing };
+            let discard = match discard {
+                None => Discard::Nothing,
+                Some(files) if files.is_empty() => Discard::All,
+                Some(files) => Discard::Only(edited_files(&project, &files)?),
+            };
             for (verb, what) in
                 tangle_core::generate::sync::summary(&project.sync(&discard)?, &project.generated, project.layout())
             {
@@ -383,6 +388,40 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
 
 /// The project at `root`, with the renderer's theme among the generated files that `sync`
 /// writes and `sync --check` guards.
+/// The files `sync --discard FILE…` names (relative to the current folder, or else to the
+/// project's), as paths from the project root; each must be a file of `code/` edited by hand.
+fn edited_files(project: &Project, files: &[PathBuf]) -> anyhow::Result<std::collections::BTreeSet<PathBuf>> {
+    let edited: Vec<PathBuf> =
+        project.stale()?.iter().filter(|s| s.is_hand_made()).map(|s| s.path().to_path_buf()).collect();
+    let here = std::env::current_dir()?;
+    let root = tangle_core::fsutil::resolved(&here.join(&project.root));
+    files
+        .iter()
+        .map(|f| {
+            let candidates = [here.join(f), root.join(f)];
+            let rel = candidates.iter().find_map(|path| {
+                let rel = tangle_core::fsutil::resolved(path).strip_prefix(&root).ok()?.to_path_buf();
+                edited.contains(&rel).then_some(rel)
+            });
+            match rel {
+                Some(rel) => Ok(rel),
+                None => {
+                    let list: Vec<String> = edited.iter().map(|p| p.display().to_string()).collect();
+                    anyhow::bail!(
+                        "{}: not a file of {} edited by hand, so there is nothing of it to discard ({})",
+                        f.display(),
+                        project.layout().code.display(),
+                        match list.is_empty() {
+                            true => "none is".to_string(),
+                            false => format!("these are: {}", list.join(", ")),
+                        }
+                    )
+                }
+            }
+        })
+        .collect()
+}
+
 pub fn load_project(root: &Path) -> anyhow::Result<Project> {
     project_with_theme(Project::load(root)?)
 }

@@ -205,6 +205,10 @@ pub enum Discard {
     /// Overwrites these (relative to the project root: `untangle` took their edits into the
     /// chapters already) and leaves every other edited file as it is.
     These(BTreeSet<PathBuf>),
+    /// Overwrites or removes these edited files (relative to the project root), keeping a copy
+    /// as [`Discard::All`] does, and leaves every other edited file as it is
+    /// (`sync --discard FILE…`).
+    Only(BTreeSet<PathBuf>),
 }
 
 /// `sync` would overwrite files edited after tangle wrote them, and was not told to.
@@ -230,7 +234,8 @@ impl std::error::Error for Refused {}
 
 /// Writes every generated file that differs and removes files no chapter generates. Edited
 /// files are overwritten, left alone or refused as `discard` says; a refusal comes before
-/// anything is written. A file of someone's that [`Discard::All`] overwrites or removes is
+/// anything is written. A file of someone's that [`Discard::All`] (or [`Discard::Only`])
+/// overwrites or removes is
 /// first copied under `keep` (relative to the root, at its own path there), so that nothing a
 /// hand wrote is lost to a mistaken `--discard`. Returns what it fixed.
 pub fn write(
@@ -243,10 +248,10 @@ pub fn write(
     let edited: Vec<PathBuf> = stale.iter().filter(|s| s.is_hand_made()).map(|s| s.path().to_path_buf()).collect();
     match discard {
         Discard::Nothing if !edited.is_empty() => return Err(Refused { edited }.into()),
-        Discard::These(taken) => stale.retain(|s| !s.is_hand_made() || taken.contains(s.path())),
+        Discard::These(files) | Discard::Only(files) => stale.retain(|s| !s.is_hand_made() || files.contains(s.path())),
         _ => {}
     }
-    if let Discard::All = discard {
+    if let Discard::All | Discard::Only(_) = discard {
         for p in stale.iter().filter(|s| s.is_hand_made()).map(Stale::path) {
             let copy = root.join(keep.as_ref()).join(p);
             let bytes = std::fs::read(root.join(p)).with_context(|| format!("cannot read {}", p.display()))?;
@@ -389,6 +394,15 @@ mod tests {
         write(root, &generated, &Discard::These(BTreeSet::from([lib.clone()])), KEEP).unwrap();
         assert_eq!(std::fs::read_to_string(root.join(&lib)).unwrap(), original);
         assert!(root.join(&helper).exists() && !root.join(&temporary).exists());
+        // Discarding one file keeps a copy of it, and leaves the other edited file alone.
+        std::fs::write(root.join(&lib), original.replace("    1\n", "    4\n")).unwrap();
+        std::fs::write(root.join(&helper), "pub fn help() {}\n").unwrap();
+        let fixed = write(root, &generated, &Discard::Only(BTreeSet::from([helper.clone()])), "keep-one").unwrap();
+        assert_eq!(fixed, [Stale::Foreign(helper.clone())]);
+        assert!(!root.join(&helper).exists());
+        assert_eq!(std::fs::read_to_string(root.join("keep-one").join(&helper)).unwrap(), "pub fn help() {}\n");
+        assert_eq!(std::fs::read_to_string(root.join(&lib)).unwrap(), original.replace("    1\n", "    4\n"));
+        std::fs::write(root.join(&helper), "pub fn help() {}\n").unwrap();
         // Discarding everything keeps a copy of what it overwrites or removes.
         std::fs::write(root.join(&lib), original.replace("    1\n", "    3\n")).unwrap();
         let fixed = write(root, &generated, &Discard::All, KEEP).unwrap();

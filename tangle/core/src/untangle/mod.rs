@@ -100,7 +100,7 @@ pub fn untangle(
                 Diagnostic::error(Location::new(path, 1), message)
                 .with_help(format!(
                     "move its code into a cell of a chapter (a `// @save` cell for library code), then remove the file (`{}` does)",
-                    messages::command("sync --discard")
+                    messages::command(&format!("sync --discard {}", path.display()))
                 )),
             );
             continue;
@@ -112,7 +112,7 @@ pub fn untangle(
                     Location::new(path, line + 1),
                     "this file is generated from book.toml and the tool, and holds no cell: its edits have nowhere to go",
                 )
-                .with_help(format!("drop them with `{}`", messages::command("sync --discard"))),
+                .with_help(format!("drop them with `{}`", messages::command(&format!("sync --discard {}", path.display())))),
             );
             continue;
         };
@@ -203,7 +203,7 @@ fn file_edits(
         )
         .with_help(format!(
             "drop the file's edits with `{}` (and make them again), or undo the chapter's change, run `{}`, and redo it",
-            messages::command("sync --discard"),
+            messages::command(&format!("sync --discard {}", path.display())),
             messages::command("untangle")
         ))
         .into());
@@ -302,7 +302,7 @@ fn problem(chapter: &Chapter, krate: &ChapterCrate, path: &Path, expected: &str,
         chapter.location(cell_at(chapter, segment.chapter).code_line)
     };
     let at = |line: usize| Location::new(path, line + 1).with_column(1);
-    let discard = messages::command("sync --discard");
+    let discard = messages::command(&format!("sync --discard {}", path.display()));
     let again = messages::command("untangle");
     match *p {
         Problem::Replaces { new, old } => {
@@ -374,7 +374,7 @@ fn verify(
             .with_help(format!(
                 "fix the edit here and run `{}` again, or drop it with `{}`",
                 messages::command("untangle"),
-                messages::command("sync --discard")
+                messages::command(&format!("sync --discard {}", at.file.display()))
             )),
         )
     };
@@ -409,7 +409,7 @@ fn verify(
             .with_help(format!(
                 "write it as tangle would and run `{}` again, or drop the edit with `{}`",
                 messages::command("untangle"),
-                messages::command("sync --discard")
+                messages::command(&format!("sync --discard {}", file.display()))
             )),
         );
     }
