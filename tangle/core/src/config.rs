@@ -116,13 +116,19 @@ impl Layout {
     /// (relative to the root): `target/tangle/discarded/SECONDS` (the time of the discard, so
     /// that a second discard of the same file keeps the first copy), each at its own path there.
     pub fn discarded_dir(&self) -> PathBuf {
-        // One time per run, so that what the copies are written under and what is said of
-        // them agree.
+        self.stamped_dir("discarded")
+    }
+
+    /// A folder `what` of tangle's working folder, named after the time this run started
+    /// (relative to the root): `target/tangle/WHAT/SECONDS`.
+    pub fn stamped_dir(&self, what: &str) -> PathBuf {
+        // One time per run, so that what copies are written under and what is said of them
+        // agree.
         static STARTED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
         let seconds = STARTED.get_or_init(|| {
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs()
         });
-        self.work_dir_relative().join("discarded").join(seconds.to_string())
+        self.work_dir_relative().join(what).join(seconds.to_string())
     }
 
     /// The layout when `book.toml` is silent: mdBook's defaults for what mdBook reads (beside

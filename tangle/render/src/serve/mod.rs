@@ -28,7 +28,9 @@
 //!   ([`problems`]), which a build that finds it fixed takes away.
 //! - An edit saved in a generated file under `code/` is untangled into its chapter before the
 //!   build ([`tangle_core::pipeline::untangle_edits`]), so the page shows it; an edit that
-//!   cannot be untangled is reported, and the file stays as it is.
+//!   cannot be untangled is reported, and the file stays as it is. The chapter as serve wrote
+//!   it is kept under `target/tangle/untangled/`, and a later save of the chapter that lacks
+//!   the lines the edit added (an editor's older copy saved over it) is warned of.
 //! - The HTTP side is [`http`]; pages get a live-reload script there, not on disk, and a badge
 //!   while a rebuild runs ([`REBUILDING`]): a chapter whose cells take a while to run shows
 //!   that the save was seen.
@@ -277,6 +279,48 @@ struct Builds {
     inputs: RunInputs,
     /// The data files the chapters declared at the last check.
     data_files: Vec<PathBuf>,
+    /// The chapters this server wrote edits from `code/` into, watched until they are saved
+    /// with those edits in (or without them: then an editor's older copy overwrote them).
+    untangled_into: Vec<Untangled>,
+}
+
+/// A chapter that serve untangled edits into: an editor that still holds the chapter as it was
+/// may save that copy over them.
+struct Untangled {
+    /// The chapter file, absolute.
+    path: PathBuf,
+    /// The chapter file, relative to the root (as messages show it).
+    shown: PathBuf,
+    /// The text serve wrote.
+    written: String,
+    /// The lines the edits added to the chapter (what an older copy lacks).
+    added: Vec<String>,
+    /// Where the text serve wrote is kept (relative to the root).
+    kept: PathBuf,
+    /// The generated files the edits came from.
+    from: Vec<PathBuf>,
+}
+
+impl Untangled {
+    /// Whether the chapter, saved again, lost lines the edits added; `None` while it is as
+    /// serve wrote it (still to be watched).
+    fn lost(&self) -> Option<bool> {
+        let now = std::fs::read_to_string(&self.path).ok()?;
+        if now == self.written {
+            return None;
+        }
+        let lines: std::collections::HashSet<&str> = now.lines().collect();
+        Some(self.added.iter().any(|l| !lines.contains(l.as_str())))
+    }
+}
+
+/// The lines of `after` that are not in `before` (in a diff of the two).
+fn added_lines(before: &str, after: &str) -> Vec<String> {
+    let diff = similar::TextDiff::from_lines(before, after);
+    diff.iter_all_changes()
+        .filter(|c| c.tag() == similar::ChangeTag::Insert && !c.value().trim().is_empty())
+        .map(|c| c.value().trim_end_matches(['\n', '\r']).to_string())
+        .collect()
 }
 
 impl Builds {
@@ -291,6 +335,7 @@ impl Builds {
             edits_left: false,
             inputs: RunInputs::default(),
             data_files: Vec::new(),
+            untangled_into: Vec::new(),
         })
     }
 
@@ -313,12 +358,16 @@ impl Builds {
         let config = Config::load(&self.config.layout.root).unwrap_or_else(|_| self.config.clone());
         // `serve` is the author's loop, never CI's: it writes what the author's edits call for
         // (code/, untangled chapters) whatever the environment says.
+        self.watch_untangled();
         let untangled = match code_changed {
             true => tangle_core::pipeline::untangle_edits(&config, tangle_core::pipeline::Writes::Allow),
             false => None,
         };
         match untangled {
-            Some(Ok(untangled)) => untangled.report().iter().for_each(|line| println!("{line}")),
+            Some(Ok(untangled)) => {
+                untangled.report().iter().for_each(|line| println!("{line}"));
+                self.remember_untangled(&config, &untangled);
+            }
             Some(Err(e)) => eprintln!("could not untangle the edits in code/ (the files stay as they are): {e:#}"),
             None => {}
         }
@@ -340,6 +389,54 @@ impl Builds {
         self.edits_left = found.edits_left;
         self.data_files = found.data_files;
         (config, found.problems, checked, Arc::new(found.parsed))
+    }
+
+    /// Keeps a copy of each chapter serve just wrote edits into, says to reload it, and watches
+    /// it ([`Builds::watch_untangled`]).
+    fn remember_untangled(&mut self, config: &Config, untangled: &tangle_core::pipeline::Untangled) {
+        let layout = &config.layout;
+        for c in untangled.chapters.iter().filter(|c| c.text != c.chapter.source()) {
+            let path = layout.abs(&c.chapter.path);
+            let kept = layout.stamped_dir("untangled").join(&c.chapter.path);
+            if let Err(e) = tangle_core::fsutil::write_atomic(&layout.abs(&kept), c.text.as_bytes()) {
+                eprintln!("cannot keep a copy of {}: {e:#}", c.chapter.path.display());
+            }
+            println!(
+                "  serve wrote {}: reload it in your editor before you save it there (a copy is kept in {})",
+                c.chapter.path.display(),
+                kept.display()
+            );
+            self.untangled_into.retain(|u| u.path != path);
+            self.untangled_into.push(Untangled {
+                path,
+                shown: c.chapter.path.clone(),
+                written: c.text.clone(),
+                added: added_lines(c.chapter.source(), &c.text),
+                kept,
+                from: c.files.clone(),
+            });
+        }
+    }
+
+    /// After a save: a chapter serve wrote edits into that was saved again without the lines
+    /// they added was overwritten by an editor's older copy. Nothing of the edits is anywhere
+    /// else by now (`code/` follows the chapter), so say so, and where the copy is.
+    fn watch_untangled(&mut self) {
+        self.untangled_into.retain(|u| match u.lost() {
+            None => true,
+            Some(false) => false,
+            Some(true) => {
+                let from: Vec<String> = u.from.iter().map(|p| p.display().to_string()).collect();
+                eprintln!(
+                    "warning: {} was saved without the edits serve took into it from {} (an editor's copy from \
+                     before serve wrote it?): the chapter as serve wrote it is in {}; take what you need from there",
+                    u.shown.display(),
+                    from.join(", "),
+                    u.kept.display()
+                );
+                false
+            }
+        });
     }
 
     /// Checks the chapters and builds the whole book into a new folder, under the repository
@@ -603,6 +700,31 @@ fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_chapter_saved_from_an_editor_s_older_copy_is_told_from_one_saved_with_the_edits() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ch01.md");
+        let (before, after) = ("a\nb\n", "a\n/// Why.\nb\n");
+        std::fs::write(&path, after).unwrap();
+        let u = super::Untangled {
+            path: path.clone(),
+            shown: "ch01.md".into(),
+            written: after.to_string(),
+            added: super::added_lines(before, after),
+            kept: "kept/ch01.md".into(),
+            from: vec!["code/ch01/src/lib.rs".into()],
+        };
+        assert_eq!(u.added, ["/// Why."]);
+        // As serve wrote it: still watched.
+        assert_eq!(u.lost(), None);
+        // Saved again with the edit in, and more: fine.
+        std::fs::write(&path, "a\n/// Why.\nb\nmore\n").unwrap();
+        assert_eq!(u.lost(), Some(false));
+        // Saved from a copy older than the edit: the edit is lost.
+        std::fs::write(&path, "a\nb\nmore\n").unwrap();
+        assert_eq!(u.lost(), Some(true));
+    }
+
     use super::*;
 
     #[test]
