@@ -75,12 +75,14 @@ enum Command {
         #[arg(long)]
         chapter: Vec<String>,
         /// Run the chapters afresh instead of answering from the cache (an output that depends
-        /// on timings may have come out differently on a busy machine), frozen chapters too.
+        /// on timings may have come out differently on a busy machine, or on a file the chapter
+        /// reads without declaring it with `<!-- tangle: data FILE -->`), frozen chapters too.
         #[arg(long)]
         rerun: bool,
     },
     /// Write the actual outputs and values into the prose, snapshots/ and figures/.
     Accept {
+        /// Only this chapter (repeatable), e.g. `--chapter ch06`.
         #[arg(long)]
         chapter: Vec<String>,
         /// Rerun every chapter and take this machine's measurements too: outputs and values
@@ -94,6 +96,7 @@ enum Command {
         /// Write nothing; fail naming each unformatted cell at its chapter line.
         #[arg(long)]
         check: bool,
+        /// Only this chapter (repeatable), e.g. `--chapter ch06`.
         #[arg(long)]
         chapter: Vec<String>,
     },
