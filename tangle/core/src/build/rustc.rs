@@ -91,13 +91,23 @@ fn own_crate_meant(message: &str, chapter: &str) -> Option<String> {
 /// For rustc's "unresolved import `uber`" or "unlinked crate `uber`": the chapter whose crate
 /// the name is close to, as a help, when one is (a path to a chapter since renamed, or
 /// mistyped; `chNN` names that are no chapter are refused before the build).
-fn chapter_meant(message: &str, chapters: &[&str]) -> Option<String> {
+fn chapter_meant(message: &str, chapters: &[&str], list: bool) -> Option<String> {
     let name = unresolved_crate(message)?;
     // A near spelling, else the one chapter whose name begins with it (`intro` → `intro_text`).
     let mut starting = chapters.iter().copied().filter(|c| c.starts_with(&format!("{name}_")));
     let prefixed = starting.next().filter(|_| starting.next().is_none());
-    let near = crate::messages::closest(name, chapters.iter().copied()).or(prefixed).filter(|near| *near != name)?;
-    Some(format!("`{near}` is a chapter of this book (a chapter's crate is named after its file): did you mean it?"))
+    match crate::messages::closest(name, chapters.iter().copied()).or(prefixed).filter(|near| *near != name) {
+        Some(near) => Some(format!(
+            "`{near}` is a chapter of this book (a chapter's crate is named after its file): did you mean it?"
+        )),
+        // A chapter renamed since the `use` was written, perhaps: say what the chapters are now.
+        None if list && !chapters.is_empty() && chapters.len() <= 12 => Some(format!(
+            "if `{name}` was a chapter: a chapter's crate is named after its file, so renaming the file renames it; \
+             this book's are {}",
+            chapters.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
+        )),
+        None => None,
+    }
 }
 
 /// A generated position seen from the chapter.
@@ -172,7 +182,7 @@ impl<'a> Mapper<'a> {
             // rustc's advice about crates.io does not apply: the crate is the chapter's own.
             out.notes.retain(|(_, n)| !n.contains("[preprocessor.tangle.dependencies]"));
             out.notes.insert(0, (NoteKind::Help, help));
-        } else if let Some(help) = chapter_meant(&d.message, &chapters) {
+        } else if let Some(help) = chapter_meant(&d.message, &chapters, self.examples_edition.is_none()) {
             // The likelier fix in a book: before rustc's advice about crates.io.
             out.notes.insert(0, (NoteKind::Help, help));
         }
@@ -401,15 +411,19 @@ mod tests {
     fn a_path_to_a_chapter_since_renamed_names_the_chapter() {
         let chapters = ["intro", "ueber_alles", "growth"];
         let help =
-            chapter_meant("failed to resolve: use of unresolved module or unlinked crate `uber_alle`", &chapters);
+            chapter_meant("failed to resolve: use of unresolved module or unlinked crate `uber_alle`", &chapters, true);
         assert!(help.is_some_and(|h| h.starts_with("`ueber_alles` is a chapter")));
-        let help = chapter_meant("unresolved import `growht`", &chapters);
+        let help = chapter_meant("unresolved import `growht`", &chapters, true);
         assert!(help.is_some_and(|h| h.starts_with("`growth`")));
-        // Far from every chapter, or another error: nothing.
-        let help = chapter_meant("cannot find module or crate `intro` in this scope", &["intro_text", "two"]);
+        let help = chapter_meant("cannot find module or crate `intro` in this scope", &["intro_text", "two"], true);
         assert!(help.is_some_and(|h| h.starts_with("`intro_text`")));
-        assert_eq!(chapter_meant("unresolved import `serde`", &chapters), None);
-        assert_eq!(chapter_meant("cannot find value `growht` in this scope", &chapters), None);
+        // Far from every chapter: what the chapters' crates are called now (a chapter renamed
+        // renames its crate), in a book of chapters, not of examples.
+        let help = chapter_meant("unresolved import `vectors`", &chapters, true).unwrap();
+        assert!(help.starts_with("if `vectors` was a chapter"), "{help}");
+        assert!(help.ends_with("this book's are `intro`, `ueber_alles`, `growth`"), "{help}");
+        assert_eq!(chapter_meant("unresolved import `serde`", &chapters, false), None);
+        assert_eq!(chapter_meant("cannot find value `growht` in this scope", &chapters, true), None);
     }
 
     #[test]
