@@ -137,10 +137,38 @@ pub fn untangle(
                 let (lines, removed) = changed_lines(chapter.source(), &text);
                 out.push(ChapterEdit { chapter, text, files, lines, removed });
             }
-            Err(d) => diagnostics.extend(d),
+            Err(d) => match new_fence_line(generated, &files, edited) {
+                // The likeliest cause, at its own line rather than the edit's first.
+                Some(at) => diagnostics.push(
+                    Diagnostic::error(
+                        at,
+                        format!("this line would close the cell's code block in {}", chapter.path.display()),
+                    )
+                    .with_help(format!(
+                        "give the cell a longer fence in the chapter (````rust ... ````), then run `{}` again",
+                        messages::command("untangle")
+                    )),
+                ),
+                None => diagnostics.extend(d),
+            },
         }
     }
     diagnostics.into_result(out)
+}
+
+/// The first line added to one of `files` that starts like a Markdown fence (```` ``` ```` or
+/// `~~~`): in the chapter it would end the cell's code block.
+fn new_fence_line(generated: &Generated, files: &[PathBuf], edited: &BTreeMap<PathBuf, String>) -> Option<Location> {
+    files.iter().find_map(|file| {
+        let expected = expected_text(generated, file);
+        let before: std::collections::HashSet<&str> = expected.lines().collect();
+        let text = &edited[file];
+        let (i, _) = text.lines().enumerate().find(|(_, l)| {
+            let t = l.trim_start();
+            (t.starts_with("```") || t.starts_with("~~~")) && !before.contains(l)
+        })?;
+        Some(Location::new(file, i + 1).with_column(1))
+    })
 }
 
 /// `text`, a generated file as edited, with the `use` lines added above its first cell moved

@@ -307,3 +307,16 @@ fn an_edited_crate_of_a_renamed_chapter_is_told_how_to_take_its_edits() {
         refusal(&renamed, &config(), &now, &[("code/ch01/src/extra.rs".into(), "pub fn x() {}\n".into())]).to_string();
     assert!(!text.contains("put it back") && text.contains("move its code into a cell"), "{text}");
 }
+
+#[test]
+fn a_line_that_would_close_the_cell_s_fence_is_refused_at_that_line() {
+    let refused = untangled(MD, "code/ch01/src/lib.rs", |t| {
+        t.replace("    x + 1\n}\n", "    x + 1\n}\n\npub const FENCE: &str = r\"\n```\n\";\n")
+    })
+    .unwrap_err();
+    let d = &refused.0[0];
+    assert!(d.message.contains("would close the cell's code block in book/src/ch01.md"), "{refused}");
+    let lib = generated(&book(MD));
+    let line = file(&lib, "code/ch01/src/lib.rs").lines().position(|l| l == "    x + 1").unwrap() + 5;
+    assert_eq!(d.location.as_ref().unwrap().to_string(), format!("code/ch01/src/lib.rs:{line}:1"));
+}
