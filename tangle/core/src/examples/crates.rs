@@ -220,6 +220,7 @@ pub fn workspace(config: &Config, examples: &[&Example], force_standalone: &[Str
             chapter,
             dir: dir.clone(),
             chapter_deps: BTreeMap::new(),
+            lib_chapters: std::collections::BTreeSet::new(),
             files: Vec::new(),
             line_map,
         })

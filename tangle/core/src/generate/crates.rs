@@ -18,6 +18,10 @@ pub struct ChapterCrate {
     pub dir: PathBuf,
     /// Chapters this one imports, each with where the first reference is.
     pub chapter_deps: BTreeMap<String, Location>,
+    /// The chapters of [`ChapterCrate::chapter_deps`] its library (its save cells) imports:
+    /// what orders the chapters. Its run and test cells may import a later chapter, which
+    /// itself imports this one's library.
+    pub lib_chapters: BTreeSet<String>,
     /// `(path relative to the project root, contents)`, in a fixed order.
     pub files: Vec<(PathBuf, String)>,
     pub line_map: LineMap,
@@ -58,9 +62,12 @@ impl Generated {
     /// `chapter` and every chapter it depends on, transitively, dependencies first.
     pub fn closure(&self, chapter: &str) -> Vec<&ChapterCrate> {
         let mut wanted = BTreeSet::from([chapter.to_string()]);
-        for c in self.crates.iter().rev() {
-            if wanted.contains(c.name()) {
-                wanted.extend(c.chapter_deps.keys().cloned());
+        let mut todo = vec![chapter.to_string()];
+        while let Some(name) = todo.pop() {
+            for dep in self.get(&name).into_iter().flat_map(|c| c.chapter_deps.keys()) {
+                if wanted.insert(dep.clone()) {
+                    todo.push(dep.clone());
+                }
             }
         }
         self.crates.iter().filter(|c| wanted.contains(c.name())).collect()

@@ -102,7 +102,11 @@ fn generate_chapter(
     }
 
     let mut chapter_deps = BTreeMap::new();
+    // The library's dependencies (its save cells'), the program's (its run cells'), the test
+    // cells': a run or test cell may use a chapter that uses this chapter's library.
+    let mut lib_chapters = BTreeSet::new();
     let mut deps = BTreeMap::new();
+    let mut run_deps = BTreeMap::new();
     let mut dev_deps = BTreeMap::new();
     // A module of the chapter's own, named like a chapter (`mod ch02`), is not that chapter.
     let own_modules: BTreeSet<&String> = analysed.iter().flat_map(|(_, syntax)| &syntax.modules).collect();
@@ -118,6 +122,9 @@ fn generate_chapter(
             };
             let entry = if chapters.contains(name.as_str()) {
                 chapter_deps.entry(name.clone()).or_insert_with(loc);
+                if cell.kind == CellKind::Save {
+                    lib_chapters.insert(name.clone());
+                }
                 Dependency::Chapter(name.clone())
             } else if looks_like_chapter(name) {
                 diagnostics.push(Diagnostic::error(loc(), format!("`{name}` names no chapter")).with_help(format!(
@@ -129,7 +136,11 @@ fn generate_chapter(
             } else {
                 continue;
             };
-            let target = if cell.kind == CellKind::Test { &mut dev_deps } else { &mut deps };
+            let target = match cell.kind {
+                CellKind::Save => &mut deps,
+                CellKind::Run => &mut run_deps,
+                CellKind::Test => &mut dev_deps,
+            };
             target.insert(name.clone(), entry);
         }
     }
@@ -138,6 +149,8 @@ fn generate_chapter(
     }
     deps.insert("tangle_runtime".into(), Dependency::Workspace("tangle-runtime".into()));
     dev_deps.retain(|k, _| !deps.contains_key(k));
+    // The program links the library, and so everything the library may use.
+    run_deps.extend(deps.iter().map(|(k, v)| (k.clone(), v.clone())));
 
     let mut line_map = LineMap::default();
     let mut files = vec![(dir.join("Cargo.toml"), manifest::chapter(chapter, &deps, &dev_deps))];
@@ -145,7 +158,7 @@ fn generate_chapter(
     files.push((lib.clone(), emit::items_file(chapter, &analysed, CellKind::Save, &lib, &mut line_map, "")));
     let main = dir.join("src/main.rs");
     files.push((main.clone(), emit::main_file(chapter, &analysed, &main, &mut line_map)));
-    files.push((dir.join("run/Cargo.toml"), manifest::run_program(chapter, &deps)));
+    files.push((dir.join("run/Cargo.toml"), manifest::run_program(chapter, &run_deps)));
     if chapter.cells.iter().any(|c| c.kind == CellKind::Test) {
         let tests = dir.join("tests/cells.rs");
         let prelude = format!("use {}::*;\n\n", chapter.name);
@@ -155,7 +168,7 @@ fn generate_chapter(
         ));
     }
     let files = files.into_iter().map(|(path, text)| (path, seal::seal(&text))).collect();
-    Ok(ChapterCrate { chapter: chapter.clone(), dir: dir.to_path_buf(), chapter_deps, files, line_map })
+    Ok(ChapterCrate { chapter: chapter.clone(), dir: dir.to_path_buf(), chapter_deps, lib_chapters, files, line_map })
 }
 
 /// `ch` and digits: the shape of a chapter crate's name, so that `ch99::f` with no chapter 99

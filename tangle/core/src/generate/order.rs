@@ -1,5 +1,6 @@
-//! Chapter order: every chapter after the chapters it imports. A cycle is an error that lists
-//! the `use`s closing it, each at its chapter line.
+//! Chapter order: every chapter after the chapters its library imports (its save cells; a run
+//! or test cell may import a later chapter). A cycle is an error that lists the `use`s closing
+//! it, each at its chapter line.
 
 use std::collections::BTreeMap;
 
@@ -30,7 +31,7 @@ impl Walk<'_> {
         }
         self.marks[i] = Mark::Active;
         self.stack.push(i);
-        let deps: Vec<usize> = self.crates[i].chapter_deps.keys().map(|d| self.index[d.as_str()]).collect();
+        let deps: Vec<usize> = self.crates[i].lib_chapters.iter().map(|d| self.index[d.as_str()]).collect();
         for dep in deps {
             self.visit(dep)?;
         }
