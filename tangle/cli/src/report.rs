@@ -2,7 +2,7 @@
 //! the exit status they add up to. It only prints: what to do about the findings (accept
 //! them, render the book) is the command's business.
 
-use tangle_core::compare::{Verdict, involves_timings};
+use tangle_core::compare::{FigureDrift, Verdict, involves_timings};
 use tangle_core::diagnostic::{Sources, Style};
 use tangle_core::messages;
 use tangle_core::pipeline::{Outcome, Project};
@@ -54,11 +54,13 @@ pub fn stale_advice(project: &Project, stale: &[tangle_core::generate::sync::Sta
                 messages::command("sync --discard")
             ),
             Ok(Err(why)) => format!(
-                "{}/ holds edits made by hand that `{}` cannot take ({why}): copy what you want to keep into the \
-                 chapter's cells by hand, then drop them with `{}`",
+                "{}/ holds edits made by hand that `{}` cannot take ({why}): copy what you want to keep of that \
+                 file's edits into the chapter's cells by hand, drop them with `{}`, then `{}` takes the edits of \
+                 any other file",
                 code.display(),
                 messages::command("untangle"),
-                messages::command("sync --discard")
+                messages::command("sync --discard FILE"),
+                messages::command("untangle"),
             ),
             Err(e) => format!("{}/ holds edits made by hand, which cannot be read: {e:#}", code.display()),
         });
@@ -118,7 +120,7 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
     let mut code = CLEAN;
     // Whether any output, value, figure or snapshot drifted (what `accept` takes).
     let mut outputs_drifted = false;
-    // Whether an output, a quoted value or a figure drifted (not only the snapshot files).
+    // Whether an output, a quoted value or a figure changed (not only files missing or left over).
     let mut prose_drifted = false;
     let sources = Sources::new(&project.root);
     for r in results {
@@ -255,7 +257,8 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
         eprintln!("{line}");
         if drifted + r.values.drifts.len() + r.figures.len() + r.snapshots.len() > 0 && !accept {
             outputs_drifted = true;
-            prose_drifted |= drifted + r.values.drifts.len() + r.figures.len() > 0;
+            let redrawn = r.figures.iter().filter(|f| matches!(f, FigureDrift::Changed(_))).count();
+            prose_drifted |= drifted + r.values.drifts.len() + redrawn > 0;
             code = code.max(DRIFT);
         }
     }
@@ -265,10 +268,11 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
                 "outputs drifted from the prose: fix the code, or run `{}` if the new output is right",
                 messages::command("accept")
             ),
-            // Snapshot files are named after the chapter and heading: nothing in the code to fix.
+            // Snapshot and figure files are named after the chapter (and heading): nothing in
+            // the code to fix.
             false => format!(
-                "the outputs match the prose; only snapshot files are missing or stale (a new chapter, or a \
-                 chapter or heading renamed): run `{}` to write them",
+                "the outputs match the prose; only snapshot or figure files are missing or left over (a new or \
+                 renamed chapter, heading or figure): run `{}` to write them",
                 messages::command("accept")
             ),
         });

@@ -163,14 +163,11 @@ pub fn record(layout: &Layout, workspace_lock: &Path, writes: Writes) -> anyhow:
                     let line = before
                         .iter()
                         .find(|t| !now.contains(t))
-                        .and_then(|t| text.find(*t))
-                        .map_or(1, |at| text[..at].lines().count() + 1);
+                        .and_then(|t| Some(text.find(*t)? + t.find("\nversion = ").map_or(0, |v| v + 1)))
+                        .map_or(1, |at| text[..at].matches('\n').count() + 1);
                     Diagnostic::error(
                         Location::new(path.clone(), line),
-                        format!(
-                            "{} is stale: the examples built with other crate versions ({changes})",
-                            path.display()
-                        ),
+                        format!("the examples built with other crate versions than {} pins: {changes}", path.display()),
                     )
                 }
                 None => Diagnostic::new(
@@ -180,9 +177,7 @@ pub fn record(layout: &Layout, workspace_lock: &Path, writes: Writes) -> anyhow:
                 ),
             };
             Ok(Recorded::Stale(Box::new(
-                d.with_note(
-                    "on CI tangle writes nothing, and the versions these examples built with were never committed",
-                )
+                d.with_note("on CI tangle writes nothing: the versions committed are not the ones the examples were checked with")
                 .with_help(format!("run `tangle check` where you edit the book, then commit {}", path.display())),
             )))
         }
@@ -216,7 +211,7 @@ fn describe(before: &[&str], now: &[&str]) -> String {
         (false, true) if before.is_empty() && added.len() > 4 => format!("pins {} crates", added.len()),
         (false, true) => format!("pins {}", list(&added)),
         (true, false) => format!("no longer pins {}", list(&removed)),
-        _ => format!("pins {} instead of {}", list(&added), list(&removed)),
+        _ => format!("{} (was {})", list(&added), list(&removed)),
     }
 }
 
@@ -246,7 +241,7 @@ source = \"registry+https://github.com/rust-lang/crates.io-index\"\nchecksum = \
         let old = outside_packages(LOCK);
         let newer = LOCK.replace("1.0.15", "1.0.16");
         let new = outside_packages(&newer);
-        assert_eq!(describe(&old, &new), "pins itoa 1.0.16 instead of itoa 1.0.15");
+        assert_eq!(describe(&old, &new), "itoa 1.0.16 (was itoa 1.0.15)");
         assert_eq!(describe(&[], &old), "pins itoa 1.0.15");
         assert_eq!(describe(&old, &[]), "no longer pins itoa 1.0.15");
         // A first pinning of many crates is counted, not listed.

@@ -560,12 +560,25 @@ pub fn refusal(book: &Book, config: &Config, generated: &Generated, edited: &[(P
         )),
         Err(refused) => {
             let why = first_reason(&refused);
-            d.with_note(format!("`{}` cannot take these edits: {why}", messages::command("untangle"))).with_help(
-                format!(
-                    "copy what you want to keep into the chapter's cells by hand, then drop the edits with `{}`",
-                    messages::command("sync --discard")
+            // The files whose edits untangle refuses; the others' it would take once those go.
+            let refused_files: BTreeSet<&Path> = refused
+                .iter()
+                .filter(|d| d.is_error())
+                .filter_map(|d| Some(d.location.as_ref()?.file.as_path()))
+                .collect();
+            let discard = refused_files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" ");
+            let discard = messages::command(&format!("sync --discard {discard}"));
+            let help = match refused_files.len() < edited.len() && !refused_files.is_empty() {
+                true => format!(
+                    "copy what you want to keep of those edits into the chapter's cells by hand, drop them with \
+                     `{discard}`, then take the other files' edits with `{}`",
+                    messages::command("untangle")
                 ),
-            )
+                false => format!(
+                    "copy what you want to keep into the chapter's cells by hand, then drop the edits with `{discard}`"
+                ),
+            };
+            d.with_note(format!("`{}` cannot take these edits: {why}", messages::command("untangle"))).with_help(help)
         }
     }
 }

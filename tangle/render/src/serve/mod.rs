@@ -29,7 +29,8 @@
 //! - An edit saved in a generated file under `code/` is untangled into its chapter before the
 //!   build ([`tangle_core::pipeline::untangle_edits`]), so the page shows it; an edit that
 //!   cannot be untangled is reported, and the file stays as it is. The chapter as serve wrote
-//!   it is kept under `target/tangle/untangled/`, and a later save of the chapter that lacks
+//!   it is kept under `target/tangle/untangled/` (a folder per untangle), and a later save of
+//!   the chapter that lacks
 //!   the lines the edit added (an editor's older copy saved over it) is warned of.
 //! - The HTTP side is [`http`]; pages get a live-reload script there, not on disk, and a badge
 //!   while a rebuild runs ([`REBUILDING`]): a chapter whose cells take a while to run shows
@@ -282,6 +283,8 @@ struct Builds {
     /// The chapters this server wrote edits from `code/` into, watched until they are saved
     /// with those edits in (or without them: then an editor's older copy overwrote them).
     untangled_into: Vec<Untangled>,
+    /// How many times this server untangled edits (each keeps its copies in a folder of its own).
+    untangles: u64,
 }
 
 /// A chapter that serve untangled edits into: an editor that still holds the chapter as it was
@@ -336,6 +339,7 @@ impl Builds {
             inputs: RunInputs::default(),
             data_files: Vec::new(),
             untangled_into: Vec::new(),
+            untangles: 0,
         })
     }
 
@@ -395,9 +399,13 @@ impl Builds {
     /// it ([`Builds::watch_untangled`]).
     fn remember_untangled(&mut self, config: &Config, untangled: &tangle_core::pipeline::Untangled) {
         let layout = &config.layout;
+        // A folder of its own for each untangle: a copy the author has not taken from yet is
+        // never overwritten by the next one.
+        self.untangles += 1;
+        let folder = layout.stamped_dir("untangled").join(self.untangles.to_string());
         for c in untangled.chapters.iter().filter(|c| c.text != c.chapter.source()) {
             let path = layout.abs(&c.chapter.path);
-            let kept = layout.stamped_dir("untangled").join(&c.chapter.path);
+            let kept = folder.join(&c.chapter.path);
             if let Err(e) = tangle_core::fsutil::write_atomic(&layout.abs(&kept), c.text.as_bytes()) {
                 eprintln!("cannot keep a copy of {}: {e:#}", c.chapter.path.display());
             }
