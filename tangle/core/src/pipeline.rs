@@ -922,9 +922,29 @@ pub fn untangle(project: &Project, chapters: &[Selected<'_>], writes: Writes) ->
     }
     let taken = match back::untangle(&project.book, &project.config, &project.generated, &edited) {
         Ok(taken) => taken,
-        // One refusal alone, as one error.
-        Err(mut found) if found.0.len() == 1 => return Err(found.0.remove(0).into()),
-        Err(found) => return Err(found.into()),
+        Err(mut found) => {
+            // Nothing was taken: say whose edits wait on these.
+            let refused: std::collections::BTreeSet<PathBuf> =
+                found.iter().filter(|d| d.is_error()).filter_map(|d| Some(d.location.as_ref()?.file.clone())).collect();
+            let waiting: Vec<String> =
+                edited.keys().filter(|p| !refused.contains(*p)).map(|p| p.display().to_string()).collect();
+            if let (false, Some(first)) = (waiting.is_empty() || refused.is_empty(), found.0.first_mut()) {
+                let refused: Vec<String> = refused.iter().map(|p| p.display().to_string()).collect();
+                first.notes.push((
+                    crate::diagnostic::NoteKind::Note,
+                    format!(
+                        "nothing was taken: the edits of {} wait until these are mended, or dropped with `{}`",
+                        waiting.join(", "),
+                        crate::messages::command(&format!("sync --discard {}", refused.join(" ")))
+                    ),
+                ));
+            }
+            // One refusal alone, as one error.
+            return match found.0.len() {
+                1 => Err(found.0.remove(0).into()),
+                _ => Err(found.into()),
+            };
+        }
     };
     for c in &taken {
         let chapter = &c.chapter;

@@ -127,8 +127,17 @@ fn generate_chapter(
                 }
                 Dependency::Chapter(name.clone())
             } else if looks_like_chapter(name) {
+                // A chapter renamed since, perhaps: what the chapters' crates are called now.
+                let now = match chapters.len() {
+                    1..=12 => format!(
+                        "; this book's are {}",
+                        chapters.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
+                    ),
+                    _ => String::new(),
+                };
                 diagnostics.push(Diagnostic::error(loc(), format!("`{name}` names no chapter")).with_help(format!(
-                    "there is no chapter whose crate is `{name}` (a file {name}.md beside the others)"
+                    "there is no chapter whose crate is `{name}` (a file {name}.md beside the others: a chapter's \
+                     crate is named after its file){now}"
                 )));
                 continue;
             } else if let Some(key) = workspace.dependency_key(name) {
