@@ -2,7 +2,8 @@
 //! repository it runs through cargo's alias, `cargo tangle`, whose `.cargo/config.toml` sets
 //! [`COMMAND_VAR`] to say so. Generated files never depend on it: their headers always say
 //! `tangle sync`, so the same chapters generate the same bytes however the tool was started.
-//! [`closest`] finds the name a typo meant, for "did you mean" help.
+//! [`closest`] finds the name a typo meant, for "did you mean" help; [`chapter_crates`] lists
+//! what a book's chapter crates are called, for a crate name that is none of them.
 
 /// The variable naming how the user starts tangle (`cargo tangle` in this repository).
 pub const COMMAND_VAR: &str = "TANGLE_COMMAND";
@@ -15,6 +16,16 @@ pub fn program() -> String {
 /// `tangle ARGS` as the user would type it (`command("sync")` → `tangle sync`).
 pub fn command(args: &str) -> String {
     format!("{} {args}", program())
+}
+
+/// A book's chapter crates as a message lists them (`` `ch01`, `growth` ``), for a name that
+/// is none of them (a chapter renamed since renames its crate); `None` for no chapter, or more
+/// than a list helps with (12).
+pub fn chapter_crates<'a>(chapters: impl ExactSizeIterator<Item = &'a str>) -> Option<String> {
+    match chapters.len() {
+        1..=12 => Some(chapters.map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")),
+        _ => None,
+    }
 }
 
 /// The known name nearest `name` (a typo's likely target), if one is near enough.

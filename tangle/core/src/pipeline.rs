@@ -924,18 +924,16 @@ pub fn untangle(project: &Project, chapters: &[Selected<'_>], writes: Writes) ->
         Ok(taken) => taken,
         Err(mut found) => {
             // Nothing was taken: say whose edits wait on these.
-            let refused: std::collections::BTreeSet<PathBuf> =
-                found.iter().filter(|d| d.is_error()).filter_map(|d| Some(d.location.as_ref()?.file.clone())).collect();
+            let refused = back::refused_files(&found);
             let waiting: Vec<String> =
                 edited.keys().filter(|p| !refused.contains(*p)).map(|p| p.display().to_string()).collect();
             if let (false, Some(first)) = (waiting.is_empty() || refused.is_empty(), found.0.first_mut()) {
-                let refused: Vec<String> = refused.iter().map(|p| p.display().to_string()).collect();
                 first.notes.push((
                     crate::diagnostic::NoteKind::Note,
                     format!(
                         "nothing was taken: the edits of {} wait until these are mended, or dropped with `{}`",
                         waiting.join(", "),
-                        crate::messages::command(&format!("sync --discard {}", refused.join(" ")))
+                        back::discard_command(&refused)
                     ),
                 ));
             }

@@ -342,25 +342,20 @@ fn misspelled_directives(page: &Page, file: &Path) -> Vec<Diagnostic> {
 fn listed_twice(summary: &Path, entries: &[(usize, PathBuf)]) -> Option<Diagnostic> {
     let mut seen: HashMap<PathBuf, (usize, &Path)> = HashMap::new();
     for (line, path) in entries {
-        match seen.get(&resolved(path)) {
-            Some((first, written)) => {
-                return Some(
-                    Diagnostic::error(
-                        Location::new(summary, *line),
-                        format!(
-                            "SUMMARY.md lists {} twice: as `{}` here, and as `{}` at line {first}",
-                            resolved(path).display(),
-                            path.display(),
-                            written.display()
-                        ),
-                    )
+        let file = resolved(path);
+        if let Some((first, written)) = seen.get(&file) {
+            let message = format!(
+                "SUMMARY.md lists {} twice: as `{}` here, and as `{}` at line {first}",
+                file.display(),
+                path.display(),
+                written.display()
+            );
+            return Some(
+                Diagnostic::error(Location::new(summary, *line), message)
                     .with_help("a chapter is one page of the book: remove one of the two lines"),
-                );
-            }
-            None => {
-                seen.insert(resolved(path), (*line, path));
-            }
+            );
         }
+        seen.insert(file, (*line, path));
     }
     None
 }

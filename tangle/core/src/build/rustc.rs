@@ -101,11 +101,12 @@ fn chapter_meant(message: &str, chapters: &[&str], list: bool) -> Option<String>
             "`{near}` is a chapter of this book (a chapter's crate is named after its file): did you mean it?"
         )),
         // A chapter renamed since the `use` was written, perhaps: say what the chapters are now.
-        None if list && !chapters.is_empty() && chapters.len() <= 12 => Some(format!(
-            "if `{name}` was a chapter: a chapter's crate is named after its file, so renaming the file renames it; \
-             this book's are {}",
-            chapters.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
-        )),
+        None if list => crate::messages::chapter_crates(chapters.iter().copied()).map(|now| {
+            format!(
+                "if `{name}` was a chapter: a chapter's crate is named after its file, so renaming the file renames \
+                 it; this book's are {now}"
+            )
+        }),
         None => None,
     }
 }

@@ -397,22 +397,13 @@ fn compare_outputs(chapter: &Arc<Chapter>, results: &[ExampleResult]) -> Chapter
     }
 }
 
-/// The crates from outside the book that the examples workspace's lock file pins (name,
-/// version, source, checksum): the lock file without the workspace's own packages, which
-/// come and go with the examples and would otherwise make every edit invalidate every example.
+/// The crates from outside the book that the examples workspace's lock file pins (their
+/// `[[package]]` tables, [`pins`]' reading): the lock file without the workspace's own packages,
+/// which come and go with the examples and would otherwise make every edit invalidate every
+/// example.
 fn locked_dependencies(lock: &std::path::Path) -> Vec<u8> {
-    let Ok(text) = std::fs::read_to_string(lock) else { return Vec::new() };
-    let Ok(parsed) = toml::from_str::<toml::Table>(&text) else { return text.into_bytes() };
-    let packages = parsed.get("package").and_then(|p| p.as_array()).cloned().unwrap_or_default();
-    let pinned: Vec<String> = packages
-        .iter()
-        .filter(|p| p.get("source").is_some())
-        .map(|p| {
-            let field = |k: &str| p.get(k).and_then(|v| v.as_str()).unwrap_or("");
-            format!("{} {} {} {}", field("name"), field("version"), field("source"), field("checksum"))
-        })
-        .collect();
-    pinned.join("\n").into_bytes()
+    let text = std::fs::read_to_string(lock).unwrap_or_default();
+    pins::outside_packages(&text).join("\n\n").into_bytes()
 }
 
 /// Bumped whenever the meaning of a cached verdict changes.

@@ -31,8 +31,8 @@ use crate::model::{Book, CellKind, Chapter};
 
 pub(crate) use analyse::literal_continuation_lines;
 pub use analyse::{Analyses, CellSyntax};
-pub(crate) use crates::is_location_comment;
 pub use crates::{ChapterCrate, Generated};
+pub(crate) use crates::{header_source, is_location_comment};
 pub(crate) use line_map::lexically_normal;
 pub use line_map::{Included, LineMap, Segment};
 use manifest::Dependency;
@@ -128,13 +128,8 @@ fn generate_chapter(
                 Dependency::Chapter(name.clone())
             } else if looks_like_chapter(name) {
                 // A chapter renamed since, perhaps: what the chapters' crates are called now.
-                let now = match chapters.len() {
-                    1..=12 => format!(
-                        "; this book's are {}",
-                        chapters.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
-                    ),
-                    _ => String::new(),
-                };
+                let now = crate::messages::chapter_crates(chapters.iter().copied())
+                    .map_or_else(String::new, |list| format!("; this book's are {list}"));
                 diagnostics.push(Diagnostic::error(loc(), format!("`{name}` names no chapter")).with_help(format!(
                     "there is no chapter whose crate is `{name}` (a file {name}.md beside the others: a chapter's \
                      crate is named after its file){now}"

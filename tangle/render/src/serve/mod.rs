@@ -290,10 +290,8 @@ struct Builds {
 /// A chapter that serve untangled edits into: an editor that still holds the chapter as it was
 /// may save that copy over them.
 struct Untangled {
-    /// The chapter file, absolute.
-    path: PathBuf,
-    /// The chapter file, relative to the root (as messages show it).
-    shown: PathBuf,
+    /// The chapter file, relative to the root.
+    chapter: PathBuf,
     /// The text serve wrote.
     written: String,
     /// The lines the edits added to the chapter (what an older copy lacks).
@@ -305,10 +303,10 @@ struct Untangled {
 }
 
 impl Untangled {
-    /// Whether the chapter, saved again, lost lines the edits added; `None` while it is as
-    /// serve wrote it (still to be watched).
-    fn lost(&self) -> Option<bool> {
-        let now = std::fs::read_to_string(&self.path).ok()?;
+    /// Whether the chapter (under `root`), saved again, lost lines the edits added; `None`
+    /// while it is as serve wrote it (still to be watched).
+    fn lost(&self, root: &Path) -> Option<bool> {
+        let now = std::fs::read_to_string(root.join(&self.chapter)).ok()?;
         if now == self.written {
             return None;
         }
@@ -317,13 +315,11 @@ impl Untangled {
     }
 }
 
-/// The lines of `after` that are not in `before` (in a diff of the two).
-fn added_lines(before: &str, after: &str) -> Vec<String> {
-    let diff = similar::TextDiff::from_lines(before, after);
-    diff.iter_all_changes()
-        .filter(|c| c.tag() == similar::ChangeTag::Insert && !c.value().trim().is_empty())
-        .map(|c| c.value().trim_end_matches(['\n', '\r']).to_string())
-        .collect()
+/// The lines an untangle wrote into a chapter (`lines`, one-based, of its new `text`), blank
+/// ones aside: what an older copy of the chapter lacks.
+fn written_lines(text: &str, lines: &[usize]) -> Vec<String> {
+    let all: Vec<&str> = text.lines().collect();
+    lines.iter().filter_map(|n| all.get(n - 1)).filter(|l| !l.trim().is_empty()).map(|l| l.to_string()).collect()
 }
 
 impl Builds {
@@ -404,7 +400,6 @@ impl Builds {
         self.untangles += 1;
         let folder = layout.stamped_dir("untangled").join(self.untangles.to_string());
         for c in untangled.chapters.iter().filter(|c| c.text != c.chapter.source()) {
-            let path = layout.abs(&c.chapter.path);
             let kept = folder.join(&c.chapter.path);
             if let Err(e) = tangle_core::fsutil::write_atomic(&layout.abs(&kept), c.text.as_bytes()) {
                 eprintln!("cannot keep a copy of {}: {e:#}", c.chapter.path.display());
@@ -414,12 +409,11 @@ impl Builds {
                 c.chapter.path.display(),
                 kept.display()
             );
-            self.untangled_into.retain(|u| u.path != path);
+            self.untangled_into.retain(|u| u.chapter != c.chapter.path);
             self.untangled_into.push(Untangled {
-                path,
-                shown: c.chapter.path.clone(),
+                chapter: c.chapter.path.clone(),
                 written: c.text.clone(),
-                added: added_lines(c.chapter.source(), &c.text),
+                added: written_lines(&c.text, &c.lines),
                 kept,
                 from: c.files.clone(),
             });
@@ -430,7 +424,8 @@ impl Builds {
     /// they added was overwritten by an editor's older copy. Nothing of the edits is anywhere
     /// else by now (`code/` follows the chapter), so say so, and where the copy is.
     fn watch_untangled(&mut self) {
-        self.untangled_into.retain(|u| match u.lost() {
+        let root = self.config.layout.root.clone();
+        self.untangled_into.retain(|u| match u.lost(&root) {
             None => true,
             Some(false) => false,
             Some(true) => {
@@ -438,7 +433,7 @@ impl Builds {
                 eprintln!(
                     "warning: {} was saved without the edits serve took into it from {} (an editor's copy from \
                      before serve wrote it?): the chapter as serve wrote it is in {}; take what you need from there",
-                    u.shown.display(),
+                    u.chapter.display(),
                     from.join(", "),
                     u.kept.display()
                 );
@@ -712,25 +707,24 @@ mod tests {
     fn a_chapter_saved_from_an_editor_s_older_copy_is_told_from_one_saved_with_the_edits() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("ch01.md");
-        let (before, after) = ("a\nb\n", "a\n/// Why.\nb\n");
+        let after = "a\n/// Why.\nb\n";
         std::fs::write(&path, after).unwrap();
         let u = super::Untangled {
-            path: path.clone(),
-            shown: "ch01.md".into(),
+            chapter: "ch01.md".into(),
             written: after.to_string(),
-            added: super::added_lines(before, after),
+            added: super::written_lines(after, &[2]),
             kept: "kept/ch01.md".into(),
             from: vec!["code/ch01/src/lib.rs".into()],
         };
         assert_eq!(u.added, ["/// Why."]);
         // As serve wrote it: still watched.
-        assert_eq!(u.lost(), None);
+        assert_eq!(u.lost(dir.path()), None);
         // Saved again with the edit in, and more: fine.
         std::fs::write(&path, "a\n/// Why.\nb\nmore\n").unwrap();
-        assert_eq!(u.lost(), Some(false));
+        assert_eq!(u.lost(dir.path()), Some(false));
         // Saved from a copy older than the edit: the edit is lost.
         std::fs::write(&path, "a\nb\nmore\n").unwrap();
-        assert_eq!(u.lost(), Some(true));
+        assert_eq!(u.lost(dir.path()), Some(true));
     }
 
     use super::*;
