@@ -221,6 +221,14 @@ fn run_steps(case: &Path) -> String {
                 let lf = text.iter().filter(|&&b| b == b'\n').count() - crlf;
                 transcript += &format!("line endings: {crlf} CRLF, {lf} LF\n");
             }
+            "to-crlf" => {
+                // What a checkout with git's `core.autocrlf` does: every text file's `\n` becomes `\r\n`.
+                for file in walk(&root.join(rest)) {
+                    if let Ok(text) = std::fs::read_to_string(&file) {
+                        std::fs::write(&file, text.replace("\r\n", "\n").replace('\n', "\r\n")).unwrap();
+                    }
+                }
+            }
             "took-under" => {
                 let limit: f64 = rest.parse().expect("took-under SECONDS");
                 transcript += &format!("took under {limit} s: {}\n", last_took.as_secs_f64() < limit);
@@ -317,6 +325,14 @@ fn run_steps(case: &Path) -> String {
         }
     }
     transcript
+}
+
+/// `path` if it is a file, else every file below it.
+fn walk(path: &Path) -> Vec<PathBuf> {
+    match std::fs::read_dir(path) {
+        Ok(entries) => entries.flatten().flat_map(|e| walk(&e.path())).collect(),
+        Err(_) => vec![path.to_path_buf()],
+    }
 }
 
 /// Whether `pid` runs (a zombie that no reaper collected does not).

@@ -29,13 +29,43 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
 }
 
 /// Writes only when the contents differ, so unchanged files keep their mtime.
-/// Returns whether it wrote.
+/// Returns whether it wrote. A committed file tangle generates (a snapshot, a figure, a frozen
+/// record) is compared as text ([`same_text`]) and rewritten in the line endings it has
+/// ([`in_endings_of`]): a checkout that turned its `\n` into `\r\n` is no change.
 pub(crate) fn write_if_changed(path: &Path, contents: &[u8]) -> anyhow::Result<bool> {
-    if std::fs::read(path).is_ok_and(|old| old == contents) {
+    let old = std::fs::read(path).ok();
+    if old.as_deref().is_some_and(|old| same_text(old, contents)) {
         return Ok(false);
     }
-    write_atomic(path, contents)?;
+    write_atomic(path, &in_endings_of(old.as_deref().unwrap_or_default(), contents))?;
     Ok(true)
+}
+
+/// Text as tangle reads what it wrote: `\r\n` read as `\n`, since a checkout may have converted
+/// the line endings (git's `core.autocrlf`, on Windows by default); bytes that are not UTF-8
+/// text as they are.
+pub fn lf(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) if text.contains("\r\n") => text.replace("\r\n", "\n").into_bytes().into(),
+        _ => bytes.into(),
+    }
+}
+
+/// Whether two files hold the same text, line endings aside ([`lf`]).
+pub fn same_text(a: &[u8], b: &[u8]) -> bool {
+    a == b || lf(a) == lf(b)
+}
+
+/// `contents` (lines ending `\n`) ready to replace `old`: with `\r\n` endings where `old` ends
+/// every line so (a checkout converted it), so that the rewrite changes what changed and not
+/// every line ending; as it is otherwise.
+pub fn in_endings_of<'a>(old: &[u8], contents: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
+    let crlf_throughout = old.windows(2).any(|w| w == b"\r\n")
+        && old.iter().enumerate().all(|(i, b)| *b != b'\n' || (i > 0 && old[i - 1] == b'\r'));
+    match std::str::from_utf8(contents) {
+        Ok(text) if crlf_throughout && !text.contains("\r\n") => text.replace('\n', "\r\n").into_bytes().into(),
+        _ => contents.into(),
+    }
 }
 
 #[cfg(unix)]
@@ -149,6 +179,28 @@ pub(crate) fn sweep_temp_files(dir: &Path) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_is_compared_and_rewritten_in_the_line_endings_a_checkout_gave_it() {
+        assert_eq!(lf(b"a\r\nb\r\n").as_ref(), b"a\nb\n");
+        assert_eq!(lf(b"\xff\r\n").as_ref(), b"\xff\r\n", "bytes that are not text stay");
+        assert!(same_text(b"a\r\nb\r\n", b"a\nb\n"));
+        assert!(!same_text(b"a\r\nb\r\n", b"a\nc\n"));
+        assert!(!same_text(b"a\rb", b"a\nb"), "a lone CR is no line ending");
+        // Lines that all end CRLF are rewritten so; any other file gets the text as it is.
+        assert_eq!(in_endings_of(b"old\r\nlines\r\n", b"new\ntext\n").as_ref(), b"new\r\ntext\r\n");
+        assert_eq!(in_endings_of(b"old\r\nmixed\n", b"new\ntext\n").as_ref(), b"new\ntext\n");
+        assert_eq!(in_endings_of(b"old\nlines\n", b"new\ntext\n").as_ref(), b"new\ntext\n");
+        assert_eq!(in_endings_of(b"", b"new\n").as_ref(), b"new\n", "a new file");
+        assert_eq!(in_endings_of(b"a\r\n", b"\xff\n").as_ref(), b"\xff\n", "bytes that are not text stay");
+        // A write that would change nothing but the endings writes nothing.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ch01__1__01.snap");
+        std::fs::write(&path, "one\r\ntwo\r\n").unwrap();
+        assert!(!write_if_changed(&path, b"one\ntwo\n").unwrap());
+        assert!(write_if_changed(&path, b"one\nthree\n").unwrap());
+        assert_eq!(std::fs::read(&path).unwrap(), b"one\r\nthree\r\n");
+    }
 
     #[test]
     fn a_file_changed_meanwhile_is_left_alone_and_the_new_text_kept_beside_it() {

@@ -686,7 +686,11 @@ pub fn accept(project: &Project, results: &[ChapterResult], writes: Writes) -> a
             match drift {
                 FigureDrift::Changed(rel) | FigureDrift::New(rel) => {
                     let drawn = result.drawn.join(rel.strip_prefix(&layout.figures)?);
-                    fsutil::write_atomic(&project.root.join(rel), &std::fs::read(drawn)?)?;
+                    let old = std::fs::read(project.root.join(rel)).unwrap_or_default();
+                    fsutil::write_atomic(
+                        &project.root.join(rel),
+                        &fsutil::in_endings_of(&old, &std::fs::read(drawn)?),
+                    )?;
                 }
                 FigureDrift::NoLongerDrawn(rel) => {
                     std::fs::remove_file(project.root.join(rel))?;

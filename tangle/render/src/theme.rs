@@ -70,7 +70,8 @@ pub fn write(layout: &Layout) -> anyhow::Result<()> {
         );
     }
     for (path, bytes) in stale {
-        tangle_core::fsutil::write_atomic(&layout.abs(&path), &bytes)?;
+        let old = std::fs::read(layout.abs(&path)).unwrap_or_default();
+        tangle_core::fsutil::write_atomic(&layout.abs(&path), &tangle_core::fsutil::in_endings_of(&old, &bytes))?;
     }
     Ok(())
 }
@@ -80,7 +81,9 @@ pub fn write(layout: &Layout) -> anyhow::Result<()> {
 pub fn stale(layout: &Layout) -> Vec<(PathBuf, Vec<u8>)> {
     files(layout)
         .into_iter()
-        .filter(|(path, bytes)| std::fs::read(layout.abs(path)).ok().as_ref() != Some(bytes))
+        .filter(|(path, bytes)| {
+            !std::fs::read(layout.abs(path)).is_ok_and(|old| tangle_core::fsutil::same_text(&old, bytes))
+        })
         .collect()
 }
 

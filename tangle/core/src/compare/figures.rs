@@ -1,10 +1,13 @@
 //! Figures are outputs too: the files a chapter's run drew (in its staging folder) against
-//! the committed ones under `figures/chNN/`, byte for byte. That is every SVG figure and every
+//! the committed ones under `figures/chNN/`, byte for byte (line endings aside: a checkout may
+//! have turned `\n` into `\r\n`). That is every SVG figure and every
 //! widget's data file (`*.widget.json`, written by `tangle_runtime::widget`), so a live
 //! calculator whose committed data is stale fails `check` as a stale figure does, and `accept`
 //! copies both.
 
 use std::path::{Path, PathBuf};
+
+use crate::fsutil;
 
 /// The files a chapter's run draws into its figures folder and `check` compares.
 pub const DRAWN_SUFFIXES: &[&str] = &[".svg", ".widget.json"];
@@ -56,7 +59,9 @@ pub(crate) fn compare_figures(
         let rel = layout.figures.join(chapter).join(name);
         match std::fs::read(committed_dir.join(name)) {
             Err(_) => drift.push(FigureDrift::New(rel)),
-            Ok(old) if old != std::fs::read(drawn_dir.join(name))? => drift.push(FigureDrift::Changed(rel)),
+            Ok(old) if !fsutil::same_text(&old, &std::fs::read(drawn_dir.join(name))?) => {
+                drift.push(FigureDrift::Changed(rel))
+            }
             Ok(_) => {}
         }
     }

@@ -57,9 +57,10 @@ fn committed_text(lock: &str) -> Option<String> {
     Some(out)
 }
 
+/// A lock file's text, `\r\n` read as `\n` (a checkout may have converted the committed one's).
 fn read(path: &Path) -> anyhow::Result<Option<String>> {
     match std::fs::read_to_string(path) {
-        Ok(text) => Ok(Some(text)),
+        Ok(text) => Ok(Some(text.replace("\r\n", "\n"))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(anyhow::Error::new(e).context(format!("cannot read {}", path.display()))),
     }
@@ -147,7 +148,8 @@ pub fn record(layout: &Layout, workspace_lock: &Path, writes: Writes) -> anyhow:
     let changes = describe(&before, &now);
     match (writes, wanted) {
         (Writes::Allow, Some(text)) => {
-            fsutil::write_atomic(&layout.abs(&path), text.as_bytes())?;
+            let old = std::fs::read(layout.abs(&path)).unwrap_or_default();
+            fsutil::write_atomic(&layout.abs(&path), &fsutil::in_endings_of(&old, text.as_bytes()))?;
             let verb = if committed.is_some() { "updated" } else { "wrote" };
             Ok(Recorded::Written(format!("{verb} {}: {changes}", path.display())))
         }
@@ -234,6 +236,17 @@ source = \"registry+https://github.com/rust-lang/crates.io-index\"\nchecksum = \
         // No crate from outside: no file.
         let own = "version = 4\n\n[[package]]\nname = \"rust_out_ch01\"\nversion = \"0.0.0\"\n";
         assert_eq!(committed_text(own), None);
+    }
+
+    #[test]
+    fn a_committed_file_checked_out_with_crlf_pins_what_it_pinned() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("examples.lock");
+        let text = committed_text(LOCK).unwrap();
+        std::fs::write(&path, text.replace('\n', "\r\n")).unwrap();
+        let read = read(&path).unwrap().unwrap();
+        assert_eq!(outside_packages(&read), outside_packages(LOCK));
+        assert_eq!(read, text);
     }
 
     #[test]

@@ -61,7 +61,7 @@ pub fn shared(layout: &Layout, generated: &Generated) -> anyhow::Result<Shared> 
     let mut h = Sha256::new();
     for (path, bytes) in generated.support.iter().filter(|(p, _)| p.starts_with(&runtime_dir)) {
         let rel = path.strip_prefix(&runtime_dir).unwrap_or(path);
-        feed(&mut h, &slashed(rel), &text_or_bytes(bytes));
+        feed(&mut h, &slashed(rel), &crate::fsutil::lf(bytes));
     }
     Ok(Shared { rustc: rustc_version(&code)?, runtime: hex(h), lock, workspace })
 }
@@ -94,7 +94,7 @@ pub fn of(
                 )
             })?;
             let mut h = Sha256::new();
-            h.update(text_or_bytes(&bytes));
+            h.update(crate::fsutil::lf(&bytes));
             inputs.insert(format!("data {}", slashed(data)), hex(h));
         }
     }
@@ -190,15 +190,6 @@ fn program_tokens(stream: proc_macro2::TokenStream) -> String {
 /// A path with `/` between its parts, whatever the platform.
 fn slashed(path: &Path) -> String {
     path.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
-}
-
-/// Text with `\r\n` read as `\n` (a checkout may have converted the line endings); other
-/// bytes as they are.
-fn text_or_bytes(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
-    match std::str::from_utf8(bytes) {
-        Ok(text) if text.contains("\r\n") => text.replace("\r\n", "\n").into_bytes().into(),
-        _ => bytes.into(),
-    }
 }
 
 #[cfg(test)]
@@ -320,9 +311,7 @@ version = "0.2.1"
     }
 
     #[test]
-    fn text_is_read_with_either_line_ending_and_paths_with_slashes() {
-        assert_eq!(text_or_bytes(b"a\r\nb\r\n").as_ref(), b"a\nb\n");
-        assert_eq!(text_or_bytes(b"\xff\r\n").as_ref(), b"\xff\r\n", "bytes that are not text stay");
+    fn paths_are_written_with_slashes() {
         assert_eq!(slashed(Path::new("book/data/x.bin")), "book/data/x.bin");
     }
 }

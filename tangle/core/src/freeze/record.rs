@@ -152,7 +152,7 @@ pub(crate) fn digests(dir: &Path) -> anyhow::Result<BTreeMap<String, String>> {
         let entry = entry?;
         let Ok(name) = entry.file_name().into_string() else { continue };
         if crate::compare::DRAWN_SUFFIXES.iter().any(|s| name.ends_with(s)) {
-            let digest = Sha256::digest(std::fs::read(entry.path())?);
+            let digest = Sha256::digest(crate::fsutil::lf(&std::fs::read(entry.path())?));
             out.insert(name, digest.iter().map(|b| format!("{b:02x}")).collect());
         }
     }

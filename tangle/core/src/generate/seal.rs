@@ -14,7 +14,8 @@
 //! tangle's location comments (`// book/src/ch06.md:42`) blanked. Those numbers follow the
 //! prose, and the run cache ignores them (so that a prose edit rebuilds nothing); keeping them
 //! out of the seal keeps the seal from changing when only they do. A hand edit that changes
-//! nothing but such a number is the one edit the seal does not see.
+//! nothing but such a number is the one edit the seal does not see. Lines ending `\r\n` read as
+//! ending `\n`: a checkout that converted the line endings (git's `core.autocrlf`) edited nothing.
 
 use std::borrow::Cow;
 
@@ -60,8 +61,9 @@ pub fn is_intact(bytes: &[u8]) -> bool {
 pub(crate) fn digest(text: &str) -> String {
     let mut h = Sha256::new();
     for (i, line) in text.split_inclusive('\n').enumerate() {
+        // A checkout may have turned `\n` into `\r\n` (git's `core.autocrlf`): the same text.
         let (content, ending) = match line.strip_suffix('\n') {
-            Some(c) => (c, "\n"),
+            Some(c) => (c.strip_suffix('\r').unwrap_or(c), "\n"),
             None => (line, ""),
         };
         h.update(normal_line(i, content).as_bytes());
@@ -128,6 +130,11 @@ mod tests {
         assert_ne!(normal_line(0, &sealed.replace("]\n", "x]\n")), normal_line(0, &sealed));
         assert!(!is_intact(sealed.replace("// book/src/ch01.md:5", "// book/src/ch02.md:5").as_bytes()));
         assert!(!is_intact(FILE.as_bytes()), "a file without a seal cannot be told unedited");
+        // A checkout that turned `\n` into `\r\n` edited nothing; an edit made after it did.
+        let crlf = sealed.replace('\n', "\r\n");
+        assert!(is_intact(crlf.as_bytes()));
+        assert_eq!(recorded(&crlf), recorded(&sealed));
+        assert!(!is_intact(crlf.replace("    1", "    2").as_bytes()));
         assert!(!is_intact(b"\xff\xfe"), "nor can bytes that are not text");
         // The seal of the text, whatever seal it carries now; sealing again changes nothing.
         assert_eq!(recorded(&sealed), Some(digest(FILE).as_str()));

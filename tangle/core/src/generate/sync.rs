@@ -132,7 +132,7 @@ pub(crate) fn stale_files(root: &Path, generated: &Generated) -> anyhow::Result<
     for (path, contents) in generated.files() {
         expected.insert(path.to_path_buf());
         match std::fs::read(root.join(path)) {
-            Ok(bytes) if bytes == contents => {}
+            Ok(bytes) if fsutil::same_text(&bytes, contents) => {}
             Ok(bytes) if is_edited(&bytes, contents) => stale.push(Stale::Edited(path.to_path_buf())),
             Ok(_) => stale.push(Stale::Differs(path.to_path_buf())),
             Err(_) => stale.push(Stale::Missing(path.to_path_buf())),
@@ -262,7 +262,8 @@ pub fn write(
         match s {
             Stale::Differs(p) | Stale::Edited(p) | Stale::Missing(p) => {
                 let contents = generated.files().find(|(f, _)| f == p).expect("a generated file").1;
-                fsutil::write_atomic(&root.join(p), contents)?;
+                let old = std::fs::read(root.join(p)).unwrap_or_default();
+                fsutil::write_atomic(&root.join(p), &fsutil::in_endings_of(&old, contents))?;
             }
             Stale::Unexpected(p) | Stale::Foreign(p) | Stale::BrokenLock(p) => std::fs::remove_file(root.join(p))?,
         }
