@@ -172,9 +172,9 @@ fn new_fence_line(generated: &Generated, files: &[PathBuf], edited: &BTreeMap<Pa
 }
 
 /// `text`, a generated file as edited, with the `use` lines added above its first cell moved
-/// to the start of that cell, at the cell's indentation: where rust-analyzer's auto-import puts
-/// a `use` (after the file's header, or beside `main.rs`'s `use ch01::*;`) is tangle's, but the
-/// import belongs to the code that needs it. `None` unless the lines above the first cell are
+/// to the start of that cell, at the cell's indentation, with the blank line that followed them
+/// if one did: where rust-analyzer's auto-import puts a `use` (after the file's header, or
+/// beside `main.rs`'s `use ch01::*;`) is tangle's, but the import belongs to the code that needs it. `None` unless the lines above the first cell are
 /// what tangle wrote, the added `use` lines and blank lines aside.
 fn imports_into_first_cell(expected: &str, text: &str) -> Option<String> {
     let first_cell = |t: &str| t.lines().position(generate::is_location_comment);
@@ -201,6 +201,19 @@ fn imports_into_first_cell(expected: &str, text: &str) -> Option<String> {
     let mut out: Vec<String> = old_head.iter().map(|l| l.to_string()).collect();
     out.push(comment.to_string());
     out.extend(imports.iter().map(|l| format!("{indent}{}", l.trim())));
+    // A blank line added with the imports, below them, stays below them, between them and the
+    // code (unless the cell opens with imports of its own, which they join).
+    let blanks = |head: &[&str]| head.iter().filter(|l| l.trim().is_empty()).count();
+    let last_import = new_head.iter().rposition(|l| is_import(l)).expect("an import");
+    let cell_opens = lines.get(new_at + 1).map_or("", |l| l.trim());
+    if blanks(&new_head) > blanks(&old_head)
+        && new_head[last_import..].iter().any(|l| l.trim().is_empty())
+        && !cell_opens.is_empty()
+        && !cell_opens.starts_with("use ")
+        && !cell_opens.starts_with("pub use ")
+    {
+        out.push(String::new());
+    }
     out.extend(lines[new_at + 1..].iter().map(|l| l.to_string()));
     let mut joined = out.join("\n");
     if text.ends_with('\n') {

@@ -255,12 +255,29 @@ fn an_editor_s_auto_import_above_the_first_cell_goes_into_it() {
         t.replacen(header_end, &format!("{header_end}use std::collections::HashMap;\n\n"), 1)
     })
     .unwrap();
+    assert_eq!(lib, md.replacen("// @save\n", "// @save\nuse std::collections::HashMap;\n\n", 1));
+    // Without a blank line below the import, none is added; nor between it and the cell's own.
+    let lib = untangled(md, "code/ch01/src/lib.rs", |t| {
+        t.replacen(header_end, &format!("{header_end}use std::collections::HashMap;\n"), 1)
+    })
+    .unwrap();
     assert_eq!(lib, md.replacen("// @save\n", "// @save\nuse std::collections::HashMap;\n", 1));
+    let with_use = md.replacen("// @save\n", "// @save\nuse std::fmt;\n", 1);
+    let lib = untangled(&with_use, "code/ch01/src/lib.rs", |t| {
+        t.replacen(header_end, &format!("{header_end}use std::collections::HashMap;\n\n"), 1)
+    })
+    .unwrap();
+    assert_eq!(lib, md.replacen("// @save\n", "// @save\nuse std::collections::HashMap;\nuse std::fmt;\n", 1));
     let main = untangled(md, "code/ch01/src/main.rs", |t| {
         t.replacen("use ch01::*;\n", "use ch01::*;\nuse std::fmt::Write;\n", 1)
     })
     .unwrap();
     assert_eq!(main, md.replacen("```rust\nprintln!", "```rust\nuse std::fmt::Write;\nprintln!", 1));
+    let main = untangled(md, "code/ch01/src/main.rs", |t| {
+        t.replacen("use ch01::*;\n", "use ch01::*;\nuse std::fmt::Write;\n\n", 1)
+    })
+    .unwrap();
+    assert_eq!(main, md.replacen("```rust\nprintln!", "```rust\nuse std::fmt::Write;\n\nprintln!", 1));
     // Any other change above the first cell is still tangle's, and refused.
     let refused = untangled(md, "code/ch01/src/lib.rs", |t| {
         t.replacen(header_end, &format!("{header_end}use std::collections::HashMap;\nconst X: u8 = 1;\n"), 1)
