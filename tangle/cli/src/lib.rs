@@ -326,14 +326,16 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             }
             Ok(CLEAN)
         }
-        // Notebook chapters through the pipeline, examples chapters as rustdoc's doctests; then
-        // whatever `book` would refuse.
+        // The book's warnings; notebook chapters through the pipeline, examples chapters as
+        // rustdoc's doctests; then whatever `book` would refuse.
         Command::Check { chapter, .. } => {
-            let code = examples::check(&project, &chapter, false, options, report::Results::Stdout)?;
             let notebook = project.select(&chapter)?.into_iter().map(|s| &**s.chapter());
             let examples = tangle_core::examples::chapters(&project, &chapter).into_iter().map(|c| &**c);
             let checked: Vec<&Chapter> = notebook.chain(examples).collect();
-            Ok(code.max(refusals::report(&project, &checked)))
+            let found = refusals::Found::new(&project, &checked);
+            found.warn();
+            let code = examples::check(&project, &chapter, false, options, report::Results::Stdout)?;
+            Ok(code.max(found.refuse()))
         }
         Command::Accept { chapter, .. } => examples::check(&project, &chapter, true, options, report::Results::Stdout),
         Command::Untangle { chapter } => {

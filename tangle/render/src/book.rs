@@ -324,7 +324,12 @@ fn require_theme(layout: &Layout, ctx: &PreprocessorContext) -> anyhow::Result<(
 
 /// Chapter files (files with cells) that SUMMARY.md does not list, and no page it lists
 /// includes: checked by tangle, never shown.
-fn unlisted_chapters(src_dir: &Path, src_rel: &Path, listed: &[(PathBuf, String)], parsed: &Parsed) -> Vec<Diagnostic> {
+pub(crate) fn unlisted_chapters(
+    src_dir: &Path,
+    src_rel: &Path,
+    listed: &[(PathBuf, String)],
+    parsed: &Parsed,
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     // The book's pages: those SUMMARY.md lists, and the fragments they include.
     let mut shown = super::validate::included_pages(src_dir, listed);

@@ -40,7 +40,8 @@
 //! Before mdBook runs, [`validate()`] refuses what the book cannot show (an unknown citation key,
 //! figure or calculator, a calculator placed twice, a missing chapter, an include that reads
 //! outside the book's folders); `check` runs the same pass. Any error mdBook itself logs while
-//! building fails the build too ([`mdbook_log`]). `check` also warns, from [`reading_order`], of a
+//! building fails the build too ([`mdbook_log`]). `check` also warns, as `book` does, of a chapter
+//! that `SUMMARY.md` leaves out ([`unlisted_chapters`]), and, from [`reading_order`], of a
 //! chapter whose code uses a chapter the reader meets later.
 //!
 //! Nothing in the output loads a script, stylesheet or font from the network. [`serve`](mod@serve) serves
@@ -79,4 +80,6 @@ pub use book::{
 pub use labels::Parsed;
 pub use reading_order::later_chapter_uses;
 pub use serve::serve;
-pub use validate::{MDBOOK_05_REMOVED, RemovedKey, mdbook_reads, reads_an_unreadable_file, validate};
+pub use validate::{
+    MDBOOK_05_REMOVED, RemovedKey, mdbook_reads, reads_an_unreadable_file, unlisted_chapters, validate,
+};

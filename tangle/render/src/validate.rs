@@ -48,6 +48,21 @@ pub fn validate(project: &Project) -> Vec<Diagnostic> {
     validate_with(&project.config, &Parsed::of(project))
 }
 
+/// Chapters (files with cells) that `SUMMARY.md` neither lists nor has a listed page include:
+/// checked, and never shown. Warnings, which `check` prints beside [`validate`]'s refusals, as
+/// `book` does; nothing when `SUMMARY.md` is missing or does not parse ([`validate`] refuses that).
+pub fn unlisted_chapters(project: &Project) -> Vec<Diagnostic> {
+    let layout = &project.config.layout;
+    let src = layout.abs(&layout.src);
+    let Ok(summary) = std::fs::read_to_string(src.join("SUMMARY.md")) else { return Vec::new() };
+    let Ok(entries) = summary_entries(&summary) else { return Vec::new() };
+    let listed: Vec<(PathBuf, String)> = entries
+        .into_iter()
+        .filter_map(|(_, page)| Some((page.clone(), std::fs::read_to_string(src.join(&page)).ok()?)))
+        .collect();
+    crate::book::unlisted_chapters(&src, &layout.src, &listed, &Parsed::of(project))
+}
+
 /// A key that mdBook 0.4 read (or its `init` wrote) and mdBook 0.5 refuses, with the whole
 /// `book.toml` it stands in: what `check` says of it and what `tangle init` does with it.
 pub struct RemovedKey {

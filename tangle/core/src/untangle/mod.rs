@@ -204,7 +204,7 @@ fn imports_into_first_cell(expected: &str, text: &str) -> Option<String> {
     // A blank line added with the imports, below them, stays below them, between them and the
     // code (unless the cell opens with imports of its own, which they join).
     let blanks = |head: &[&str]| head.iter().filter(|l| l.trim().is_empty()).count();
-    let last_import = new_head.iter().rposition(|l| is_import(l)).expect("an import");
+    let last_import = new_head.iter().rposition(is_import).expect("an import");
     let cell_opens = lines.get(new_at + 1).map_or("", |l| l.trim());
     if blanks(&new_head) > blanks(&old_head)
         && new_head[last_import..].iter().any(|l| l.trim().is_empty())
