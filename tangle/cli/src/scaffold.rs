@@ -211,8 +211,8 @@ pub fn init(dir: &Path) -> anyhow::Result<u8> {
         changed.push("updated book.toml ([preprocessor.tangle], tangle's stylesheet and script)".to_string());
         changed.extend(upgraded.iter().map(|what| format!("  and, for mdBook 0.5, {what}")));
     }
-    // At the project root, where the layout's paths start (it is the parent of `dir` when
-    // `dir` is a folder named `book`, and target/ sits there then).
+    // At the project root, where the layout's paths start (book.toml's folder, or the one
+    // above it that `root` names, and target/ sits there then).
     let layout = &config.layout;
     let ignore = [
         format!("/{}/", layout.target.display()),

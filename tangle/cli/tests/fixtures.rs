@@ -59,7 +59,7 @@ fn make_project(case: &Path) -> tempfile::TempDir {
     if !dir.path().join("book/book.toml").exists() {
         std::fs::write(
             dir.path().join("book/book.toml"),
-            "[book]\ntitle = \"fixture\"\n\n[rust]\nedition = \"2024\"\n",
+            "[book]\ntitle = \"fixture\"\n\n[rust]\nedition = \"2024\"\n\n[preprocessor.tangle]\nroot = \"..\"\n",
         )
         .unwrap();
     }

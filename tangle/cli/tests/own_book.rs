@@ -219,8 +219,8 @@ fn list_step(script: &str, book: &Path) -> std::collections::BTreeMap<String, St
 /// tangle installed, are where tangle puts them: the crates (listed from, and the cache key of
 /// the build), the runs the test jobs upload and the book job downloads, and the rendered
 /// book that is published. In a book with book.toml at its root and with the defaults, in one
-/// that names its own folders, and in this repository's layout (`book/book.toml`, whose
-/// parent is the project root).
+/// that names its own folders, and in this repository's layout (`book/book.toml` with
+/// `root = ".."`: the project root is its parent).
 #[test]
 fn workflow_folders_are_tangle_s() {
     if Command::new("python3").arg("--version").output().is_err() {
@@ -269,16 +269,25 @@ fn workflow_folders_are_tangle_s() {
     let expected = ("crates".into(), "build/tangle/cache".into(), "site".into());
     assert_eq!(folders(&root, "book.toml"), expected);
 
-    // book/book.toml: tangle's folders beside book/, the rendered book inside it.
-    let root = dir.path().join("nested");
+    // book/book.toml, found from the folder above: the project is book.toml's folder, whatever
+    // that folder is called, and everything of tangle's sits in it.
+    let root = dir.path().join("in-a-folder-named-book");
     std::fs::create_dir_all(root.join("book")).unwrap();
     std::fs::write(root.join("book/book.toml"), "[book]\ntitle = \"T\"\n").unwrap();
+    let expected = ("book/code".into(), "book/target/tangle/cache".into(), "book/book".into());
+    assert_eq!(folders(&root, "book/book.toml"), expected);
+
+    // root = "..": tangle's folders beside book/, the rendered book inside it.
+    let root = dir.path().join("nested");
+    std::fs::create_dir_all(root.join("book")).unwrap();
+    std::fs::write(root.join("book/book.toml"), "[book]\ntitle = \"T\"\n\n[preprocessor.tangle]\nroot = \"..\"\n")
+        .unwrap();
     let expected = ("code".into(), "target/tangle/cache".into(), "book/book".into());
     assert_eq!(folders(&root, "book/book.toml"), expected);
     // ... and a setting there is read from book/, as mdBook reads `src`.
     std::fs::write(
         root.join("book/book.toml"),
-        "[book]\ntitle = \"T\"\n\n[preprocessor.tangle]\ncode = \"../crates\"\n",
+        "[book]\ntitle = \"T\"\n\n[preprocessor.tangle]\nroot = \"..\"\ncode = \"../crates\"\n",
     )
     .unwrap();
     std::fs::remove_dir_all(root.join("code")).unwrap();

@@ -199,7 +199,8 @@ fn project() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     std::fs::create_dir_all(root.join("book/src")).unwrap();
-    std::fs::write(root.join("book/book.toml"), "[book]\ntitle = \"serve\"\n").unwrap();
+    std::fs::write(root.join("book/book.toml"), "[book]\ntitle = \"serve\"\n\n[preprocessor.tangle]\nroot = \"..\"\n")
+        .unwrap();
     std::fs::write(root.join("book/src/SUMMARY.md"), "# Summary\n\n- [One](ch01.md)\n").unwrap();
     std::fs::write(root.join("book/src/ch01.md"), "# 1 One\n\nThe first version.\n").unwrap();
     std::fs::write(root.join("Cargo.toml"), "[workspace]\nresolver = \"3\"\nmembers = []\n").unwrap();
@@ -499,7 +500,7 @@ fn a_book_of_examples_is_checked_while_served() {
     let root: PathBuf = project.path().to_path_buf();
     std::fs::write(
         root.join("book/book.toml"),
-        "[book]\ntitle = \"serve\"\n\n[preprocessor.tangle]\ncells = \"examples\"\n",
+        "[book]\ntitle = \"serve\"\n\n[preprocessor.tangle]\nroot = \"..\"\ncells = \"examples\"\n",
     )
     .unwrap();
     let port = free_port();

@@ -126,7 +126,7 @@ impl Preprocessor for TanglePreprocessor {
         let _t = tangle_core::timing::Span::new("render: preprocessor");
         let pages: Vec<Page> = inputs.iter().map(|(path, content)| self.parsed.page(path, content)).collect();
         let labels = Labels::collect(&pages);
-        let mut warnings = unlisted_chapters(&src_dir, &src_rel, &inputs, &self.parsed);
+        let mut warnings = super::validate::unlisted(&src_dir, &src_rel, &inputs, &self.parsed);
         warnings.extend(unreferenced_figures(&pages, &labels, &src_rel, &inputs));
         let bibliography = match super::citations::Bibliography::load(layout) {
             Ok(b) => b,
@@ -320,50 +320,6 @@ fn require_theme(layout: &Layout, ctx: &PreprocessorContext) -> anyhow::Result<(
         tangle_core::messages::command("init"),
     );
     Ok(())
-}
-
-/// Chapter files (files with cells) that SUMMARY.md does not list, and no page it lists
-/// includes: checked by tangle, never shown.
-pub(crate) fn unlisted_chapters(
-    src_dir: &Path,
-    src_rel: &Path,
-    listed: &[(PathBuf, String)],
-    parsed: &Parsed,
-) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    // The book's pages: those SUMMARY.md lists, and the fragments they include.
-    let mut shown = super::validate::included_pages(src_dir, listed);
-    shown.extend(listed.iter().map(|(path, _)| path.clone()));
-    let unlisted = |rel: &Path| {
-        Diagnostic::warning(
-            Location::new(src_rel.join(rel), 1),
-            "this chapter is not listed in SUMMARY.md, so the book leaves it out",
-        )
-    };
-    // The check parsed every file of the source folder: its chapters are the files with cells.
-    if !parsed.is_empty() {
-        let mut found: Vec<&Path> = parsed.chapters().map(|(path, _)| path).filter(|p| !shown.contains(*p)).collect();
-        found.sort();
-        return found.into_iter().map(unlisted).collect();
-    }
-    for entry in walkdir::WalkDir::new(src_dir).sort_by_file_name().into_iter().filter_map(Result::ok) {
-        let path = entry.path();
-        let Ok(rel) = path.strip_prefix(src_dir) else { continue };
-        if path.extension().is_none_or(|e| e != "md") || rel == Path::new("SUMMARY.md") {
-            continue;
-        }
-        if shown.contains(rel) {
-            continue;
-        }
-        let has_cells = std::fs::read_to_string(path)
-            .ok()
-            .and_then(|text| tangle_core::parse::parse_chapter("x", rel, text.into_bytes()).ok())
-            .is_some_and(|c| !c.cells.is_empty());
-        if has_cells {
-            out.push(unlisted(rel));
-        }
-    }
-    out
 }
 
 /// The foot of a notebook chapter's page: links to its Markdown source and to the crate made
@@ -793,7 +749,7 @@ mod tests {
         std::fs::create_dir_all(root.join("figures/ch03")).unwrap();
         std::fs::write(
             root.join("book/book.toml"),
-            "[book]\ntitle = \"T\"\n\n[preprocessor.tangle]\ncommand = \"false\"\n",
+            "[book]\ntitle = \"T\"\n\n[preprocessor.tangle]\nroot = \"..\"\ncommand = \"false\"\n",
         )
         .unwrap();
         std::fs::write(root.join("book/src/SUMMARY.md"), "# Summary\n\n- [Three](ch03.md)\n").unwrap();
@@ -828,7 +784,8 @@ mod tests {
     /// A book in `root/book` whose one chapter, `ch01.md`, reads `chapter`.
     fn one_chapter_book(root: &Path, chapter: &str) {
         std::fs::create_dir_all(root.join("book/src")).unwrap();
-        std::fs::write(root.join("book/book.toml"), "[book]\ntitle = \"T\"\n").unwrap();
+        std::fs::write(root.join("book/book.toml"), "[book]\ntitle = \"T\"\n\n[preprocessor.tangle]\nroot = \"..\"\n")
+            .unwrap();
         std::fs::write(root.join("book/src/SUMMARY.md"), "# Summary\n\n- [One](ch01.md)\n").unwrap();
         std::fs::write(root.join("book/src/ch01.md"), chapter).unwrap();
     }
@@ -899,7 +856,8 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let root = root.path();
         std::fs::create_dir_all(root.join("book/src")).unwrap();
-        std::fs::write(root.join("book/book.toml"), "[book]\ntitle = \"T\"\n").unwrap();
+        std::fs::write(root.join("book/book.toml"), "[book]\ntitle = \"T\"\n\n[preprocessor.tangle]\nroot = \"..\"\n")
+            .unwrap();
         std::fs::write(root.join("book/src/SUMMARY.md"), "# Summary\n\n- [One](ch01.md)\n").unwrap();
         // Inside the book and present, so the validation lets it by; mdBook cannot read it.
         std::fs::write(root.join("book/src/ch01.md"), "# 1 One\n\n```text\n{{#include bytes.txt}}\n```\n").unwrap();

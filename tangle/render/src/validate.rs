@@ -60,7 +60,51 @@ pub fn unlisted_chapters(project: &Project) -> Vec<Diagnostic> {
         .into_iter()
         .filter_map(|(_, page)| Some((page.clone(), std::fs::read_to_string(src.join(&page)).ok()?)))
         .collect();
-    crate::book::unlisted_chapters(&src, &layout.src, &listed, &Parsed::of(project))
+    unlisted(&src, &layout.src, &listed, &Parsed::of(project))
+}
+
+/// Chapter files (files with cells) that SUMMARY.md does not list, and no page it lists
+/// includes: checked by tangle, never shown.
+pub(crate) fn unlisted(
+    src_dir: &Path,
+    src_rel: &Path,
+    listed: &[(PathBuf, String)],
+    parsed: &Parsed,
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    // The book's pages: those SUMMARY.md lists, and the fragments they include.
+    let mut shown = included_pages(src_dir, listed);
+    shown.extend(listed.iter().map(|(path, _)| path.clone()));
+    let unlisted = |rel: &Path| {
+        Diagnostic::warning(
+            Location::new(src_rel.join(rel), 1),
+            "this chapter is not listed in SUMMARY.md, so the book leaves it out",
+        )
+    };
+    // The check parsed every file of the source folder: its chapters are the files with cells.
+    if !parsed.is_empty() {
+        let mut found: Vec<&Path> = parsed.chapters().map(|(path, _)| path).filter(|p| !shown.contains(*p)).collect();
+        found.sort();
+        return found.into_iter().map(unlisted).collect();
+    }
+    for entry in walkdir::WalkDir::new(src_dir).sort_by_file_name().into_iter().filter_map(Result::ok) {
+        let path = entry.path();
+        let Ok(rel) = path.strip_prefix(src_dir) else { continue };
+        if path.extension().is_none_or(|e| e != "md") || rel == Path::new("SUMMARY.md") {
+            continue;
+        }
+        if shown.contains(rel) {
+            continue;
+        }
+        let has_cells = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|text| tangle_core::parse::parse_chapter("x", rel, text.into_bytes()).ok())
+            .is_some_and(|c| !c.cells.is_empty());
+        if has_cells {
+            out.push(unlisted(rel));
+        }
+    }
+    out
 }
 
 /// A key that mdBook 0.4 read (or its `init` wrote) and mdBook 0.5 refuses, with the whole

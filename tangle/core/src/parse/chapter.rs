@@ -45,6 +45,41 @@ pub(crate) fn parse_chapter_as(
     read_chapter(name, path, Arc::new(Document::parse(source)), default)
 }
 
+/// The line of the first `<<<<<<<` that git left in the chapter, followed by its `=======` and
+/// `>>>>>>>`, each at the start of a line. Markers shown in a closed block that is neither Rust nor
+/// output (a chapter about git may quote a conflict in a ```` ```text ```` block) are the
+/// chapter's text, not a conflict.
+fn merge_conflict(doc: &Document) -> Option<usize> {
+    let source = doc.source();
+    let quoted = |at: usize| {
+        doc.fences
+            .iter()
+            .any(|f| f.closed && f.content.contains(&at) && !matches!(fence_lang(f), "" | "rust" | "output"))
+    };
+    let mut offset = 0;
+    let mut open: Option<usize> = None;
+    let mut middle = false;
+    for line in source.split_inclusive('\n') {
+        let at = offset;
+        offset += line.len();
+        if quoted(at) {
+            continue;
+        }
+        let line = line.trim_end_matches(['\n', '\r']);
+        if line.starts_with("<<<<<<< ") || line == "<<<<<<<" {
+            (open, middle) = (Some(at), false);
+        } else if open.is_some() && line == "=======" {
+            middle = true;
+        } else if let Some(start) = open
+            && middle
+            && (line.starts_with(">>>>>>> ") || line == ">>>>>>>")
+        {
+            return Some(doc.line_col(start).0);
+        }
+    }
+    None
+}
+
 /// A chapter file's text, or an error at the line of its first byte that is not UTF-8
 /// (mdBook would stop on it too).
 pub fn decode(path: &Path, bytes: Vec<u8>) -> Result<String, Diagnostics> {
@@ -54,6 +89,16 @@ pub fn decode(path: &Path, bytes: Vec<u8>) -> Result<String, Diagnostics> {
 /// Reads the cells, quotes and directives of a chapter already parsed (the book's loader
 /// parses every file once, and the renderer reuses what it parsed).
 pub fn read_chapter(name: &str, path: &Path, doc: Arc<Document>, default: CellMode) -> Result<Chapter, Diagnostics> {
+    // A merge left its markers in the file: what the fences and cells around them mean cannot
+    // be told, and every error after this one would be a consequence of it.
+    if let Some(line) = merge_conflict(&doc) {
+        return Err(Diagnostic::error(
+            Location::new(path, line).with_column(1),
+            "an unresolved merge conflict: git left its markers here (<<<<<<<, =======, >>>>>>>)",
+        )
+        .with_help("resolve it (keep one side, or combine the two) and delete the three marker lines")
+        .into());
+    }
     let mut directive_errors = Diagnostics::default();
     let directives = directives::read(path, &doc, &mut directive_errors);
     let mode = directives.cells.unwrap_or(default);

@@ -759,7 +759,8 @@ mod tests {
 
     fn tiny_book(root: &Path) {
         std::fs::create_dir_all(root.join("book/src")).unwrap();
-        std::fs::write(root.join("book/book.toml"), "[book]\ntitle = \"T\"\n").unwrap();
+        std::fs::write(root.join("book/book.toml"), "[book]\ntitle = \"T\"\n\n[preprocessor.tangle]\nroot = \"..\"\n")
+            .unwrap();
         std::fs::write(root.join("book/src/SUMMARY.md"), "# Summary\n\n- [One](ch01.md)\n").unwrap();
         std::fs::write(root.join("book/src/ch01.md"), "# 1 One\n\nFirst words.\n").unwrap();
     }

@@ -3,12 +3,17 @@
 
 use super::*;
 
-/// A project with `book/book.toml` (`extra` appended), `files` written under the root.
+/// A project with `book/book.toml` (its root the folder above; `extra` appended to
+/// `[preprocessor.tangle]`), `files` written under the root.
 fn book(extra: &str, files: &[(&str, &str)]) -> (tempfile::TempDir, Config) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     std::fs::create_dir_all(root.join("book/src")).unwrap();
-    std::fs::write(root.join("book/book.toml"), format!("[book]\ntitle = \"T\"\n{extra}")).unwrap();
+    std::fs::write(
+        root.join("book/book.toml"),
+        format!("[book]\ntitle = \"T\"\n\n[preprocessor.tangle]\nroot = \"..\"\n{extra}"),
+    )
+    .unwrap();
     for (path, text) in files {
         let path = root.join(path);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -132,7 +137,7 @@ fn includes_read_only_inside_the_book_and_the_listed_folders() {
         "book/src/ch01.md:13: `{{#playground missing.rs}}` reads book/src/missing.rs, which does not exist"
     ));
     // A folder book.toml lists may be read.
-    let (_dir, config) = book("[preprocessor.tangle]\ninclude-dirs = [\"../listings\"]\n", &files);
+    let (_dir, config) = book("include-dirs = [\"../listings\"]\n", &files);
     assert!(found[4].starts_with("book/src/ch01.md:22: `{{#include /etc/group}}`"), "{found:?}");
     assert_eq!(validate_with(&config, &Parsed::default()).len(), 4);
 }

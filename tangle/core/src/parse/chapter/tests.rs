@@ -189,3 +189,22 @@ fn a_chapter_chooses_its_mode() {
     let e = parse("<!-- tangle: cells doctests -->\n\n```rust\nlet x = 1;\n```\n").unwrap_err();
     assert!(e.0[0].message.contains("`examples` or `notebook`"), "{}", e.0[0].message);
 }
+
+#[test]
+fn a_merge_conflict_is_named_at_its_first_marker_and_a_quoted_one_is_text() {
+    // The conflict breaks a fence: one error, at the `<<<<<<<` line, and not the fence's.
+    let md = "# One\n\n```rust\nprintln!(\"a\");\n```\n\n<<<<<<< HEAD\n```output\na\n```\n=======\n```output\nb\n\
+              >>>>>>> theirs\n```\n";
+    let found = errors(md);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].starts_with("book/src/ch01.md:7:1: an unresolved merge conflict"), "{found:?}");
+    // Inside a Rust cell, it is a conflict too.
+    let md = "```rust\n<<<<<<< HEAD\nprintln!(\"a\");\n=======\nprintln!(\"b\");\n>>>>>>> b\n```\n";
+    assert!(errors(md)[0].starts_with("book/src/ch01.md:2:1: an unresolved merge conflict"), "{:?}", errors(md));
+    // A chapter about git may show one.
+    let md = "```text\n<<<<<<< HEAD\na\n=======\nb\n>>>>>>> b\n```\n\n```rust\nprintln!(\"a\");\n```\n";
+    assert_eq!(errors(md), Vec::<String>::new());
+    // Half a conflict (a line of `=` under a heading) is not one.
+    let md = "Title\n=======\n\n```rust\nprintln!(\"a\");\n```\n";
+    assert_eq!(errors(md), Vec::<String>::new());
+}
