@@ -229,6 +229,19 @@ fn run_steps(case: &Path) -> String {
                     }
                 }
             }
+            "git" => {
+                // Two authors' work meeting in a merge; git's own configuration left out.
+                let out = Command::new("git")
+                    .args(rest.split_whitespace())
+                    .current_dir(root)
+                    .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                    .env("GIT_CONFIG_NOSYSTEM", "1")
+                    .envs([("GIT_AUTHOR_NAME", "A"), ("GIT_COMMITTER_NAME", "A")])
+                    .envs([("GIT_AUTHOR_EMAIL", "a@example.org"), ("GIT_COMMITTER_EMAIL", "a@example.org")])
+                    .output()
+                    .unwrap();
+                transcript += &format!("git: exit {}\n", out.status.code().unwrap_or(-1));
+            }
             "took-under" => {
                 let limit: f64 = rest.parse().expect("took-under SECONDS");
                 transcript += &format!("took under {limit} s: {}\n", last_took.as_secs_f64() < limit);

@@ -12,8 +12,10 @@
 //! chapter's crate that is gone), and kept, like an edit, when it is someone's (a module
 //! file created in an editor).
 //!
-//! `code/Cargo.lock` is cargo's, not ours: it is kept, unless it no longer parses (a merge
-//! conflict left in it), in which case `sync` removes it and the next build writes a new one.
+//! `code/Cargo.lock` is cargo's, not ours: it is kept. A merge conflict in it is resolved to
+//! this side's lines ([`resolved_lock`]), so that the versions the book was checked with stay
+//! pinned (cargo adds what the merged chapters need besides); one that no side mends (the file
+//! does not parse either way) is removed, and the next build writes a new one.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -40,8 +42,11 @@ pub enum Stale {
     /// The file is under `code/`, no chapter generates it, and tangle did not write it (or it
     /// was edited since): someone's, kept like an edit.
     Foreign(PathBuf),
-    /// `code/Cargo.lock` does not parse (a merge conflict?).
+    /// `code/Cargo.lock` does not parse (a merge conflict?), and no side of a conflict does.
     BrokenLock(PathBuf),
+    /// `code/Cargo.lock` holds a merge conflict, which keeping this side's lines resolves
+    /// ([`resolved_lock`]): the versions pinned stay pinned.
+    ConflictedLock(PathBuf),
 }
 
 impl std::fmt::Display for Stale {
@@ -58,6 +63,7 @@ impl std::fmt::Display for Stale {
                 messages::command("sync --discard")
             ),
             Stale::BrokenLock(p) => write!(f, "{}: does not parse (a merge conflict?)", p.display()),
+            Stale::ConflictedLock(p) => write!(f, "{}: holds a merge conflict", p.display()),
         }
     }
 }
@@ -70,7 +76,8 @@ impl Stale {
             | Stale::Missing(p)
             | Stale::Unexpected(p)
             | Stale::Foreign(p)
-            | Stale::BrokenLock(p) => p,
+            | Stale::BrokenLock(p)
+            | Stale::ConflictedLock(p) => p,
         }
     }
 
@@ -80,11 +87,12 @@ impl Stale {
         matches!(self, Stale::Edited(_) | Stale::Foreign(_))
     }
 
-    /// What `sync` does about it: `wrote` or `removed`.
+    /// What `sync` does about it: `wrote`, `removed` or `resolved`.
     pub(crate) fn fix_verb(&self) -> &'static str {
         match self {
             Stale::Differs(_) | Stale::Edited(_) | Stale::Missing(_) => "wrote",
             Stale::Unexpected(_) | Stale::Foreign(_) | Stale::BrokenLock(_) => "removed",
+            Stale::ConflictedLock(_) => "resolved",
         }
     }
 }
@@ -134,6 +142,14 @@ pub(crate) fn stale_files(root: &Path, generated: &Generated) -> anyhow::Result<
         match std::fs::read(root.join(path)) {
             Ok(bytes) if fsutil::same_text(&bytes, contents) => {}
             Ok(bytes) if is_edited(&bytes, contents) => stale.push(Stale::Edited(path.to_path_buf())),
+            // A merge left it conflicted, and one side of the conflict is an edit made in code/
+            // that no chapter has: regenerating it would lose that edit.
+            Ok(bytes)
+                if seal::has_conflict_markers(&bytes)
+                    && conflict_sides(root, path).iter().any(|side| is_edited(side, contents)) =>
+            {
+                stale.push(Stale::Edited(path.to_path_buf()))
+            }
             Ok(_) => stale.push(Stale::Differs(path.to_path_buf())),
             Err(_) => stale.push(Stale::Missing(path.to_path_buf())),
         }
@@ -144,7 +160,10 @@ pub(crate) fn stale_files(root: &Path, generated: &Generated) -> anyhow::Result<
         if file == lock_file {
             let text = std::fs::read_to_string(root.join(&file)).unwrap_or_default();
             if toml::from_str::<toml::Table>(&text).is_err() {
-                stale.push(Stale::BrokenLock(file));
+                stale.push(match resolved_lock(&text) {
+                    Some(_) => Stale::ConflictedLock(file),
+                    None => Stale::BrokenLock(file),
+                });
             }
             continue;
         }
@@ -164,6 +183,63 @@ pub(crate) fn stale_files(root: &Path, generated: &Generated) -> anyhow::Result<
         }
     }
     Ok(stale)
+}
+
+/// `code/Cargo.lock` with a merge's conflicts resolved to this side's lines (`<<<<<<<` to the
+/// next `|||||||` or `=======`), when that parses: the versions this side pinned stay pinned, and
+/// the other side's changes that merged cleanly stay too. `None` without conflict markers, or
+/// when the result does not parse either.
+pub(crate) fn resolved_lock(text: &str) -> Option<String> {
+    if !seal::has_conflict_markers(text.as_bytes()) {
+        return None;
+    }
+    #[derive(PartialEq)]
+    enum Part {
+        Common,
+        Ours,
+        Other,
+    }
+    let mut part = Part::Common;
+    let mut out = String::new();
+    for line in text.split_inclusive('\n') {
+        let bare = line.trim_end_matches(['\n', '\r']);
+        match part {
+            _ if bare.starts_with("<<<<<<<") => part = Part::Ours,
+            Part::Ours if bare.starts_with("|||||||") || bare == "=======" => part = Part::Other,
+            Part::Other if bare.starts_with(">>>>>>>") => part = Part::Common,
+            Part::Common | Part::Ours => out.push_str(line),
+            Part::Other => {}
+        }
+    }
+    (part == Part::Common && toml::from_str::<toml::Table>(&out).is_ok()).then_some(out)
+}
+
+/// The two sides of `path` (relative to `root`) that git keeps while a merge has it in conflict
+/// (the index's stages 2 and 3, ours and theirs); none when no merge is under way, the conflict
+/// is marked resolved, or git cannot be run.
+pub(crate) fn conflict_sides(root: &Path, path: &Path) -> Vec<Vec<u8>> {
+    let git = |args: &[&std::ffi::OsStr]| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(args)
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()
+            .filter(|out| out.status.success())
+            .map(|out| out.stdout)
+    };
+    let listed = git(&["ls-files".as_ref(), "-u".as_ref(), "-z".as_ref(), "--".as_ref(), path.as_os_str()]);
+    let listed = String::from_utf8_lossy(listed.as_deref().unwrap_or_default()).into_owned();
+    listed
+        .split('\0')
+        .filter_map(|entry| {
+            // `MODE OBJECT STAGE\tPATH`
+            let mut fields = entry.split('\t').next()?.split(' ');
+            let (object, stage) = (fields.nth(1)?, fields.next()?);
+            matches!(stage, "2" | "3").then(|| git(&["cat-file".as_ref(), "blob".as_ref(), object.as_ref()]))?
+        })
+        .collect()
 }
 
 /// Whether `bytes`, a generated file's copy on disk that differs from `expected`, was edited
@@ -265,6 +341,15 @@ pub fn write(
                 let old = std::fs::read(root.join(p)).unwrap_or_default();
                 fsutil::write_atomic(&root.join(p), &fsutil::in_endings_of(&old, contents))?;
             }
+            // A merge conflict is resolved keeping this side's versions (cargo adds whatever the
+            // merged chapters need besides).
+            Stale::ConflictedLock(p) => {
+                let text = std::fs::read_to_string(root.join(p)).unwrap_or_default();
+                match resolved_lock(&text) {
+                    Some(text) => fsutil::write_atomic(&root.join(p), text.as_bytes())?,
+                    None => std::fs::remove_file(root.join(p))?,
+                }
+            }
             Stale::Unexpected(p) | Stale::Foreign(p) | Stale::BrokenLock(p) => std::fs::remove_file(root.join(p))?,
         }
     }
@@ -319,6 +404,23 @@ fn remove_empty_dirs(dir: &Path) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_conflicted_lock_file_keeps_this_side_s_versions() {
+        let lock = "version = 4\n\n[[package]]\nname = \"ch01\"\nversion = \"0.0.0\"\n\n\
+                    <<<<<<< HEAD\n[[package]]\nname = \"ch07\"\nversion = \"0.0.0\"\n=======\n\
+                    [[package]]\nname = \"ch08\"\nversion = \"0.0.0\"\n>>>>>>> b\n\n\
+                    [[package]]\nname = \"itoa\"\nversion = \"1.0.10\"\n";
+        let resolved = resolved_lock(lock).unwrap();
+        assert!(resolved.contains("name = \"ch07\"") && !resolved.contains("ch08"), "{resolved}");
+        assert!(resolved.contains("version = \"1.0.10\""), "{resolved}");
+        // diff3's base section goes with the other side.
+        let diff3 = lock.replace("=======\n", "||||||| base\n[[package]]\nname = \"ch06\"\n=======\n");
+        assert_eq!(resolved_lock(&diff3).unwrap(), resolved);
+        // Nothing to resolve, or nothing that parses once resolved.
+        assert_eq!(resolved_lock("version = 4\n"), None);
+        assert_eq!(resolved_lock("<<<<<<< a\nversion = \n=======\nversion = 4\n>>>>>>> b\n"), None);
+    }
 
     /// Where the tests' discards keep their copies.
     const KEEP: &str = "target/tangle/discarded";

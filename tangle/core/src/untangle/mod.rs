@@ -232,6 +232,20 @@ fn file_edits(
     edits: &mut Edits,
 ) -> Result<(), Diagnostics> {
     let expected = &krate.files.iter().find(|(p, _)| p == path).expect("a file of the crate").1;
+    if seal::has_conflict_markers(text.as_bytes()) {
+        let line = text.lines().position(|l| l.starts_with("<<<<<<<")).unwrap_or(0) + 1;
+        return Err(Diagnostic::error(
+            Location::new(path, line).with_column(1),
+            "this file holds a merge conflict, and one side of it is an edit made here that no chapter has",
+        )
+        .with_help(format!(
+            "make that edit in {} by hand (`git diff` shows it): once the chapter has it, tangle writes the file \
+             again; or drop the edit with `{}`",
+            chapter.path.display(),
+            discard_command([path])
+        ))
+        .into());
+    }
     if let (Some(was), Some(now)) = (seal::recorded(text), seal::recorded(expected))
         && was != now
     {
