@@ -1,7 +1,9 @@
 //! A check's live status line on a terminal: which chapters cargo is building, which chapter
 //! is running and which of its cells, with the time each has taken so far, redrawn in place
-//! below the log lines ten times a second. When stderr is not a terminal (a pipe, a log file,
-//! a test), or `TERM=dumb`, only the log lines are written ([`Plain`]).
+//! below the log lines ten times a second. When stderr is not a terminal (a pipe, a CI log, a
+//! test), or `TERM=dumb`, the log lines are written as they come (as [`tangle_core::progress::Plain`] does), and a build or run
+//! that goes on for a minute gets a log line of its own, once a minute: the same words, after
+//! `still` (a CI job that prints nothing for long may be taken for hung and killed).
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -9,26 +11,31 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tangle_core::model::Chapter;
-use tangle_core::progress::{Plain, Progress};
+use tangle_core::progress::Progress;
 
 /// How often the line is redrawn.
 const TICK: Duration = Duration::from_millis(100);
 /// Nothing is shown for work shorter than this, so that a quick check does not flicker.
 const QUIET_FOR: Duration = Duration::from_millis(300);
 
+/// Without a terminal, how long a build or run goes on before a line says it still does, and
+/// how often after that.
+const HEARTBEAT: Duration = Duration::from_secs(60);
+
 /// Calls `f` with the progress display fit for stderr; the status line is gone when it returns.
 pub fn with_status<T>(f: impl FnOnce(&dyn Progress) -> T) -> T {
     let terminal = std::io::stderr().is_terminal() && std::env::var("TERM").map_or(true, |t| t != "dumb");
-    if !terminal {
-        return f(&Plain);
-    }
-    let status = Status::default();
+    let status = Status { log: !terminal, ..Status::default() };
     let done = AtomicBool::new(false);
     std::thread::scope(|scope| {
         scope.spawn(|| {
+            let mut last_beat = Instant::now();
             while !done.load(Ordering::Relaxed) {
                 std::thread::sleep(TICK);
-                status.redraw();
+                match status.log {
+                    true => drop(status.beat(&mut last_beat, Instant::now())),
+                    false => status.redraw(),
+                }
             }
         });
         let out = f(&status);
@@ -41,6 +48,8 @@ pub fn with_status<T>(f: impl FnOnce(&dyn Progress) -> T) -> T {
 #[derive(Default)]
 struct Status {
     state: Mutex<State>,
+    /// No terminal: log lines only, and a heartbeat ([`Status::beat`]) for long work.
+    log: bool,
 }
 
 #[derive(Default)]
@@ -67,7 +76,7 @@ impl Status {
 
     fn redraw(&self) {
         let mut state = self.lock();
-        let text = state.text(Instant::now());
+        let text = state.text(Instant::now(), QUIET_FOR);
         let mut err = std::io::stderr().lock();
         match text {
             Some(text) => {
@@ -83,6 +92,18 @@ impl Status {
         let _ = err.flush();
     }
 
+    /// Without a terminal: a log line for work that has gone on for [`HEARTBEAT`], at most one
+    /// per [`HEARTBEAT`] (`last` is when the previous one was written, or the start).
+    fn beat(&self, last: &mut Instant, now: Instant) -> Option<String> {
+        if now - *last < HEARTBEAT {
+            return None;
+        }
+        let text = format!("still {}", self.lock().text(now, HEARTBEAT)?);
+        eprintln!("{text}");
+        *last = now;
+        Some(text)
+    }
+
     fn clear(&self) {
         let mut state = self.lock();
         if state.shown {
@@ -93,16 +114,16 @@ impl Status {
 }
 
 impl State {
-    /// The status line, if anything has been going on long enough to show.
-    fn text(&self, now: Instant) -> Option<String> {
+    /// The status line, if anything has been going on for `quiet` or longer.
+    fn text(&self, now: Instant, quiet: Duration) -> Option<String> {
         let mut parts = Vec::new();
         if let Some((chapters, since)) = &self.building
-            && now - *since >= QUIET_FOR
+            && now - *since >= quiet
         {
             parts.push(format!("building {chapters} · {:.1} s", (now - *since).as_secs_f64()));
         }
         if let Some(r) = &self.running
-            && now - r.since >= QUIET_FOR
+            && now - r.since >= quiet
         {
             let cell = match r.current.load(Ordering::Relaxed) {
                 0 => "starting".to_string(),
@@ -188,13 +209,31 @@ mod tests {
             }),
             shown: false,
         };
-        assert_eq!(state.text(start), None, "nothing for the first moments");
+        assert_eq!(state.text(start, QUIET_FOR), None, "nothing for the first moments");
         let later = start + Duration::from_millis(2500);
-        assert_eq!(state.text(later).unwrap(), "building ch06, ch07 · 2.5 s  |  running ch02 · starting · 2.5 s");
+        assert_eq!(
+            state.text(later, QUIET_FOR).unwrap(),
+            "building ch06, ch07 · 2.5 s  |  running ch02 · starting · 2.5 s"
+        );
         current.store(2, Ordering::Relaxed);
         state.building = None;
-        assert_eq!(state.text(later).unwrap(), "running ch02 · cell 2 of 3 (book/src/ch02.md:1517) · 2.5 s");
+        assert_eq!(state.text(later, QUIET_FOR).unwrap(), "running ch02 · cell 2 of 3 (book/src/ch02.md:1517) · 2.5 s");
         assert_eq!(fit("abcdef", 4), "abc…");
+
+        // Without a terminal: a line once the run has gone on for a minute, then once a minute.
+        let status = Status { state: Mutex::new(state), log: true };
+        let mut last = start;
+        assert_eq!(status.beat(&mut last, start + Duration::from_secs(59)), None);
+        let minute = start + Duration::from_secs(61);
+        assert_eq!(
+            status.beat(&mut last, minute).unwrap(),
+            "still running ch02 · cell 2 of 3 (book/src/ch02.md:1517) · 61.0 s"
+        );
+        assert_eq!(last, minute);
+        assert_eq!(status.beat(&mut last, minute + Duration::from_secs(30)), None, "once a minute");
+        assert!(status.beat(&mut last, minute + Duration::from_secs(60)).is_some());
+        status.lock().running = None;
+        assert_eq!(status.beat(&mut last, minute + Duration::from_secs(200)), None, "nothing going on");
         assert_eq!(fit("abc", 4), "abc");
     }
 }
