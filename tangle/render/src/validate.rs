@@ -58,7 +58,9 @@ pub fn unlisted_chapters(project: &Project) -> Vec<Diagnostic> {
     let Ok(entries) = summary_entries(&summary) else { return Vec::new() };
     let listed: Vec<(PathBuf, String)> = entries
         .into_iter()
-        .filter_map(|(_, page)| Some((page.clone(), std::fs::read_to_string(src.join(&page)).ok()?)))
+        // As mdBook reads the entry: `./chapter_1.md` (what `mdbook init` writes) is `chapter_1.md`.
+        .map(|(_, page)| tangle_core::config::normalize(&page))
+        .filter_map(|page| Some((page.clone(), std::fs::read_to_string(src.join(&page)).ok()?)))
         .collect();
     unlisted(&src, &layout.src, &listed, &Parsed::of(project))
 }

@@ -67,6 +67,23 @@ fn book_advice(message: &str, edition: Option<&str>, declared: &[String]) -> Str
     )
 }
 
+/// For rustc's "cannot declare a file module inside a block" (`mod helpers;` in a run cell, whose
+/// lines run inside the chapter program's `main`, or in an example, which rustdoc wraps in one):
+/// where such a module goes in a book.
+fn file_module_in_a_block(message: &str, examples: bool) -> Option<String> {
+    let whose = match examples {
+        true => "an example's lines run inside `fn main` (rustdoc wraps them so)",
+        false => "a run cell's lines run inside the chapter program's `fn main`",
+    };
+    let or_saved = if examples { "" } else { ", or in a `// @save` cell, whose items the run cells use" };
+    message.starts_with("cannot declare a file module inside a block").then(|| {
+        format!(
+            "{whose}, and tangle writes no module files: write the module in the cell itself, `mod name {{ ... }}`\
+             {or_saved}"
+        )
+    })
+}
+
 /// The crate rustc could not find (`uber` in "unresolved import `uber::x`", "unlinked crate
 /// `uber`", "cannot find module or crate `uber`"), if that is what `message` says.
 fn unresolved_crate(message: &str) -> Option<&str> {
@@ -186,6 +203,8 @@ impl<'a> Mapper<'a> {
         } else if let Some(help) = chapter_meant(&d.message, &chapters, self.examples_edition.is_none()) {
             // The likelier fix in a book: before rustc's advice about crates.io.
             out.notes.insert(0, (NoteKind::Help, help));
+        } else if let Some(help) = file_module_in_a_block(&d.message, self.examples_edition.is_some()) {
+            out.notes.push((NoteKind::Help, help));
         }
         if self.verbose
             && let Some(span) = primary
@@ -424,6 +443,12 @@ mod tests {
         assert!(help.starts_with("if `vectors` was a chapter"), "{help}");
         assert!(help.ends_with("this book's are `intro`, `ueber_alles`, `growth`"), "{help}");
         assert_eq!(chapter_meant("unresolved import `serde`", &chapters, false), None);
+        let said = "cannot declare a file module inside a block unless it has a path attribute";
+        let run = file_module_in_a_block(said, false).unwrap();
+        assert!(run.contains("run cell") && run.contains("`mod name { ... }`") && run.contains("@save"), "{run}");
+        let example = file_module_in_a_block(said, true).unwrap();
+        assert!(example.contains("rustdoc wraps") && !example.contains("@save"), "{example}");
+        assert_eq!(file_module_in_a_block("cannot find value `x` in this scope", false), None);
         assert_eq!(chapter_meant("cannot find value `growht` in this scope", &chapters, true), None);
     }
 

@@ -135,9 +135,10 @@ pub fn summary(fixed: &[Stale], generated: &Generated, layout: &Layout) -> Vec<(
     lines.extend(rest.iter().map(|s| {
         let (what, copy) = match s {
             Stale::Conflicted(p) => {
+                let copy = kept(p).map_or(String::new(), |kept| format!("; as it was: {kept}"));
                 return (
                     "wrote",
-                    format!("{} (it held a merge conflict: written again from the chapters)", p.display()),
+                    format!("{} (it held a merge conflict: written again from the chapters{copy})", p.display()),
                 );
             }
             Stale::Edited(_) => ("its edits discarded", "as it was:"),
@@ -203,10 +204,12 @@ pub(crate) fn stale_files(root: &Path, generated: &Generated) -> anyhow::Result<
     Ok(stale)
 }
 
-/// `code/Cargo.lock` with a merge's conflicts resolved to this side's lines (`<<<<<<<` to the
-/// next `|||||||` or `=======`), when that parses: the versions this side pinned stay pinned, and
-/// the other side's changes that merged cleanly stay too. `None` without conflict markers, or
-/// when the result does not parse either.
+/// `code/Cargo.lock` with a merge's conflicts resolved, when that parses: this side's lines in
+/// each conflict (`<<<<<<<` to the next `|||||||` or `=======`), and after them every package
+/// that only the other side locks (a crate its chapters added), so that the versions either side
+/// pinned stay pinned; the changes that merged cleanly stay too. Cargo puts the packages back in
+/// its order when it next writes the file. `None` without conflict markers, or when the result
+/// does not parse.
 pub(crate) fn resolved_lock(text: &str) -> Option<String> {
     if !seal::has_conflict_markers(text.as_bytes()) {
         return None;
@@ -215,21 +218,45 @@ pub(crate) fn resolved_lock(text: &str) -> Option<String> {
     enum Part {
         Common,
         Ours,
-        Other,
+        Base,
+        Theirs,
     }
     let mut part = Part::Common;
-    let mut out = String::new();
+    let (mut ours, mut theirs) = (String::new(), String::new());
     for line in text.split_inclusive('\n') {
         let bare = line.trim_end_matches(['\n', '\r']);
         match part {
             _ if bare.starts_with("<<<<<<<") => part = Part::Ours,
-            Part::Ours if bare.starts_with("|||||||") || bare == "=======" => part = Part::Other,
-            Part::Other if bare.starts_with(">>>>>>>") => part = Part::Common,
-            Part::Common | Part::Ours => out.push_str(line),
-            Part::Other => {}
+            Part::Ours if bare.starts_with("|||||||") => part = Part::Base,
+            Part::Ours | Part::Base if bare == "=======" => part = Part::Theirs,
+            Part::Theirs if bare.starts_with(">>>>>>>") => part = Part::Common,
+            Part::Common => {
+                ours.push_str(line);
+                theirs.push_str(line);
+            }
+            Part::Ours => ours.push_str(line),
+            Part::Theirs => theirs.push_str(line),
+            Part::Base => {}
         }
     }
-    (part == Part::Common && toml::from_str::<toml::Table>(&out).is_ok()).then_some(out)
+    if part != Part::Common {
+        return None;
+    }
+    let packages = |t: &str| -> Vec<String> {
+        t.split("\n[[package]]\n").skip(1).map(|p| format!("[[package]]\n{}", p.trim_end())).collect()
+    };
+    let name_version = |p: &str| -> String {
+        p.lines().filter(|l| l.starts_with("name = ") || l.starts_with("version = ")).collect::<Vec<_>>().join(" ")
+    };
+    let locked: BTreeSet<String> = packages(&ours).iter().map(|p| name_version(p)).collect();
+    let mut out = ours.trim_end().to_string();
+    out.push('\n');
+    for package in packages(&theirs).iter().filter(|p| !locked.contains(&name_version(p))) {
+        out.push('\n');
+        out.push_str(package);
+        out.push('\n');
+    }
+    toml::from_str::<toml::Table>(&out).is_ok().then_some(out)
 }
 
 /// The two sides of `path` (relative to `root`) that git keeps while a merge has it in conflict
@@ -345,12 +372,15 @@ pub fn write(
         Discard::These(files) | Discard::Only(files) => stale.retain(|s| !s.is_hand_made() || files.contains(s.path())),
         _ => {}
     }
-    if let Discard::All | Discard::Only(_) = discard {
-        for p in stale.iter().filter(|s| s.is_hand_made()).map(Stale::path) {
-            let copy = root.join(keep.as_ref()).join(p);
-            let bytes = std::fs::read(root.join(p)).with_context(|| format!("cannot read {}", p.display()))?;
-            fsutil::write_atomic(&copy, &bytes).with_context(|| format!("cannot keep a copy of {}", p.display()))?;
-        }
+    // A copy is kept of what a discard drops, and of a file left conflicted by a merge: once git
+    // no longer holds its two sides (the conflict was added, or committed), neither side can be
+    // told an edit made in code/ or not.
+    let discarding = matches!(discard, Discard::All | Discard::Only(_));
+    let keeps = |s: &&Stale| matches!(s, Stale::Conflicted(_)) || (discarding && s.is_hand_made());
+    for p in stale.iter().filter(keeps).map(Stale::path) {
+        let copy = root.join(keep.as_ref()).join(p);
+        let bytes = std::fs::read(root.join(p)).with_context(|| format!("cannot read {}", p.display()))?;
+        fsutil::write_atomic(&copy, &bytes).with_context(|| format!("cannot keep a copy of {}", p.display()))?;
     }
     for s in &stale {
         match s {
@@ -430,8 +460,11 @@ mod tests {
                     [[package]]\nname = \"ch08\"\nversion = \"0.0.0\"\n>>>>>>> b\n\n\
                     [[package]]\nname = \"itoa\"\nversion = \"1.0.10\"\n";
         let resolved = resolved_lock(lock).unwrap();
-        assert!(resolved.contains("name = \"ch07\"") && !resolved.contains("ch08"), "{resolved}");
+        assert!(resolved.contains("name = \"ch07\""), "{resolved}");
         assert!(resolved.contains("version = \"1.0.10\""), "{resolved}");
+        // The other side's packages are there too, after this side's.
+        assert!(resolved.ends_with("[[package]]\nname = \"ch08\"\nversion = \"0.0.0\"\n"), "{resolved}");
+        assert_eq!(resolved.matches("name = \"itoa\"").count(), 1, "{resolved}");
         // diff3's base section goes with the other side.
         let diff3 = lock.replace("=======\n", "||||||| base\n[[package]]\nname = \"ch06\"\n=======\n");
         assert_eq!(resolved_lock(&diff3).unwrap(), resolved);

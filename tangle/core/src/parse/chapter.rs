@@ -46,35 +46,35 @@ pub(crate) fn parse_chapter_as(
 }
 
 /// The line of the first `<<<<<<<` that git left in the chapter, followed by its `=======` and
-/// `>>>>>>>`, each at the start of a line. Markers shown in a closed block that is neither Rust nor
-/// output (a chapter about git may quote a conflict in a ```` ```text ```` block) are the
-/// chapter's text, not a conflict.
+/// `>>>>>>>`, each at the start of a line. Markers inside a closed block that is not Rust are the
+/// chapter's text, not a conflict: a chapter about git may quote one in a ```` ```text ````
+/// block, or print one (its `output` block; a conflict there is an output that drifted).
 fn merge_conflict(doc: &Document) -> Option<usize> {
     let source = doc.source();
     let quoted = |at: usize| {
-        doc.fences
-            .iter()
-            .any(|f| f.closed && f.content.contains(&at) && !matches!(fence_lang(f), "" | "rust" | "output"))
+        doc.fences.iter().any(|f| f.closed && f.content.contains(&at) && !matches!(fence_lang(f), "" | "rust"))
     };
     let mut offset = 0;
-    let mut open: Option<usize> = None;
-    let mut middle = false;
+    // The `<<<<<<<` seen last, whether the `=======` after it was, and whether every marker so
+    // far lay in a quoted block (a conflict that broke a fence has one outside).
+    let mut open: Option<(usize, bool, bool)> = None;
     for line in source.split_inclusive('\n') {
         let at = offset;
         offset += line.len();
-        if quoted(at) {
-            continue;
-        }
         let line = line.trim_end_matches(['\n', '\r']);
         if line.starts_with("<<<<<<< ") || line == "<<<<<<<" {
-            (open, middle) = (Some(at), false);
-        } else if open.is_some() && line == "=======" {
-            middle = true;
-        } else if let Some(start) = open
-            && middle
+            open = Some((at, false, quoted(at)));
+        } else if let Some((start, false, all_quoted)) = open
+            && line == "======="
+        {
+            open = Some((start, true, all_quoted && quoted(at)));
+        } else if let Some((start, true, all_quoted)) = open
             && (line.starts_with(">>>>>>> ") || line == ">>>>>>>")
         {
-            return Some(doc.line_col(start).0);
+            if !(all_quoted && quoted(at)) {
+                return Some(doc.line_col(start).0);
+            }
+            open = None;
         }
     }
     None

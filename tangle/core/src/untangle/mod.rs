@@ -236,11 +236,12 @@ fn file_edits(
         let line = text.lines().position(|l| l.starts_with("<<<<<<<")).unwrap_or(0) + 1;
         return Err(Diagnostic::error(
             Location::new(path, line).with_column(1),
-            "this file holds a merge conflict, and one side of it is an edit made here that no chapter has",
+            "this file holds a merge conflict, and one side of it is an edit made in the generated file that no \
+             chapter has",
         )
         .with_help(format!(
-            "make that edit in {} by hand (`git diff` shows it): once the chapter has it, tangle writes the file \
-             again; or drop the edit with `{}`",
+            "make that edit in {} by hand (`git diff` shows both sides), then drop the file with `{}`, which keeps \
+             a copy: tangle writes it again from the chapter",
             chapter.path.display(),
             discard_command([path])
         ))

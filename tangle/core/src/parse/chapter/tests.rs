@@ -201,8 +201,10 @@ fn a_merge_conflict_is_named_at_its_first_marker_and_a_quoted_one_is_text() {
     // Inside a Rust cell, it is a conflict too.
     let md = "```rust\n<<<<<<< HEAD\nprintln!(\"a\");\n=======\nprintln!(\"b\");\n>>>>>>> b\n```\n";
     assert!(errors(md)[0].starts_with("book/src/ch01.md:2:1: an unresolved merge conflict"), "{:?}", errors(md));
-    // A chapter about git may show one.
+    // A chapter about git may show one, or print one.
     let md = "```text\n<<<<<<< HEAD\na\n=======\nb\n>>>>>>> b\n```\n\n```rust\nprintln!(\"a\");\n```\n";
+    assert_eq!(errors(md), Vec::<String>::new());
+    let md = "```rust\nprintln!(\"<<<<<<< a\\n=======\\n>>>>>>> b\");\n```\n\n```output\n<<<<<<< a\n=======\n>>>>>>> b\n```\n";
     assert_eq!(errors(md), Vec::<String>::new());
     // Half a conflict (a line of `=` under a heading) is not one.
     let md = "Title\n=======\n\n```rust\nprintln!(\"a\");\n```\n";
