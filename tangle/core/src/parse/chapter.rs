@@ -49,10 +49,12 @@ pub(crate) fn parse_chapter_as(
 /// `>>>>>>>`, each at the start of a line. Markers inside a closed block that is not Rust are the
 /// chapter's text, not a conflict: a chapter about git may quote one in a ```` ```text ````
 /// block, or print one (its `output` block; a conflict there is an output that drifted).
-fn merge_conflict(doc: &Document) -> Option<usize> {
+/// With `quoted_too`, markers count wherever they stand (git says the file is unmerged).
+pub(crate) fn merge_conflict(doc: &Document, quoted_too: bool) -> Option<usize> {
     let source = doc.source();
     let quoted = |at: usize| {
-        doc.fences.iter().any(|f| f.closed && f.content.contains(&at) && !matches!(fence_lang(f), "" | "rust"))
+        !quoted_too
+            && doc.fences.iter().any(|f| f.closed && f.content.contains(&at) && !matches!(fence_lang(f), "" | "rust"))
     };
     let mut offset = 0;
     // The `<<<<<<<` seen last, whether the `=======` after it was, and whether every marker so
@@ -80,6 +82,15 @@ fn merge_conflict(doc: &Document) -> Option<usize> {
     None
 }
 
+/// The error for git's conflict markers left at `line` of `path`.
+pub(crate) fn conflict_error(path: &Path, line: usize) -> Diagnostic {
+    Diagnostic::error(
+        Location::new(path, line).with_column(1),
+        "an unresolved merge conflict: git left its markers here (<<<<<<<, =======, >>>>>>>)",
+    )
+    .with_help("resolve it (keep one side, or combine the two) and delete the three marker lines")
+}
+
 /// A chapter file's text, or an error at the line of its first byte that is not UTF-8
 /// (mdBook would stop on it too).
 pub fn decode(path: &Path, bytes: Vec<u8>) -> Result<String, Diagnostics> {
@@ -91,13 +102,8 @@ pub fn decode(path: &Path, bytes: Vec<u8>) -> Result<String, Diagnostics> {
 pub fn read_chapter(name: &str, path: &Path, doc: Arc<Document>, default: CellMode) -> Result<Chapter, Diagnostics> {
     // A merge left its markers in the file: what the fences and cells around them mean cannot
     // be told, and every error after this one would be a consequence of it.
-    if let Some(line) = merge_conflict(&doc) {
-        return Err(Diagnostic::error(
-            Location::new(path, line).with_column(1),
-            "an unresolved merge conflict: git left its markers here (<<<<<<<, =======, >>>>>>>)",
-        )
-        .with_help("resolve it (keep one side, or combine the two) and delete the three marker lines")
-        .into());
+    if let Some(line) = merge_conflict(&doc, false) {
+        return Err(conflict_error(path, line).into());
     }
     let mut directive_errors = Diagnostics::default();
     let directives = directives::read(path, &doc, &mut directive_errors);
