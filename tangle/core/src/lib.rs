@@ -44,7 +44,8 @@
 //! write a book at a time, [`timing`] reports each phase's time under `TANGLE_TIMINGS=1`,
 //! [`snapshot`] mirrors every output block in `snapshots/`, [`diagnostic`] locates and renders
 //! every error with an excerpt of the chapter, [`messages`] names the commands a user can run,
-//! and [`progress`] carries what a check reports while it works. No module imports one that
+//! [`progress`] carries what a check reports while it works, and [`git`] asks git for the two
+//! sides of a file a merge left conflicted. No module imports one that
 //! imports it back (a test checks the graph).
 
 // The maps above name the private modules too: they are for those who read the source or
@@ -69,6 +70,7 @@ pub mod cache;
 pub mod freeze;
 pub mod fsutil;
 pub mod generate;
+pub(crate) mod git;
 pub mod lock;
 pub mod markdown;
 pub mod parse;

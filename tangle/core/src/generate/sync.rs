@@ -11,15 +11,16 @@
 //! chapter's crate that is gone), and kept, like an edit, when it is someone's (a module
 //! file created in an editor).
 //!
-//! A merge that left a generated file conflicted between two versions tangle wrote is written
-//! again from the merged chapters ([`Stale::Conflicted`]), and says so. When one side of the
-//! conflict is an edit made in `code/` (git's index still holds the two sides,
-//! [`conflict_sides`]), the file counts as edited: rewriting it would lose that edit.
+//! A merge that left a generated file conflicted is written again from the merged chapters
+//! ([`Stale::Conflicted`]), a copy of it kept beside the discarded files, and says so. When one
+//! side of the conflict is an edit made in `code/` (git's index still holds the two sides,
+//! [`crate::git::conflict_sides`]), the file counts as edited instead: rewriting it would lose
+//! that edit.
 //!
-//! `code/Cargo.lock` is cargo's, not ours: it is kept. A merge conflict in it is resolved to
-//! this side's lines ([`resolved_lock`]), so that the versions the book was checked with stay
-//! pinned (cargo adds what the merged chapters need besides); one that no side mends (the file
-//! does not parse either way) is removed, and the next build writes a new one.
+//! `code/Cargo.lock` is cargo's, not ours: it is kept. A merge conflict in it is resolved keeping
+//! the packages either side locks ([`resolved_lock`]), so that the versions the book was checked
+//! with stay pinned; a file that does not parse even so is removed, and the next build writes a
+//! new one.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -39,8 +40,8 @@ pub enum Stale {
     Differs(PathBuf),
     /// The file was edited after tangle wrote it (its seal does not match its text).
     Edited(PathBuf),
-    /// A merge left the file conflicted between two versions tangle wrote (no side of it holds
-    /// an edit): written again from the chapters, as merged.
+    /// A merge left the file conflicted, and no side of it is known to hold an edit: written
+    /// again from the chapters as merged, a copy of it kept.
     Conflicted(PathBuf),
     /// The file should exist and does not.
     Missing(PathBuf),
@@ -51,8 +52,8 @@ pub enum Stale {
     Foreign(PathBuf),
     /// `code/Cargo.lock` does not parse (a merge conflict?), and no side of a conflict does.
     BrokenLock(PathBuf),
-    /// `code/Cargo.lock` holds a merge conflict, which keeping this side's lines resolves
-    /// ([`resolved_lock`]): the versions pinned stay pinned.
+    /// `code/Cargo.lock` holds a merge conflict, which keeping the packages either side locks
+    /// resolves ([`resolved_lock`]): the versions pinned stay pinned.
     ConflictedLock(PathBuf),
 }
 
@@ -61,7 +62,7 @@ impl std::fmt::Display for Stale {
         match self {
             Stale::Differs(p) => write!(f, "{}: differs from what tangle generates for it now", p.display()),
             Stale::Conflicted(p) => {
-                write!(f, "{}: holds a merge conflict between two versions tangle wrote", p.display())
+                write!(f, "{}: holds a merge conflict (tangle writes it again from the chapters)", p.display())
             }
             Stale::Edited(p) => write!(f, "{}: edited since tangle wrote it", p.display()),
             Stale::Missing(p) => write!(f, "{}: missing", p.display()),
@@ -164,7 +165,7 @@ pub(crate) fn stale_files(root: &Path, generated: &Generated) -> anyhow::Result<
             // that no chapter has: regenerating it would lose that edit.
             Ok(bytes)
                 if seal::has_conflict_markers(&bytes)
-                    && conflict_sides(root, path).iter().any(|side| is_edited(side, contents)) =>
+                    && crate::git::conflict_sides(root, path).iter().any(|side| is_edited(side, contents)) =>
             {
                 stale.push(Stale::Edited(path.to_path_buf()))
             }
@@ -257,34 +258,6 @@ pub(crate) fn resolved_lock(text: &str) -> Option<String> {
         out.push('\n');
     }
     toml::from_str::<toml::Table>(&out).is_ok().then_some(out)
-}
-
-/// The two sides of `path` (relative to `root`) that git keeps while a merge has it in conflict
-/// (the index's stages 2 and 3, ours and theirs); none when no merge is under way, the conflict
-/// is marked resolved, or git cannot be run.
-pub(crate) fn conflict_sides(root: &Path, path: &Path) -> Vec<Vec<u8>> {
-    let git = |args: &[&std::ffi::OsStr]| {
-        std::process::Command::new("git")
-            .arg("-C")
-            .arg(root)
-            .args(args)
-            .stderr(std::process::Stdio::null())
-            .output()
-            .ok()
-            .filter(|out| out.status.success())
-            .map(|out| out.stdout)
-    };
-    let listed = git(&["ls-files".as_ref(), "-u".as_ref(), "-z".as_ref(), "--".as_ref(), path.as_os_str()]);
-    let listed = String::from_utf8_lossy(listed.as_deref().unwrap_or_default()).into_owned();
-    listed
-        .split('\0')
-        .filter_map(|entry| {
-            // `MODE OBJECT STAGE\tPATH`
-            let mut fields = entry.split('\t').next()?.split(' ');
-            let (object, stage) = (fields.nth(1)?, fields.next()?);
-            matches!(stage, "2" | "3").then(|| git(&["cat-file".as_ref(), "blob".as_ref(), object.as_ref()]))?
-        })
-        .collect()
 }
 
 /// Whether `bytes`, a generated file's copy on disk that differs from `expected`, was edited

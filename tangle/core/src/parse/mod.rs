@@ -7,7 +7,9 @@
 //!
 //! Each chapter is read through the shared Markdown front end ([`crate::markdown`]); this stage
 //! classifies its fences ([`chapter`]) and reads its `<!-- tangle: ... -->` comments
-//! ([`directives`]). Every mistake of every chapter is collected before the stage fails.
+//! ([`directives`]). Every mistake of every chapter is collected before the stage fails. A page
+//! holding the markers of a merge conflict is one: outside a quoted block, or anywhere while git
+//! has the file unmerged ([`crate::git::is_unmerged`]).
 
 mod chapter;
 mod directives;
@@ -27,19 +29,6 @@ pub use chapter::{parse_chapter, read_chapter};
 
 /// Reads every chapter under the book's `src` folder, in path order, with its cells read as
 /// `default` (`book.toml`'s `cells`) unless the chapter says otherwise. The error, if any, is
-/// Whether git has `file` unmerged (a merge or rebase stopped on a conflict in it); false where
-/// git cannot tell.
-fn unmerged(root: &Path, file: &Path) -> bool {
-    std::process::Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(["ls-files", "-u", "--"])
-        .arg(file)
-        .stderr(std::process::Stdio::null())
-        .output()
-        .is_ok_and(|out| out.status.success() && !out.stdout.is_empty())
-}
-
 /// [`Diagnostics`] holding every mistake found.
 pub(crate) fn load_book(layout: &Layout, default: CellMode) -> anyhow::Result<Book> {
     let src = layout.abs(&layout.src);
@@ -66,7 +55,8 @@ pub(crate) fn load_book(layout: &Layout, default: CellMode) -> anyhow::Result<Bo
         // Git's conflict markers, on any page: outside a quoted block, or anywhere in a file git
         // still has unmerged (a conflict inside a ```text block is a conflict all the same).
         let conflict = chapter::merge_conflict(&doc, false).or_else(|| {
-            chapter::merge_conflict(&doc, true).filter(|_| unmerged(&layout.root, &layout.root.join(&rel)))
+            chapter::merge_conflict(&doc, true)
+                .filter(|_| crate::git::is_unmerged(&layout.root, &layout.root.join(&rel)))
         });
         if let Some(line) = conflict {
             diagnostics.push(chapter::conflict_error(&rel, line));
