@@ -1,9 +1,10 @@
 //! A check's live status line on a terminal: which chapters cargo is building, which chapter
 //! is running and which of its cells, with the time each has taken so far, redrawn in place
 //! below the log lines ten times a second. When stderr is not a terminal (a pipe, a CI log, a
-//! test), or `TERM=dumb`, the log lines are written as they come (as [`tangle_core::progress::Plain`] does), and a build or run
-//! that goes on for a minute gets a log line of its own, once a minute: the same words, after
-//! `still` (a CI job that prints nothing for long may be taken for hung and killed).
+//! test), or `TERM=dumb`, the log lines are written as they come (as
+//! [`tangle_core::progress::Plain`] does), and a build or run that goes on for a minute gets a
+//! log line of its own, once a minute: the same words, after `still` (a CI job that prints
+//! nothing for long may be taken for hung and killed).
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -5,8 +5,8 @@
 //! generated files beside `book/`). Nothing else moves the root, so what the generated files
 //! say never depends on what a checkout's folders are called. The root says where messages
 //! name files from, where chapter programs run and where tangle's folders sit by default;
-//! every path `book.toml` gives is read relative to `book.toml`. tangle reads what mdBook reads there
-//! (`[book] src`, `[build] build-dir`, `[rust] edition`) and its own table,
+//! every path `book.toml` gives is read relative to `book.toml`. tangle reads what mdBook
+//! reads there (`[book] src`, `[build] build-dir`, `[rust] edition`) and its own table,
 //! `[preprocessor.tangle]`, where mdBook users look for a preprocessor's settings:
 //!
 //! ```toml

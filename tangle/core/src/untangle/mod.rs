@@ -174,8 +174,9 @@ fn new_fence_line(generated: &Generated, files: &[PathBuf], edited: &BTreeMap<Pa
 /// `text`, a generated file as edited, with the `use` lines added above its first cell moved
 /// to the start of that cell, at the cell's indentation, with the blank line that followed them
 /// if one did: where rust-analyzer's auto-import puts a `use` (after the file's header, or
-/// beside `main.rs`'s `use ch01::*;`) is tangle's, but the import belongs to the code that needs it. `None` unless the lines above the first cell are
-/// what tangle wrote, the added `use` lines and blank lines aside.
+/// beside `main.rs`'s `use ch01::*;`) is tangle's, but the import belongs to the code that
+/// needs it. `None` unless the lines above the first cell are what tangle wrote, the added
+/// `use` lines and blank lines aside.
 fn imports_into_first_cell(expected: &str, text: &str) -> Option<String> {
     let first_cell = |t: &str| t.lines().position(generate::is_location_comment);
     let (old_at, new_at) = (first_cell(expected)?, first_cell(text)?);
