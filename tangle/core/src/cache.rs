@@ -1,17 +1,17 @@
 //! The run cache: a chapter whose generated code, dependency chapters, `Cargo.lock`, runtime,
-//! compiler and declared data files hash the same as at its last completed run is neither rebuilt nor
-//! rerun; its recorded outputs are compared instead. A pure function of those inputs, stored
+//! compiler, crates used by path ([`local_crates`]) and declared data files hash the same as at
+//! its last completed run is neither rebuilt nor rerun; its recorded outputs are compared instead. A pure function of those inputs, stored
 //! under `target/tangle/cache/`. The key leaves out where the cells stand in the chapter (prose
 //! around them may change), so a recorded chapter line is kept as a line of a cell and found
 //! again in the chapter as it is now: every location from a cached run is current.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::config::Layout;
+use crate::config::{Config, Layout};
 use crate::generate::{self, Analyses, CellSyntax, Generated};
 use crate::model::Chapter;
 use crate::run::RunOutput;
@@ -60,9 +60,10 @@ pub(crate) struct Shared {
 }
 
 /// Reads the [`Shared`] inputs.
-pub(crate) fn shared_inputs(layout: &Layout, generated: &Generated) -> Shared {
+pub(crate) fn shared_inputs(layout: &Layout, generated: &Generated, config: &Config) -> Shared {
     let mut h = Sha256::new();
     feed(&mut h, "version", VERSION.as_bytes());
+    feed(&mut h, "crates used by path", local_crates(layout, &config.dependencies).as_bytes());
     // Another compiler may print otherwise, or refuse what this one built (a nightly
     // feature): a run it did not make answers nothing. (If rustc cannot run, neither can the
     // build that follows, which says why.)
@@ -146,18 +147,71 @@ fn key_of(
                 feed(&path.display().to_string(), code.as_bytes());
             }
         }
-        let ch = &krate.chapter;
-        for (data, line) in &ch.directives.data {
-            let bytes = std::fs::read(layout.abs(data)).map_err(|e| {
-                crate::diagnostic::Diagnostic::error(
-                    ch.location(*line),
-                    format!("the declared data file {} cannot be read: {e}", data.display()),
-                )
-            })?;
-            feed(&data.display().to_string(), &bytes);
+        for (data, bytes) in data_files(layout, &krate.chapter)? {
+            feed(&data, &bytes);
         }
     }
     Ok(hex(h))
+}
+
+/// The files `chapter` declares it reads (`<!-- tangle: data FILE -->`), each with its bytes, or
+/// an error at the directive of one that cannot be read.
+pub(crate) fn data_files(layout: &Layout, chapter: &Chapter) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+    let mut out = Vec::new();
+    for (data, line) in &chapter.directives.data {
+        let bytes = std::fs::read(layout.abs(data)).map_err(|e| {
+            crate::diagnostic::Diagnostic::error(
+                chapter.location(*line),
+                format!("the declared data file {} cannot be read: {e}", data.display()),
+            )
+        })?;
+        out.push((data.display().to_string(), bytes));
+    }
+    Ok(out)
+}
+
+/// The crates the book uses by `path` (a project's own crate, a crate of listings beside the
+/// book), as cargo builds them: each one's manifest, build script and `src/` files, and so on
+/// for the crates it uses by path in turn. A change there changes what cells and examples build
+/// against, and neither they nor a lock file show it. Hashed anew on every check, which costs
+/// nothing for a book without such crates.
+pub(crate) fn local_crates(layout: &Layout, dependencies: &BTreeMap<String, toml::Value>) -> String {
+    let mut h = Sha256::new();
+    let by_path = |spec: &toml::Value| spec.get("path")?.as_str().map(PathBuf::from);
+    let mut todo: Vec<PathBuf> = dependencies.values().filter_map(by_path).map(|p| layout.abs(&p)).collect();
+    let mut seen = BTreeSet::new();
+    while let Some(dir) = todo.pop() {
+        let dir = crate::config::normalize(&dir);
+        if !seen.insert(dir.clone()) {
+            continue;
+        }
+        // Paths with `/` and text with `\n`, as the frozen records read them (which take this
+        // digest too): the same on every machine and checkout.
+        let label = |file: &Path| {
+            let rel = file.strip_prefix(&layout.root).unwrap_or(file);
+            rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
+        };
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
+        feed(&mut h, &label(&dir.join("Cargo.toml")), &crate::fsutil::lf(manifest.as_bytes()));
+        if let Ok(doc) = toml::from_str::<toml::Table>(&manifest) {
+            let targets = doc.get("target").and_then(|t| t.as_table()).into_iter().flat_map(|t| t.values());
+            let tables = [&doc].into_iter().map(|d| d as &toml::Table).chain(targets.filter_map(|t| t.as_table()));
+            for table in tables {
+                for kind in ["dependencies", "build-dependencies"] {
+                    let specs = table.get(kind).and_then(|d| d.as_table()).into_iter().flat_map(|d| d.values());
+                    todo.extend(specs.filter_map(by_path).map(|p| dir.join(p)));
+                }
+            }
+        }
+        let sources = walkdir::WalkDir::new(dir.join("src")).sort_by_file_name().into_iter().filter_map(Result::ok);
+        let files = sources.filter(|e| e.file_type().is_file()).map(walkdir::DirEntry::into_path);
+        for file in std::iter::once(dir.join("build.rs")).chain(files) {
+            if let Ok(bytes) = std::fs::read(&file) {
+                feed(&mut h, &label(&file), &crate::fsutil::lf(&bytes));
+            }
+        }
+    }
+    hex(h)
 }
 
 /// The lock file's packages that the chapters `names` (the frozen one's program and libraries)
@@ -331,5 +385,42 @@ pub(crate) fn store_analyses(layout: &Layout, analyses: &Analyses) {
     let file = AnalysisFile { made_by, cells: cells.clone() };
     if let Ok(bytes) = serde_json::to_vec(&file) {
         let _ = crate::fsutil::write_atomic(&analyses_path(layout), &bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_crate_used_by_path_is_an_input_down_to_the_crates_it_uses_by_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let write = |path: &str, text: &str| {
+            std::fs::create_dir_all(root.join(path).parent().unwrap()).unwrap();
+            std::fs::write(root.join(path), text).unwrap();
+        };
+        write("mine/Cargo.toml", "[package]\nname = \"mine\"\n\n[dependencies]\nhelper = { path = \"../helper\" }\n");
+        write("mine/src/lib.rs", "pub fn add(a: u32, b: u32) -> u32 { a + b }\n");
+        write("helper/Cargo.toml", "[package]\nname = \"helper\"\n");
+        write("helper/src/deep/mod.rs", "pub fn one() -> u32 { 1 }\n");
+        let text = "[preprocessor.tangle.dependencies]\nmine = { path = \"mine\" }\nitoa = \"1\"\n";
+        let config = Config::parse(root, Path::new(""), text).unwrap();
+        let digest = || local_crates(&config.layout, &config.dependencies);
+        let first = digest();
+        assert_eq!(digest(), first, "nothing changed");
+        write("mine/src/lib.rs", "pub fn add(a: u32, b: u32) -> u32 { a - b }\n");
+        let second = digest();
+        assert_ne!(second, first, "the crate's own source");
+        write("helper/src/deep/mod.rs", "pub fn one() -> u32 { 2 }\n");
+        assert_ne!(digest(), second, "a crate it uses by path, in a subfolder of src/");
+        // What cargo does not build into the crate is no input.
+        let third = digest();
+        write("mine/README.md", "words\n");
+        write("mine/target/debug/junk", "x");
+        assert_eq!(digest(), third);
+        // A book without crates used by path hashes nothing of the file system.
+        let plain = Config::parse(root, Path::new(""), "[preprocessor.tangle.dependencies]\nitoa = \"1\"\n").unwrap();
+        assert_eq!(local_crates(&plain.layout, &plain.dependencies), hex(Sha256::new()));
     }
 }

@@ -382,7 +382,9 @@ pub fn check(
                 freeze::answer(&project.config, &project.book, &project.generated, &names(chapters))
             })?,
         };
-    let shared = timing::phase("cache shared inputs", || cache::shared_inputs(project.layout(), &project.generated));
+    let shared = timing::phase("cache shared inputs", || {
+        cache::shared_inputs(project.layout(), &project.generated, &project.config)
+    });
     let mut lookups = Vec::new();
     let mut to_build = Vec::new();
     let _keys = timing::Span::new("cache keys and lookups");
@@ -428,7 +430,11 @@ pub fn check(
 
     // The build may have rewritten code/Cargo.lock (a new chapter enters it), so runs are
     // stored under keys taken after it: the ones taken before would never match again.
-    let shared = if to_build.is_empty() { shared } else { cache::shared_inputs(project.layout(), &project.generated) };
+    let shared = if to_build.is_empty() {
+        shared
+    } else {
+        cache::shared_inputs(project.layout(), &project.generated, &project.config)
+    };
     // Figures are drawn into a folder of this run's own, so that two runs never wipe each
     // other's; a completed run's figures then move to where cached runs find them.
     let staging = crate::lock::run_staging(&project.layout().work_dir())?;
@@ -776,7 +782,7 @@ pub fn test_cells(
 ) -> anyhow::Result<TestCellsOutcome> {
     let with_tests =
         chapters.iter().filter(|s| s.chapter().cells.iter().any(|cell| cell.kind == crate::model::CellKind::Test));
-    let shared = cache::shared_inputs(project.layout(), &project.generated);
+    let shared = cache::shared_inputs(project.layout(), &project.generated, &project.config);
     let mut done = Vec::new();
     let mut to_run = Vec::new();
     for &selected in with_tests {
@@ -816,7 +822,7 @@ pub fn test_cells(
         }
         let built = built.into_inner().unwrap_or_else(|e| e.into_inner());
         // Cargo wrote the lock file if a chapter entered it: keys taken now match next time.
-        let shared = cache::shared_inputs(project.layout(), &project.generated);
+        let shared = cache::shared_inputs(project.layout(), &project.generated, &project.config);
         for selected in &to_run {
             let (chapter, krate) = (selected.chapter(), selected.krate);
             let name = &chapter.name;

@@ -170,7 +170,7 @@ pub fn test(
     let lock = || locked_dependencies(&workspace_lock);
     // The compiler is asked once: the keys are taken again after the build.
     let rustc = crate::build::compiler_version(&project.root).unwrap_or_default();
-    let keys = keys(project, &testable, &lock(), &rustc);
+    let keys = keys(project, &testable, &lock(), &rustc)?;
     let mut outcomes: BTreeMap<String, (ExampleVerdict, bool, Option<String>)> = BTreeMap::new();
     let mut to_build: Vec<&Example> = Vec::new();
     for (example, key) in testable.iter().zip(&keys) {
@@ -291,7 +291,7 @@ pub fn test(
         // and fails when run afresh (`--rerun`: it reads a file that is gone) is not taken for
         // passed again by the next check.
         let before = keys;
-        let keys = self::keys(project, &testable, &lock(), &rustc);
+        let keys = self::keys(project, &testable, &lock(), &rustc)?;
         for ((example, key), old) in testable.iter().zip(&keys).zip(&before) {
             match outcomes.get(&example.id()) {
                 Some((ExampleVerdict::Passed, false, stdout)) => store(project, key, stdout.as_deref())?,
@@ -410,32 +410,47 @@ fn locked_dependencies(lock: &std::path::Path) -> Vec<u8> {
 const VERSION: &str = concat!("tangle-examples-1:", env!("CARGO_PKG_VERSION"));
 
 /// Each example's cache key: its program as compiled, its attributes and edition, the
-/// compiler (`rustc -V`), the dependencies and the workspace's lock file, and its chapter's
-/// timeout.
+/// compiler (`rustc -V`), the dependencies, the sources of those used by path
+/// ([`crate::cache::local_crates`]) and the workspace's lock file, its chapter's timeout and the
+/// data files it declares (an error at the directive of one that cannot be read).
 /// `rustc` is the compiler's `rustc -V`: another compiler may refuse what this one accepted (a
 /// nightly feature) or print otherwise.
-fn keys(project: &Project, examples: &[&Example], lock: &[u8], rustc: &str) -> Vec<String> {
+fn keys(project: &Project, examples: &[&Example], lock: &[u8], rustc: &str) -> anyhow::Result<Vec<String>> {
+    let layout = project.layout();
     let deps = format!("{:?}", project.config.dependencies);
-    examples
+    let local = crate::cache::local_crates(layout, &project.config.dependencies);
+    let mut data: BTreeMap<&str, Vec<(String, Vec<u8>)>> = BTreeMap::new();
+    for e in examples {
+        if !data.contains_key(e.chapter.name.as_str()) {
+            data.insert(&e.chapter.name, crate::cache::data_files(layout, &e.chapter)?);
+        }
+    }
+    Ok(examples
         .iter()
         .map(|e| {
             let mut h = Sha256::new();
             let chapter = &e.chapter;
-            for part in [
+            let (program, _) = e.program.source(e.standalone());
+            let how = format!("{:?} {}", e.attributes, e.edition);
+            let timeout = format!("{:?}", chapter.directives.timeout);
+            let files = data[chapter.name.as_str()].iter().flat_map(|(path, bytes)| [path.as_bytes(), bytes]);
+            let parts = [
                 VERSION.as_bytes(),
-                e.program.source(e.standalone()).0.as_bytes(),
-                format!("{:?} {}", e.attributes, e.edition).as_bytes(),
+                program.as_bytes(),
+                how.as_bytes(),
                 deps.as_bytes(),
+                local.as_bytes(),
                 rustc.as_bytes(),
                 lock,
-                format!("{:?}", chapter.directives.timeout).as_bytes(),
-            ] {
+                timeout.as_bytes(),
+            ];
+            for part in parts.into_iter().chain(files) {
                 h.update((part.len() as u64).to_le_bytes());
                 h.update(part);
             }
             h.finalize().iter().map(|b| format!("{b:02x}")).collect()
         })
-        .collect()
+        .collect())
 }
 
 #[derive(Serialize, Deserialize)]

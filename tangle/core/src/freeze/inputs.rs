@@ -25,7 +25,7 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use crate::cache::{feed, hex, lock_digest, packages, workspace_digest};
-use crate::config::Layout;
+use crate::config::{Config, Layout};
 use crate::diagnostic::Diagnostic;
 use crate::generate::{self, Generated};
 use crate::model::{CellKind, Chapter};
@@ -43,11 +43,15 @@ pub struct Shared {
     lock: Vec<toml::Table>,
     /// `code/Cargo.toml` as generated, parsed.
     workspace: toml::Table,
+    /// The sources of the crates the book uses by path, when it uses any
+    /// ([`crate::cache::local_crates`]).
+    local: Option<String>,
 }
 
 /// Reads what every frozen chapter's inputs share: the compiler's version, the runtime, the
-/// lock file and the workspace manifest.
-pub fn shared(layout: &Layout, generated: &Generated) -> anyhow::Result<Shared> {
+/// lock file, the workspace manifest and the crates the book uses by path.
+pub fn shared(config: &Config, generated: &Generated) -> anyhow::Result<Shared> {
+    let layout = &config.layout;
     let code = layout.abs(&layout.code);
     let lock = match std::fs::read_to_string(code.join("Cargo.lock")) {
         Ok(text) => {
@@ -63,7 +67,9 @@ pub fn shared(layout: &Layout, generated: &Generated) -> anyhow::Result<Shared> 
         let rel = path.strip_prefix(&runtime_dir).unwrap_or(path);
         feed(&mut h, &slashed(rel), &crate::fsutil::lf(bytes));
     }
-    Ok(Shared { rustc: rustc_version(&code)?, runtime: hex(h), lock, workspace })
+    let by_path = config.dependencies.values().any(|spec| spec.get("path").is_some());
+    let local = by_path.then(|| crate::cache::local_crates(layout, &config.dependencies));
+    Ok(Shared { rustc: rustc_version(&code)?, runtime: hex(h), lock, workspace, local })
 }
 
 /// `rustc -V` as cargo would run it from `code/`.
@@ -103,6 +109,9 @@ pub fn of(
     inputs.insert(format!("{}/Cargo.toml", slashed(&layout.code)), workspace_digest(&shared.workspace, chapter));
     inputs.insert(crate::config::RUNTIME.to_string(), shared.runtime.clone());
     inputs.insert("rustc -V".to_string(), shared.rustc.clone());
+    if let Some(local) = &shared.local {
+        inputs.insert("crates used by path".to_string(), local.clone());
+    }
     Ok(inputs)
 }
 

@@ -114,7 +114,7 @@ pub fn answer(config: &Config, book: &Book, generated: &Generated, chapters: &[S
         return Ok(answers);
     }
     let layout = &config.layout;
-    let shared = inputs::shared(layout, generated)?;
+    let shared = inputs::shared(config, generated)?;
     for chapter in frozen {
         let name = &chapter.name;
         let at = declared_at(config, chapter).expect("a frozen chapter is declared so");
@@ -237,7 +237,7 @@ pub fn write(
 ) -> anyhow::Result<Option<PathBuf>> {
     anyhow::ensure!(run.completed(), "a run of {} that did not complete cannot be frozen", chapter.name);
     let layout = &config.layout;
-    let shared = inputs::shared(layout, generated)?;
+    let shared = inputs::shared(config, generated)?;
     let now = inputs::of(&shared, layout, generated, &chapter.name)?;
     let text = Record::new(chapter, now, run, drawn)?.to_text(chapter)?;
     let rel = record_path(layout, &chapter.name);
