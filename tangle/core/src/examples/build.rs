@@ -92,12 +92,22 @@ fn cargo(
         examples_edition: Some(&workspace.edition),
         declared: &workspace.declared,
     };
+    let mut dependency_errors: Vec<(String, String)> = Vec::new();
     std::thread::scope(|scope| {
         let chatter = scope.spawn(|| crate::build::relay_progress(stderr, progress));
         for message in Message::parse_stream(BufReader::new(stdout)) {
             match message? {
                 Message::CompilerMessage(msg) => {
-                    let Some(target) = targets.get_mut(&package_of(&msg.target.name)) else { continue };
+                    let Some(target) = targets.get_mut(&package_of(&msg.target.name)) else {
+                        // A crate the examples use (the project's own, by path) that does not
+                        // compile: its errors are the reason, in its own files.
+                        if matches!(msg.message.level, DiagnosticLevel::Error | DiagnosticLevel::Ice)
+                            && let Some(rendered) = &msg.message.rendered
+                        {
+                            dependency_errors.push((msg.target.name.clone(), rendered.trim_end().to_string()));
+                        }
+                        continue;
+                    };
                     // Lints have codes too (their names); only errors say why it did not compile.
                     if let Some(code) = &msg.message.code
                         && matches!(msg.message.level, DiagnosticLevel::Error | DiagnosticLevel::Ice)
@@ -132,6 +142,13 @@ fn cargo(
             }
             if let Some(why) = crate::build::unbuildable_dependency(&kept) {
                 anyhow::bail!("{why}:\n{}", kept.trim_end());
+            }
+            if let Some((name, _)) = dependency_errors.first() {
+                let rendered: Vec<&str> = dependency_errors.iter().map(|(_, r)| r.as_str()).collect();
+                anyhow::bail!(
+                    "the crate `{name}`, which the examples use, does not compile, so no example can be built:\n{}",
+                    rendered.join("\n")
+                );
             }
             anyhow::bail!("cargo could not {verb} the examples ({status}):\n{}", kept.trim_end());
         }
