@@ -179,6 +179,7 @@ pub fn build(
         verbose: options.verbose,
         examples_edition: None,
         declared: &[],
+        manifest_package: None,
     };
     std::thread::scope(|scope| {
         let chatter = scope.spawn(|| relay_progress(stderr, progress));

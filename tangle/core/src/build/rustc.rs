@@ -21,6 +21,9 @@ pub struct Mapper<'a> {
     pub examples_edition: Option<&'a str>,
     /// The crates book.toml declares (by the names the code uses).
     pub declared: &'a [String],
+    /// The crate of the package whose manifest book.toml takes dependencies from, and that
+    /// package's folder from book.toml's ([`crate::examples`]' `manifest_package`).
+    pub manifest_package: Option<(&'a str, &'a str)>,
 }
 
 /// rustc's advice as it applies in a book: a crate is not added with `cargo add` to a
@@ -65,6 +68,20 @@ fn book_advice(message: &str, edition: Option<&str>, declared: &[String]) -> Str
         "if you meant the crate `{krate}` from crates.io, declare it in book.toml, under \
          `[preprocessor.tangle.dependencies]` (by its name on crates.io, which may have `-` for `_`){extern_crate}"
     )
+}
+
+/// For an unresolved crate that is the package of the manifest book.toml takes its
+/// dependencies from (`manifest = "../Cargo.toml"`): that brings the package's dependencies, not
+/// the package itself, which is declared by path.
+fn manifest_crate_meant(message: &str, package: Option<(&str, &str)>, declared: &[String]) -> Option<String> {
+    let (name, dir) = package?;
+    (unresolved_crate(message)? == name && !declared.iter().any(|d| d == name)).then(|| {
+        format!(
+            "`{name}` is the crate of the manifest book.toml names (`manifest`), which lends the examples its \
+             dependencies, not itself: declare it under `[preprocessor.tangle.dependencies]` in book.toml as \
+             `{name} = {{ path = \"{dir}\" }}`"
+        )
+    })
 }
 
 /// For rustc's "cannot declare a file module inside a block" (`mod helpers;` in a run cell, whose
@@ -202,6 +219,10 @@ impl<'a> Mapper<'a> {
             out.notes.insert(0, (NoteKind::Help, help));
         } else if let Some(help) = chapter_meant(&d.message, &chapters, self.examples_edition.is_none()) {
             // The likelier fix in a book: before rustc's advice about crates.io.
+            out.notes.insert(0, (NoteKind::Help, help));
+        } else if let Some(help) = manifest_crate_meant(&d.message, self.manifest_package, self.declared) {
+            // The project's own crate: declared by path, not fetched from crates.io.
+            out.notes.retain(|(_, n)| !n.contains("[preprocessor.tangle.dependencies]"));
             out.notes.insert(0, (NoteKind::Help, help));
         } else if let Some(help) = file_module_in_a_block(&d.message, self.examples_edition.is_some()) {
             out.notes.push((NoteKind::Help, help));
@@ -449,6 +470,13 @@ mod tests {
         let example = file_module_in_a_block(said, true).unwrap();
         assert!(example.contains("rustdoc wraps") && !example.contains("@save"), "{example}");
         assert_eq!(file_module_in_a_block("cannot find value `x` in this scope", false), None);
+        let own = manifest_crate_meant("unresolved import `myproj`", Some(("myproj", "..")), &[]).unwrap();
+        assert!(own.contains("`myproj = { path = \"..\" }`"), "{own}");
+        assert_eq!(
+            manifest_crate_meant("unresolved import `myproj`", Some(("myproj", "..")), &["myproj".into()]),
+            None
+        );
+        assert_eq!(manifest_crate_meant("unresolved import `serde`", Some(("myproj", "..")), &[]), None);
         assert_eq!(chapter_meant("cannot find value `growht` in this scope", &chapters, true), None);
     }
 
@@ -512,8 +540,14 @@ mod tests {
             workspace: ("code/Cargo.toml".into(), String::new()),
             support: Vec::new(),
         };
-        let mapper =
-            Mapper { root: root.path(), generated: &generated, verbose: false, examples_edition: None, declared: &[] };
+        let mapper = Mapper {
+            root: root.path(),
+            generated: &generated,
+            verbose: false,
+            examples_edition: None,
+            declared: &[],
+            manifest_package: None,
+        };
         let d = mapper.map(&rustc_error("nb/src/main.rs")).unwrap();
         assert_eq!(d.location, Some(Location::new("code/nb/src/main.rs", 3).with_column(5)));
         let text = d.render(&Sources::new(root.path()), Style::Plain);
@@ -540,8 +574,14 @@ mod tests {
             support: Vec::new(),
         };
         let root = tempfile::tempdir().unwrap();
-        let mapper =
-            Mapper { root: root.path(), generated: &generated, verbose: false, examples_edition: None, declared: &[] };
+        let mapper = Mapper {
+            root: root.path(),
+            generated: &generated,
+            verbose: false,
+            examples_edition: None,
+            declared: &[],
+            manifest_package: None,
+        };
         let span = |label: &str| -> DiagnosticSpan {
             serde_json::from_value(serde_json::json!({
                 "file_name": "/rustc/abc/library/core/src/ops/arith.rs", "byte_start": 0, "byte_end": 1,

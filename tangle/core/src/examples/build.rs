@@ -91,6 +91,7 @@ fn cargo(
         verbose: false,
         examples_edition: Some(&workspace.edition),
         declared: &workspace.declared,
+        manifest_package: workspace.manifest_package.as_ref().map(|(n, p)| (n.as_str(), p.as_str())),
     };
     let mut dependency_errors: Vec<(String, String)> = Vec::new();
     std::thread::scope(|scope| {

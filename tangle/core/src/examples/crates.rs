@@ -140,6 +140,10 @@ pub struct Workspace {
     pub edition: String,
     /// The crates book.toml declares, by the names examples use.
     pub declared: Vec<String>,
+    /// The package of the manifest book.toml takes its dependencies from (`manifest = ...`), if
+    /// it has one: its crate's name, and its folder as seen from book.toml's. Its dependencies
+    /// come to the examples; it does not, unless declared.
+    pub manifest_package: Option<(String, String)>,
 }
 
 /// The environment variable that tells a merged crate's dispatcher which example to run.
@@ -229,7 +233,20 @@ pub fn workspace(config: &Config, examples: &[&Example], force_standalone: &[Str
         Generated { code: dir.clone(), crates, workspace: (dir.join("Cargo.toml"), manifest), support: Vec::new() };
     let edition = config.edition(CellMode::Examples).to_string();
     let declared = config.dependencies.keys().cloned().collect();
-    Workspace { dir, files, generated, placements, edition, declared }
+    let manifest_package = manifest_package(config);
+    Workspace { dir, files, generated, placements, edition, declared, manifest_package }
+}
+
+/// The crate of the package `manifest = ...` names, by the name code uses (`-` as `_`), and
+/// that package's folder relative to book.toml's.
+fn manifest_package(config: &Config) -> Option<(String, String)> {
+    let manifest = config.manifest.as_ref()?;
+    let text = std::fs::read_to_string(config.layout.abs(manifest)).ok()?;
+    let doc: toml::Table = toml::from_str(&text).ok()?;
+    let name = doc.get("package")?.get("name")?.as_str()?.replace('-', "_");
+    let layout = &config.layout;
+    let dir = relative_to(manifest.parent().unwrap_or(Path::new("")), &layout.book, &layout.root);
+    Some((name, dir.to_string_lossy().replace('\\', "/")))
 }
 
 /// The example's lines in `file`, as runs of lines that follow each other in both files.
