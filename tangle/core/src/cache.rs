@@ -187,8 +187,10 @@ pub(crate) fn local_crates(layout: &Layout, dependencies: &BTreeMap<String, toml
         }
         // Paths with `/` and text with `\n`, as the frozen records read them (which take this
         // digest too): the same on every machine and checkout.
+        // Relative to the root even above it (`../src/lib.rs`), so that no absolute path of
+        // this checkout enters the digest.
         let label = |file: &Path| {
-            let rel = file.strip_prefix(&layout.root).unwrap_or(file);
+            let rel = crate::config::relative_to(file, Path::new(""), &layout.root);
             rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
         };
         let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
@@ -419,6 +421,22 @@ mod tests {
         write("mine/README.md", "words\n");
         write("mine/target/debug/junk", "x");
         assert_eq!(digest(), third);
+        // A crate above the root, and the same book elsewhere: the same digest.
+        let elsewhere = tempfile::tempdir().unwrap();
+        let copy = |from: &Path, to: &Path| {
+            for entry in
+                walkdir::WalkDir::new(from).into_iter().filter_map(Result::ok).filter(|e| e.file_type().is_file())
+            {
+                let target = to.join(entry.path().strip_prefix(from).unwrap());
+                std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+                std::fs::copy(entry.path(), target).unwrap();
+            }
+        };
+        copy(root, elsewhere.path());
+        let above = "[preprocessor.tangle.dependencies]\nmine = { path = \"../mine\" }\n";
+        let here = Config::parse(&root.join("book"), Path::new(""), above).unwrap();
+        let there = Config::parse(&elsewhere.path().join("book"), Path::new(""), above).unwrap();
+        assert_eq!(local_crates(&here.layout, &here.dependencies), local_crates(&there.layout, &there.dependencies));
         // A book without crates used by path hashes nothing of the file system.
         let plain = Config::parse(root, Path::new(""), "[preprocessor.tangle.dependencies]\nitoa = \"1\"\n").unwrap();
         assert_eq!(local_crates(&plain.layout, &plain.dependencies), hex(Sha256::new()));

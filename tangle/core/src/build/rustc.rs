@@ -74,12 +74,13 @@ fn book_advice(message: &str, edition: Option<&str>, declared: &[String]) -> Str
 /// dependencies from (`manifest = "../Cargo.toml"`): that brings the package's dependencies, not
 /// the package itself, which is declared by path.
 fn manifest_crate_meant(message: &str, package: Option<(&str, &str)>, declared: &[String]) -> Option<String> {
-    let (name, dir) = package?;
-    (unresolved_crate(message)? == name && !declared.iter().any(|d| d == name)).then(|| {
+    let (package, dir) = package?;
+    let name = package.replace('-', "_");
+    (unresolved_crate(message)? == name && !declared.iter().any(|d| d.replace('-', "_") == name)).then(|| {
         format!(
             "`{name}` is the crate of the manifest book.toml names (`manifest`), which lends the examples its \
              dependencies, not itself: declare it under `[preprocessor.tangle.dependencies]` in book.toml as \
-             `{name} = {{ path = \"{dir}\" }}`"
+             `{package} = {{ path = \"{dir}\" }}`"
         )
     })
 }
@@ -477,6 +478,9 @@ mod tests {
             None
         );
         assert_eq!(manifest_crate_meant("unresolved import `serde`", Some(("myproj", "..")), &[]), None);
+        // A package named with `-` is declared by that name, and its crate used with `_`.
+        let dashed = manifest_crate_meant("unresolved import `my_proj`", Some(("my-proj", "..")), &[]).unwrap();
+        assert!(dashed.contains("`my-proj = { path = \"..\" }`"), "{dashed}");
         assert_eq!(chapter_meant("cannot find value `growht` in this scope", &chapters, true), None);
     }
 

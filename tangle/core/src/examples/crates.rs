@@ -237,13 +237,13 @@ pub fn workspace(config: &Config, examples: &[&Example], force_standalone: &[Str
     Workspace { dir, files, generated, placements, edition, declared, manifest_package }
 }
 
-/// The crate of the package `manifest = ...` names, by the name code uses (`-` as `_`), and
-/// that package's folder relative to book.toml's.
+/// The package `manifest = ...` names: its name (code calls its crate so, `-` read as `_`),
+/// and its folder relative to book.toml's.
 fn manifest_package(config: &Config) -> Option<(String, String)> {
     let manifest = config.manifest.as_ref()?;
     let text = std::fs::read_to_string(config.layout.abs(manifest)).ok()?;
     let doc: toml::Table = toml::from_str(&text).ok()?;
-    let name = doc.get("package")?.get("name")?.as_str()?.replace('-', "_");
+    let name = doc.get("package")?.get("name")?.as_str()?.to_string();
     let layout = &config.layout;
     let dir = relative_to(manifest.parent().unwrap_or(Path::new("")), &layout.book, &layout.root);
     Some((name, dir.to_string_lossy().replace('\\', "/")))
