@@ -533,25 +533,28 @@ mod tests {
         .unwrap()
     }
 
+    /// A chapter workspace under `code/` with no chapter crates.
+    fn no_crates() -> Generated {
+        Generated {
+            code: "code".into(),
+            crates: Vec::new(),
+            workspace: ("code/Cargo.toml".into(), String::new()),
+            support: Vec::new(),
+        }
+    }
+
+    /// The mapper of a notebook build of `generated` under `root`.
+    fn notebook_mapper<'a>(root: &'a Path, generated: &'a Generated) -> Mapper<'a> {
+        Mapper { root, generated, verbose: false, examples_edition: None, declared: &[], manifest_package: None }
+    }
+
     #[test]
     fn an_error_in_generated_code_points_at_its_line_there_and_says_what_to_check() {
         let root = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(root.path().join("code/nb/src")).unwrap();
         std::fs::write(root.path().join("code/nb/src/main.rs"), "// @generated\n\nuse nb::*;\n").unwrap();
-        let generated = Generated {
-            code: "code".into(),
-            crates: Vec::new(),
-            workspace: ("code/Cargo.toml".into(), String::new()),
-            support: Vec::new(),
-        };
-        let mapper = Mapper {
-            root: root.path(),
-            generated: &generated,
-            verbose: false,
-            examples_edition: None,
-            declared: &[],
-            manifest_package: None,
-        };
+        let generated = no_crates();
+        let mapper = notebook_mapper(root.path(), &generated);
         let d = mapper.map(&rustc_error("nb/src/main.rs")).unwrap();
         assert_eq!(d.location, Some(Location::new("code/nb/src/main.rs", 3).with_column(5)));
         let text = d.render(&Sources::new(root.path()), Style::Plain);
@@ -571,21 +574,9 @@ mod tests {
 
     #[test]
     fn a_note_about_the_standard_library_keeps_the_list_its_spans_carry() {
-        let generated = Generated {
-            code: "code".into(),
-            crates: Vec::new(),
-            workspace: ("code/Cargo.toml".into(), String::new()),
-            support: Vec::new(),
-        };
+        let generated = no_crates();
         let root = tempfile::tempdir().unwrap();
-        let mapper = Mapper {
-            root: root.path(),
-            generated: &generated,
-            verbose: false,
-            examples_edition: None,
-            declared: &[],
-            manifest_package: None,
-        };
+        let mapper = notebook_mapper(root.path(), &generated);
         let span = |label: &str| -> DiagnosticSpan {
             serde_json::from_value(serde_json::json!({
                 "file_name": "/rustc/abc/library/core/src/ops/arith.rs", "byte_start": 0, "byte_end": 1,
