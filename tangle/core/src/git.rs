@@ -1,10 +1,63 @@
-//! What git knows that a file does not say: during a merge or rebase that stopped on a conflict,
-//! the index holds the two sides of each conflicted file (stages 2 and 3, ours and theirs).
-//! tangle asks only when a file holds conflict markers, and reads no answer as "nothing known":
-//! a book need not be in git, nor git be installed.
+//! What git leaves in a file a merge stopped on, and what it knows besides. In the file, its
+//! conflicts ([`conflicts`]): `<<<<<<<`, this side's lines, diff3's `|||||||` and the base's,
+//! `=======`, the other side's, `>>>>>>>`, each marker at the start of a line; every reader of
+//! conflicts in tangle (generated files, `code/Cargo.lock`, chapters) reads them here. In the
+//! index, during a merge or rebase that stopped on a conflict, the two sides of each conflicted
+//! file (stages 2 and 3, ours and theirs). tangle asks git only when a file holds conflict
+//! markers, and reads no answer as "nothing known": a book need not be in git, nor git be
+//! installed.
 
 use std::ffi::OsStr;
+use std::ops::Range;
 use std::path::Path;
+
+/// One conflict git left in a text, in byte offsets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Conflict {
+    /// Where the `<<<<<<<`, `=======` and `>>>>>>>` lines start.
+    pub markers: [usize; 3],
+    /// This side's lines, and the other side's (diff3's base section belongs to neither).
+    pub ours: Range<usize>,
+    pub theirs: Range<usize>,
+    /// From the start of the `<<<<<<<` line to the end of the `>>>>>>>` line.
+    pub whole: Range<usize>,
+}
+
+/// The conflicts git left in `text`, in order: each a `<<<<<<<` line, then a `=======` line,
+/// then a `>>>>>>>` line (a diff3 `|||||||` section before the `=======` is passed over). A
+/// `<<<<<<<` before the last one closed starts over; markers out of that order are no conflict.
+pub(crate) fn conflicts(text: &str) -> Vec<Conflict> {
+    let marker =
+        |line: &str, m: &str| line.strip_prefix(m).is_some_and(|rest| rest.is_empty() || rest.starts_with(' '));
+    let mut out = Vec::new();
+    // The open conflict: its `<<<<<<<` line, where its side starts and ends, its `=======` line.
+    let mut open: Option<(usize, usize, Option<usize>, Option<usize>)> = None;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let (at, next) = (offset, offset + line.len());
+        offset = next;
+        let bare = line.trim_end_matches(['\n', '\r']);
+        match open {
+            _ if marker(bare, "<<<<<<<") => open = Some((at, next, None, None)),
+            Some((start, ours, None, None)) if marker(bare, "|||||||") => open = Some((start, ours, Some(at), None)),
+            Some((start, ours, ours_end, None)) if bare == "=======" => {
+                open = Some((start, ours, Some(ours_end.unwrap_or(at)), Some(at)));
+            }
+            Some((start, ours, Some(ours_end), Some(middle))) if marker(bare, ">>>>>>>") => {
+                let theirs = middle + text[middle..].find('\n').map_or(text.len() - middle, |n| n + 1);
+                out.push(Conflict {
+                    markers: [start, middle, at],
+                    ours: ours..ours_end,
+                    theirs: theirs..at,
+                    whole: start..next,
+                });
+                open = None;
+            }
+            _ => {}
+        }
+    }
+    out
+}
 
 /// `git -C root ARGS`'s output, if git ran and succeeded.
 fn git(root: &Path, args: &[&OsStr]) -> Option<Vec<u8>> {
@@ -43,6 +96,24 @@ pub(crate) fn is_unmerged(root: &Path, path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn conflicts_are_read_with_both_sides_and_diff3_s_base_passed_over() {
+        let text = "a\n<<<<<<< HEAD\nours\n||||||| base\nold\n=======\ntheirs\n>>>>>>> b\nz\n";
+        let found = conflicts(text);
+        assert_eq!(found.len(), 1);
+        let c = &found[0];
+        assert_eq!((&text[c.ours.clone()], &text[c.theirs.clone()]), ("ours\n", "theirs\n"));
+        assert_eq!(&text[c.whole.clone()], "<<<<<<< HEAD\nours\n||||||| base\nold\n=======\ntheirs\n>>>>>>> b\n");
+        assert_eq!(c.markers.map(|m| &text[m..m + 3]), ["<<<", "===", ">>>"]);
+        let plain = "<<<<<<< HEAD\r\na\r\n=======\r\nb\r\n>>>>>>> theirs\r\n";
+        assert_eq!(conflicts(plain).len(), 1, "CRLF");
+        // Not conflicts: markers out of order, a heading's underline, a marker not at a line's start.
+        assert!(conflicts("=======\n<<<<<<< a\n>>>>>>> b\n").is_empty());
+        assert!(conflicts("Title\n=======\n").is_empty());
+        assert!(conflicts("x <<<<<<< a\n=======\n>>>>>>> b\n").is_empty());
+        assert!(conflicts("<<<<<<<< a\n=======\n>>>>>>> b\n").is_empty(), "eight `<` are not git's");
+    }
 
     #[test]
     fn outside_a_merge_git_knows_no_sides() {

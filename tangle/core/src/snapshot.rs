@@ -112,7 +112,7 @@ pub fn stale(dir: &Path, chapter: &Chapter) -> Vec<SnapshotDrift> {
         .filter_map(|(path, contents)| match std::fs::read_to_string(path) {
             Err(_) => Some(SnapshotDrift::Missing(path.clone())),
             // A checkout that turned its `\n` into `\r\n` changed nothing.
-            Ok(text) if text.replace("\r\n", "\n") == *contents => None,
+            Ok(text) if crate::fsutil::same_text(text.as_bytes(), contents.as_bytes()) => None,
             Ok(text) if text != *contents && without_source(&text) == without_source(contents) => {
                 Some(SnapshotDrift::Moved(path.clone()))
             }

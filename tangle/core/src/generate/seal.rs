@@ -91,19 +91,10 @@ pub(crate) fn normal_line(index: usize, line: &str) -> Cow<'_, str> {
     Cow::Borrowed(line)
 }
 
-/// Whether a file holds the markers git leaves in a conflicted merge: such a file is the
-/// merge's, not an author's edit, and is regenerated like a stale one.
+/// Whether a file holds a conflict git left in a merge ([`crate::git::conflicts`]): such a file
+/// is the merge's, not an author's edit.
 pub(crate) fn has_conflict_markers(bytes: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(bytes);
-    let mut seen = [false; 3];
-    for line in text.lines() {
-        for (i, marker) in ["<<<<<<< ", "=======", ">>>>>>> "].iter().enumerate() {
-            if line.starts_with(marker) || (i == 1 && line == "=======") {
-                seen[i] = true;
-            }
-        }
-    }
-    seen.iter().all(|s| *s)
+    !crate::git::conflicts(&String::from_utf8_lossy(bytes)).is_empty()
 }
 
 #[cfg(test)]

@@ -161,15 +161,15 @@ pub(crate) fn stale_files(root: &Path, generated: &Generated) -> anyhow::Result<
         match std::fs::read(root.join(path)) {
             Ok(bytes) if fsutil::same_text(&bytes, contents) => {}
             Ok(bytes) if is_edited(&bytes, contents) => stale.push(Stale::Edited(path.to_path_buf())),
-            // A merge left it conflicted, and one side of the conflict is an edit made in code/
-            // that no chapter has: regenerating it would lose that edit.
-            Ok(bytes)
-                if seal::has_conflict_markers(&bytes)
-                    && crate::git::conflict_sides(root, path).iter().any(|side| is_edited(side, contents)) =>
-            {
-                stale.push(Stale::Edited(path.to_path_buf()))
+            // A merge left it conflicted. When one side of the conflict is an edit made in code/
+            // that no chapter has, regenerating it would lose that edit.
+            Ok(bytes) if seal::has_conflict_markers(&bytes) => {
+                let sides = crate::git::conflict_sides(root, path);
+                stale.push(match sides.iter().any(|side| is_edited(side, contents)) {
+                    true => Stale::Edited(path.to_path_buf()),
+                    false => Stale::Conflicted(path.to_path_buf()),
+                });
             }
-            Ok(bytes) if seal::has_conflict_markers(&bytes) => stale.push(Stale::Conflicted(path.to_path_buf())),
             Ok(_) => stale.push(Stale::Differs(path.to_path_buf())),
             Err(_) => stale.push(Stale::Missing(path.to_path_buf())),
         }
@@ -206,43 +206,28 @@ pub(crate) fn stale_files(root: &Path, generated: &Generated) -> anyhow::Result<
 }
 
 /// `code/Cargo.lock` with a merge's conflicts resolved, when that parses: this side's lines in
-/// each conflict (`<<<<<<<` to the next `|||||||` or `=======`), and after them every package
+/// each conflict ([`crate::git::conflicts`]), and after them every package
 /// that only the other side locks (a crate its chapters added), so that the versions either side
 /// pinned stay pinned; the changes that merged cleanly stay too. Cargo puts the packages back in
 /// its order when it next writes the file. `None` without conflict markers, or when the result
 /// does not parse.
 pub(crate) fn resolved_lock(text: &str) -> Option<String> {
-    if !seal::has_conflict_markers(text.as_bytes()) {
+    let conflicts = crate::git::conflicts(text);
+    if conflicts.is_empty() {
         return None;
     }
-    #[derive(PartialEq)]
-    enum Part {
-        Common,
-        Ours,
-        Base,
-        Theirs,
-    }
-    let mut part = Part::Common;
+    // The text twice over: with this side's lines in each conflict, and with the other side's.
     let (mut ours, mut theirs) = (String::new(), String::new());
-    for line in text.split_inclusive('\n') {
-        let bare = line.trim_end_matches(['\n', '\r']);
-        match part {
-            _ if bare.starts_with("<<<<<<<") => part = Part::Ours,
-            Part::Ours if bare.starts_with("|||||||") => part = Part::Base,
-            Part::Ours | Part::Base if bare == "=======" => part = Part::Theirs,
-            Part::Theirs if bare.starts_with(">>>>>>>") => part = Part::Common,
-            Part::Common => {
-                ours.push_str(line);
-                theirs.push_str(line);
-            }
-            Part::Ours => ours.push_str(line),
-            Part::Theirs => theirs.push_str(line),
-            Part::Base => {}
+    let mut common = 0;
+    for c in &conflicts {
+        for (side, lines) in [(&mut ours, &c.ours), (&mut theirs, &c.theirs)] {
+            side.push_str(&text[common..c.whole.start]);
+            side.push_str(&text[lines.clone()]);
         }
+        common = c.whole.end;
     }
-    if part != Part::Common {
-        return None;
-    }
+    ours.push_str(&text[common..]);
+    theirs.push_str(&text[common..]);
     let packages = |t: &str| -> Vec<String> {
         t.split("\n[[package]]\n").skip(1).map(|p| format!("[[package]]\n{}", p.trim_end())).collect()
     };

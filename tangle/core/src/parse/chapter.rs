@@ -45,41 +45,20 @@ pub(crate) fn parse_chapter_as(
     read_chapter(name, path, Arc::new(Document::parse(source)), default)
 }
 
-/// The line of the first `<<<<<<<` that git left in the chapter, followed by its `=======` and
-/// `>>>>>>>`, each at the start of a line. Markers inside a closed block that is not Rust are the
+/// The line where the first conflict git left in the chapter starts ([`crate::git::conflicts`]).
+/// Markers inside a closed block that is not Rust are the
 /// chapter's text, not a conflict: a chapter about git may quote one in a ```` ```text ````
 /// block, or print one (its `output` block; a conflict there is an output that drifted).
 /// With `quoted_too`, markers count wherever they stand (git says the file is unmerged).
 pub(crate) fn merge_conflict(doc: &Document, quoted_too: bool) -> Option<usize> {
-    let source = doc.source();
     let quoted = |at: usize| {
         !quoted_too
             && doc.fences.iter().any(|f| f.closed && f.content.contains(&at) && !matches!(fence_lang(f), "" | "rust"))
     };
-    let mut offset = 0;
-    // The `<<<<<<<` seen last, whether the `=======` after it was, and whether every marker so
-    // far lay in a quoted block (a conflict that broke a fence has one outside).
-    let mut open: Option<(usize, bool, bool)> = None;
-    for line in source.split_inclusive('\n') {
-        let at = offset;
-        offset += line.len();
-        let line = line.trim_end_matches(['\n', '\r']);
-        if line.starts_with("<<<<<<< ") || line == "<<<<<<<" {
-            open = Some((at, false, quoted(at)));
-        } else if let Some((start, false, all_quoted)) = open
-            && line == "======="
-        {
-            open = Some((start, true, all_quoted && quoted(at)));
-        } else if let Some((start, true, all_quoted)) = open
-            && (line.starts_with(">>>>>>> ") || line == ">>>>>>>")
-        {
-            if !(all_quoted && quoted(at)) {
-                return Some(doc.line_col(start).0);
-            }
-            open = None;
-        }
-    }
-    None
+    // A conflict that broke a fence has a marker outside the quoted block.
+    let conflicts = crate::git::conflicts(doc.source());
+    let first = conflicts.iter().find(|c| !c.markers.iter().all(|&at| quoted(at)))?;
+    Some(doc.line_col(first.whole.start).0)
 }
 
 /// The error for git's conflict markers left at `line` of `path`.

@@ -233,8 +233,8 @@ fn file_edits(
     edits: &mut Edits,
 ) -> Result<(), Diagnostics> {
     let expected = &krate.files.iter().find(|(p, _)| p == path).expect("a file of the crate").1;
-    if seal::has_conflict_markers(text.as_bytes()) {
-        let line = text.lines().position(|l| l.starts_with("<<<<<<<")).unwrap_or(0) + 1;
+    if let Some(conflict) = crate::git::conflicts(text).first() {
+        let line = text[..conflict.whole.start].matches('\n').count() + 1;
         return Err(Diagnostic::error(
             Location::new(path, line).with_column(1),
             "this file holds a merge conflict, and one side of it is an edit made in the generated file that no \
