@@ -160,13 +160,16 @@ fn main_from(cli: Cli) -> ExitCode {
     show_mdbook_warnings();
     let root = cli.root.clone();
     // What a refused command did not do: `init` writes, the others run.
-    let not_done = if matches!(cli.command, Command::Init) { "nothing was written" } else { "nothing was run" };
+    let writes_only = matches!(cli.command, Command::Init | Command::Sync { .. } | Command::Untangle { .. });
+    let not_done = if writes_only { "nothing was written" } else { "nothing was run" };
     let outcome = run(cli);
     tangle_core::timing::count("markdown parses", tangle_core::markdown::parses());
     match outcome {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
-            let root = root.or_else(|| std::env::current_dir().ok().and_then(|d| find_root(&d).ok()));
+            // Paths in messages are relative to the project root, wherever the command ran.
+            let start = root.or_else(|| std::env::current_dir().ok());
+            let root = start.as_deref().and_then(tangle_core::config::project_root);
             let sources = Sources::new(root.as_deref().unwrap_or(Path::new(".")));
             let style = Style::for_stderr();
             match err.downcast_ref::<Diagnostics>() {
@@ -189,7 +192,12 @@ fn main_from(cli: Cli) -> ExitCode {
                         );
                     }
                     let errors = found.iter().filter(|d| d.is_error()).count();
-                    eprintln!("error: {errors} mistake(s) in the chapters; {not_done}");
+                    // Refused edits in generated files (untangle) are no mistakes of a chapter.
+                    let in_chapters = found.iter().all(|d| {
+                        d.location.as_ref().is_none_or(|l| l.file.extension().is_some_and(|e| e == "md"))
+                    });
+                    let place = if in_chapters { "in the chapters" } else { "found" };
+                    eprintln!("error: {errors} mistake(s) {place}; {not_done}");
                 }
                 None => match err.downcast_ref::<Diagnostic>() {
                     Some(d) => eprintln!("{}", d.render(&sources, style)),

@@ -88,9 +88,14 @@ pub fn new(path: &Path) -> anyhow::Result<u8> {
     let here =
         absolute.is_some() && absolute == std::env::current_dir().ok().map(|p| tangle_core::config::normalize(&p));
     let cd = if here { String::new() } else { format!("    cd {shown}\n") };
+    // A book made inside a repository (a project's docs) is committed there, not `git init`-ed.
+    let git = match tangle_core::git::work_tree(path) {
+        Some(top) => format!("Then commit it to the git repository at {}", top.display()),
+        None => "Then put it under version control (git init)".to_string(),
+    };
     println!(
         "created {shown}\n\nNext:\n{cd}    {}      # the HTML book, in book/index.html\n    {}      # everything CI checks\n\n\
-         Then put it under version control (git init) with the generated code/, figures/, snapshots/\n\
+         {git} with the generated code/, figures/, snapshots/\n\
          and theme/: CI checks that they are current.",
         messages::command("book"),
         messages::command("test")
@@ -245,15 +250,20 @@ pub fn init(dir: &Path) -> anyhow::Result<u8> {
         println!("{c}");
     }
     let chapters: Vec<String> = project.book.chapters.iter().map(|c| c.path.display().to_string()).collect();
+    // A book of rustdoc-style examples (`cells = "examples"`) has examples, not notebook cells.
+    let examples = project.book.chapters.iter().all(|c| c.mode == tangle_core::model::CellMode::Examples)
+        && (!chapters.is_empty() || config.cells == tangle_core::model::CellMode::Examples);
+    let cells = if examples { "examples" } else { "cells" };
+    let run = format!("build and run the {cells}, compare with the prose");
     let next = [
-        (messages::command("check"), "build and run the cells, compare with the prose"),
+        (messages::command("check"), run.as_str()),
         (messages::command("test"), "everything CI checks"),
         (messages::command("book"), "the HTML book"),
     ];
     let width = next.iter().map(|(command, _)| command.len()).max().unwrap_or(0);
     let next: Vec<String> = next.iter().map(|(command, what)| format!("    {command:width$}    # {what}")).collect();
     println!(
-        "tangle adopted this book: {} chapter(s) with Rust cells ({}); no chapter was changed.\n\nNext:\n{}",
+        "tangle adopted this book: {} chapter(s) with Rust {cells} ({}); no chapter was changed.\n\nNext:\n{}",
         chapters.len(),
         if chapters.is_empty() { "none yet".to_string() } else { chapters.join(", ") },
         next.join("\n"),
@@ -388,10 +398,14 @@ fn edit_book_toml_lf(text: &str, css: &str, js: &str) -> anyhow::Result<(String,
 }
 
 /// Appends the `lines` missing from the `.gitignore` at `path` (creating it); true if it changed.
+/// A folder's line counts as present when the file has it in any of the forms that ignore it
+/// (`/target/`, `/target`, `target/`, `target`): an unanchored name ignores the folder at the
+/// root too, and a path with a `/` inside is anchored with or without the leading one.
 fn add_ignore_lines(path: &Path, lines: &[String]) -> anyhow::Result<bool> {
     let old = std::fs::read_to_string(path).unwrap_or_default();
-    let present: Vec<&str> = old.lines().map(str::trim).collect();
-    let missing: Vec<&String> = lines.iter().filter(|l| !present.contains(&l.as_str())).collect();
+    let bare = |l: &str| l.trim().trim_start_matches('/').trim_end_matches('/').to_string();
+    let present: Vec<String> = old.lines().map(bare).collect();
+    let missing: Vec<&String> = lines.iter().filter(|l| !present.contains(&bare(l))).collect();
     if missing.is_empty() {
         return Ok(false);
     }
@@ -521,6 +535,13 @@ mod tests {
         assert!(add_ignore_lines(&path, &lines).unwrap());
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text.matches('\n').count(), text.matches("\r\n").count(), "{text:?}");
+        // A folder already ignored in another form (`cargo new` writes `/target`) is not added again.
+        for form in ["/target", "target", "target/", " /target/ "] {
+            std::fs::write(&path, format!("{form}\n/book\n")).unwrap();
+            assert!(!add_ignore_lines(&path, &lines).unwrap(), "{form}");
+        }
+        std::fs::write(&path, "/target/debug/\n").unwrap();
+        assert!(add_ignore_lines(&path, &lines).unwrap(), "a folder inside target/ is not target/");
     }
 
     #[test]

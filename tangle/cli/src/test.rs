@@ -96,8 +96,8 @@ pub fn run(project: &Project, asked: &[String], options: CheckOptions) -> anyhow
                     None => (format!("error: {e:#}"), e.to_string()),
                 };
                 eprintln!("{shown}\n");
-                // Its first line: cargo's whole report is printed above.
-                let first = message.lines().next().unwrap_or_default();
+                // Its first line: cargo's whole report is printed above (and so not announced here).
+                let first = message.lines().next().unwrap_or_default().trim_end_matches(':');
                 tally.fail(format!("the examples could not be built: {first}"));
                 None
             }

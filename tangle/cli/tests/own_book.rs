@@ -51,6 +51,8 @@ fn a_new_book_passes_its_tests_and_fails_at_a_broken_test_cell() {
     let book = dir.path().join("my-book");
     let out = tangle(dir.path(), &["new", book.to_str().unwrap()], true);
     assert!(out.status.success(), "tangle new failed:\n{}", text(&out));
+    // Outside any repository, the closing advice is to make one.
+    assert!(String::from_utf8_lossy(&out.stdout).contains("(git init)"), "{}", text(&out));
     for file in ["book.toml", "src/SUMMARY.md", "src/ch01.md", "references.yaml", ".gitignore", "README.md"] {
         assert!(book.join(file).is_file(), "{file} is missing");
     }
@@ -585,7 +587,11 @@ fn a_stock_mdbook_build_runs_tangle_and_fails_with_its_message() {
         "# Ex\n\n```rust\nprintln!(\"{}\", 6 * 7);\n```\n\n```output\n42\n```\n\n```rust,should_panic\nlet v: Vec<u8> = Vec::new();\nlet _ = v[1];\n```\n",
     )
     .unwrap();
-    assert!(tangle(&examples, &["init"], false).status.success());
+    let out = tangle(&examples, &["init"], false);
+    assert!(out.status.success(), "{}", text(&out));
+    // It speaks of examples, not of notebook cells.
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("1 chapter(s) with Rust examples") && !said.contains("cells"), "{said}");
     let out = mdbook(&examples);
     assert!(out.status.success(), "mdbook build failed on a clean book of examples:\n{}", text(&out));
     let source = std::fs::read_to_string(&chapter).unwrap();

@@ -517,3 +517,48 @@ fn a_book_of_examples_is_checked_while_served() {
     assert!(page.contains("Fixed."), "{page}");
     assert!(!root.join("code").join("Cargo.toml").exists(), "a book of examples alone gets no code folder");
 }
+
+/// What the examples read outside the book's folders is watched too: a save of the crate they
+/// use by path, or of a data file their chapter declares, is checked as a save of the chapter
+/// would be.
+#[test]
+fn a_save_of_a_crate_used_by_path_or_of_a_declared_data_file_is_checked() {
+    let project = project();
+    let root: PathBuf = project.path().to_path_buf();
+    std::fs::write(
+        root.join("book/book.toml"),
+        "[book]\ntitle = \"serve\"\n\n[preprocessor.tangle]\nroot = \"..\"\ncells = \"examples\"\n\n\
+         [preprocessor.tangle.dependencies]\nmine = { path = \"../mine\" }\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("mine/src")).unwrap();
+    std::fs::create_dir_all(root.join("data")).unwrap();
+    std::fs::write(root.join("mine/Cargo.toml"), "[package]\nname = \"mine\"\nedition = \"2021\"\n").unwrap();
+    let answer = |n: u32| format!("pub fn answer() -> u32 {{\n    {n}\n}}\n");
+    std::fs::write(root.join("mine/src/lib.rs"), answer(42)).unwrap();
+    std::fs::write(root.join("data/flag.txt"), "up\n").unwrap();
+    std::fs::write(
+        root.join("book/src/ch01.md"),
+        "# 1 One\n\n<!-- tangle: data data/flag.txt -->\n\n```rust\nassert_eq!(mine::answer(), 42);\n\
+         assert_eq!(std::fs::read_to_string(\"data/flag.txt\").unwrap(), \"up\\n\");\n```\n\nThe first version.\n",
+    )
+    .unwrap();
+    let port = free_port();
+    let (_server, log) = serve_with_log(&root, port);
+    wait_until("the server answers", Duration::from_secs(300), || TcpStream::connect(("127.0.0.1", port)).is_ok());
+    let banner = "id=\"tangle-problems\"";
+    let page = get(port, "/ch01.html");
+    assert!(page.contains("The first version.") && !page.contains(banner), "{page}");
+    let page_shows = |what: &str, present: bool| page_until(port, what, present, 300, Some(&log));
+    // The crate, saved by an editor that writes a new file and renames it over the old one.
+    std::fs::write(root.join("mine/src/lib.rs.new"), answer(41)).unwrap();
+    std::fs::rename(root.join("mine/src/lib.rs.new"), root.join("mine/src/lib.rs")).unwrap();
+    let page = page_shows(banner, true);
+    assert!(page.contains("book/src/ch01.md:6") && page.contains("41"), "{page}");
+    std::fs::write(root.join("mine/src/lib.rs"), answer(42)).unwrap();
+    page_shows(banner, false);
+    // The data file, at the project root: outside every folder the book has.
+    std::fs::write(root.join("data/flag.txt"), "down\n").unwrap();
+    let page = page_shows(banner, true);
+    assert!(page.contains("book/src/ch01.md:7") && page.contains("down"), "{page}");
+}

@@ -154,18 +154,33 @@ fn key_of(
     Ok(hex(h))
 }
 
-/// The files `chapter` declares it reads (`<!-- tangle: data FILE -->`), each with its bytes, or
-/// an error at the directive of one that cannot be read.
+/// The files `chapter` declares it reads (`<!-- tangle: data FILE -->`), each named from the
+/// project root with `/` between folders and with its bytes; a declared folder gives every file
+/// under it, in order of name. An error at the directive of one that cannot be read.
 pub(crate) fn data_files(layout: &Layout, chapter: &Chapter) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
     let mut out = Vec::new();
     for (data, line) in &chapter.directives.data {
-        let bytes = std::fs::read(layout.abs(data)).map_err(|e| {
+        let unreadable = |what: &Path, e: &dyn std::fmt::Display| {
             crate::diagnostic::Diagnostic::error(
                 chapter.location(*line),
-                format!("the declared data file {} cannot be read: {e}", data.display()),
+                format!("the declared data file {} cannot be read: {e}", what.display()),
             )
-        })?;
-        out.push((data.display().to_string(), bytes));
+        };
+        let path = layout.abs(data);
+        if !path.is_dir() {
+            let bytes = std::fs::read(&path).map_err(|e| unreadable(data, &e))?;
+            out.push((crate::fsutil::slashed(data), bytes));
+            continue;
+        }
+        for entry in walkdir::WalkDir::new(&path).follow_links(true).sort_by_file_name() {
+            let entry = entry.map_err(|e| unreadable(data, &e))?;
+            if entry.file_type().is_dir() {
+                continue;
+            }
+            let name = data.join(entry.path().strip_prefix(&path).unwrap_or(entry.path()));
+            let bytes = std::fs::read(entry.path()).map_err(|e| unreadable(&name, &e))?;
+            out.push((crate::fsutil::slashed(&name), bytes));
+        }
     }
     Ok(out)
 }
@@ -177,24 +192,37 @@ pub(crate) fn data_files(layout: &Layout, chapter: &Chapter) -> anyhow::Result<V
 /// nothing for a book without such crates.
 pub(crate) fn local_crates(layout: &Layout, dependencies: &BTreeMap<String, toml::Value>) -> String {
     let mut h = Sha256::new();
+    // Paths with `/` and text with `\n`, as the frozen records read them (which take this
+    // digest too): the same on every machine and checkout. Relative to the root even above it
+    // (`../src/lib.rs`), so that no absolute path of this checkout enters the digest.
+    let label = |file: &Path| crate::fsutil::slashed(&crate::config::relative_to(file, Path::new(""), &layout.root));
+    for dir in local_crate_dirs(layout, dependencies) {
+        let manifest = std::fs::read(dir.join("Cargo.toml")).unwrap_or_default();
+        feed(&mut h, &label(&dir.join("Cargo.toml")), &crate::fsutil::lf(&manifest));
+        let sources = walkdir::WalkDir::new(dir.join("src")).sort_by_file_name().into_iter().filter_map(Result::ok);
+        let files = sources.filter(|e| e.file_type().is_file()).map(walkdir::DirEntry::into_path);
+        for file in std::iter::once(dir.join("build.rs")).chain(files) {
+            if let Ok(bytes) = std::fs::read(&file) {
+                feed(&mut h, &label(&file), &crate::fsutil::lf(&bytes));
+            }
+        }
+    }
+    hex(h)
+}
+
+/// The folders of the crates the book uses by `path`, and of the crates they use by path in
+/// turn (absolute, each once): the ones [`local_crates`] digests.
+fn local_crate_dirs(layout: &Layout, dependencies: &BTreeMap<String, toml::Value>) -> Vec<PathBuf> {
     let by_path = |spec: &toml::Value| spec.get("path")?.as_str().map(PathBuf::from);
     let mut todo: Vec<PathBuf> = dependencies.values().filter_map(by_path).map(|p| layout.abs(&p)).collect();
     let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
     while let Some(dir) = todo.pop() {
         let dir = crate::config::normalize(&dir);
         if !seen.insert(dir.clone()) {
             continue;
         }
-        // Paths with `/` and text with `\n`, as the frozen records read them (which take this
-        // digest too): the same on every machine and checkout.
-        // Relative to the root even above it (`../src/lib.rs`), so that no absolute path of
-        // this checkout enters the digest.
-        let label = |file: &Path| {
-            let rel = crate::config::relative_to(file, Path::new(""), &layout.root);
-            rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
-        };
         let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
-        feed(&mut h, &label(&dir.join("Cargo.toml")), &crate::fsutil::lf(manifest.as_bytes()));
         if let Ok(doc) = toml::from_str::<toml::Table>(&manifest) {
             let targets = doc.get("target").and_then(|t| t.as_table()).into_iter().flat_map(|t| t.values());
             let tables = [&doc].into_iter().map(|d| d as &toml::Table).chain(targets.filter_map(|t| t.as_table()));
@@ -205,15 +233,27 @@ pub(crate) fn local_crates(layout: &Layout, dependencies: &BTreeMap<String, toml
                 }
             }
         }
-        let sources = walkdir::WalkDir::new(dir.join("src")).sort_by_file_name().into_iter().filter_map(Result::ok);
-        let files = sources.filter(|e| e.file_type().is_file()).map(walkdir::DirEntry::into_path);
-        for file in std::iter::once(dir.join("build.rs")).chain(files) {
-            if let Ok(bytes) = std::fs::read(&file) {
-                feed(&mut h, &label(&file), &crate::fsutil::lf(&bytes));
-            }
-        }
+        out.push(dir);
     }
-    hex(h)
+    out
+}
+
+/// What a change to calls for running the chapters again, outside the book's own folders
+/// (absolute): the declared data files and folders (`<!-- tangle: data -->`), and the manifest,
+/// build script and `src/` of each crate used by path. `serve` watches them.
+pub fn outside_inputs<'a>(
+    layout: &Layout,
+    dependencies: &BTreeMap<String, toml::Value>,
+    chapters: impl IntoIterator<Item = &'a Chapter>,
+) -> Vec<PathBuf> {
+    let data = chapters.into_iter().flat_map(|c| c.directives.data.iter().map(|(d, _)| layout.abs(d)));
+    let crates = local_crate_dirs(layout, dependencies)
+        .into_iter()
+        .flat_map(|dir| [dir.join("Cargo.toml"), dir.join("build.rs"), dir.join("src")]);
+    let mut out: Vec<PathBuf> = data.chain(crates).collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// The lock file's packages that the chapters `names` (the frozen one's program and libraries)
@@ -393,6 +433,28 @@ pub(crate) fn store_analyses(layout: &Layout, analyses: &Analyses) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_declared_folder_is_every_file_under_it_in_order_of_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for (path, text) in [("data/b.txt", "b"), ("data/a/z.csv", "z"), ("data/a/y.csv", "y"), ("one.txt", "1")] {
+            std::fs::create_dir_all(root.join(path).parent().unwrap()).unwrap();
+            std::fs::write(root.join(path), text).unwrap();
+        }
+        let config = Config::parse(root, Path::new(""), "").unwrap();
+        let chapter = |text: &str| {
+            crate::parse::parse_chapter("ch01", Path::new("src/ch01.md"), text.as_bytes().to_vec()).unwrap()
+        };
+        let files = data_files(&config.layout, &chapter("<!-- tangle: data data one.txt -->\n")).unwrap();
+        let names: Vec<&str> = files.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(names, ["data/a/y.csv", "data/a/z.csv", "data/b.txt", "one.txt"]);
+        assert_eq!(files[0].1, b"y");
+        let err = data_files(&config.layout, &chapter("# T\n\n<!-- tangle: data nope -->\n")).unwrap_err();
+        let d = err.downcast_ref::<crate::diagnostic::Diagnostic>().unwrap();
+        assert_eq!(d.location.as_ref().unwrap().line, 3);
+        assert!(d.message.contains("nope cannot be read"), "{}", d.message);
+    }
 
     #[test]
     fn a_crate_used_by_path_is_an_input_down_to_the_crates_it_uses_by_path() {

@@ -176,6 +176,12 @@ pub(crate) fn sweep_temp_files(dir: &Path) -> usize {
         .count()
 }
 
+/// A path with `/` between its parts, whatever the platform: how a path is named in what two
+/// checkouts on two systems must agree on (a digest, a record).
+pub fn slashed(path: &Path) -> String {
+    path.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,8 +4,8 @@
 //! conflicts in tangle (generated files, `code/Cargo.lock`, chapters) reads them here. In the
 //! index, during a merge or rebase that stopped on a conflict, the two sides of each conflicted
 //! file (stages 2 and 3, ours and theirs). tangle asks git only when a file holds conflict
-//! markers, and reads no answer as "nothing known": a book need not be in git, nor git be
-//! installed.
+//! markers, or where a new book goes ([`work_tree`]), and reads no answer as "nothing known": a
+//! book need not be in git, nor git be installed.
 
 use std::ffi::OsStr;
 use std::ops::Range;
@@ -88,6 +88,13 @@ pub(crate) fn conflict_sides(root: &Path, path: &Path) -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// The top folder of the git work tree holding `dir`, if `dir` is in one.
+pub fn work_tree(dir: &Path) -> Option<std::path::PathBuf> {
+    let out = git(dir, &["rev-parse".as_ref(), "--show-toplevel".as_ref()])?;
+    let top = String::from_utf8(out).ok()?;
+    Some(top.trim_end_matches(['\n', '\r']).into())
+}
+
 /// Whether git has `path` unmerged: a merge or rebase stopped on a conflict in it.
 pub(crate) fn is_unmerged(root: &Path, path: &Path) -> bool {
     git(root, &["ls-files".as_ref(), "-u".as_ref(), "--".as_ref(), path.as_os_str()]).is_some_and(|out| !out.is_empty())
@@ -96,6 +103,20 @@ pub(crate) fn is_unmerged(root: &Path, path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_work_tree_is_found_from_any_folder_in_it_and_none_outside() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(repo.join("a/b")).unwrap();
+        assert_eq!(work_tree(&repo), None, "not a repository yet");
+        if git(&repo, &["init".as_ref(), "-q".as_ref()]).is_none() {
+            eprintln!("git is not installed: skipped");
+            return;
+        }
+        let top = work_tree(&repo.join("a/b")).expect("inside the repository");
+        assert_eq!(top.canonicalize().unwrap(), repo.canonicalize().unwrap());
+    }
 
     #[test]
     fn conflicts_are_read_with_both_sides_and_diff3_s_base_passed_over() {

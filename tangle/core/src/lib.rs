@@ -70,7 +70,7 @@ pub mod cache;
 pub mod freeze;
 pub mod fsutil;
 pub mod generate;
-pub(crate) mod git;
+pub mod git;
 pub mod lock;
 pub mod markdown;
 pub mod parse;

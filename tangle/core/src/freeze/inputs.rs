@@ -4,7 +4,8 @@
 //! - `cells of chNN`: the chapter's save and run cells as Rust tokens (its test cells are never
 //!   run while it is frozen), and `save cells of chMM` for each chapter it imports, directly or
 //!   not;
-//! - `data FILE`: each declared data file of those chapters (`<!-- tangle: data -->`);
+//! - `data FILE`: each declared data file of those chapters (`<!-- tangle: data -->`), each file
+//!   of a declared folder;
 //! - `code/Cargo.lock`: the lock file's entries for the packages those crates build with;
 //! - `code/Cargo.toml`: the workspace manifest as those crates see it (edition, dependencies,
 //!   profiles);
@@ -26,7 +27,7 @@ use sha2::{Digest, Sha256};
 
 use crate::cache::{feed, hex, lock_digest, packages, workspace_digest};
 use crate::config::{Config, Layout};
-use crate::diagnostic::Diagnostic;
+use crate::fsutil::slashed;
 use crate::generate::{self, Generated};
 use crate::model::{CellKind, Chapter};
 
@@ -92,16 +93,10 @@ pub fn of(
         let own = ch.name == chapter;
         let label = if own { format!("cells of {}", ch.name) } else { format!("save cells of {}", ch.name) };
         inputs.insert(label, cells_digest(ch, own));
-        for (data, line) in &ch.directives.data {
-            let bytes = std::fs::read(layout.abs(data)).map_err(|e| {
-                Diagnostic::error(
-                    ch.location(*line),
-                    format!("the declared data file {} cannot be read: {e}", data.display()),
-                )
-            })?;
+        for (data, bytes) in crate::cache::data_files(layout, ch)? {
             let mut h = Sha256::new();
             h.update(crate::fsutil::lf(&bytes));
-            inputs.insert(format!("data {}", slashed(data)), hex(h));
+            inputs.insert(format!("data {data}"), hex(h));
         }
     }
     let names: Vec<&str> = closure.iter().map(|k| k.name()).collect();
@@ -194,11 +189,6 @@ fn program_tokens(stream: proc_macro2::TokenStream) -> String {
         out.into_iter().collect()
     }
     strip(stream, true).to_string()
-}
-
-/// A path with `/` between its parts, whatever the platform.
-fn slashed(path: &Path) -> String {
-    path.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
 }
 
 #[cfg(test)]

@@ -121,7 +121,12 @@ pub fn summary(fixed: &[Stale], generated: &Generated, layout: &Layout) -> Vec<(
         layout.abs(&copy).exists().then(|| copy.display().to_string())
     };
     let runtime = super::runtime::dir(&generated.code);
-    let tool_files = |s: &&Stale| generated.support.iter().any(|(p, _)| p == s.path());
+    // Tool files written again as a group; one that was edited, or that a conflict or a
+    // stranger's file took the place of, is named on its own line, with where its copy is.
+    let tool_files = |s: &&Stale| {
+        generated.support.iter().any(|(p, _)| p == s.path())
+            && !matches!(s, Stale::Edited(_) | Stale::Foreign(_) | Stale::Conflicted(_))
+    };
     let mut lines = Vec::new();
     let mut rest: Vec<&Stale> = fixed.iter().collect();
     for (dir, what) in [(runtime.as_path(), "tangle's runtime"), (theme, "tangle's theme")] {

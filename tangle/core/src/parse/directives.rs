@@ -74,6 +74,12 @@ pub fn read(path: &Path, doc: &Document, diagnostics: &mut Diagnostics) -> Direc
                             at.clone(),
                             format!("data file `{arg}` must be a path inside the repository, relative to its root"),
                         ));
+                    } else if file.components().all(|c| c == Component::CurDir) {
+                        // Every file of the repository, tangle's build folder included.
+                        diagnostics.push(Diagnostic::error(
+                            at.clone(),
+                            format!("`{arg}` is the whole repository: name the files or folders the code reads"),
+                        ));
                     } else if word == "data" {
                         directives.data.push((file, comment.line));
                     } else {

@@ -79,6 +79,11 @@ struct Watcher {
     layout: Layout,
     /// The watched paths that did not exist when last looked for (watched once they appear).
     missing: Vec<PathBuf>,
+    /// What the last check found its runs read outside the [`watched`] folders: a data file, a
+    /// data folder, a crate used by path's manifest, build script and `src/`.
+    outside: Vec<PathBuf>,
+    /// The folders watched for them, each once.
+    outside_watches: std::collections::BTreeSet<(PathBuf, bool)>,
 }
 
 impl Watcher {
@@ -93,7 +98,8 @@ impl Watcher {
                 // them again. What the check writes itself (`code/`), or a chapter program
                 // writes, stops nothing.
                 let inputs = inputs.lock().unwrap_or_else(|e| e.into_inner());
-                let saved = event.paths.iter().filter(|p| inputs.contains(p));
+                // A file, or one under a folder (a data folder, a crate's `src/`).
+                let saved = event.paths.iter().filter(|p| inputs.iter().any(|i| p.starts_with(i)));
                 for time in saved.filter_map(|p| std::fs::metadata(p).ok()?.modified().ok()) {
                     tangle_core::run::saved(time);
                 }
@@ -102,7 +108,15 @@ impl Watcher {
             }
         })
         .context("cannot watch the book's files for changes")?;
-        let mut watcher = Watcher { inner, events, rebuilt: None, layout: layout.clone(), missing: watched(layout) };
+        let mut watcher = Watcher {
+            inner,
+            events,
+            rebuilt: None,
+            layout: layout.clone(),
+            missing: watched(layout),
+            outside: Vec::new(),
+            outside_watches: Default::default(),
+        };
         // The folders that hold the watched paths, on their own, so that a watched folder made
         // after the server started (figures/, code/) is seen being made.
         let mut parents: Vec<PathBuf> =
@@ -122,13 +136,36 @@ impl Watcher {
         self.missing.retain(|path| !(path.exists() && inner.watch(path, notify::RecursiveMode::Recursive).is_ok()));
     }
 
+    /// Watches what the runs read outside the book's folders, as the last check found it. A
+    /// folder is watched whole; a file through its folder, not on its own: an editor that saves
+    /// by writing a new file and renaming it over the old one would end a watch on the file.
+    fn watch_outside(&mut self, outside: &[PathBuf]) {
+        self.outside = outside.to_vec();
+        for path in outside {
+            let watch = match path.is_dir() {
+                true => (path.clone(), true),
+                false => match path.parent() {
+                    Some(parent) => (parent.to_path_buf(), false),
+                    None => continue,
+                },
+            };
+            if self.outside_watches.contains(&watch) || !watch.0.is_dir() {
+                continue;
+            }
+            let mode = if watch.1 { notify::RecursiveMode::Recursive } else { notify::RecursiveMode::NonRecursive };
+            if self.inner.watch(&watch.0, mode).is_ok() {
+                self.outside_watches.insert(watch);
+            }
+        }
+    }
+
     /// Waits for a change that matters, then for the files to be quiet for [`QUIET`]. Returns
     /// whether any of the changes was under `code/` (an edit there is untangled first).
     fn next_change(&mut self) -> anyhow::Result<bool> {
         let mut events = Vec::new();
         loop {
             let event = self.events.recv().context("the watcher stopped")?;
-            if matters(&self.layout, &event) && !self.rebuild_s_own(&event) {
+            if matters(&self.layout, &self.outside, &event) && !self.rebuild_s_own(&event) {
                 events.push(event);
                 break;
             }
@@ -163,16 +200,18 @@ impl Watcher {
     }
 }
 
-/// Whether an event tells of a change to a watched file: not a mere read, and not in what
-/// serve writes itself beside them (the author's copy of the book, its temporary copies, a
-/// build folder, the lock file cargo writes).
-fn matters(layout: &Layout, event: &notify::Event) -> bool {
+/// Whether an event tells of a change to a watched file, or to what the runs read `outside`
+/// the book's folders: not a mere read, and not in what serve writes itself beside them (the
+/// author's copy of the book, its temporary copies, a build folder, the lock file cargo writes).
+fn matters(layout: &Layout, outside: &[PathBuf], event: &notify::Event) -> bool {
     if event.kind.is_access() {
         return false;
     }
     let roots = watched(layout);
     event.paths.iter().any(|path| {
-        !beside_the_sources(layout, path) && roots.iter().any(|root| path.starts_with(root) || root.starts_with(path))
+        !beside_the_sources(layout, path)
+            && (roots.iter().any(|root| path.starts_with(root) || root.starts_with(path))
+                || outside.iter().any(|input| path.starts_with(input)))
     })
 }
 
@@ -240,6 +279,7 @@ pub fn serve(config: &Config, port: u16) -> anyhow::Result<()> {
         let layout = config.layout.clone();
         let site = site.clone();
         let mut watcher = Watcher::new(&layout, builds.inputs.clone())?;
+        watcher.watch_outside(&builds.outside_inputs);
         std::thread::Builder::new().name("tangle-serve-watch".into()).spawn(move || {
             loop {
                 match watcher.next_change() {
@@ -248,6 +288,7 @@ pub fn serve(config: &Config, port: u16) -> anyhow::Result<()> {
                         builds.rebuild(&site, code);
                         site.set_busy(None);
                         watcher.settle(builds.edits_left);
+                        watcher.watch_outside(&builds.outside_inputs);
                     }
                     Err(e) => {
                         eprintln!("no longer rebuilding on changes: {e:#}");
@@ -278,8 +319,9 @@ struct Builds {
     edits_left: bool,
     /// What the check under way reads, for the watcher.
     inputs: RunInputs,
-    /// The data files the chapters declared at the last check.
-    data_files: Vec<PathBuf>,
+    /// What the runs read outside the book's folders, as the last check found it
+    /// ([`problems::Checked::outside_inputs`]).
+    outside_inputs: Vec<PathBuf>,
     /// The chapters this server wrote edits from `code/` into, watched until they are saved
     /// with those edits in (or without them: then an editor's older copy overwrote them).
     untangled_into: Vec<Untangled>,
@@ -333,7 +375,7 @@ impl Builds {
             previous: None,
             edits_left: false,
             inputs: RunInputs::default(),
-            data_files: Vec::new(),
+            outside_inputs: Vec::new(),
             untangled_into: Vec::new(),
             untangles: 0,
         })
@@ -373,21 +415,21 @@ impl Builds {
         }
         let checked = sources_stamp(&config);
         // From here on, a save of what the runs read makes this check's runs moot (see
-        // `Watcher::new`): the pages `SUMMARY.md` lists and it, `book.toml`, and the data files
-        // the last check found declared. (Not any file of the source folder: a chapter program
+        // `Watcher::new`): the pages `SUMMARY.md` lists and it, `book.toml`, and what the last
+        // check found the runs read outside the book's folders (data, crates used by path). (Not any file of the source folder: a chapter program
         // that writes one would stop itself, again and again.)
         let layout = &config.layout;
         let src = layout.abs(&layout.src);
         let summary = std::fs::read_to_string(src.join("SUMMARY.md")).unwrap_or_default();
         let pages =
             crate::validate::summary_entries(&summary).unwrap_or_default().into_iter().map(|(_, p)| src.join(p));
-        let mut inputs: Vec<PathBuf> = pages.chain(self.data_files.iter().cloned()).collect();
+        let mut inputs: Vec<PathBuf> = pages.chain(self.outside_inputs.iter().cloned()).collect();
         inputs.extend([src.join("SUMMARY.md"), layout.abs(layout.book_toml())]);
         *self.inputs.lock().unwrap_or_else(|e| e.into_inner()) = inputs;
         tangle_core::run::reading_sources();
         let found = problems::check(&config);
         self.edits_left = found.edits_left;
-        self.data_files = found.data_files;
+        self.outside_inputs = found.outside_inputs;
         (config, found.problems, checked, Arc::new(found.parsed))
     }
 

@@ -23,8 +23,9 @@ pub struct Checked {
     /// Whether generated files edited by hand are left under `code/` (the check stopped at
     /// them): until they are dropped, nothing this server does writes there.
     pub edits_left: bool,
-    /// The data files the chapters declare (absolute), which their runs read.
-    pub data_files: Vec<std::path::PathBuf>,
+    /// What the runs read outside the book's folders (absolute): declared data files and
+    /// folders, and the crates used by path ([`tangle_core::cache::outside_inputs`]).
+    pub outside_inputs: Vec<std::path::PathBuf>,
 }
 
 /// Checks the chapters (running what the cache cannot answer); prints their problems on the
@@ -56,8 +57,11 @@ fn check_quietly(config: &Config, checked: &mut Checked) -> Vec<String> {
     checked.parsed = Parsed::of(&project);
     checked.edits_left = project.stale().is_ok_and(|stale| stale.iter().any(|s| s.is_hand_made()));
     let layout = project.layout();
-    let declared = project.book.chapters.iter().flat_map(|c| c.directives.data.iter().map(|(d, _)| layout.abs(d)));
-    checked.data_files = declared.collect();
+    checked.outside_inputs = tangle_core::cache::outside_inputs(
+        layout,
+        &project.config.dependencies,
+        project.book.chapters.iter().map(|c| &**c),
+    );
     let chapters = match project.select(&[]) {
         Ok(chapters) => chapters,
         Err(e) => return vec![format!("error: {e:#}")],

@@ -83,6 +83,7 @@ fn directives_over_lines_in_any_case_and_with_bad_arguments() {
     assert!(errors("<!-- tangle: timeout 0 -->\n\n```rust\n```\n")[0].contains("above 0"));
     assert!(errors("<!-- tangle: timeoot 3 -->\n\n```rust\n```\n")[0].contains("unknown tangle directive `timeoot`"));
     assert!(errors("<!-- tangle: data ../x -->\n\n```rust\n```\n")[0].contains("inside the repository"));
+    assert!(errors("<!-- tangle: data ./ -->\n\n```rust\n```\n")[0].contains("the whole repository"));
     // Never closed: one short error at its line, not the rest of the chapter quoted.
     let e = errors("# One\n\n<!-- tangle: freeze\n\nA paragraph.\n\n```rust\nlet x = 1;\n```\n");
     assert_eq!(e.len(), 1, "{e:?}");
