@@ -193,9 +193,9 @@ fn main_from(cli: Cli) -> ExitCode {
                     }
                     let errors = found.iter().filter(|d| d.is_error()).count();
                     // Refused edits in generated files (untangle) are no mistakes of a chapter.
-                    let in_chapters = found.iter().all(|d| {
-                        d.location.as_ref().is_none_or(|l| l.file.extension().is_some_and(|e| e == "md"))
-                    });
+                    let in_chapters = found
+                        .iter()
+                        .all(|d| d.location.as_ref().is_none_or(|l| l.file.extension().is_some_and(|e| e == "md")));
                     let place = if in_chapters { "in the chapters" } else { "found" };
                     eprintln!("error: {errors} mistake(s) {place}; {not_done}");
                 }

@@ -238,8 +238,8 @@ fn local_crate_dirs(layout: &Layout, dependencies: &BTreeMap<String, toml::Value
     out
 }
 
-/// What a change to calls for running the chapters again, outside the book's own folders
-/// (absolute): the declared data files and folders (`<!-- tangle: data -->`), and the manifest,
+/// What the chapters' runs read outside the book's own folders, so that a change there calls
+/// for running them again (absolute paths): the declared data files and folders (`<!-- tangle: data -->`), and the manifest,
 /// build script and `src/` of each crate used by path. `serve` watches them.
 pub fn outside_inputs<'a>(
     layout: &Layout,

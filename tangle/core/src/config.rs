@@ -339,47 +339,48 @@ impl Config {
             );
         }
         let config = Config::parse(&root, &book, &text)?;
-        if let Some(levels) = config.written_for_a_root_above(&book_dir) {
-            let setting = vec![".."; levels].join("/");
+        config.refuse_what_would_mislead(&book_dir, &text)?;
+        Ok(config)
+    }
+
+    /// What the files this configuration points at show to be wrong before anything would
+    /// mislead: generated files written for another root (a rewrite of every one, runs in
+    /// another folder), a dependency's `path` that cargo would report against a generated
+    /// manifest. `book_dir` holds book.toml, whose `text` places the errors.
+    fn refuse_what_would_mislead(&self, book_dir: &Path, text: &str) -> anyhow::Result<()> {
+        let layout = &self.layout;
+        if let Some(levels) = self.written_for_a_root_above(book_dir) {
+            let code = layout.root.join(&layout.code);
             bail!(
                 // Named by whole paths: which folder is the root is the question.
                 Diagnostic::error(
-                    Location::new(&toml_path, 1),
+                    Location::new(book_dir.join("book.toml"), 1),
                     format!(
                         "the generated files in {} were written for a project root {levels} folder(s) above \
                          book.toml's, as tangle chose it for a book in a folder named `book`; tangle now takes \
                          book.toml's own folder unless book.toml says otherwise",
-                        root.join(&config.layout.code).display()
+                        code.display()
                     ),
                 )
-                .with_help(format!("add `root = \"{setting}\"` under [preprocessor.tangle] in book.toml"))
+                .with_help(format!(
+                    "add `root = \"{}\"` under [preprocessor.tangle] in book.toml",
+                    vec![".."; levels].join("/")
+                ))
                 .with_help(format!(
                     "or, to make book.toml's folder the root (paths in `tangle: data` are relative to it), delete \
                      {} and run `{}`",
-                    root.join(&config.layout.code).join("Cargo.toml").display(),
+                    code.join("Cargo.toml").display(),
                     crate::messages::command("sync")
                 ))
             );
         }
-        if let Some((key, problem)) = config.path_dependency_problem() {
+        if let Some((key, problem)) = self.path_dependency_problem() {
             // Declared in book.toml, or taken from the `manifest`.
-            let line = declared_line(&text, &key).or_else(|| declared_line(&text, "manifest")).unwrap_or(1);
-            bail!(Diagnostic::error(Location::new(book.join("book.toml"), line), problem.message(&key)).with_help(
-                match problem {
-                    PathProblem::NoManifest(_) => {
-                        "a `path` in book.toml is relative to book.toml's folder, as mdBook's `src` is".to_string()
-                    }
-                    PathProblem::Workspace(_) => {
-                        "name the folder of the workspace's member that the cells use".to_string()
-                    }
-                    PathProblem::OtherName { found, .. } => format!(
-                        "declare it under its package's name, `{found} = {{ path = ... }}`, or keep `{key}` as \
-                         the name the cells use and add `package = \"{found}\"`"
-                    ),
-                }
-            ));
+            let line = declared_line(text, &key).or_else(|| declared_line(text, "manifest")).unwrap_or(1);
+            let at = Location::new(layout.book_toml(), line);
+            bail!(Diagnostic::error(at, problem.message(&key)).with_help(problem.help(&key)));
         }
-        Ok(config)
+        Ok(())
     }
 
     /// How many folders above this configuration's root the generated workspace manifest was
@@ -397,7 +398,8 @@ impl Config {
     }
 
     /// The first dependency whose `path` cargo would stop on, with an error about a generated
-    /// manifest rather than book.toml: a folder without a `Cargo.toml`, or a crate of another name.
+    /// manifest rather than book.toml: a folder without a `Cargo.toml`, a workspace's manifest
+    /// without a package, or a package of another name.
     fn path_dependency_problem(&self) -> Option<(String, PathProblem)> {
         self.dependencies.iter().find_map(|(key, spec)| {
             let path = spec.get("path")?.as_str()?;
@@ -416,6 +418,7 @@ impl Config {
             (found != wanted).then(|| (key.clone(), PathProblem::OtherName { folder, found }))
         })
     }
+
     /// The configuration that `text`, the contents of `root/book/book.toml`, gives.
     pub fn parse(root: &Path, book: &Path, text: &str) -> anyhow::Result<Config> {
         let file = book.join("book.toml");
@@ -637,6 +640,19 @@ impl PathProblem {
             PathProblem::OtherName { folder, found } => {
                 format!("dependency `{key}` has `path` {}, whose package is named `{found}`", folder.display())
             }
+        }
+    }
+
+    fn help(&self, key: &str) -> String {
+        match self {
+            PathProblem::NoManifest(_) => {
+                "a `path` in book.toml is relative to book.toml's folder, as mdBook's `src` is".to_string()
+            }
+            PathProblem::Workspace(_) => "name the folder of the workspace's member that the cells use".to_string(),
+            PathProblem::OtherName { found, .. } => format!(
+                "declare it under its package's name, `{found} = {{ path = ... }}`, or keep `{key}` as the name \
+                 the cells use and add `package = \"{found}\"`"
+            ),
         }
     }
 }
