@@ -34,8 +34,12 @@ use tangle_core::model::Chapter;
 use tangle_core::pipeline::{self, CheckOptions, Project};
 use tangle_render::RenderOptions;
 
+/// The package's version, and the git commit it was built from when it was built in a checkout
+/// (`build.rs`): builds between releases share a version number.
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), env!("TANGLE_BUILD_COMMIT"));
+
 #[derive(Parser)]
-#[command(name = "tangle", version, about = "Markdown chapters → checked Rust crates → an mdBook")]
+#[command(name = "tangle", version = VERSION, about = "Markdown chapters → checked Rust crates → an mdBook")]
 pub struct Cli {
     /// The book's folder (the one holding book.toml, or a book/ folder that does); found from the
     /// current directory if omitted.

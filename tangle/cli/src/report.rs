@@ -75,7 +75,8 @@ pub fn stale_advice(project: &Project, stale: &[tangle_core::generate::sync::Sta
     }
     if out.is_empty() {
         out.push(format!(
-            "the generated files are out of date with the chapters: run `{}` and commit the result",
+            "the generated files are out of date with the chapters and book.toml, or were written by another \
+             version of tangle: run `{}` and commit the result",
             messages::command("sync")
         ));
     }
@@ -214,8 +215,10 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
                 (false, true) => eprintln!("{name}: accepting {}", accepted.join(", ")),
                 // What ran before the failure is accepted; what did not run keeps its prose.
                 (true, false) => eprintln!("{name}: nothing to accept before the cell that failed (see above)"),
+                // (A snapshot may be accepted for its header alone, a renamed chapter's: not
+                // only what the cells before the failure printed.)
                 (false, false) => eprintln!(
-                    "{name}: accepting {} from the cells before the one that failed (see above)",
+                    "{name}: accepting {}; the cell that failed and the ones after it keep their outputs (see above)",
                     accepted.join(", ")
                 ),
             }

@@ -606,3 +606,24 @@ fn a_stock_mdbook_build_runs_tangle_and_fails_with_its_message() {
         assert!(said.contains("src/ex.md") && said.contains(says), "{said}");
     }
 }
+
+/// Builds between releases share a version number: built in a checkout of tangle, `--version`
+/// also names the commit, so that two machines' tangles can be told apart.
+#[test]
+fn the_version_names_the_commit_a_build_in_a_checkout_comes_from() {
+    let out = tangle(&workspace_root(), &["--version"], false);
+    let said = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(said.starts_with(&format!("tangle {}", env!("CARGO_PKG_VERSION"))), "{said}");
+    let git = |args: &[&str]| Command::new("git").args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().ok();
+    let tracked = git(&["ls-files", "--error-unmatch", "build.rs"]).is_some_and(|o| o.status.success());
+    match git(&["rev-parse", "--short=9", "HEAD"]).filter(|o| o.status.success() && tracked) {
+        Some(head) => {
+            let head = String::from_utf8_lossy(&head.stdout).trim().to_string();
+            assert!(said.ends_with(&format!("(commit {head})")), "{said} is not HEAD {head}");
+        }
+        None => {
+            eprintln!("not a git checkout of tangle (or no git): the version is the package's alone");
+            assert_eq!(said, format!("tangle {}", env!("CARGO_PKG_VERSION")));
+        }
+    }
+}
