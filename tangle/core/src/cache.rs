@@ -17,7 +17,7 @@ use crate::model::Chapter;
 use crate::run::RunOutput;
 
 /// Bumped whenever the meaning of a cached run changes.
-const VERSION: &str = concat!("tangle-cache-3:", env!("CARGO_PKG_VERSION"));
+const VERSION: &str = concat!("tangle-cache-4:", env!("CARGO_PKG_VERSION"));
 
 #[derive(Debug, Serialize, Deserialize)]
 struct Entry {
@@ -54,9 +54,43 @@ pub fn hex(h: Sha256) -> String {
 pub(crate) struct Shared {
     hash: String,
     /// `code/Cargo.lock`'s packages (none when there is no lock file yet).
-    lock: Vec<toml::Table>,
+    lock: Lock,
     /// The chapter workspace's manifest as generated, parsed.
     workspace: toml::Table,
+    /// Each chapter crate's code, digested once per check: a chapter's key takes the digests
+    /// of the crates it builds on, each of which a long book's later chapters all share (a
+    /// book of 200 chapters, each importing the ones before, spent seconds hashing the same
+    /// files again for every chapter).
+    code: std::collections::HashMap<String, CrateCode>,
+    /// Each chapter's declared data files, digested when a key first needs them: a file that
+    /// cannot be read is an error only for the chapters that build on that chapter.
+    data: std::sync::Mutex<std::collections::HashMap<String, String>>,
+}
+
+/// The digests of a chapter crate's generated code, by what reads it (location comments aside).
+struct CrateCode {
+    /// The library: what every chapter that imports it builds with.
+    library: String,
+    /// The chapter's run program (`src/main.rs`).
+    program: String,
+    /// The chapter's test cells (`tests/`).
+    tests: String,
+}
+
+impl CrateCode {
+    fn of(krate: &generate::ChapterCrate) -> CrateCode {
+        let (mut library, mut program, mut tests) = (Sha256::new(), Sha256::new(), Sha256::new());
+        for (path, contents) in &krate.files {
+            let part = match () {
+                _ if path.components().any(|c| c.as_os_str() == "tests") => &mut tests,
+                _ if path.ends_with("src/main.rs") => &mut program,
+                _ => &mut library,
+            };
+            let code = contents.lines().filter(|l| !generate::is_location_comment(l)).collect::<Vec<_>>().join("\n");
+            feed(part, &path.display().to_string(), code.as_bytes());
+        }
+        CrateCode { library: hex(library), program: hex(program), tests: hex(tests) }
+    }
 }
 
 /// Reads the [`Shared`] inputs.
@@ -85,7 +119,8 @@ pub(crate) fn shared_inputs(layout: &Layout, generated: &Generated, config: &Con
         feed(&mut h, "Cargo.toml", generated.workspace.1.as_bytes());
         toml::Table::new()
     });
-    Shared { hash: hex(h), lock, workspace }
+    let code = generated.crates.iter().map(|c| (c.name().to_string(), CrateCode::of(c))).collect();
+    Shared { hash: hex(h), lock: Lock::new(&lock), workspace, code, data: Default::default() }
 }
 
 /// The hash of everything a chapter's run depends on: the [`shared_inputs`], with the packages
@@ -125,33 +160,40 @@ fn key_of(
     feed("shared", shared.hash.as_bytes());
     let closure = generated.closure(chapter);
     let names: Vec<&str> = closure.iter().map(|k| k.name()).collect();
-    feed("Cargo.lock", lock_digest(&shared.lock, chapter, &names).as_bytes());
+    feed("Cargo.lock", shared.lock.digest(chapter, &names).as_bytes());
     feed("Cargo.toml", workspace_digest(&shared.workspace, chapter).as_bytes());
     if what == What::Tests {
         feed("what", b"tests");
     }
     for krate in closure {
-        for (path, contents) in &krate.files {
-            let is_test = path.components().any(|c| c.as_os_str() == "tests");
-            let is_main = path.ends_with("src/main.rs");
-            let wanted = match what {
-                What::Run => !is_test && (krate.name() == chapter || !is_main),
-                What::Tests => !is_main && (krate.name() == chapter || !is_test),
-            };
-            if wanted {
-                let code = contents
-                    .lines()
-                    .filter(|l| !crate::generate::is_location_comment(l))
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                feed(&path.display().to_string(), code.as_bytes());
-            }
+        let name = krate.name();
+        let code = shared.code.get(name).ok_or_else(|| anyhow::anyhow!("no generated crate {name}"))?;
+        feed(&format!("{name} library"), code.library.as_bytes());
+        match what {
+            _ if name != chapter => {}
+            What::Run => feed(&format!("{name} program"), code.program.as_bytes()),
+            What::Tests => feed(&format!("{name} tests"), code.tests.as_bytes()),
         }
-        for (data, bytes) in data_files(layout, &krate.chapter)? {
-            feed(&data, &bytes);
-        }
+        feed(&format!("{name} data"), shared.data_digest(layout, &krate.chapter)?.as_bytes());
     }
     Ok(hex(h))
+}
+
+impl Shared {
+    /// The digest of `chapter`'s declared data files, read once per check.
+    fn data_digest(&self, layout: &Layout, chapter: &Chapter) -> anyhow::Result<String> {
+        let known = self.data.lock().unwrap_or_else(|e| e.into_inner()).get(&chapter.name).cloned();
+        if let Some(digest) = known {
+            return Ok(digest);
+        }
+        let mut h = Sha256::new();
+        for (data, bytes) in data_files(layout, chapter)? {
+            feed(&mut h, &data, &bytes);
+        }
+        let digest = hex(h);
+        self.data.lock().unwrap_or_else(|e| e.into_inner()).insert(chapter.name.clone(), digest.clone());
+        Ok(digest)
+    }
 }
 
 /// The files `chapter` declares it reads (`<!-- tangle: data FILE -->`), each named from the
@@ -256,47 +298,71 @@ pub fn outside_inputs<'a>(
     out
 }
 
-/// The lock file's packages that the chapters `names` (the frozen one's program and libraries)
-/// build with: everything reachable from them in the lock file's graph, sorted.
-pub(crate) fn lock_digest(lock: &[toml::Table], chapter: &str, names: &[&str]) -> String {
-    let name_of = |p: &toml::Table| p.get("name").and_then(|n| n.as_str()).unwrap_or("").to_string();
-    let version_of = |p: &toml::Table| p.get("version").and_then(|n| n.as_str()).unwrap_or("").to_string();
-    let run = generate::run_package(chapter);
-    let mut todo: Vec<usize> = lock
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| {
-            let n = name_of(p);
-            n == run || names.contains(&n.as_str())
-        })
-        .map(|(i, _)| i)
-        .collect();
-    let mut seen = BTreeSet::new();
-    while let Some(i) = todo.pop() {
-        if !seen.insert(i) {
-            continue;
+/// `code/Cargo.lock`'s packages, each one's dependencies resolved to the packages they name
+/// once, so that [`Lock::digest`] walks a chapter's part of the graph without searching the
+/// file again for every edge (a book of 200 chapters, each importing the ones before, spent
+/// seconds of every `check` searching).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Lock {
+    /// Each package's `name`.
+    names: Vec<String>,
+    /// Each package's entry as TOML: what the digest takes.
+    entries: Vec<String>,
+    /// The packages each package depends on.
+    deps: Vec<Vec<usize>>,
+}
+
+impl Lock {
+    pub(crate) fn new(packages: &[toml::Table]) -> Lock {
+        let field = |p: &toml::Table, key: &str| p.get(key).and_then(|n| n.as_str()).unwrap_or("").to_string();
+        let names: Vec<String> = packages.iter().map(|p| field(p, "name")).collect();
+        let mut by_name: std::collections::HashMap<&str, Vec<usize>> = Default::default();
+        for (i, name) in names.iter().enumerate() {
+            by_name.entry(name).or_default().push(i);
         }
-        let deps = lock[i].get("dependencies").and_then(|d| d.as_array()).cloned().unwrap_or_default();
-        for dep in deps.iter().filter_map(|d| d.as_str()) {
-            // `name`, `name version` or `name version (source)`.
-            let mut words = dep.split_whitespace();
-            let name = words.next().unwrap_or("");
-            let version = words.next();
-            todo.extend(
-                lock.iter()
-                    .enumerate()
-                    .filter(|(_, p)| name_of(p) == name && version.is_none_or(|v| version_of(p) == v))
-                    .map(|(i, _)| i),
-            );
+        let deps = packages
+            .iter()
+            .map(|p| {
+                let listed = p.get("dependencies").and_then(|d| d.as_array()).into_iter().flatten();
+                listed
+                    .filter_map(|d| d.as_str())
+                    .flat_map(|dep| {
+                        // `name`, `name version` or `name version (source)`.
+                        let mut words = dep.split_whitespace();
+                        let name = words.next().unwrap_or("");
+                        let version = words.next();
+                        let same = by_name.get(name).map(Vec::as_slice).unwrap_or_default();
+                        same.iter()
+                            .copied()
+                            .filter(move |&i| version.is_none_or(|v| field(&packages[i], "version") == v))
+                    })
+                    .collect()
+            })
+            .collect();
+        let entries = packages.iter().map(|p| toml::to_string(p).unwrap_or_default()).collect();
+        Lock { names, entries, deps }
+    }
+
+    /// The digest of the packages that the chapters `names` (the frozen one's program and
+    /// libraries) build with: everything reachable from them in the lock file's graph, sorted.
+    pub(crate) fn digest(&self, chapter: &str, names: &[&str]) -> String {
+        let run = generate::run_package(chapter);
+        let wanted: BTreeSet<&str> = names.iter().copied().chain([run.as_str()]).collect();
+        let mut todo: Vec<usize> = (0..self.names.len()).filter(|&i| wanted.contains(self.names[i].as_str())).collect();
+        let mut seen = vec![false; self.names.len()];
+        while let Some(i) = todo.pop() {
+            if !std::mem::replace(&mut seen[i], true) {
+                todo.extend(&self.deps[i]);
+            }
         }
+        let mut entries: Vec<&str> = (0..seen.len()).filter(|&i| seen[i]).map(|i| self.entries[i].as_str()).collect();
+        entries.sort();
+        let mut h = Sha256::new();
+        for e in entries {
+            feed(&mut h, "package", e.as_bytes());
+        }
+        hex(h)
     }
-    let mut entries: Vec<String> = seen.into_iter().map(|i| toml::to_string(&lock[i]).unwrap_or_default()).collect();
-    entries.sort();
-    let mut h = Sha256::new();
-    for e in entries {
-        feed(&mut h, "package", e.as_bytes());
-    }
-    hex(h)
 }
 
 /// The workspace manifest without what concerns other chapters: its member list, and the

@@ -25,7 +25,7 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use crate::cache::{feed, hex, lock_digest, packages, workspace_digest};
+use crate::cache::{Lock, feed, hex, packages, workspace_digest};
 use crate::config::{Config, Layout};
 use crate::fsutil::slashed;
 use crate::generate::{self, Generated};
@@ -40,8 +40,8 @@ pub const FORMAT: &str = "tangle-frozen-2";
 pub struct Shared {
     rustc: String,
     runtime: String,
-    /// `code/Cargo.lock`'s packages, empty when there is none yet.
-    lock: Vec<toml::Table>,
+    /// `code/Cargo.lock`'s packages, none when there is none yet.
+    lock: Lock,
     /// `code/Cargo.toml` as generated, parsed.
     workspace: toml::Table,
     /// The sources of the crates the book uses by path, when it uses any
@@ -70,7 +70,7 @@ pub fn shared(config: &Config, generated: &Generated) -> anyhow::Result<Shared> 
     }
     let by_path = config.dependencies.values().any(|spec| spec.get("path").is_some());
     let local = by_path.then(|| crate::cache::local_crates(layout, &config.dependencies));
-    Ok(Shared { rustc: rustc_version(&code)?, runtime: hex(h), lock, workspace, local })
+    Ok(Shared { rustc: rustc_version(&code)?, runtime: hex(h), lock: Lock::new(&lock), workspace, local })
 }
 
 /// `rustc -V` as cargo would run it from `code/`.
@@ -100,7 +100,7 @@ pub fn of(
         }
     }
     let names: Vec<&str> = closure.iter().map(|k| k.name()).collect();
-    inputs.insert(format!("{}/Cargo.lock", slashed(&layout.code)), lock_digest(&shared.lock, chapter, &names));
+    inputs.insert(format!("{}/Cargo.lock", slashed(&layout.code)), shared.lock.digest(chapter, &names));
     inputs.insert(format!("{}/Cargo.toml", slashed(&layout.code)), workspace_digest(&shared.workspace, chapter));
     inputs.insert(crate::config::RUNTIME.to_string(), shared.runtime.clone());
     inputs.insert("rustc -V".to_string(), shared.rustc.clone());
@@ -236,20 +236,20 @@ version = "0.2.1"
     #[test]
     fn the_lock_digest_covers_what_the_chapter_builds_with_and_nothing_else() {
         let lock = packages(LOCK).unwrap();
-        let before = lock_digest(&lock, "ch01", &["ch01"]);
+        let before = Lock::new(&lock).digest("ch01", &["ch01"]);
         // Another chapter's dependency moving on changes nothing for ch01.
         let other = packages(&LOCK.replace("\"rand 0.8.5\"", "\"rand 0.9.0\"")).unwrap();
-        assert_eq!(lock_digest(&other, "ch01", &["ch01"]), before);
+        assert_eq!(Lock::new(&other).digest("ch01", &["ch01"]), before);
         // A new chapter in the lock file neither.
         let grown = packages(&format!("{LOCK}\n[[package]]\nname = \"ch03\"\nversion = \"0.0.0\"\n")).unwrap();
-        assert_eq!(lock_digest(&grown, "ch01", &["ch01"]), before);
+        assert_eq!(Lock::new(&grown).digest("ch01", &["ch01"]), before);
         // The runtime's dependency does.
         let libc = packages(&LOCK.replace("version = \"0.2.1\"", "version = \"0.2.2\"")).unwrap();
-        assert_ne!(lock_digest(&libc, "ch01", &["ch01"]), before);
+        assert_ne!(Lock::new(&libc).digest("ch01", &["ch01"]), before);
         // A chapter that imports ch02 builds with ch02's rand 0.8.
-        let with = lock_digest(&lock, "ch01", &["ch02", "ch01"]);
+        let with = Lock::new(&lock).digest("ch01", &["ch02", "ch01"]);
         let newer_rand = packages(&LOCK.replace("\"rand 0.8.5\"", "\"rand 0.9.0\"")).unwrap();
-        assert_ne!(lock_digest(&newer_rand, "ch01", &["ch02", "ch01"]), with);
+        assert_ne!(Lock::new(&newer_rand).digest("ch01", &["ch02", "ch01"]), with);
     }
 
     #[test]
