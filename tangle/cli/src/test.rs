@@ -291,6 +291,13 @@ fn style_checks(project: &Project, chapters: &[&Chapter], sources: &Sources, tal
     if checks.fmt && examples > 0 {
         eprintln!("  formatting not checked in the {examples} chapter(s) of examples: `tangle fmt` formats cells only");
     }
+    // Every notebook chapter's cells in one go (rustfmt's answers about cells it saw before are
+    // remembered across them), then judged chapter by chapter.
+    let notebook: Vec<&Chapter> = chapters.iter().copied().filter(|c| c.mode == CellMode::Notebook).collect();
+    let unformatted = match checks.fmt && have_rustfmt && !notebook.is_empty() {
+        true => pipeline::fmt(project, &notebook, false)?,
+        false => Vec::new(),
+    };
     for &chapter in chapters {
         let name = &chapter.name;
         let path = chapter.path.display();
@@ -301,8 +308,8 @@ fn style_checks(project: &Project, chapters: &[&Chapter], sources: &Sources, tal
                 );
                 tally.ignored += 1;
             } else {
-                let unformatted = pipeline::fmt(project, &[chapter], false)?;
-                let cells: Vec<_> = unformatted.iter().flat_map(|u| &u.cells).collect();
+                let mine = unformatted.iter().filter(|u| u.chapter == chapter.path);
+                let cells: Vec<_> = mine.flat_map(|u| &u.cells).collect();
                 if cells.is_empty() {
                     tally.pass(1);
                 } else {

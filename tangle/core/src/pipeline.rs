@@ -738,10 +738,13 @@ pub fn fmt(project: &Project, chapters: &[&Chapter], write: bool) -> anyhow::Res
     // The chapter workspace's style (code/ may not exist yet in a new book: then the root's).
     let code = project.layout().abs(&project.layout().code);
     let style_dir = Some(code).filter(|d| d.is_dir()).unwrap_or_else(|| project.root.clone());
+    // The cells rustfmt found formatted before are not given to it again.
+    let mut clean = accept::fmt::Clean::load(&project.layout().work_dir(), &style_dir);
     for &chapter in chapters {
-        let Some(accept::fmt::Formatted { text, cells }) =
-            accept::fmt::format_chapter(chapter, project.config.edition(chapter.mode), &style_dir)?
-        else {
+        let formatted =
+            accept::fmt::format_chapter(chapter, project.config.edition(chapter.mode), &style_dir, &mut clean);
+        let formatted = formatted.inspect_err(|_| clean.save())?;
+        let Some(accept::fmt::Formatted { text, cells }) = formatted else {
             continue;
         };
         if write {
@@ -758,6 +761,7 @@ pub fn fmt(project: &Project, chapters: &[&Chapter], write: bool) -> anyhow::Res
             cells: cells.into_iter().map(|line| chapter.location(line)).collect(),
         });
     }
+    clean.save();
     if write && !changed.is_empty() {
         project.with_chapters(rewritten)?.sync(&Discard::Nothing)?;
     }
