@@ -290,15 +290,30 @@ impl Labels {
     }
 
     /// The href of `label` seen from the page `from`.
+    /// Relative to `from`'s own folder, as a browser resolves it on that page (and as mdBook's
+    /// print page rewrites a chapter's links, with the chapter's folder in front).
     pub fn href(label: &Label, from: &Page) -> String {
+        let page = || relative_page(&from.html, &label.page);
         if label.id.is_empty() {
-            label.page.clone()
+            page()
         } else if label.stem == from.stem {
             format!("#{}", label.id)
         } else {
-            format!("{}#{}", label.page, label.id)
+            format!("{}#{}", page(), label.id)
         }
     }
+}
+
+/// `to` (a page's path from the book's root, `/` between folders) as a link on page `from`:
+/// `part3/ch17.html` links to `part3/ch16.html` as `ch16.html`, and to `ch08.html` as
+/// `../ch08.html`.
+fn relative_page(from: &str, to: &str) -> String {
+    let from_dirs: Vec<&str> = from.split('/').collect::<Vec<_>>().split_last().map_or(Vec::new(), |(_, d)| d.to_vec());
+    let to_parts: Vec<&str> = to.split('/').collect();
+    let (to_dirs, file) = to_parts.split_at(to_parts.len() - 1);
+    let common = from_dirs.iter().zip(to_dirs).take_while(|(a, b)| a == b).count();
+    let up = std::iter::repeat_n("..", from_dirs.len() - common);
+    up.chain(to_dirs[common..].iter().copied()).chain(file.iter().copied()).collect::<Vec<_>>().join("/")
 }
 
 #[cfg(test)]
@@ -307,6 +322,26 @@ mod tests {
     use std::path::Path;
 
     const CH06: &str = "# 6 Distributed\n\n## 6.1 The `memory` ledger, first\n\n{{#figure activation-totals | Totals.}}\n\nText.\n\n{{#figure ledger | Ledger.}}\n\n$$\nA = b \\label{eq:act} \\tag{6.2}\n$$\n\n{{#widget meter | Live.}}\n\n{{#figure after | After.}}\n";
+
+    /// A link works from the page it is on, in whatever folder of the book that page is.
+    #[test]
+    fn links_to_pages_are_relative_to_the_page_they_are_on() {
+        for (from, to, href) in [
+            ("ch01.html", "ch06.html", "ch06.html"),
+            ("ch01.html", "part/ch02.html", "part/ch02.html"),
+            ("part/ch02.html", "ch01.html", "../ch01.html"),
+            ("part3/ch17.html", "part3/ch16.html", "ch16.html"),
+            ("part2/deep/ch14.html", "part3/ch16.html", "../../part3/ch16.html"),
+            ("part2/deep/ch14.html", "part2/ch09.html", "../ch09.html"),
+        ] {
+            assert_eq!(relative_page(from, to), href, "{from} -> {to}");
+        }
+        let pages = vec![Page::new(Path::new("part/ch07.md"), "# 7 P\n"), Page::new(Path::new("ch06.md"), CH06)];
+        let labels = Labels::collect(&pages);
+        let figure = labels.figure("ch06", "ledger").expect("the figure's label");
+        assert_eq!(Labels::href(figure, &pages[0]), "../ch06.html#fig-ledger");
+        assert_eq!(Labels::href(figure, &pages[1]), "#fig-ledger");
+    }
 
     #[test]
     fn figures_equations_and_sections_are_numbered() {
