@@ -187,7 +187,7 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
                 ));
             }
             for f in &r.figures {
-                out.line(format!("drift: {f}"));
+                out.line(format!("drift: {}", f.located(&r.chapter)));
             }
             for s in &r.snapshots {
                 let p = s.path().strip_prefix(&project.root).unwrap_or(s.path());

@@ -269,7 +269,7 @@ fn count_check(project: &Project, outcome: &Outcome, tally: &mut Tally) -> bool 
             tally.fail(format!("{at}: {}", d.message));
         }
         for f in &r.figures {
-            tally.fail(f.to_string());
+            tally.fail(f.located(&r.chapter));
         }
         for s in &r.snapshots {
             let path = s.path().strip_prefix(&project.root).unwrap_or(s.path());

@@ -7,7 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::diagnostic::Location;
 use crate::fsutil;
+use crate::model::Chapter;
 
 /// The files a chapter's run draws into its figures folder and `check` compares.
 pub const DRAWN_SUFFIXES: &[&str] = &[".svg", ".widget.json"];
@@ -30,6 +32,40 @@ impl std::fmt::Display for FigureDrift {
             FigureDrift::New(p) => write!(f, "{}: drawn by the chapter but not committed", p.display()),
             FigureDrift::NoLongerDrawn(p) => write!(f, "{}: committed but no longer drawn by the chapter", p.display()),
         }
+    }
+}
+
+impl FigureDrift {
+    /// The drawn file, relative to the project root.
+    pub fn path(&self) -> &Path {
+        match self {
+            FigureDrift::Changed(p) | FigureDrift::New(p) | FigureDrift::NoLongerDrawn(p) => p,
+        }
+    }
+
+    /// The drift, with the line of `chapter` that shows the figure in front when one does
+    /// (`{{#figure NAME ...}}`, `{{#widget NAME ...}}`): in a long book the file's name says
+    /// the chapter, not where in it to look.
+    pub fn located(&self, chapter: &Chapter) -> String {
+        match self.shown_at(chapter) {
+            Some(at) => format!("{at}: {self}"),
+            None => self.to_string(),
+        }
+    }
+
+    fn shown_at(&self, chapter: &Chapter) -> Option<Location> {
+        let file = self.path().file_name()?.to_str()?;
+        let (kind, name) = match file.strip_suffix(".widget.json") {
+            Some(name) => ("widget", name),
+            None => ("figure", file.strip_suffix(".svg")?),
+        };
+        let directive = format!("{{{{#{kind} {name}");
+        let shows = |line: &str| {
+            line.match_indices(&directive).any(|(i, _)| {
+                line[i + directive.len()..].starts_with(|c: char| c.is_whitespace() || c == '|' || c == '}')
+            })
+        };
+        chapter.source().lines().position(shows).map(|i| chapter.location(i + 1))
     }
 }
 
@@ -98,6 +134,19 @@ pub fn orphans(layout: &crate::config::Layout, chapters: &[&str]) -> Vec<PathBuf
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_drifted_figure_is_located_at_the_line_that_shows_it() {
+        let md = "# 1 A\n\n{{#figure curve-2 | Not this one.}}\n\n{{#figure curve | The curve.}}\n\n{{#widget meter}}\n";
+        let chapter = crate::parse::parse_chapter("ch01", Path::new("src/ch01.md"), md.as_bytes().to_vec()).unwrap();
+        let drift = FigureDrift::Changed("figures/ch01/curve.svg".into());
+        assert_eq!(drift.located(&chapter), format!("src/ch01.md:5: {drift}"));
+        let widget = FigureDrift::New("figures/ch01/meter.widget.json".into());
+        assert!(widget.located(&chapter).starts_with("src/ch01.md:7: "), "{}", widget.located(&chapter));
+        // Drawn but shown nowhere: the file alone.
+        let hidden = FigureDrift::Changed("figures/ch01/unshown.svg".into());
+        assert_eq!(hidden.located(&chapter), hidden.to_string());
+    }
 
     #[test]
     fn a_figures_folder_of_no_chapter_is_an_orphan() {
