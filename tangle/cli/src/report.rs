@@ -123,6 +123,8 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
     let mut outputs_drifted = false;
     // Whether an output, a quoted value or a figure changed (not only files missing or left over).
     let mut prose_drifted = false;
+    // Each chapter that drifted: where its first drift is, and what drifted in it.
+    let mut by_chapter: Vec<(String, String)> = Vec::new();
     let sources = Sources::new(&project.root);
     for r in results {
         let chapter = &r.chapter;
@@ -260,10 +262,23 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
         eprintln!("{line}");
         if drifted + r.values.drifts.len() + r.figures.len() + r.snapshots.len() > 0 && !accept {
             outputs_drifted = true;
+            let first = r.drifted().next().map(|v| v.location.to_string());
+            let first = first.or_else(|| r.values.drifts.first().map(|v| v.location.to_string()));
+            let first = first.or_else(|| r.figures.iter().find_map(|f| f.shown_at(&r.chapter)).map(|l| l.to_string()));
+            let first = first.unwrap_or_else(|| r.chapter.path.display().to_string());
+            let (_, what) = line.split_once(": ").unwrap_or(("", &line));
+            by_chapter.push((first, what.to_string()));
             let redrawn = r.figures.iter().filter(|f| matches!(f, FigureDrift::Changed(_))).count();
             prose_drifted |= drifted + r.values.drifts.len() + redrawn > 0;
             code = code.max(DRIFT);
         }
+    }
+    // One upstream change can drift dozens of chapters, their diffs scrolling far past the first
+    // ones: the chapters again, one line each, where the report ends.
+    if by_chapter.len() > 1 {
+        let width = by_chapter.iter().map(|(at, _)| at.len()).max().unwrap_or(0);
+        let lines: Vec<String> = by_chapter.iter().map(|(at, what)| format!("  {at:width$}  {what}")).collect();
+        out.line(format!("drift in {} chapters (each at its first drift):\n{}", by_chapter.len(), lines.join("\n")));
     }
     if outputs_drifted && code == DRIFT {
         out.line(match prose_drifted {

@@ -53,7 +53,8 @@ impl FigureDrift {
         }
     }
 
-    fn shown_at(&self, chapter: &Chapter) -> Option<Location> {
+    /// The line of `chapter` that shows the figure, if one does.
+    pub fn shown_at(&self, chapter: &Chapter) -> Option<Location> {
         let file = self.path().file_name()?.to_str()?;
         let (kind, name) = match file.strip_suffix(".widget.json") {
             Some(name) => ("widget", name),
@@ -137,7 +138,8 @@ mod tests {
 
     #[test]
     fn a_drifted_figure_is_located_at_the_line_that_shows_it() {
-        let md = "# 1 A\n\n{{#figure curve-2 | Not this one.}}\n\n{{#figure curve | The curve.}}\n\n{{#widget meter}}\n";
+        let md =
+            "# 1 A\n\n{{#figure curve-2 | Not this one.}}\n\n{{#figure curve | The curve.}}\n\n{{#widget meter}}\n";
         let chapter = crate::parse::parse_chapter("ch01", Path::new("src/ch01.md"), md.as_bytes().to_vec()).unwrap();
         let drift = FigureDrift::Changed("figures/ch01/curve.svg".into());
         assert_eq!(drift.located(&chapter), format!("src/ch01.md:5: {drift}"));
