@@ -3,7 +3,8 @@
 //! [`COMMAND_VAR`] to say so. Generated files never depend on it: their headers always say
 //! `tangle sync`, so the same chapters generate the same bytes however the tool was started.
 //! [`closest`] finds the name a typo meant, for "did you mean" help; [`chapter_crates`] lists
-//! what a book's chapter crates are called, for a crate name that is none of them.
+//! what a book's chapter crates are called, for a crate name that is none of them; [`few`]
+//! lists names in a line a terminal can hold.
 
 /// The variable naming how the user starts tangle (`cargo tangle` in this repository).
 pub const COMMAND_VAR: &str = "TANGLE_COMMAND";
@@ -28,6 +29,16 @@ pub fn chapter_crates<'a>(chapters: impl ExactSizeIterator<Item = &'a str>) -> O
     }
 }
 
+/// `names` joined by commas, the first five and how many more when there are more than six: a
+/// progress line of a book of 200 chapters stays a line.
+pub fn few(names: &[String]) -> String {
+    const SHOWN: usize = 5;
+    match names.len() {
+        0..=6 => names.join(", "),
+        n => format!("{} and {} more", names[..SHOWN].join(", "), n - SHOWN),
+    }
+}
+
 /// The known name nearest `name` (a typo's likely target), if one is near enough.
 pub fn closest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let similarity = |a: &str, b: &str| similar::TextDiff::from_chars(a, b).ratio();
@@ -37,4 +48,17 @@ pub fn closest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Opti
         .filter(|(r, _)| *r >= 0.7)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, k)| k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_list_of_names_is_cut_to_a_line() {
+        let names = |n: usize| (1..=n).map(|i| format!("ch{i:02}")).collect::<Vec<_>>();
+        assert_eq!(few(&names(2)), "ch01, ch02");
+        assert_eq!(few(&names(6)), "ch01, ch02, ch03, ch04, ch05, ch06");
+        assert_eq!(few(&names(25)), "ch01, ch02, ch03, ch04, ch05 and 20 more");
+    }
 }

@@ -403,7 +403,7 @@ pub fn check(
     drop(_keys);
     let built = Mutex::new(Vec::new());
     if !to_build.is_empty() {
-        progress.line(&format!(" building {}", to_build.join(", ")));
+        progress.line(&format!(" building {}", crate::messages::few(&to_build)));
         progress.building(&to_build);
         let build_options = BuildOptions {
             verbose: options.verbose,

@@ -138,6 +138,21 @@ pub fn summary(fixed: &[Stale], generated: &Generated, layout: &Layout) -> Vec<(
             lines.push((first.fix_verb(), format!("{}/ ({what}, {n})", dir.display())));
         }
     }
+    // A new chapter's crate, or every crate of a first sync: one line per crate, not five.
+    let crate_of = |s: &Stale| match s {
+        Stale::Missing(p) => p.strip_prefix(&generated.code).ok()?.components().next().map(|c| generated.code.join(c)),
+        _ => None,
+    };
+    let mut new_crates: Vec<(PathBuf, usize)> = Vec::new();
+    for dir in rest.iter().filter_map(|s| crate_of(s)) {
+        match new_crates.iter_mut().find(|(d, _)| *d == dir) {
+            Some((_, n)) => *n += 1,
+            None => new_crates.push((dir, 1)),
+        }
+    }
+    new_crates.retain(|(dir, n)| *n > 1 && rest.iter().all(|s| !s.path().starts_with(dir) || crate_of(s).is_some()));
+    rest.retain(|s| !new_crates.iter().any(|(dir, _)| s.path().starts_with(dir)));
+    lines.extend(new_crates.iter().map(|(dir, n)| ("wrote", format!("{}/ (new, {n} files)", dir.display()))));
     lines.extend(rest.iter().map(|s| {
         let (what, copy) = match s {
             Stale::Conflicted(p) => {
