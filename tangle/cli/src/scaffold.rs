@@ -48,13 +48,45 @@ pub fn new(path: &Path) -> anyhow::Result<u8> {
         .filter(|t| !t.is_empty())
         .unwrap_or_else(|| "My Book".into());
     let install = Install::of_this_binary();
+    // GitHub runs only the workflows at the top of a repository: a book made inside one (a
+    // project's `docs/`) gets its workflow there, told where the book is.
+    let parent = absolute.as_deref().and_then(Path::parent).filter(|p| p.is_dir());
+    let top = parent.and_then(tangle_core::git::work_tree).map(|t| t.canonicalize().unwrap_or(t));
+    let workflow = match (&top, &absolute) {
+        (Some(top), Some(book)) => {
+            let book =
+                book.parent().and_then(|p| p.canonicalize().ok()).map(|p| p.join(book.file_name().unwrap_or_default()));
+            book.and_then(|b| Some((top.clone(), b.strip_prefix(top).ok()?.to_path_buf())))
+        }
+        _ => None,
+    };
+    let workflow_file = match &workflow {
+        Some((top, _)) => workflow_path(top, &title),
+        None => path.join(".github/workflows/book.yml"),
+    };
+    let book_dir = workflow.as_ref().map(|(_, dir)| tangle_core::fsutil::slashed(dir)).filter(|d| !d.is_empty());
+    let book_dir = book_dir.unwrap_or_else(|| ".".to_string());
+    // The workflow as the book's README names it: from the repository's top when it lies there.
+    let shown_workflow = match &workflow {
+        Some((top, _)) => {
+            let rel = workflow_file.strip_prefix(top).unwrap_or(&workflow_file);
+            format!("`{}` at the repository's top", tangle_core::fsutil::slashed(rel))
+        }
+        None => "`.github/workflows/book.yml`".to_string(),
+    };
     for (rel, text) in TEMPLATE {
         let text = text
             .replace("title = \"My Book\"", &format!("title = {}", toml_string(&title)))
             .replace("# My Book\n", &format!("# {title}\n"))
             .replace("TANGLE_INSTALL_STEP", &install.workflow_step())
+            .replace("TANGLE_BOOK_DIR", &toml_string(&book_dir))
+            .replace("CI (`.github/workflows/book.yml`)", &format!("CI ({shown_workflow})"))
             .replace("TANGLE_README_INSTALL", &install.readme_line());
-        write_atomic(&path.join(rel), text.as_bytes()).with_context(|| format!("cannot write {rel}"))?;
+        let file = if rel.starts_with(".github/") { workflow_file.clone() } else { path.join(rel) };
+        write_atomic(&file, text.as_bytes()).with_context(|| format!("cannot write {}", file.display()))?;
+    }
+    if workflow.is_some() {
+        eprintln!("wrote {}: GitHub runs a repository's workflows from its top folder", workflow_file.display());
     }
     eprintln!("wrote a new book in {}", path.display());
     // Generate, build and run it once, writing what the code prints (the figure, the snapshots,
@@ -171,6 +203,23 @@ impl Install {
                 .to_string(),
         };
         format!("{warning}      - name: Install tangle\n        run: {}", self.command)
+    }
+}
+
+/// Where a book's workflow goes at the top of an existing repository: `book.yml`, or a name
+/// of its own beside a workflow of that name.
+fn workflow_path(top: &Path, title: &str) -> PathBuf {
+    let dir = top.join(".github/workflows");
+    let plain = dir.join("book.yml");
+    match plain.exists() {
+        false => plain,
+        true => {
+            let slug: String = title.to_lowercase().split_whitespace().collect::<Vec<_>>().join("-");
+            (1..)
+                .map(|n| dir.join(if n == 1 { format!("{slug}-book.yml") } else { format!("{slug}-book-{n}.yml") }))
+                .find(|p| !p.exists())
+                .unwrap_or(plain)
+        }
     }
 }
 

@@ -96,7 +96,9 @@ fn a_new_book_passes_its_tests_and_fails_at_a_broken_test_cell() {
     // checkout, then the book job, on another, rendering from the runs they upload: it builds
     // and runs nothing again.
     let workflow = std::fs::read_to_string(book.join(".github/workflows/book.yml")).unwrap();
-    assert!(workflow.contains("run: tangle test --chapter ${{ matrix.chapter }}"), "{workflow}");
+    // Run from the repository's top, which is the book's own folder here (`BOOK: "."`).
+    assert!(workflow.contains("run: tangle --root \"$BOOK\" test --chapter ${{ matrix.chapter }}"), "{workflow}");
+    assert!(workflow.contains("  BOOK: \".\"\n"), "{workflow}");
     chapter_list_names_crates_as_tangle_does(&workflow);
     // Uploaded from the cache folder the first job finds, which for this book is
     // `target/tangle/cache` (`workflow_folders_are_tangle_s`).
@@ -108,7 +110,7 @@ fn a_new_book_passes_its_tests_and_fails_at_a_broken_test_cell() {
     let uploaded = ["target/tangle/cache/CHAPTER.json", "target/tangle/cache/figures/CHAPTER/"];
     let shard = dir.path().join("shard");
     copy_checkout(&book, &shard);
-    let out = tangle(&shard, &["test", "--chapter", "ch01"], true);
+    let out = tangle(&shard, &["--root", ".", "test", "--chapter", "ch01"], true);
     assert!(out.status.success(), "the test job of ch01 failed:\n{}", text(&out));
     let book_job = dir.path().join("book-job");
     copy_checkout(&book, &book_job);
@@ -117,7 +119,7 @@ fn a_new_book_passes_its_tests_and_fails_at_a_broken_test_cell() {
         assert!(from.exists(), "the test job left no {path} to upload");
         copy_checkout(&from, &book_job.join(path.trim_end_matches('/')));
     }
-    let out = tangle(&book_job, &["book"], true);
+    let out = tangle(&book_job, &["--root", ".", "book"], true);
     assert!(out.status.success(), "the book job failed:\n{}", text(&out));
     let report = text(&out);
     assert!(report.contains("ch01: ") && report.contains("(cached run)"), "{report}");
@@ -208,10 +210,17 @@ fn list_script(workflow: &str) -> String {
 
 /// What the list step writes to `GITHUB_OUTPUT` when run in `book`, by name.
 fn list_step(script: &str, book: &Path) -> std::collections::BTreeMap<String, String> {
+    list_step_in(script, book, ".")
+}
+
+/// What the list step writes when run at a repository's top `top`, with the workflow's `BOOK`.
+fn list_step_in(script: &str, top: &Path, book: &str) -> std::collections::BTreeMap<String, String> {
     let dir = tempfile::tempdir().unwrap();
     let (file, output) = (dir.path().join("list.py"), dir.path().join("output"));
     std::fs::write(&file, script).unwrap();
-    let out = Command::new("python3").arg(&file).current_dir(book).env("GITHUB_OUTPUT", &output).output().unwrap();
+    let mut python = Command::new("python3");
+    python.arg(&file).current_dir(top).env("GITHUB_OUTPUT", &output).env("BOOK", book);
+    let out = python.output().unwrap();
     assert!(out.status.success(), "{}", text(&out));
     let written = std::fs::read_to_string(&output).unwrap();
     written.lines().map(|l| l.split_once('=').expect("name=value")).map(|(k, v)| (k.into(), v.into())).collect()
@@ -626,4 +635,33 @@ fn the_version_names_the_commit_a_build_in_a_checkout_comes_from() {
             assert_eq!(said, format!("tangle {}", env!("CARGO_PKG_VERSION")));
         }
     }
+}
+
+/// GitHub runs only the workflows at the top of a repository: a book made in a folder of one
+/// (a project's `docs/`) gets its workflow there, told where the book is, and says so.
+#[test]
+fn a_new_book_inside_a_repository_gets_its_workflow_at_the_top() {
+    let git = |dir: &Path, args: &[&str]| Command::new("git").args(args).current_dir(dir).output();
+    let dir = tempfile::tempdir().unwrap();
+    let top = dir.path().join("project");
+    std::fs::create_dir_all(&top).unwrap();
+    if !git(&top, &["init", "-q"]).is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: git is not installed");
+        return;
+    }
+    let out = tangle(&top, &["new", "docs"], true);
+    assert!(out.status.success(), "tangle new failed:\n{}", text(&out));
+    let said = text(&out);
+    assert!(said.contains("commit it to the git repository at") && !said.contains("(git init)"), "{said}");
+    assert!(!top.join("docs/.github").exists(), "a workflow GitHub never runs");
+    let workflow = std::fs::read_to_string(top.join(".github/workflows/book.yml")).unwrap();
+    assert!(workflow.contains("BOOK: \"docs\""), "{workflow}");
+    assert!(workflow.contains("tangle --root \"$BOOK\" test --chapter"), "{workflow}");
+    if Command::new("python3").arg("--version").output().is_ok() {
+        let found = list_step_in(&list_script(&workflow), &top, "docs");
+        assert_eq!(found["list"], "[\"ch01\"]", "{found:?}");
+        assert!(top.join(&found["code"]).join("ch01/src/lib.rs").is_file(), "{found:?}");
+    }
+    let readme = std::fs::read_to_string(top.join("docs/README.md")).unwrap();
+    assert!(readme.contains("`.github/workflows/book.yml` at the repository's top"), "{readme}");
 }

@@ -20,9 +20,11 @@
 //!   `notify`); a burst of them (an editor's save, a `git checkout`) makes one rebuild, started
 //!   once the files have been quiet for [`QUIET`]. What a rebuild writes itself (sealed
 //!   generated files, the lock file) makes no other; the same files written at another time
-//!   (`tangle sync --discard`) do. A save during a check stops the chapter programs it runs
-//!   ([`tangle_core::run::saved`]): one stuck in a loop does not hold the rebuild that
-//!   follows up to its timeout.
+//!   (`tangle sync --discard`) do. Besides the book's folders, what the last check found the
+//!   runs read elsewhere is watched ([`Watcher::watch_outside`]): declared data files and
+//!   folders, and the crates used by `path`. A save during a check stops the chapter programs
+//!   it runs ([`tangle_core::run::saved`]): one stuck in a loop does not hold the rebuild
+//!   that follows up to its timeout.
 //! - Each build checks the chapters as `book` does; what is wrong (a compile error, a panic, a
 //!   drift, a refused directive) goes to the terminal and to a banner atop every served page
 //!   ([`problems`]), which a build that finds it fixed takes away.
@@ -416,8 +418,9 @@ impl Builds {
         let checked = sources_stamp(&config);
         // From here on, a save of what the runs read makes this check's runs moot (see
         // `Watcher::new`): the pages `SUMMARY.md` lists and it, `book.toml`, and what the last
-        // check found the runs read outside the book's folders (data, crates used by path). (Not any file of the source folder: a chapter program
-        // that writes one would stop itself, again and again.)
+        // check found the runs read outside the book's folders (data, crates used by path).
+        // (Not any file of the source folder: a chapter program that writes one would stop
+        // itself, again and again.)
         let layout = &config.layout;
         let src = layout.abs(&layout.src);
         let summary = std::fs::read_to_string(src.join("SUMMARY.md")).unwrap_or_default();
