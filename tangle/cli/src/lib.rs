@@ -119,9 +119,10 @@ enum Command {
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
-    /// Build the book, serve it on 127.0.0.1, and rebuild when a chapter, the theme or a figure changes.
-    /// An edit saved in a generated file under code/ is untangled into its chapter first: reload
-    /// the chapter in your editor before saving it there.
+    /// Build the book, serve it on 127.0.0.1, and rebuild when a chapter, the theme, a figure, a
+    /// declared data file or a crate used by `path` changes. An edit saved in a generated file
+    /// under code/ is untangled into its chapter first: reload the chapter in your editor
+    /// before saving it there.
     Serve {
         #[arg(long, default_value_t = 3000)]
         port: u16,

@@ -634,6 +634,9 @@ enum PathProblem {
 impl PathProblem {
     fn message(&self, key: &str) -> String {
         match self {
+            PathProblem::NoManifest(folder) if !folder.exists() => {
+                format!("dependency `{key}` has `path` {}, which does not exist", folder.display())
+            }
             PathProblem::NoManifest(folder) => {
                 format!("dependency `{key}` has `path` {}, where there is no Cargo.toml", folder.display())
             }
@@ -1027,11 +1030,12 @@ mod tests {
         let d = err.downcast_ref::<Diagnostic>().expect("a diagnostic");
         let at = d.location.as_ref().unwrap();
         assert_eq!((at.file.as_path(), at.line), (Path::new("book/book.toml"), 8));
-        assert!(d.message.contains("dependency `mylib`"), "{}", d.message);
+        assert!(d.message.contains("dependency `mylib`") && d.message.contains("does not exist"), "{}", d.message);
         assert!(d.message.contains(&dir.path().join("proj/nope").display().to_string()), "{}", d.message);
         // A folder without a manifest is refused as well; with one, the configuration loads.
         std::fs::write(book.join("book.toml"), toml("../lib")).unwrap();
-        assert!(Config::load(&book).is_err());
+        let err = Config::load(&book).unwrap_err();
+        assert!(err.to_string().contains("where there is no Cargo.toml"), "{err}");
         // A crate of another name is named, with the two ways to declare it.
         std::fs::write(book.join("../lib/Cargo.toml"), "[package]\nname = \"my-lib\"\n").unwrap();
         let err = Config::load(&book).unwrap_err();
