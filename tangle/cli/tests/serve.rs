@@ -562,3 +562,23 @@ fn a_save_of_a_crate_used_by_path_or_of_a_declared_data_file_is_checked() {
     let page = page_shows(banner, true);
     assert!(page.contains("book/src/ch01.md:7") && page.contains("down"), "{page}");
 }
+
+/// A book that cannot be built when the server starts is served anyway: every page says what
+/// is wrong, and the first save that fixes it brings the book.
+#[test]
+fn a_book_that_cannot_be_built_yet_is_served_with_what_is_wrong() {
+    let project = project();
+    let root: PathBuf = project.path().to_path_buf();
+    std::fs::write(root.join("book/src/ch01.md"), "# 1 One\n\nBroken.\n\n{{#include /etc/hostname}}\n").unwrap();
+    let port = free_port();
+    let (_server, log) = serve_with_log(&root, port);
+    wait_until("the server answers", Duration::from_secs(120), || TcpStream::connect(("127.0.0.1", port)).is_ok());
+    let page = get(port, "/ch01.html");
+    assert!(page.starts_with("HTTP/1.1 404"), "{page}");
+    assert!(page.contains("id=\"tangle-problems\"") && page.contains("book/src/ch01.md:5:1"), "{page}");
+    assert!(page.contains("var generation = "), "the page reloads with the next build:\n{page}");
+    assert!(get(port, "/").contains("The book could not be built"), "the placeholder's index");
+    std::fs::write(root.join("book/src/ch01.md"), "# 1 One\n\nFixed.\n").unwrap();
+    let page = page_until(port, "Fixed.", true, 120, Some(&log));
+    assert!(page.starts_with("HTTP/1.1 200") && !page.contains("id=\"tangle-problems\""), "{page}");
+}

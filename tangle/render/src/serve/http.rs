@@ -336,6 +336,14 @@ fn respond(request: &Request, site: &Site, config: &Config) -> Vec<u8> {
             request.raw_path
         )
         .into_bytes(),
+        // A page that is not there (yet: a book that could not be built; or any more: a
+        // renamed chapter) is answered with the book's 404 page, which reloads with the next
+        // build as every page does.
+        Resolved::Missing if request.path.ends_with(".html") && dir.join("404.html").is_file() => {
+            let body = std::fs::read(dir.join("404.html")).unwrap_or_default();
+            let body = inject_reload(body, generation, &site.problems(), site.busy().as_deref());
+            finish(404, "Not Found", "text/html; charset=utf-8", body, request)
+        }
         Resolved::Missing => {
             finish(404, "Not Found", "text/plain; charset=utf-8", b"404 not found\n".to_vec(), request)
         }

@@ -5,7 +5,9 @@
 //! - Each build goes to a fresh folder of this server's own (`target/tangle/serve/run-*/build-N`,
 //!   removed when the server ends, swept by the next one if it was killed); once complete it is
 //!   published atomically ([`http::Site::publish`]), and the build before the previous one is
-//!   deleted. A failed build leaves the served one in place.
+//!   deleted. A failed build leaves the served one in place. A book that cannot be built when
+//!   the server starts is served anyway ([`Builds::placeholder`]): every page asked for is a
+//!   page that says so, under the problems' banner, until a save fixes the book.
 //! - After a save that changed only chapters (the same `SUMMARY.md`, `book.toml` and theme),
 //!   the changed pages are built first, beside the pages of the build served
 //!   ([`crate::build_changed_pages`]), and served at once; the complete build follows, and its
@@ -272,7 +274,16 @@ pub fn serve(config: &Config, port: u16) -> anyhow::Result<()> {
     let listener = bind(port)?;
     let mut builds = Builds::new(config)?;
     let (first, problems) = builds.build();
-    let site = http::Site::new(first?);
+    // A book that cannot be built yet is served too: a page that says why (the banner holds
+    // the problems), replaced by the first build a save makes possible.
+    let first = match first {
+        Ok(site) => site,
+        Err(e) => {
+            eprintln!("error: the book could not be built: {e:#}\n(the served page says so until a save fixes it)");
+            builds.placeholder()?
+        }
+    };
+    let site = http::Site::new(first);
     if !problems.is_empty() {
         site.report(None, problems);
     }
@@ -627,6 +638,21 @@ impl Builds {
                 Err(e)
             }
         }
+    }
+
+    /// A build folder holding only a page that says the book could not be built, for
+    /// [`http::Site`] to serve (with the problems' banner) until a build succeeds.
+    fn placeholder(&mut self) -> anyhow::Result<PathBuf> {
+        let dir = self.next();
+        std::fs::create_dir_all(&dir)?;
+        let page = "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"UTF-8\"><title>Not built yet</title></head>\n\
+                    <body>\n<p style=\"margin-top:40vh;text-align:center;font-family:sans-serif\">The book could not be \
+                    built: see what is wrong above. This page reloads when a save fixes it.</p>\n</body>\n</html>\n";
+        for name in ["index.html", "404.html"] {
+            std::fs::write(dir.join(name), page)?;
+        }
+        self.served(&dir);
+        Ok(dir)
     }
 
     /// Records that the build in `site` is served, and deletes the builds served before the
