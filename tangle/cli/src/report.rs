@@ -234,40 +234,39 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
         }
         // An examples chapter's counts are of output blocks (its examples are counted apart).
         let counted = if examples { "output block(s)" } else { "cell(s)" };
-        let mut line = format!("{}: {same} {counted} match", r.chapter.name);
+        let mut counts = format!("{same} {counted} match");
         if drifted > 0 {
-            line += &format!(", {drifted} drifted");
+            counts += &format!(", {drifted} drifted");
         }
         if !r.run.completed() {
-            line += ", 1 failed";
+            counts += ", 1 failed";
         }
         if !r.values.drifts.is_empty() {
-            line += &format!(", {} quoted value(s) drifted", r.values.drifts.len());
+            counts += &format!(", {} quoted value(s) drifted", r.values.drifts.len());
         }
         if !r.figures.is_empty() {
-            line += &format!(", {} figure(s) drifted", r.figures.len());
+            counts += &format!(", {} figure(s) drifted", r.figures.len());
         }
         if !r.snapshots.is_empty() {
-            line += &format!(", {} snapshot(s) stale", r.snapshots.len());
+            counts += &format!(", {} snapshot(s) stale", r.snapshots.len());
         }
         if not_run > 0 {
-            line += &format!(", {not_run} not run");
+            counts += &format!(", {not_run} not run");
         }
         if r.cached {
-            line += " (cached run)";
+            counts += " (cached run)";
         }
         if r.frozen {
-            line += " (frozen run: nothing built or run)";
+            counts += " (frozen run: nothing built or run)";
         }
-        eprintln!("{line}");
+        eprintln!("{}: {counts}", r.chapter.name);
         if drifted + r.values.drifts.len() + r.figures.len() + r.snapshots.len() > 0 && !accept {
             outputs_drifted = true;
             let first = r.drifted().next().map(|v| v.location.to_string());
             let first = first.or_else(|| r.values.drifts.first().map(|v| v.location.to_string()));
             let first = first.or_else(|| r.figures.iter().find_map(|f| f.shown_at(&r.chapter)).map(|l| l.to_string()));
             let first = first.unwrap_or_else(|| r.chapter.path.display().to_string());
-            let (_, what) = line.split_once(": ").unwrap_or(("", &line));
-            by_chapter.push((first, what.to_string()));
+            by_chapter.push((first, counts));
             let redrawn = r.figures.iter().filter(|f| matches!(f, FigureDrift::Changed(_))).count();
             prose_drifted |= drifted + r.values.drifts.len() + redrawn > 0;
             code = code.max(DRIFT);

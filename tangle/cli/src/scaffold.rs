@@ -50,22 +50,12 @@ pub fn new(path: &Path) -> anyhow::Result<u8> {
     let install = Install::of_this_binary();
     // GitHub runs only the workflows at the top of a repository: a book made inside one (a
     // project's `docs/`) gets its workflow there, told where the book is.
-    let parent = absolute.as_deref().and_then(Path::parent).filter(|p| p.is_dir());
-    let top = parent.and_then(tangle_core::git::work_tree).map(|t| t.canonicalize().unwrap_or(t));
-    let workflow = match (&top, &absolute) {
-        (Some(top), Some(book)) => {
-            let book =
-                book.parent().and_then(|p| p.canonicalize().ok()).map(|p| p.join(book.file_name().unwrap_or_default()));
-            book.and_then(|b| Some((top.clone(), b.strip_prefix(top).ok()?.to_path_buf())))
-        }
-        _ => None,
-    };
+    let workflow = absolute.as_deref().and_then(repository_of);
     let workflow_file = match &workflow {
         Some((top, _)) => workflow_path(top, &title),
         None => path.join(".github/workflows/book.yml"),
     };
-    let book_dir = workflow.as_ref().map(|(_, dir)| tangle_core::fsutil::slashed(dir)).filter(|d| !d.is_empty());
-    let book_dir = book_dir.unwrap_or_else(|| ".".to_string());
+    let book_dir = workflow.as_ref().map_or(".".to_string(), |(_, dir)| dir.clone());
     // The workflow as the book's README names it: from the repository's top when it lies there.
     let shown_workflow = match &workflow {
         Some((top, _)) => {
@@ -204,6 +194,17 @@ impl Install {
         };
         format!("{warning}      - name: Install tangle\n        run: {}", self.command)
     }
+}
+
+/// The top of the git repository a new book at `book` (absolute) goes into, and the book's
+/// folder from there (`docs`, or `.` for the top itself), when its parent folder is in one.
+fn repository_of(book: &Path) -> Option<(PathBuf, String)> {
+    let parent = book.parent().filter(|p| p.is_dir())?.canonicalize().ok()?;
+    let top = tangle_core::git::work_tree(&parent)?;
+    let top = top.canonicalize().unwrap_or(top);
+    let folder = parent.join(book.file_name()?);
+    let rel = tangle_core::fsutil::slashed(folder.strip_prefix(&top).ok()?);
+    Some((top, if rel.is_empty() { ".".to_string() } else { rel }))
 }
 
 /// Where a book's workflow goes at the top of an existing repository: `book.yml`, or a name

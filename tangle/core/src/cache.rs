@@ -81,10 +81,12 @@ impl CrateCode {
     fn of(krate: &generate::ChapterCrate) -> CrateCode {
         let (mut library, mut program, mut tests) = (Sha256::new(), Sha256::new(), Sha256::new());
         for (path, contents) in &krate.files {
-            let part = match () {
-                _ if path.components().any(|c| c.as_os_str() == "tests") => &mut tests,
-                _ if path.ends_with("src/main.rs") => &mut program,
-                _ => &mut library,
+            let part = if path.components().any(|c| c.as_os_str() == "tests") {
+                &mut tests
+            } else if path.ends_with("src/main.rs") {
+                &mut program
+            } else {
+                &mut library
             };
             let code = contents.lines().filter(|l| !generate::is_location_comment(l)).collect::<Vec<_>>().join("\n");
             feed(part, &path.display().to_string(), code.as_bytes());

@@ -249,11 +249,15 @@ pub fn find_root(start: &Path) -> anyhow::Result<PathBuf> {
 /// or the one `root` names above it. What paths in messages are relative to, known even when
 /// the configuration is wrong in other ways.
 pub fn project_root(dir: &Path) -> Option<PathBuf> {
-    let found = find_root(dir).ok()?;
-    let book_dir = if found.join("book.toml").is_file() { found } else { found.join("book") };
+    let book_dir = book_toml_folder(&find_root(dir).ok()?)?;
     let text = std::fs::read_to_string(book_dir.join("book.toml")).ok()?;
     let levels = root_setting(&text).ok()?;
     book_dir.ancestors().nth(levels).map(Path::to_path_buf)
+}
+
+/// The folder holding the book.toml of the project at `dir`: `dir`, or its `book/`.
+fn book_toml_folder(dir: &Path) -> Option<PathBuf> {
+    [dir.to_path_buf(), dir.join("book")].into_iter().find(|d| d.join("book.toml").is_file())
 }
 
 /// How many folders above `book.toml`'s the project root is: `[preprocessor.tangle] root`, a
@@ -292,11 +296,7 @@ impl Config {
     /// `book/book.toml`).
     pub fn load(dir: &Path) -> anyhow::Result<Config> {
         let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
-        let book_dir = if dir.join("book.toml").is_file() {
-            dir.clone()
-        } else if dir.join("book/book.toml").is_file() {
-            dir.join("book")
-        } else {
+        let Some(book_dir) = book_toml_folder(&dir) else {
             return Err(find_root(&dir).err().unwrap_or_else(|| anyhow::anyhow!("no book.toml in {}", dir.display())));
         };
         // Until the root is known, book.toml is named by its whole path.
@@ -757,7 +757,7 @@ pub fn normalize(path: &Path) -> PathBuf {
 /// `to` as seen from the folder `from`, both relative to `root` (absolute): what a file in
 /// `from` writes to name `to`. Lexical, as cargo joins such paths: `a/../b` is `b`. The root
 /// is needed when `from` lies outside it (`../code`): the way back in names the root's folder.
-pub(crate) fn relative_to(to: &Path, from: &Path, root: &Path) -> PathBuf {
+pub fn relative_to(to: &Path, from: &Path, root: &Path) -> PathBuf {
     let (to, from) = (normalize(&root.join(to)), normalize(&root.join(from)));
     let common = to.components().zip(from.components()).take_while(|(a, b)| a == b).count();
     // A `..` left in an absolute path after normalizing climbs above `/`, which is `/` again.

@@ -308,12 +308,9 @@ impl Labels {
 /// `part3/ch17.html` links to `part3/ch16.html` as `ch16.html`, and to `ch08.html` as
 /// `../ch08.html`.
 fn relative_page(from: &str, to: &str) -> String {
-    let from_dirs: Vec<&str> = from.split('/').collect::<Vec<_>>().split_last().map_or(Vec::new(), |(_, d)| d.to_vec());
-    let to_parts: Vec<&str> = to.split('/').collect();
-    let (to_dirs, file) = to_parts.split_at(to_parts.len() - 1);
-    let common = from_dirs.iter().zip(to_dirs).take_while(|(a, b)| a == b).count();
-    let up = std::iter::repeat_n("..", from_dirs.len() - common);
-    up.chain(to_dirs[common..].iter().copied()).chain(file.iter().copied()).collect::<Vec<_>>().join("/")
+    let folder = Path::new(from).parent().unwrap_or(Path::new(""));
+    let link = tangle_core::config::relative_to(Path::new(to), folder, Path::new(""));
+    tangle_core::fsutil::slashed(&link)
 }
 
 #[cfg(test)]
