@@ -749,7 +749,7 @@ pub fn two_clocks_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:1348
+// book/src/ch07.md:1351
 /// The ridge as a calculator: the chip's FLOP/s $C$ and link bandwidth $W$ are inputs, and the
 /// operating point is the tokens per chip. The values offered are those of the hardware table.
 pub fn roofline_widget() -> Widget {
@@ -827,7 +827,7 @@ pub fn roofline_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:1540
+// book/src/ch07.md:1546
 /// Bytes per parameter for bf16 weights plus two fp32 Adam moments.
 pub const ADAM_BYTES_PER_PARAM: f64 = 2.0 + 4.0 + 4.0;
 
@@ -864,7 +864,7 @@ pub fn ring_factor(participants: u64) -> Result<f64> {
     Ok((n - 1.0) / n)
 }
 
-// book/src/ch07.md:1634
+// book/src/ch07.md:1640
 /// Data parallelism's floor as a calculator: the critical batch per chip $(C/W)(E/k)$ for a
 /// reduction that may leave the fast domain, and the most chips a global batch can feed.
 pub fn critical_batch_widget() -> Widget {
@@ -899,7 +899,7 @@ pub fn critical_batch_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:1772
+// book/src/ch07.md:1781
 /// Forward-pass clocks of one layer under FSDP (Equation 7.7).
 pub fn fsdp_layer_clock(
     model: &Model,
@@ -968,7 +968,7 @@ pub fn training_days(total_flops: f64, chips: u64, hw: &Hardware, mfu: f64) -> R
     Ok(positive("total FLOPs", total_flops)? / rate / 86_400.0)
 }
 
-// book/src/ch07.md:1893
+// book/src/ch07.md:1902
 /// FSDP's memory per chip as a meter: the sharded weights and Adam state and this chip's
 /// checkpoints against the chip's HBM. The DP values are powers of two and the 18,823 chips
 /// of the Llama 3 70B estimate.
@@ -1019,7 +1019,7 @@ pub fn fsdp_memory_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:2134
+// book/src/ch07.md:2145
 /// Forward-pass clocks of one layer under tensor parallelism of degree `tp` (Equation 7.8).
 pub fn tp_layer_clock(
     model: &Model,
@@ -1046,7 +1046,7 @@ pub fn tp_max(model: &Model, hw: &Hardware, span: Span) -> Result<f64> {
     Ok(model.active_width() / ridge(hw, span)?)
 }
 
-// book/src/ch07.md:2231
+// book/src/ch07.md:2242
 /// Tensor parallelism's verdict as a calculator: the largest degree that hides, $kF/(C/W)$, and
 /// the clocks at the chosen degree. The batch cancels, so it is not an input.
 pub fn tp_widget() -> Widget {
@@ -1080,7 +1080,7 @@ pub fn tp_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:2376
+// book/src/ch07.md:2390
 /// A two-axis mesh: `dp` chips of FSDP by `tp` chips of tensor parallelism, with the number of
 /// TPU mesh axes each collective runs over (ignored on a GPU).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1328,7 +1328,7 @@ pub fn log_space(lo: f64, hi: f64, count: usize) -> Result<Vec<f64>> {
     Ok((0..count).map(|i| lo * (step * i as f64).exp()).collect())
 }
 
-// book/src/ch07.md:2849
+// book/src/ch07.md:2863
 /// The dense layer of the mesh examples ($D = 8{,}192$, $F = 32{,}768$, one layer).
 pub const MESH_EXAMPLE: Model = Model::dense("D = 8,192, F = 32,768", 8192, 32_768, 1, None);
 
@@ -1467,7 +1467,7 @@ fn mixed_chart(model: &Model, hw: &Hardware, n: u64, times: bool, per_chip: f64)
     Ok(chart)
 }
 
-// book/src/ch07.md:3003
+// book/src/ch07.md:3019
 /// Every mesh of `chips` chips on a TPU torus, as (FSDP degree, clocks): one row per divisor `dp`
 /// of `chips`, with TP = `chips / dp` and the mesh axes of Equation 7.9 held fixed. This is the
 /// static sweep whose minimum Equation 7.10 finds in closed form.
@@ -1502,7 +1502,7 @@ pub fn fastest_split(sweep: &[(u64, MixedClock)]) -> Option<(u64, MixedClock)> {
     })
 }
 
-// book/src/ch07.md:3237
+// book/src/ch07.md:3253
 /// The split sweep as a calculator: on $N$ TPU v5p chips with FSDP on two mesh axes and TP on
 /// one, every power-of-two split of the chips, the two collectives' clocks, and the fastest.
 pub fn split_widget() -> Widget {
@@ -1572,7 +1572,7 @@ pub fn split_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:3515
+// book/src/ch07.md:3533
 /// The clocks of one forward MoE layer under expert parallelism (Equation 7.12).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExpertClock {
@@ -1638,7 +1638,7 @@ pub fn ep_min_expert_width(model: &Model, hw: &Hardware, ep: u64) -> Result<f64>
     Ok(model.f as f64 / c.ratio())
 }
 
-// book/src/ch07.md:3642
+// book/src/ch07.md:3660
 /// The hypothetical wide-expert model above: 16,384-wide experts, 64 routed plus one shared,
 /// one routed choice per token.
 pub const WIDE_EXPERTS: Model = Model {
@@ -1743,7 +1743,7 @@ pub fn ep_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:3851
+// book/src/ch07.md:3872
 /// Point-to-point bandwidth for one pipeline hop: NVLink/ICI inside a domain, the sending
 /// chip's own scale-out port between domains.
 pub fn point_to_point(hw: &Hardware, span: Span) -> f64 {
@@ -1780,7 +1780,7 @@ pub fn pp_hop_clock(
     })
 }
 
-// book/src/ch07.md:3935
+// book/src/ch07.md:3956
 use ch02::{Mat, MatMut, TinyGpt, fast_exp, gelu, matmul};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::time::Instant;
@@ -2264,7 +2264,7 @@ fn run_stage(
     })
 }
 
-// book/src/ch07.md:4840
+// book/src/ch07.md:4861
 use ch06::{OpKind, TrainingError, one_f1b_order};
 
 impl From<TrainingError> for ParallelError {
@@ -2541,7 +2541,7 @@ pub fn simulate_split_pipeline(
     Ok(SplitTimeline { stages, events })
 }
 
-// book/src/ch07.md:5504
+// book/src/ch07.md:5525
 /// The schedules of this section as a calculator, drawn as a timeline: Chapter 6's GPipe,
 /// 1F1B and interleaved 1F1B (two chunks per device) with a fused backward (twice a forward),
 /// and 1F1B with the backward split into dX and dW (one forward each) and at most $PP$ weight
@@ -2675,7 +2675,7 @@ pub fn pipeline_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:5665
+// book/src/ch07.md:5689
 /// Backward-layer clocks of pure data parallelism across scale-out domains (Equation 7.14).
 /// The `chips` are spread evenly over the fewest domains that hold them.
 pub fn cross_domain_dp_clock(
@@ -2732,7 +2732,7 @@ pub fn tpu_recipe(model: &Model, hw: &Hardware, batch: f64) -> Result<Recipe> {
     })
 }
 
-// book/src/ch07.md:5799
+// book/src/ch07.md:5823
 /// The data-centre network as a calculator: the per-chip DCN bandwidth is an input, and the
 /// TPU recipe of this section decides how many pods a batch needs.
 pub fn dcn_widget() -> Widget {
@@ -2790,7 +2790,7 @@ pub fn dcn_widget() -> Widget {
     })
 }
 
-// book/src/ch07.md:6013
+// book/src/ch07.md:6040
 /// Chapter 6's TP x PP x DP layout, re-exported so that readers of this chapter can build runs.
 pub use ch06::Layout;
 
@@ -2889,7 +2889,7 @@ pub const LLAMA_31_RUN: Run = Run {
     batch: 16e6,
 };
 
-// book/src/ch07.md:6283
+// book/src/ch07.md:6310
 /// LLaMA-2 13B in Chapter 6's terms, for its parameter count and its training state.
 pub const LLAMA2_13B_SHAPE: ch06::TrainingConfig = ch06::TrainingConfig {
     name: "LLaMA-2 13B",
@@ -2902,7 +2902,7 @@ pub const LLAMA2_13B_SHAPE: ch06::TrainingConfig = ch06::TrainingConfig {
     seq_len: 4096,
 };
 
-// book/src/ch07.md:6320
+// book/src/ch07.md:6347
 /// The question-2 ledger of a dense model trained without parallelism.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepMemory {
@@ -2922,7 +2922,7 @@ pub fn step_memory(model: &Model, params: f64, batch: f64) -> Result<StepMemory>
     })
 }
 
-// book/src/ch07.md:6479
+// book/src/ch07.md:6506
 /// The three questions with their inputs editable: the shape ($L$, $D$, $F$, with heads of width
 /// 128 and a 32,000-token vocabulary), the batch of question 2, and the batch and slice of
 /// question 3 on TPU v5p. The defaults are LLaMA-2 13B and the questions' own numbers.

@@ -302,15 +302,15 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(5);
-    // book/src/ch07.md:1341
+    // book/src/ch07.md:1344
     two_clocks_widget().write()?;
 
     tangle_runtime::cell(6);
-    // book/src/ch07.md:1427
+    // book/src/ch07.md:1433
     roofline_widget().write()?;
 
     tangle_runtime::cell(7);
-    // book/src/ch07.md:1507
+    // book/src/ch07.md:1513
     // HBM bandwidth of a TPU v5e in bytes/s; the chip table prices links, not memory.
     let v5e_hbm = 8.2e11;
     println!(
@@ -322,7 +322,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("v5e_hbm_ridge", format!("{:.0}", TPU_V5E.flops / v5e_hbm));
 
     tangle_runtime::cell(8);
-    // book/src/ch07.md:1585
+    // book/src/ch07.md:1591
     let v5p = Hardware::spec(TPU_V5P);
     for axes in [1, 3] {
         let span = Span::InDomain { axes };
@@ -361,11 +361,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("gpt_oss_sparsity", oss.sparsity());
 
     tangle_runtime::cell(9);
-    // book/src/ch07.md:1670
+    // book/src/ch07.md:1679
     critical_batch_widget().write()?;
 
     tangle_runtime::cell(10);
-    // book/src/ch07.md:1851
+    // book/src/ch07.md:1860
     let v5p = Hardware::spec(TPU_V5P);
     let pod = Span::InDomain { axes: 3 };
     let pods = |chips: u64| chips as f64 / f64::from(TPU_V5P.domain);
@@ -397,11 +397,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(11);
-    // book/src/ch07.md:1945
+    // book/src/ch07.md:1956
     fsdp_memory_widget().write()?;
 
     tangle_runtime::cell(12);
-    // book/src/ch07.md:2020
+    // book/src/ch07.md:2031
     tangle_runtime::figure::svg("tp-sharding", (760, 250), |root| {
         use tangle_runtime::figure::{self, HPos, VPos, plotters::prelude::*};
         let tp = 4;
@@ -483,7 +483,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(13);
-    // book/src/ch07.md:2168
+    // book/src/ch07.md:2179
     let spans = [
         (
             "v5p 1 axis",
@@ -528,11 +528,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("f_for_8way_tp", ch06::grouped(f_for_8way.round() as u64));
 
     tangle_runtime::cell(14);
-    // book/src/ch07.md:2266
+    // book/src/ch07.md:2280
     tp_widget().write()?;
 
     tangle_runtime::cell(15);
-    // book/src/ch07.md:2628
+    // book/src/ch07.md:2642
     let v5p = Hardware::spec(TPU_V5P);
     let wide = Model::dense("dense F=32768 (mesh example)", 8192, 32_768, 1, None);
     let dp = optimal_fsdp_degree(&wide, &v5p, 64, 48_000.0, 2, 1)?;
@@ -582,7 +582,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("mixed_crossing_4096", power_of_ten_text(crossing, 1));
 
     tangle_runtime::cell(16);
-    // book/src/ch07.md:2699
+    // book/src/ch07.md:2713
     tangle_runtime::figure::svg("mixed-ratio-4x4x4", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let sweep = mixed_sweep(&wide, &v5p, 64, &log_space(640.0, 640_000.0, 241)?)?;
@@ -644,7 +644,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(17);
-    // book/src/ch07.md:2763
+    // book/src/ch07.md:2777
     tangle_runtime::figure::svg("mixed-times-16x16x16", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let chips = 4096;
@@ -727,11 +727,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(18);
-    // book/src/ch07.md:2989
+    // book/src/ch07.md:3005
     mixed_widget().write()?;
 
     tangle_runtime::cell(19);
-    // book/src/ch07.md:3039
+    // book/src/ch07.md:3055
     let sweep = split_sweep(&wide, &v5p, 64, 48_000.0, (2, 1))?;
     let (best, fastest) = fastest_split(&sweep).ok_or("a sweep over 64 chips has rows")?;
     println!(
@@ -779,7 +779,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(20);
-    // book/src/ch07.md:3142
+    // book/src/ch07.md:3158
     tangle_runtime::figure::svg("fsdp-tp-split", (720, 420), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let dps = log_space(1.0, 64.0, 241)?;
@@ -871,11 +871,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(21);
-    // book/src/ch07.md:3308
+    // book/src/ch07.md:3326
     split_widget().write()?;
 
     tangle_runtime::cell(22);
-    // book/src/ch07.md:3317
+    // book/src/ch07.md:3335
     let b: f64 = 4e6;
     tangle_runtime::value(
         "gpu_split_tokens_per_gpu",
@@ -912,7 +912,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(23);
-    // book/src/ch07.md:3590
+    // book/src/ch07.md:3608
     let wide = Model {
         label: "wide-expert variant",
         f: 16_384,
@@ -945,11 +945,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("wide_fmin_limit", ch06::grouped(wide_limit.round() as u64));
 
     tangle_runtime::cell(24);
-    // book/src/ch07.md:3748
+    // book/src/ch07.md:3769
     ep_widget().write()?;
 
     tangle_runtime::cell(25);
-    // book/src/ch07.md:3891
+    // book/src/ch07.md:3912
     let h100 = Hardware::spec(H100);
     let hop = pp_hop_clock(
         &LLAMA3_70B,
@@ -974,7 +974,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(26);
-    // book/src/ch07.md:4439
+    // book/src/ch07.md:4460
     let config = ch02::GptConfig {
         vocab_size: 256,
         block_size: 64,
@@ -1067,7 +1067,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(27);
-    // book/src/ch07.md:4758
+    // book/src/ch07.md:4779
     let unit = ch06::StageTimes::TRANSFORMER;
     let scaled = |k: f64| ch06::StageTimes {
         forward: k * unit.forward,
@@ -1111,7 +1111,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(28);
-    // book/src/ch07.md:5122
+    // book/src/ch07.md:5143
     use ch06::{Schedule, StageTimes, pipeline_bubble_fraction, simulate_pipeline};
     let split = SplitTimes {
         forward: 1.0,
@@ -1164,7 +1164,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(29);
-    // book/src/ch07.md:5365
+    // book/src/ch07.md:5386
     tangle_runtime::figure::svg("pipeline-overlap-dw", (720, 440), |root| {
         use tangle_runtime::figure::{self, BookStyle, HPos, Key, VPos, plotters::prelude::*};
         let fused = ch06::simulate_pipeline(
@@ -1300,11 +1300,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     tangle_runtime::cell(30);
-    // book/src/ch07.md:5639
+    // book/src/ch07.md:5663
     pipeline_widget().write()?;
 
     tangle_runtime::cell(31);
-    // book/src/ch07.md:5726
+    // book/src/ch07.md:5750
     let v5p = Hardware::spec(TPU_V5P);
     let chips_per_host = 4;
     let (hosts, dcn_per_chip) = (
@@ -1360,11 +1360,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(32);
-    // book/src/ch07.md:5858
+    // book/src/ch07.md:5885
     dcn_widget().write()?;
 
     tangle_runtime::cell(33);
-    // book/src/ch07.md:5889
+    // book/src/ch07.md:5916
     println!(
         "{:<12} {:>13} {:>20} {:>21}  {}",
         "node type",
@@ -1397,7 +1397,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(34);
-    // book/src/ch07.md:5954
+    // book/src/ch07.md:5981
     let span = Span::AcrossDomains { axes: 1 };
     let h100 = Hardware::spec(H100);
     let r = ridge(&h100, span)?;
@@ -1435,7 +1435,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     tangle_runtime::value("deepseek_batch", ch06::grouped(15_360 * 4096));
 
     tangle_runtime::cell(35);
-    // book/src/ch07.md:6125
+    // book/src/ch07.md:6152
     for run in [DEEPSEEK_V3_RUN, LLAMA_31_RUN] {
         run.validate()?;
         println!(
@@ -1474,7 +1474,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     println!("Llama 3.1 405B: largest TP inside an H100 node {tp:.1}, so 8-way TP hides");
 
     tangle_runtime::cell(36);
-    // book/src/ch07.md:6297
+    // book/src/ch07.md:6324
     let p = ch06::param_count(&LLAMA2_13B_SHAPE)?;
     println!(
         "MLP 3LDF = {:.2}B, attention 4LD^2 = {:.2}B, embeddings 2VD = {:.2}B, total {:.2}B",
@@ -1485,7 +1485,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(37);
-    // book/src/ch07.md:6341
+    // book/src/ch07.md:6368
     let total = p.total() as f64;
     let m = step_memory(&LLAMA2_13B, total, 16e6)?;
     println!(
@@ -1500,7 +1500,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(38);
-    // book/src/ch07.md:6368
+    // book/src/ch07.md:6395
     let v5p = Hardware::spec(TPU_V5P);
     let chips: u64 = 16 * 16 * 16;
     let batch = 3e6;
@@ -1587,11 +1587,11 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(39);
-    // book/src/ch07.md:6569
+    // book/src/ch07.md:6598
     llama2_widget().write()?;
 
     tangle_runtime::cell(40);
-    // book/src/ch07.md:6859
+    // book/src/ch07.md:6888
     tangle_runtime::value("b200_flops_gain", format!("{:.1}", B200.flops / H100.flops));
     for chip in [H100, B200] {
         let hw = Hardware::spec(chip);
@@ -1605,7 +1605,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(41);
-    // book/src/ch07.md:6882
+    // book/src/ch07.md:6911
     let hw = Hardware::spec(H100);
     let out = Span::AcrossDomains { axes: 1 };
     println!(
@@ -1616,7 +1616,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(42);
-    // book/src/ch07.md:6901
+    // book/src/ch07.md:6930
     // The optimum grows as the square root of B. The math grows fourfold but the network clock at
     // the balanced split only twofold, so the layer moves away from the communication bound.
     let v5p = Hardware::spec(TPU_V5P);
@@ -1639,7 +1639,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     tangle_runtime::cell(43);
-    // book/src/ch07.md:6934
+    // book/src/ch07.md:6963
     let flat = Run {
         layout: Layout {
             tp: 8,
@@ -1664,7 +1664,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(44);
-    // book/src/ch07.md:6968
+    // book/src/ch07.md:6997
     // Under GPipe either order makes the heavy stage idle for one pass through the light stage.
     // Under 1F1B a heavy first stage never waits, because the light stage returns each gradient
     // before the heavy one is ready for it, so the step is just the heavy stage's own work; a heavy
@@ -1707,7 +1707,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(45);
-    // book/src/ch07.md:7025
+    // book/src/ch07.md:7054
     // (PP-1)/(m+PP-1) < 1/20 exactly when m > 19 (PP-1): 20 microbatches for two stages, 134 for
     // eight. Deep pipelines need many microbatches, hence a large batch, one more reason they sit
     // awkwardly with data parallelism.
@@ -1728,7 +1728,7 @@ fn cells() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     tangle_runtime::cell(46);
-    // book/src/ch07.md:7055
+    // book/src/ch07.md:7084
     let v5p = Hardware::spec(TPU_V5P);
     let floor = min_tokens_per_domain(&DEEPSEEK_V3, &v5p)?;
     println!(

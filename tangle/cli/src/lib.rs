@@ -151,7 +151,14 @@ pub use report::{CLEAN, DRIFT, ERROR};
 /// `mdbook-tangle [supports RENDERER]`: mdBook's preprocessor protocol, as
 /// `tangle preprocess [supports RENDERER]`.
 pub fn preprocessor_main() -> ExitCode {
-    let args = std::env::args_os().skip(1);
+    let args: Vec<_> = std::env::args_os().skip(1).collect();
+    // mdBook never passes a flag, but a person checking which build is installed does.
+    if let [flag] = args.as_slice()
+        && (flag == "--version" || flag == "-V")
+    {
+        println!("mdbook-tangle {VERSION}");
+        return ExitCode::SUCCESS;
+    }
     let argv = ["tangle".into(), "preprocess".into()].into_iter().chain(args);
     main_from(Cli::parse_from(argv))
 }

@@ -17,7 +17,18 @@ use tangle_core::config::Config;
 use tangle_core::pipeline::{CheckOptions, Project};
 use tangle_render::TanglePreprocessor;
 
-use crate::report::{CLEAN, Results};
+use crate::report::{CLEAN, ERROR, Results};
+
+/// Prints what the renderer's validation refuses in `project`; [`ERROR`] when it refuses
+/// anything.
+fn refused(project: &Project) -> u8 {
+    let sources = tangle_core::diagnostic::Sources::new(&project.root);
+    let refused: Vec<_> = tangle_render::validate(project).into_iter().filter(|d| d.is_error()).collect();
+    for d in &refused {
+        eprintln!("{}\n", d.render(&sources, tangle_core::diagnostic::Style::for_stderr()));
+    }
+    if refused.is_empty() { CLEAN } else { ERROR }
+}
 
 /// `supports RENDERER`: every renderer gets the processed book.
 pub fn supports(_renderer: &str) -> u8 {
@@ -38,7 +49,12 @@ pub fn run() -> anyhow::Result<u8> {
         )?;
         let project = crate::project_with_theme(Project::from_config(config.clone())?)?;
         // Notebook chapters and chapters of examples alike, as `tangle book` checks them.
-        let code = crate::examples::check(&project, &[], false, CheckOptions::default(), Results::Stderr)?;
+        let mut code = crate::examples::check(&project, &[], false, CheckOptions::default(), Results::Stderr)?;
+        // And what `tangle book` refuses to render (a `{{#ref}}` to no figure, a calculator no
+        // cell computes): mdBook would publish the page with the directive as text.
+        if code == CLEAN {
+            code = refused(&project);
+        }
         (code, TanglePreprocessor::with_project(&project))
     };
     if code != CLEAN {

@@ -125,6 +125,9 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
     let mut prose_drifted = false;
     // Each chapter that drifted: where its first drift is, and what drifted in it.
     let mut by_chapter: Vec<(String, String)> = Vec::new();
+    // Frozen chapters whose committed figures differ from their records', and whether any other
+    // drift is one `accept` takes.
+    let (mut frozen_figures, mut accept_takes) = (Vec::new(), false);
     let sources = Sources::new(&project.root);
     for r in results {
         let chapter = &r.chapter;
@@ -270,7 +273,23 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
             let redrawn = r.figures.iter().filter(|f| matches!(f, FigureDrift::Changed(_))).count();
             prose_drifted |= drifted + r.values.drifts.len() + redrawn > 0;
             code = code.max(DRIFT);
+            // `accept` cannot redraw a frozen chapter's figures: only a run can.
+            match r.frozen && !r.figures.is_empty() {
+                true => frozen_figures.push(r.chapter.name.clone()),
+                false => accept_takes = true,
+            }
+            if r.frozen && drifted + r.values.drifts.len() + r.snapshots.len() > 0 {
+                accept_takes = true;
+            }
         }
+    }
+    for name in &frozen_figures {
+        out.line(format!(
+            "the figures of {name} are not those its frozen run drew, and `accept` cannot redraw them: undo the \
+             change to {}, or rerun {name} where it can run (`{}`)",
+            project.layout().figures.join(name).display(),
+            messages::command(&format!("accept --refresh --chapter {name}"))
+        ));
     }
     // One upstream change can drift dozens of chapters, their diffs scrolling far past the first
     // ones: the chapters again, one line each, where the report ends.
@@ -279,7 +298,7 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
         let lines: Vec<String> = by_chapter.iter().map(|(at, what)| format!("  {at:width$}  {what}")).collect();
         out.line(format!("drift in {} chapters (each at its first drift):\n{}", by_chapter.len(), lines.join("\n")));
     }
-    if outputs_drifted && code == DRIFT {
+    if outputs_drifted && accept_takes && code == DRIFT {
         out.line(match prose_drifted {
             true => format!(
                 "outputs drifted from the prose: fix the code, or run `{}` if the new output is right",

@@ -283,8 +283,7 @@ fn count_check(project: &Project, outcome: &Outcome, tally: &mut Tally) -> bool 
 fn style_checks(project: &Project, chapters: &[&Chapter], sources: &Sources, tally: &mut Tally) -> anyhow::Result<()> {
     let checks = &project.config.checks;
     eprintln!("style");
-    let have_rustfmt =
-        std::process::Command::new("rustfmt").arg("--version").output().is_ok_and(|o| o.status.success());
+    let have_rustfmt = tangle_core::accept::fmt::rustfmt_version().is_some();
     // rustfmt formats cells; rustdoc's examples have hidden `# ` lines it cannot read, and
     // `tangle fmt` leaves them alone, so `fmt = true` judges notebook chapters only.
     let examples = chapters.iter().filter(|c| c.mode == CellMode::Examples).count();

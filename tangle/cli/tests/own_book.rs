@@ -580,6 +580,14 @@ fn a_stock_mdbook_build_runs_tangle_and_fails_with_its_message() {
     assert!(!out.status.success(), "mdbook build passed a drifted chapter:\n{}", text(&out));
     let said = text(&out);
     assert!(said.contains("src/sums.md") && said.contains("drift"), "{said}");
+    // What `tangle book` refuses to render stops mdBook too: a reference to no figure would be
+    // published as its directive's text.
+    std::fs::write(&chapter, format!("{source}\nAs {{{{#ref fig:nosuch}}}} shows.\n")).unwrap();
+    let out = mdbook(&book);
+    assert!(!out.status.success(), "mdbook build published a broken reference:\n{}", text(&out));
+    let said = text(&out);
+    assert!(said.contains("src/sums.md") && said.contains("fig:nosuch"), "{said}");
+    std::fs::write(&chapter, &source).unwrap();
 
     // A book of examples, as `mdbook test` reads them: checked by the same preprocessor.
     let examples = dir.path().join("examples");
@@ -623,6 +631,10 @@ fn the_version_names_the_commit_a_build_in_a_checkout_comes_from() {
     let out = tangle(&workspace_root(), &["--version"], false);
     let said = String::from_utf8_lossy(&out.stdout).trim().to_string();
     assert!(said.starts_with(&format!("tangle {}", env!("CARGO_PKG_VERSION"))), "{said}");
+    // The preprocessor binary names the same build, under its own name.
+    let preprocessor = Command::new(env!("CARGO_BIN_EXE_mdbook-tangle")).arg("--version").output().unwrap();
+    assert!(preprocessor.status.success(), "{}", text(&preprocessor));
+    assert_eq!(String::from_utf8_lossy(&preprocessor.stdout).trim(), said.replacen("tangle", "mdbook-tangle", 1));
     let git = |args: &[&str]| Command::new("git").args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().ok();
     let tracked = git(&["ls-files", "--error-unmatch", "build.rs"]).is_some_and(|o| o.status.success());
     match git(&["rev-parse", "--short=9", "HEAD"]).filter(|o| o.status.success() && tracked) {

@@ -1,9 +1,11 @@
 //! The run cache: a chapter whose generated code, dependency chapters, `Cargo.lock`, runtime,
 //! compiler, crates used by path ([`local_crates`]) and declared data files hash the same as at
-//! its last completed run is neither rebuilt nor rerun; its recorded outputs are compared instead. A pure function of those inputs, stored
-//! under `target/tangle/cache/`. The key leaves out where the cells stand in the chapter (prose
-//! around them may change), so a recorded chapter line is kept as a line of a cell and found
-//! again in the chapter as it is now: every location from a cached run is current.
+//! one of its last completed runs is neither rebuilt nor rerun; the recorded outputs are compared
+//! instead. A pure function of those inputs, stored under `target/tangle/cache/`: the last run
+//! of each chapter, and up to three earlier ones ([`store`], [`lookup`]). The key leaves out
+//! where the cells stand in the chapter (prose around them may change), so a recorded chapter
+//! line is kept as a line of a cell and found again in the chapter as it is now: every location
+//! from a cached run is current.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -163,7 +165,7 @@ fn key_of(
     let closure = generated.closure(chapter);
     let names: Vec<&str> = closure.iter().map(|k| k.name()).collect();
     feed("Cargo.lock", shared.lock.digest(chapter, &names).as_bytes());
-    feed("Cargo.toml", workspace_digest(&shared.workspace, chapter).as_bytes());
+    feed("Cargo.toml", workspace_digest(&shared.workspace, chapter, Some(&workspace_keys(&closure))).as_bytes());
     if what == What::Tests {
         feed("what", b"tests");
     }
@@ -367,12 +369,17 @@ impl Lock {
     }
 }
 
-/// The workspace manifest without what concerns other chapters: its member list, and the
-/// profiles of the other chapters' programs.
-pub(crate) fn workspace_digest(workspace: &toml::Table, chapter: &str) -> String {
+/// The workspace manifest without what concerns other chapters: its member list, the profiles
+/// of the other chapters' programs, and, given the crates `used` by the chapter and the chapters
+/// it imports ([`workspace_keys`]), the other entries of `[workspace.dependencies]` (`None`
+/// keeps them all, as frozen records made before tangle-frozen-3 were hashed).
+pub(crate) fn workspace_digest(workspace: &toml::Table, chapter: &str, used: Option<&BTreeSet<String>>) -> String {
     let mut manifest = workspace.clone();
     if let Some(toml::Value::Table(ws)) = manifest.get_mut("workspace") {
         ws.remove("members");
+        if let (Some(used), Some(toml::Value::Table(deps))) = (used, ws.get_mut("dependencies")) {
+            deps.retain(|key, _| used.contains(key));
+        }
     }
     let run = generate::run_package(chapter);
     let packages = manifest
@@ -388,6 +395,23 @@ pub(crate) fn workspace_digest(workspace: &toml::Table, chapter: &str) -> String
     hex(h)
 }
 
+/// The keys of `[workspace.dependencies]` that the generated manifests of `crates` use
+/// (`rand.workspace = true`): what of the book's dependencies their builds can see.
+pub(crate) fn workspace_keys(crates: &[&generate::ChapterCrate]) -> BTreeSet<String> {
+    let manifests = crates.iter().flat_map(|k| &k.files).filter(|(path, _)| path.ends_with("Cargo.toml"));
+    let mut used = BTreeSet::new();
+    for (_, text) in manifests {
+        let Ok(manifest) = toml::from_str::<toml::Table>(text) else { continue };
+        for section in ["dependencies", "dev-dependencies", "build-dependencies"] {
+            let Some(toml::Value::Table(deps)) = manifest.get(section) else { continue };
+            let inherited =
+                deps.iter().filter(|(_, spec)| spec.get("workspace").and_then(toml::Value::as_bool) == Some(true));
+            used.extend(inherited.map(|(key, _)| key.clone()));
+        }
+    }
+    used
+}
+
 /// The `[[package]]` tables of a lock file.
 pub(crate) fn packages(text: &str) -> Result<Vec<toml::Table>, toml::de::Error> {
     let lock: toml::Table = toml::from_str(text)?;
@@ -398,14 +422,15 @@ pub(crate) fn packages(text: &str) -> Result<Vec<toml::Table>, toml::de::Error> 
         .unwrap_or_default())
 }
 
-/// The recorded run for `chapter` if its key still matches, its locations moved to where the
-/// cells stand now.
+/// The recorded run for `chapter` under `key`, its locations moved to where the cells stand now.
+/// The last run is looked at first; an earlier one of the same key (an edit undone, a branch
+/// checked out again) takes its place, with its figures, and the last run becomes an earlier one.
 pub(crate) fn lookup(layout: &Layout, chapter: &Chapter, key: &str) -> Option<RunOutput> {
-    let bytes = std::fs::read(entry_path(layout, &chapter.name)).ok()?;
-    let entry: Entry = serde_json::from_slice(&bytes).ok()?;
-    if entry.key != key {
-        return None;
-    }
+    let last = read_entry(&entry_path(layout, &chapter.name)).filter(|e| e.key == key);
+    let entry = match last {
+        Some(entry) => entry,
+        None => bring_back(layout, &chapter.name, key)?,
+    };
     let mut run = entry.run;
     for (value, anchor) in run.values.iter_mut().zip(&entry.anchors) {
         if let (Some((_, column)), Some((cell, offset))) = (value.at, anchor) {
@@ -415,11 +440,115 @@ pub(crate) fn lookup(layout: &Layout, chapter: &Chapter, key: &str) -> Option<Ru
     Some(run)
 }
 
-/// Records a completed run of `chapter` as it stands now.
-pub fn store(layout: &Layout, chapter: &Chapter, key: &str, run: &RunOutput) -> anyhow::Result<()> {
+/// Records a completed run of `chapter` as it stands now, with the figures it drew into `drawn`
+/// (a folder of their own, moved into the cache). The run it replaces is kept as an earlier one.
+pub fn store(layout: &Layout, chapter: &Chapter, key: &str, run: &RunOutput, drawn: &Path) -> anyhow::Result<()> {
+    let name = &chapter.name;
+    set_aside(layout, name, key)?;
+    forget_oldest(layout, name)?;
+    keep_figures(drawn, &kept_figures(layout).join(name))?;
     let anchors = run.values.iter().map(|v| v.at.and_then(|(line, _)| anchor(chapter, line))).collect();
     let entry = Entry { key: key.to_string(), run: run.clone(), anchors };
-    crate::fsutil::write_atomic(&entry_path(layout, &chapter.name), &serde_json::to_vec(&entry)?)
+    crate::fsutil::write_atomic(&entry_path(layout, name), &serde_json::to_vec(&entry)?)
+}
+
+/// Where the figures of each chapter's last completed run are kept (`<dir>/chNN/*.svg`), so
+/// that a cached run compares them as a fresh one would. This folder and `<chapter>.json` beside
+/// it are the last run, which CI workflows pass from a chapter's job to the book's.
+pub(crate) fn kept_figures(layout: &Layout) -> PathBuf {
+    layout.work_dir().join("cache/figures")
+}
+
+/// How many runs of a chapter the cache holds: the last one, and earlier ones of other keys,
+/// so that an edit undone, or a branch checked out again, finds its run instead of running
+/// the chapter again. An earlier run is a `run.json` and the `figures/` it drew, in a folder
+/// named after its key under `earlier/<chapter>/`.
+const RUNS_KEPT: usize = 4;
+
+fn earlier_runs(layout: &Layout, chapter: &str) -> PathBuf {
+    layout.work_dir().join("cache/earlier").join(chapter)
+}
+
+fn earlier_run(layout: &Layout, chapter: &str, key: &str) -> PathBuf {
+    earlier_runs(layout, chapter).join(key)
+}
+
+fn read_entry(path: &Path) -> Option<Entry> {
+    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+}
+
+/// Moves the last run of `chapter`, unless it is of `key` (about to be replaced by a new run of
+/// the same inputs), among the earlier runs. Each step leaves the cache readable: a `run.json` is moved after its figures, so that no run is
+/// ever found beside another run's figures.
+fn set_aside(layout: &Layout, chapter: &str, key: &str) -> anyhow::Result<()> {
+    let (json, figures) = (entry_path(layout, chapter), kept_figures(layout).join(chapter));
+    let last = read_entry(&json).filter(|e| e.key != key && figures.is_dir());
+    if let Some(last) = last {
+        let to = earlier_run(layout, chapter, &last.key);
+        if to.exists() {
+            std::fs::remove_dir_all(&to)?;
+        }
+        std::fs::create_dir_all(&to)?;
+        std::fs::rename(&figures, to.join("figures"))?;
+        std::fs::rename(&json, to.join("run.json"))?;
+        // Set aside now: the oldest to go is the one set aside (or brought back) longest ago.
+        std::fs::File::options().write(true).open(to.join("run.json"))?.set_modified(std::time::SystemTime::now())?;
+    }
+    Ok(())
+}
+
+/// Forgets the earlier runs of `chapter` set aside longest ago, beyond [`RUNS_KEPT`] in all.
+fn forget_oldest(layout: &Layout, chapter: &str) -> anyhow::Result<()> {
+    let mut kept: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(earlier_runs(layout, chapter))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| {
+            let at = e.path().join("run.json").metadata().and_then(|m| m.modified()).ok();
+            (at.unwrap_or(std::time::UNIX_EPOCH), e.path())
+        })
+        .collect();
+    kept.sort_by(|a, b| b.cmp(a));
+    for (_, old) in kept.into_iter().skip(RUNS_KEPT - 1) {
+        std::fs::remove_dir_all(old)?;
+    }
+    Ok(())
+}
+
+/// The earlier run of `chapter` under `key`, made the last run again (the last one set aside in
+/// its place); `None` when there is none, or it cannot be moved back.
+fn bring_back(layout: &Layout, chapter: &str, key: &str) -> Option<Entry> {
+    let from = earlier_run(layout, chapter, key);
+    let entry = read_entry(&from.join("run.json")).filter(|e| e.key == key && from.join("figures").is_dir())?;
+    let bring = || -> anyhow::Result<()> {
+        set_aside(layout, chapter, key)?;
+        let (json, figures) = (entry_path(layout, chapter), kept_figures(layout).join(chapter));
+        // Whatever is left in the last run's place is no complete run (set_aside moved one).
+        if json.exists() {
+            std::fs::remove_file(&json)?;
+        }
+        keep_figures(&from.join("figures"), &figures)?;
+        std::fs::rename(from.join("run.json"), &json)?;
+        std::fs::remove_dir_all(&from)?;
+        forget_oldest(layout, chapter)
+    };
+    bring().ok().map(|()| entry)
+}
+
+/// Replaces `kept` by the figures a completed run drew into `drawn` (a rename within
+/// `target/`, after the old copy is moved aside).
+fn keep_figures(drawn: &Path, kept: &Path) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let parent = kept.parent().expect("a folder under target/");
+    std::fs::create_dir_all(parent)?;
+    if !drawn.is_dir() {
+        std::fs::create_dir_all(drawn)?;
+    }
+    if kept.exists() {
+        let old = tempfile::Builder::new().prefix(".old-").tempdir_in(parent)?;
+        std::fs::rename(kept, old.path().join("figures"))?;
+    }
+    std::fs::rename(drawn, kept).with_context(|| format!("cannot move {} to {}", drawn.display(), kept.display()))
 }
 
 /// The cell holding chapter line `line`, and the line's place in the cell's code.
@@ -501,6 +630,70 @@ pub(crate) fn store_analyses(layout: &Layout, analyses: &Analyses) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run of a one-cell chapter that printed `printed`, and drew one figure that says so.
+    fn stored(layout: &Layout, chapter: &Chapter, key: &str, printed: &str) {
+        let run = RunOutput {
+            cells: vec![crate::run::CellOutput { index: 0, stdout: printed.to_string() }],
+            end: crate::run::RunEnd::Completed,
+            values: Vec::new(),
+        };
+        let drawn = layout.work_dir().join("staging").join(&chapter.name);
+        std::fs::create_dir_all(&drawn).unwrap();
+        std::fs::write(drawn.join("plot.svg"), printed).unwrap();
+        store(layout, chapter, key, &run, &drawn).unwrap();
+        assert!(!drawn.exists(), "the drawn figures are moved into the cache");
+    }
+
+    /// What a lookup of `key` finds: what the run printed, and the figure in the last run's place.
+    fn found(layout: &Layout, chapter: &Chapter, key: &str) -> Option<(String, String)> {
+        let run = lookup(layout, chapter, key)?;
+        let figure = kept_figures(layout).join(&chapter.name).join("plot.svg");
+        Some((run.cells[0].stdout.clone(), std::fs::read_to_string(figure).unwrap()))
+    }
+
+    #[test]
+    fn earlier_runs_are_found_again_with_their_figures_until_four_newer_ones_push_them_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Config::parse(dir.path(), Path::new(""), "").unwrap().layout;
+        let chapter = crate::parse::parse_chapter(
+            "ch01",
+            Path::new("src/ch01.md"),
+            b"```rust
+println!();
+```
+"
+            .to_vec(),
+        )
+        .unwrap();
+        let key = |n: usize| format!("{n:064x}");
+        let pair = |s: &str| Some((s.to_string(), s.to_string()));
+        stored(&layout, &chapter, &key(1), "one");
+        stored(&layout, &chapter, &key(2), "two");
+        // The last run is where CI workflows find it, the one before set aside.
+        assert!(entry_path(&layout, "ch01").is_file());
+        assert_eq!(found(&layout, &chapter, &key(2)), pair("two"));
+        // An edit undone: the earlier run comes back, figure and all, and the other waits.
+        assert_eq!(found(&layout, &chapter, &key(1)), pair("one"));
+        assert_eq!(read_entry(&entry_path(&layout, "ch01")).unwrap().key, key(1));
+        assert_eq!(found(&layout, &chapter, &key(2)), pair("two"));
+        assert_eq!(found(&layout, &chapter, &key(9)), None, "never run");
+        // A run of the key already last replaces it, and sets nothing aside.
+        stored(&layout, &chapter, &key(2), "two again");
+        assert_eq!(found(&layout, &chapter, &key(2)), pair("two again"));
+        assert_eq!(found(&layout, &chapter, &key(1)), pair("one"));
+        // Four runs in all: 1, then 3, 4, 5 make 1 the oldest of three earlier ones; 6 pushes it out.
+        for n in 3..=6 {
+            stored(&layout, &chapter, &key(n), &n.to_string());
+        }
+        assert_eq!(found(&layout, &chapter, &key(1)), None, "the oldest is forgotten");
+        assert_eq!(found(&layout, &chapter, &key(2)), None);
+        for n in 3..=6 {
+            assert_eq!(found(&layout, &chapter, &key(n)), pair(&n.to_string()));
+        }
+        let kept = std::fs::read_dir(earlier_runs(&layout, "ch01")).unwrap().count();
+        assert_eq!(kept, RUNS_KEPT - 1);
+    }
 
     #[test]
     fn a_declared_folder_is_every_file_under_it_in_order_of_name() {

@@ -10,7 +10,8 @@
 //!
 //! 1. [`parse`]: the chapters under `[book] src` → [`model::Book`] (cells, output blocks,
 //!    directives, quoted values, byte spans), read through [`markdown`], the one Markdown front
-//!    end every stage uses; `parse::lint` finds cell lines wider than the book's column
+//!    end every stage uses; `parse::lint` finds cell lines wider than the book's column, and
+//!    `parse::summary` reads `SUMMARY.md`'s reading order, in which commands report chapters
 //! 2. [`generate`]: chapters → the files of `code/` (a workspace with one library crate and one
 //!    run package per chapter, cells verbatim, a line map back to the chapter, and the runtime
 //!    the programs link, copied from the tool); [`generate::sync`] writes or checks them

@@ -147,7 +147,8 @@ impl Project {
     }
 
     /// The chapters to work on, in the book's order: every generated one, or the ones asked for
-    /// (each must exist).
+    /// (each must exist). The book's order is `SUMMARY.md`'s, the reader's; chapters it does not
+    /// list come last, in the order of their paths.
     pub fn select(&self, asked: &[String]) -> anyhow::Result<Vec<Selected<'_>>> {
         let mut names: Vec<&str> = Vec::new();
         for a in asked {
@@ -158,7 +159,14 @@ impl Project {
             names.extend(found.iter().map(|c| c.name.as_str()));
         }
         let wanted = |name: &str| asked.is_empty() || names.contains(&name);
-        Ok(self.generated.crates.iter().filter(|krate| wanted(krate.name())).map(|krate| Selected { krate }).collect())
+        let mut selected: Vec<Selected<'_>> =
+            self.generated.crates.iter().filter(|krate| wanted(krate.name())).map(|krate| Selected { krate }).collect();
+        // The crates come in the order they build in, imports first, which follows the chapters'
+        // paths: `advanced.md` before `basics.md`, `part2/` after every file beside it.
+        if let Some(order) = parse::summary::reading_order(self.layout()) {
+            selected.sort_by_key(|s| order.get(&s.chapter().path).copied().unwrap_or(usize::MAX));
+        }
+        Ok(selected)
     }
 
     /// Every generated file that differs from what the chapters generate: under `code/`, and the
@@ -230,10 +238,9 @@ impl Project {
         Ok(out)
     }
 
-    /// Where the figures of a chapter's last completed run are kept (`<dir>/chNN/*.svg`), so
-    /// that a cached run compares them as a fresh one would.
+    /// Where the figures of a chapter's last completed run are kept ([`cache::kept_figures`]).
     fn kept_figures(&self) -> PathBuf {
-        self.layout().work_dir().join("cache/figures")
+        cache::kept_figures(self.layout())
     }
 }
 
@@ -473,9 +480,8 @@ pub fn check(
                 let run = run?;
                 let drawn = match run.completed() {
                     true => {
-                        keep_figures(&staging.path().join(name), &project.kept_figures().join(name))?;
                         let key = cache::key(project.layout(), &shared, &project.generated, name)?;
-                        cache::store(project.layout(), chapter, &key, &run)?;
+                        cache::store(project.layout(), chapter, &key, &run, &staging.path().join(name))?;
                         project.kept_figures()
                     }
                     false => staging.path().to_path_buf(),
@@ -611,21 +617,6 @@ fn abandoned_code_folder(layout: &Layout) -> Option<String> {
             layout.code.display()
         )
     })
-}
-
-/// Replaces `kept` by the figures a completed run drew into `drawn` (a rename within
-/// `target/`, after the old copy is moved aside).
-fn keep_figures(drawn: &Path, kept: &Path) -> anyhow::Result<()> {
-    let parent = kept.parent().expect("a folder under target/");
-    std::fs::create_dir_all(parent)?;
-    if !drawn.is_dir() {
-        std::fs::create_dir_all(drawn)?;
-    }
-    if kept.exists() {
-        let old = tempfile::Builder::new().prefix(".old-").tempdir_in(parent)?;
-        std::fs::rename(kept, old.path().join("figures"))?;
-    }
-    std::fs::rename(drawn, kept).with_context(|| format!("cannot move {} to {}", drawn.display(), kept.display()))
 }
 
 /// What `accept` changed.
@@ -1019,5 +1010,41 @@ mod tests {
         assert_eq!(abandoned_code_folder(&layout("[book]\ntitle = \"T\"\n")), None);
         std::fs::write(dir.path().join("code/Cargo.toml"), "[workspace]\nmembers = [\"mine\"]\n").unwrap();
         assert_eq!(abandoned_code_folder(&moved), None);
+    }
+
+    #[test]
+    fn chapters_are_selected_in_the_order_the_reader_meets_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |path: &str, text: &str| {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write("book.toml", "[book]\ntitle = \"T\"\n\n[preprocessor.tangle]\n");
+        // Path order would be advanced, basics, part/intro, zebra; imports come first when built.
+        write(
+            "src/SUMMARY.md",
+            "# Summary\n\n- [Intro](part/intro.md)\n- [Basics](basics.md)\n- [Advanced](advanced.md)\n",
+        );
+        for (page, code) in [
+            ("part/intro.md", "// @save\npub fn one() -> u32 { 1 }"),
+            ("basics.md", "// @save\npub fn two() -> u32 { advanced::three() - 1 }"),
+            ("advanced.md", "// @save\npub fn three() -> u32 { 3 }"),
+            ("zebra.md", "println!(\"unlisted\");"),
+        ] {
+            write(&format!("src/{page}"), &format!("# A page\n\n```rust\n{code}\n```\n"));
+        }
+        let project = Project::load(dir.path()).unwrap();
+        let built: Vec<&str> = project.generated.crates.iter().map(|c| c.name()).collect();
+        assert_eq!(built, ["advanced", "basics", "intro", "zebra"], "the build's order, imports first");
+        let names = |asked: &[&str]| -> Vec<String> {
+            let asked: Vec<String> = asked.iter().map(|a| a.to_string()).collect();
+            project.select(&asked).unwrap().iter().map(|s| s.name().to_string()).collect()
+        };
+        assert_eq!(names(&[]), ["intro", "basics", "advanced", "zebra"]);
+        assert_eq!(names(&["zebra", "advanced", "intro"]), ["intro", "advanced", "zebra"]);
+        // Without a summary mdBook can read, the build's order.
+        write("src/SUMMARY.md", "- [Basics](basics.md)\n\n[Suffix](s.md)\n\n- [Two](advanced.md)\n");
+        assert_eq!(names(&[]), built);
     }
 }

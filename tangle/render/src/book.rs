@@ -353,17 +353,20 @@ fn unreferenced_figures(
         .collect();
     let mut out = Vec::new();
     for (page, (path, _)) in pages.iter().zip(inputs) {
-        for d in page.doc.directives_named("figure") {
+        // A live calculator is numbered, and referred to, as a figure is.
+        let placed = page.doc.directives.iter().filter(|d| labels::FIGURE_DIRECTIVES.contains(&d.name.as_str()));
+        for d in placed {
             let name = labels::figure_name(page.doc.text(d.args.clone()));
             let Some(label) = labels.figure(&page.stem, name) else { continue };
             if referenced.contains(&format!("{}#{}", label.stem, label.id)) {
                 continue;
             }
             let (line, _) = page.doc.line_col(d.span.start);
+            let what = if d.name == "widget" { "calculator " } else { "" };
             out.push(
                 Diagnostic::warning(
                     Location::new(src_rel.join(path), line),
-                    format!("Figure {} (`{name}`) is never referred to from the prose", label.number),
+                    format!("Figure {} ({what}`{name}`) is never referred to from the prose", label.number),
                 )
                 .with_help(format!(
                     "say where the text discusses it: \"Figure {}\" or `{{{{#ref fig:{name}}}}}`",
@@ -375,17 +378,30 @@ fn unreferenced_figures(
     out
 }
 
-/// Figures a chapter's cells draw but no `{{#figure}}` places.
+/// Figures a chapter's cells draw, and calculators they compute, that no `{{#figure}}` or
+/// `{{#widget}}` places.
 fn unplaced_figures(page: &Page, chapter: &tangle_core::model::Chapter, file: &Path) -> Vec<Diagnostic> {
-    let placed: Vec<&str> =
-        page.doc.directives_named("figure").map(|d| labels::figure_name(page.doc.text(d.args.clone()))).collect();
+    let placed = |directive: &str| -> Vec<&str> {
+        page.doc.directives_named(directive).map(|d| labels::figure_name(page.doc.text(d.args.clone()))).collect()
+    };
+    let (figures, calculators) = (placed("figure"), placed("widget"));
     let mut out = Vec::new();
     for cell in &chapter.cells {
         for name in figures::drawn_figures(&cell.code) {
-            if !placed.contains(&name.as_str()) {
+            if !figures.contains(&name.as_str()) {
                 out.push(Diagnostic::warning(
                     Location::new(file, cell.code_line),
                     format!("figure `{name}` is drawn but never placed (add `{{{{#figure {name} | caption}}}}`)"),
+                ));
+            }
+        }
+        for name in figures::computed_calculators(&cell.code) {
+            if !calculators.contains(&name.as_str()) {
+                out.push(Diagnostic::warning(
+                    Location::new(file, cell.code_line),
+                    format!(
+                        "calculator `{name}` is computed but never placed (add `{{{{#widget {name} | caption}}}}`)"
+                    ),
                 ));
             }
         }
@@ -739,6 +755,25 @@ mod tests {
             "{found:?}"
         );
         assert!(found.iter().all(|d| !d.is_error()));
+    }
+
+    #[test]
+    fn a_calculator_computed_but_never_placed_or_never_referred_to_is_a_warning() {
+        let text = "# 3 Three\n\nAs {{#ref fig:shown}} shows.\n\n```rust\nWidget::new(\"shown\").write()?;\n\
+                    Widget::new(\"quiet\").write()?;\nWidget::new(\"lost\").write()?;\n```\n\n\
+                    {{#widget shown | Shown.}}\n\n{{#widget quiet | Never named in the text.}}\n";
+        let file = Path::new("book/src/ch03.md");
+        let chapter = tangle_core::parse::parse_chapter("ch03", file, text.as_bytes().to_vec()).unwrap();
+        let page = Page::new(Path::new("ch03.md"), text);
+        let unplaced: Vec<String> = unplaced_figures(&page, &chapter, file).iter().map(|d| d.message.clone()).collect();
+        assert_eq!(unplaced, ["calculator `lost` is computed but never placed (add `{{#widget lost | caption}}`)"]);
+        let pages = [page];
+        let labels = Labels::collect(&pages);
+        let inputs = [(PathBuf::from("ch03.md"), text.to_string())];
+        let found = unreferenced_figures(&pages, &labels, Path::new("book/src"), &inputs);
+        let said: Vec<String> = found.iter().map(|d| d.message.clone()).collect();
+        assert_eq!(said, ["Figure 3.2 (calculator `quiet`) is never referred to from the prose"]);
+        assert_eq!(found[0].location.as_ref().map(|l| l.line), Some(13));
     }
 
     #[test]

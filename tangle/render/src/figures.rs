@@ -24,6 +24,14 @@ pub fn drawn_figures(code: &str) -> Vec<String> {
     names_passed(code, DRAWS)
 }
 
+/// `Widget::new("NAME")`: a cell that computes calculator NAME.
+const WRITES: [&str; 2] = ["Widget", "new"];
+
+/// The names of the calculators a cell's `Widget::new("name")` calls compute.
+pub fn computed_calculators(code: &str) -> Vec<String> {
+    names_passed(code, WRITES)
+}
+
 /// The names every `figure::svg("name", ...)` call in a chapter's Rust blocks draws.
 pub fn drawn_figure_names(chapter: &Document) -> Vec<String> {
     rust_blocks(chapter).flat_map(|code| names_passed(code, DRAWS)).collect()

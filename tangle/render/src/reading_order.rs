@@ -4,9 +4,6 @@
 //! printed book cannot be read front to back. A warning, not a refusal: a book may mean it
 //! (an appendix of helpers listed last), and `book` renders it either way.
 
-use std::collections::HashMap;
-use std::path::PathBuf;
-
 use tangle_core::diagnostic::Diagnostic;
 use tangle_core::pipeline::Project;
 
@@ -14,7 +11,7 @@ use tangle_core::pipeline::Project;
 /// it does not list have no place in the order and are left out, as is a book without a
 /// summary, or with one mdBook cannot read (`check` refuses those already).
 pub fn later_chapter_uses(project: &Project) -> Vec<Diagnostic> {
-    let Some(order) = reading_order(project) else { return Vec::new() };
+    let Some(order) = tangle_core::parse::summary::reading_order(&project.config.layout) else { return Vec::new() };
     let place = |name: &str| {
         let chapter = project.book.chapters.iter().find(|c| c.name == name)?;
         order.get(&chapter.path).copied()
@@ -46,18 +43,4 @@ pub fn later_chapter_uses(project: &Project) -> Vec<Diagnostic> {
         }
     }
     out
-}
-
-/// Each chapter file's place in the reading order, by its path relative to the project root.
-fn reading_order(project: &Project) -> Option<HashMap<PathBuf, usize>> {
-    let layout = &project.config.layout;
-    let summary = std::fs::read_to_string(layout.abs(&layout.src).join("SUMMARY.md")).ok()?;
-    let entries = super::validate::summary_entries(&summary).ok()?;
-    let mut order = HashMap::new();
-    for (i, (_, path)) in entries.into_iter().enumerate() {
-        // A chapter listed twice is read where it first appears. (Paths compare by component,
-        // so `./ch01.md` is `ch01.md`.)
-        order.entry(layout.src.join(path)).or_insert(i);
-    }
-    Some(order)
 }

@@ -55,7 +55,7 @@ pub fn unlisted_chapters(project: &Project) -> Vec<Diagnostic> {
     let layout = &project.config.layout;
     let src = layout.abs(&layout.src);
     let Ok(summary) = std::fs::read_to_string(src.join("SUMMARY.md")) else { return Vec::new() };
-    let Ok(entries) = summary_entries(&summary) else { return Vec::new() };
+    let Ok(entries) = tangle_core::parse::summary::entries(&summary) else { return Vec::new() };
     let listed: Vec<(PathBuf, String)> = entries
         .into_iter()
         // As mdBook reads the entry: `./chapter_1.md` (what `mdbook init` writes) is `chapter_1.md`.
@@ -218,7 +218,7 @@ pub(crate) fn validate_with(config: &Config, parsed: &Parsed) -> Vec<Diagnostic>
         },
     };
     let mut inputs: Vec<(PathBuf, String)> = Vec::new();
-    let entries = match summary_entries(&summary) {
+    let entries = match tangle_core::parse::summary::entries(&summary) {
         Ok(entries) => entries,
         Err(e) => {
             let message = format!("{e:#}");
@@ -431,37 +431,6 @@ fn duplicate_entry_line(summary: &str, message: &str) -> Option<usize> {
     summary.lines().enumerate().filter(|(_, l)| links(l)).nth(1).map(|(i, _)| i + 1)
 }
 
-/// The chapter files `SUMMARY.md` lists, read by mdBook's own parser (`mdbook-summary`, the
-/// one `book` builds with), each with the line that names it; drafts (`[Title]()`) and links
-/// elsewhere are left out. A summary mdBook cannot read is its error.
-pub(crate) fn summary_entries(summary: &str) -> anyhow::Result<Vec<(usize, PathBuf)>> {
-    use mdbook_summary::SummaryItem;
-    let parsed = mdbook_summary::parse_summary(summary)?;
-    let mut todo: Vec<&SummaryItem> =
-        parsed.prefix_chapters.iter().chain(&parsed.numbered_chapters).chain(&parsed.suffix_chapters).rev().collect();
-    let mut out = Vec::new();
-    let mut from_line = 0;
-    while let Some(item) = todo.pop() {
-        let SummaryItem::Link(link) = item else { continue };
-        todo.extend(link.nested_items.iter().rev());
-        let Some(location) = link.location.as_ref().and_then(|l| l.to_str()) else { continue };
-        let target = location.split('#').next().unwrap_or("");
-        if target.is_empty() || target.contains("://") {
-            continue;
-        }
-        // The entries come in the file's order: the first line from the last one on that
-        // links to the target (as written, spaces perhaps as `%20`) is its line.
-        let written = [format!("]({target}"), format!("]({}", target.replace(' ', "%20"))];
-        if let Some(i) =
-            summary.lines().enumerate().skip(from_line).position(|(_, l)| written.iter().any(|w| l.contains(w)))
-        {
-            from_line += i;
-        }
-        out.push((from_line + 1, PathBuf::from(target)));
-    }
-    Ok(out)
-}
-
 fn error_at(page: &Page, file: &Path, offset: usize, message: String) -> Diagnostic {
     let (line, column) = page.doc.line_col(offset);
     Diagnostic::error(Location::new(file, line).with_column(column), message)
@@ -501,12 +470,9 @@ fn unknown_figures(layout: &Layout, page: &Page, file: &Path) -> Vec<Diagnostic>
     out
 }
 
-/// `Widget::new("NAME")`: a cell that computes calculator NAME.
-const WRITES: [&str; 2] = ["Widget", "new"];
-
 /// Whether a cell of the chapter `source` computes calculator `name`.
 pub(crate) fn writes_calculator(chapter: &tangle_core::markdown::Document, name: &str) -> bool {
-    figures::rust_blocks(chapter).any(|code| figures::names_passed(code, WRITES).iter().any(|n| n == name))
+    figures::rust_blocks(chapter).any(|code| figures::computed_calculators(code).iter().any(|n| n == name))
 }
 
 /// `{{#figure NAME}}` and `{{#widget NAME}}` placed where the book cannot show them as they
@@ -565,10 +531,33 @@ fn first_unknown<'p>(
 /// `{{#widget NAME}}` directives: a calculator nothing computes, or one misplaced.
 fn calculators(layout: &Layout, page: &Page, file: &Path) -> Vec<Diagnostic> {
     let dir = layout.abs(&layout.figures).join(&page.figures);
-    let mut known: Vec<String> =
-        figures::rust_blocks(&page.doc).flat_map(|code| figures::names_passed(code, WRITES)).collect();
+    let mut known: Vec<String> = figures::rust_blocks(&page.doc).flat_map(figures::computed_calculators).collect();
     known.extend(files_ending(&dir, ".widget.json"));
     let mut out = placements(page, file, "widget", "calculator");
+    // A figure and a calculator are both `fig:NAME`, the id of their element and the name
+    // `{{#ref}}` finds them by: one name for both would give the page two elements of one id,
+    // and every reference to either would lead to the last.
+    let figures: HashMap<&str, usize> = page
+        .doc
+        .directives_named("figure")
+        .map(|d| (labels::figure_name(page.doc.text(d.args.clone())), page.doc.line_col(d.span.start).0))
+        .collect();
+    for d in page.doc.directives_named("widget") {
+        let name = labels::figure_name(page.doc.text(d.args.clone()));
+        if let Some(line) = figures.get(name) {
+            out.push(
+                error_at(
+                    page,
+                    file,
+                    d.span.start,
+                    format!("calculator `{name}` has the name of the figure at {}:{line}", file.display()),
+                )
+                .with_help(format!(
+                    "give one of them another name: a figure and a calculator are both referred to as `fig:{name}`"
+                )),
+            );
+        }
+    }
     for (d, name) in first_unknown(page, "widget", &known) {
         let shown = layout.figures.join(&page.figures).join(format!("{name}.widget.json"));
         let d = error_at(

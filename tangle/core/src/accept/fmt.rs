@@ -93,11 +93,11 @@ impl Clean {
     /// What `work_dir` remembers for rustfmt run in `style_dir`.
     pub(crate) fn load(work_dir: &Path, style_dir: &Path) -> Clean {
         let file = work_dir.join("fmt-clean");
-        let version = Command::new(rustfmt_program()).arg("--version").output().ok().filter(|o| o.status.success());
+        let version = rustfmt_version();
         // rustfmt reads the first `rustfmt.toml` or `.rustfmt.toml` it finds upwards.
         let styles = style_dir.ancestors().flat_map(|d| [d.join("rustfmt.toml"), d.join(".rustfmt.toml")]);
         let salt = version.map(|v| {
-            let mut salt = String::from_utf8_lossy(&v.stdout).into_owned();
+            let mut salt = v.to_string();
             for style in styles {
                 if let Ok(text) = std::fs::read_to_string(&style) {
                     salt.push_str(&format!("\n{}\n{text}", style.display()));
@@ -153,6 +153,19 @@ impl Clean {
 
 fn rustfmt_program() -> std::ffi::OsString {
     std::env::var_os("RUSTFMT").unwrap_or_else(|| "rustfmt".into())
+}
+
+/// What the rustfmt that formats cells says its version is; `None` when it cannot run. Asked
+/// once per command: `tangle test` wants to know whether rustfmt is there, and the memory of
+/// formatted cells is keyed by its version.
+pub fn rustfmt_version() -> Option<&'static str> {
+    static VERSION: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    VERSION
+        .get_or_init(|| {
+            let out = Command::new(rustfmt_program()).arg("--version").output().ok()?;
+            out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+        })
+        .as_deref()
 }
 
 enum FmtError {

@@ -7,8 +7,8 @@
 //! - `data FILE`: each declared data file of those chapters (`<!-- tangle: data -->`), each file
 //!   of a declared folder;
 //! - `code/Cargo.lock`: the lock file's entries for the packages those crates build with;
-//! - `code/Cargo.toml`: the workspace manifest as those crates see it (edition, dependencies,
-//!   profiles);
+//! - `code/Cargo.toml`: the workspace manifest as those crates see it (edition, the entries of
+//!   `[workspace.dependencies]` they use, profiles);
 //! - `tangle-runtime`: the runtime every chapter program links, as this tool writes it (its
 //!   files carry the tool's version);
 //! - `rustc -V`: the compiler, as cargo would find it from `code/` (a `rust-toolchain.toml`
@@ -25,15 +25,33 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use crate::cache::{Lock, feed, hex, packages, workspace_digest};
+use crate::cache::{Lock, feed, hex, packages, workspace_digest, workspace_keys};
 use crate::config::{Config, Layout};
 use crate::fsutil::slashed;
 use crate::generate::{self, Generated};
 use crate::model::{CellKind, Chapter};
 
-/// The version of the hash's recipe: changed whenever what goes into it changes, so that a
-/// record made under another recipe reads as stale rather than as current.
-pub const FORMAT: &str = "tangle-frozen-2";
+/// How the hash is made. Its version goes into it, so that a record made under another recipe
+/// reads as stale rather than as current; a record made under the one before still answers
+/// while its inputs, read that way, are unchanged: a chapter that takes hours is not rerun for
+/// an upgrade of tangle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recipe {
+    /// `tangle-frozen-3`: the workspace manifest with the dependencies the chapter's crates use.
+    Current,
+    /// `tangle-frozen-2`: the workspace manifest with every dependency of the book, so that
+    /// declaring one made every record stale.
+    Before,
+}
+
+impl Recipe {
+    fn version(self) -> &'static str {
+        match self {
+            Recipe::Current => "tangle-frozen-3",
+            Recipe::Before => "tangle-frozen-2",
+        }
+    }
+}
 
 /// The inputs every chapter shares, taken once per command.
 #[derive(Debug, Clone)]
@@ -101,7 +119,8 @@ pub fn of(
     }
     let names: Vec<&str> = closure.iter().map(|k| k.name()).collect();
     inputs.insert(format!("{}/Cargo.lock", slashed(&layout.code)), shared.lock.digest(chapter, &names));
-    inputs.insert(format!("{}/Cargo.toml", slashed(&layout.code)), workspace_digest(&shared.workspace, chapter));
+    let used = workspace_keys(&closure);
+    inputs.insert(manifest_input(layout), workspace_digest(&shared.workspace, chapter, Some(&used)));
     inputs.insert(crate::config::RUNTIME.to_string(), shared.runtime.clone());
     inputs.insert("rustc -V".to_string(), shared.rustc.clone());
     if let Some(local) = &shared.local {
@@ -110,10 +129,27 @@ pub fn of(
     Ok(inputs)
 }
 
-/// The one hash of all the inputs.
-pub fn hash(inputs: &BTreeMap<String, String>) -> String {
+/// The inputs of `chapter` (`now`, from [`of`]) as [`Recipe::Before`] read them.
+pub fn as_before(
+    shared: &Shared,
+    layout: &Layout,
+    chapter: &str,
+    now: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let mut before = now.clone();
+    before.insert(manifest_input(layout), workspace_digest(&shared.workspace, chapter, None));
+    before
+}
+
+/// The name of the workspace manifest's input.
+fn manifest_input(layout: &Layout) -> String {
+    format!("{}/Cargo.toml", slashed(&layout.code))
+}
+
+/// The one hash of all the inputs, as `recipe` makes it.
+pub fn hash(inputs: &BTreeMap<String, String>, recipe: Recipe) -> String {
     let mut h = Sha256::new();
-    feed(&mut h, "format", FORMAT.as_bytes());
+    feed(&mut h, "format", recipe.version().as_bytes());
     for (name, digest) in inputs {
         feed(&mut h, name, digest.as_bytes());
     }
@@ -193,6 +229,8 @@ fn program_tokens(stream: proc_macro2::TokenStream) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use super::*;
 
     const LOCK: &str = r#"
@@ -261,15 +299,24 @@ version = "0.2.1"
             ))
             .unwrap()
         };
-        let one = workspace_digest(&manifest("\"ch01\"", ""), "ch01");
+        let used = BTreeSet::from(["rand".to_string()]);
+        let one = workspace_digest(&manifest("\"ch01\"", ""), "ch01", Some(&used));
         let two = workspace_digest(
             &manifest("\"ch01\", \"ch02\"", "[profile.release.package.ch02-run]\nopt-level = 0\n"),
             "ch01",
+            Some(&used),
         );
         assert_eq!(one, two, "a new chapter leaves ch01's inputs alone");
         let mut newer = manifest("\"ch01\"", "");
         newer["workspace"]["dependencies"]["rand"] = toml::Value::String("0.9".into());
-        assert_ne!(one, workspace_digest(&newer, "ch01"), "a dependency's version is an input");
+        assert_ne!(one, workspace_digest(&newer, "ch01", Some(&used)), "a dependency's version is an input");
+        // A dependency another chapter declares leaves ch01 alone, but not under the old recipe.
+        let mut more = manifest("\"ch01\"", "");
+        let deps = more["workspace"]["dependencies"].as_table_mut().unwrap();
+        deps.insert("fastrand".into(), toml::Value::String("2".into()));
+        assert_eq!(one, workspace_digest(&more, "ch01", Some(&used)), "a dependency ch01 does not use");
+        let before = workspace_digest(&manifest("\"ch01\"", ""), "ch01", None);
+        assert_ne!(before, workspace_digest(&more, "ch01", None));
     }
 
     #[test]

@@ -29,6 +29,7 @@ use crate::model::{Book, CellKind, Chapter};
 use crate::run::RunOutput;
 use crate::run::test_cells::{self, TestCase};
 
+pub use inputs::Recipe;
 pub use record::Record;
 
 /// Whether `chapter` is frozen (by `book.toml` or by its own directive).
@@ -119,6 +120,17 @@ pub fn answer(config: &Config, book: &Book, generated: &Generated, chapters: &[S
         let name = &chapter.name;
         let at = declared_at(config, chapter).expect("a frozen chapter is declared so");
         let now = inputs::of(&shared, layout, generated, name)?;
+        let before = inputs::as_before(&shared, layout, name, &now);
+        // A record an earlier tangle made answers while its inputs, read its way, are unchanged,
+        // and a stale one is compared with them read that way.
+        let made_before = |record: &Record| {
+            record.inputs != now && before.iter().any(|(k, v)| now.get(k) != Some(v) && record.inputs.get(k) == Some(v))
+        };
+        let current = |record: &Record| {
+            record.chapter == *name
+                && (record.hash == inputs::hash(&now, Recipe::Current)
+                    || record.hash == inputs::hash(&before, Recipe::Before))
+        };
         let rel = record_path(layout, name);
         let (why, outdated) = match Record::load(&layout.abs(&rel), &rel) {
             Err(d) => ((*d).with_help(format!("rerun {name} where it can run: `{}`", refresh_command(name))), false),
@@ -133,7 +145,7 @@ pub fn answer(config: &Config, book: &Book, generated: &Generated, chapters: &[S
                 ),
                 true,
             ),
-            Ok(Some(record)) if record.hash != inputs::hash(&now) || record.chapter != *name => (
+            Ok(Some(record)) if !current(&record) => (
                 Diagnostic::error(
                     at,
                     format!(
@@ -144,7 +156,7 @@ pub fn answer(config: &Config, book: &Book, generated: &Generated, chapters: &[S
                 .with_note(format!(
                     "changed since {} was recorded: {}",
                     rel.display(),
-                    changes(&record.inputs, &now)
+                    changes(&record.inputs, if made_before(&record) { &before } else { &now })
                 )),
                 true,
             ),

@@ -81,7 +81,7 @@ impl Record {
             .collect();
         Ok(Record {
             chapter: chapter.name.clone(),
-            hash: super::inputs::hash(&inputs),
+            hash: super::inputs::hash(&inputs, super::inputs::Recipe::Current),
             inputs,
             figures: digests(&drawn.join(&chapter.name))?,
             cells,
@@ -118,7 +118,9 @@ impl Record {
             version = crate::generate::runtime::VERSION,
             path = chapter.path.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"),
         );
-        Ok(header + &toml::to_string_pretty(self)?)
+        // Sealed as generated files are, so that a record edited by hand (an invented number,
+        // git's conflict markers in an output) is told from one a run wrote.
+        Ok(crate::generate::seal::seal(&(header + &toml::to_string_pretty(self)?)))
     }
 
     /// Reads the record at `path` (`rel` as messages name it); `None` when there is none.
@@ -134,6 +136,20 @@ impl Record {
                 )));
             }
         };
+        // A record without a seal was written by a tangle before records were sealed.
+        if crate::generate::seal::recorded(&text).is_some() && !crate::generate::seal::is_intact(text.as_bytes()) {
+            return Err(Box::new(
+                Diagnostic::error(
+                    Location::new(rel, 1),
+                    format!(
+                        "{} was edited since tangle wrote it: a frozen record holds what a run printed, and only a \
+                         run may change it",
+                        rel.display()
+                    ),
+                )
+                .with_note(format!("to go back to what the run printed: `git checkout -- {}`", rel.display())),
+            ));
+        }
         toml::from_str(&text).map(Some).map_err(|e| {
             let line = e.span().map_or(1, |s| text[..s.start.min(text.len())].matches('\n').count() + 1);
             Box::new(Diagnostic::error(

@@ -57,6 +57,36 @@ fn a_record_reads_back_as_the_run_it_was_made_from_with_values_following_their_c
 }
 
 #[test]
+fn a_record_edited_by_hand_is_refused_and_one_written_before_seals_still_reads() {
+    let ch = chapter(CHAPTER);
+    let dir = tempfile::tempdir().unwrap();
+    let text = Record::new(&ch, BTreeMap::new(), &run(), dir.path()).unwrap().to_text(&ch).unwrap();
+    let seal = crate::generate::seal::recorded(&text).expect("sealed").to_string();
+    let file = dir.path().join("ch01.toml");
+    let load = |text: &str| {
+        std::fs::write(&file, text).unwrap();
+        Record::load(&file, Path::new("frozen/ch01.toml"))
+    };
+    assert!(load(&text).is_ok_and(|r| r.is_some()));
+    // Checked out with `\r\n` line endings, it is the same record.
+    assert!(load(&text.replace('\n', "\r\n")).is_ok_and(|r| r.is_some()));
+    // An invented number, or git's markers inside an output: both still valid TOML.
+    let first_output = "\n2\nand a line";
+    let invented = text.replacen(first_output, "\n3\nand a line", 1);
+    let conflicted = text.replacen(first_output, "\n<<<<<<< HEAD\n2\n=======\n3\n>>>>>>> b\nand a line", 1);
+    for edited in [invented, conflicted] {
+        assert_ne!(edited, text, "the test edits the record");
+        let err = load(&edited).unwrap_err();
+        assert!(err.message.contains("frozen/ch01.toml was edited since tangle wrote it"), "{}", err.message);
+        assert_eq!(err.location.as_ref().map(|l| l.line), Some(1));
+    }
+    // Records written before they were sealed read as they did.
+    let unsealed = text.replacen(&format!(" [seal {seal}]"), "", 1);
+    assert!(crate::generate::seal::recorded(&unsealed).is_none());
+    assert!(load(&unsealed).is_ok_and(|r| r.is_some()));
+}
+
+#[test]
 fn a_record_that_does_not_parse_is_an_error_at_its_line() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("ch01.toml");

@@ -9,11 +9,13 @@
 //! classifies its fences ([`chapter`]) and reads its `<!-- tangle: ... -->` comments
 //! ([`directives`]). Every mistake of every chapter is collected before the stage fails. A page
 //! holding the markers of a merge conflict is one: outside a quoted block, or anywhere while git
-//! has the file unmerged ([`crate::git::is_unmerged`]).
+//! has the file unmerged ([`crate::git::is_unmerged`]). [`summary`] reads the order `SUMMARY.md`
+//! gives the pages, which is the reader's, with mdBook's own parser.
 
 mod chapter;
 mod directives;
 pub mod lint;
+pub mod summary;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -436,7 +436,7 @@ impl Builds {
         let src = layout.abs(&layout.src);
         let summary = std::fs::read_to_string(src.join("SUMMARY.md")).unwrap_or_default();
         let pages =
-            crate::validate::summary_entries(&summary).unwrap_or_default().into_iter().map(|(_, p)| src.join(p));
+            tangle_core::parse::summary::entries(&summary).unwrap_or_default().into_iter().map(|(_, p)| src.join(p));
         let mut inputs: Vec<PathBuf> = pages.chain(self.outside_inputs.iter().cloned()).collect();
         inputs.extend([src.join("SUMMARY.md"), layout.abs(layout.book_toml())]);
         *self.inputs.lock().unwrap_or_else(|e| e.into_inner()) = inputs;

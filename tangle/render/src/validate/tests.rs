@@ -61,18 +61,6 @@ fn a_missing_chapter_of_summary_is_an_error_at_its_line() {
 }
 
 #[test]
-fn summary_entries_are_what_mdbook_reads_at_their_lines() {
-    let summary = "# Summary\n\n[Preface](preface.md)\n\n- [One](ch01.md#start)\n  - [Nested](one/a%20b.md)\n\
-                   - [Draft]()\n- [Elsewhere](https://example.com/x.md)\n- [Two](ch02.md)\n\n\
-                   <!-- [Hidden](hidden.md) -->\n";
-    let got = summary_entries(summary).unwrap();
-    let expected: Vec<(usize, PathBuf)> =
-        vec![(3, "preface.md".into()), (5, "ch01.md".into()), (6, "one/a b.md".into()), (9, "ch02.md".into())];
-    assert_eq!(got, expected);
-    assert!(summary_entries("- [One](ch01.md)\n\n[Suffix](s.md)\n\n- [Two](ch02.md)\n").is_err(), "mdBook refuses it");
-}
-
-#[test]
 fn unknown_figures_and_calculators_are_errors_with_the_nearest_name() {
     let (_dir, config) = book(
         "",
@@ -91,6 +79,29 @@ fn unknown_figures_and_calculators_are_errors_with_the_nearest_name() {
     assert!(found[0].starts_with("book/src/ch01.md:7: no figure is named `barz`") && found[0].contains("`bars`?"));
     assert!(found[1].starts_with("book/src/ch01.md:9: no calculator is named `calk`") && found[1].contains("`calc`?"));
     assert!(found[2].starts_with("book/src/ch01.md:13: calculator `calc` is placed twice: at book/src/ch01.md:11"));
+}
+
+#[test]
+fn a_figure_and_a_calculator_of_one_name_are_an_error() {
+    let (_dir, config) = book(
+        "",
+        &[
+            ("book/src/SUMMARY.md", "- [One](ch01.md)\n"),
+            (
+                "book/src/ch01.md",
+                "# 1 One\n\n```rust\ntangle_runtime::figure::svg(\"counter\", (1, 1), |_| Ok(()))?;\n```\n\n\
+                 {{#figure counter | Drawn.}}\n\n{{#widget counter | Live.}}\n",
+            ),
+            ("figures/ch01/counter.widget.json", "{}"),
+        ],
+    );
+    let found = messages(&validate_with(&config, &Parsed::default()));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0]
+            .starts_with("book/src/ch01.md:9: calculator `counter` has the name of the figure at book/src/ch01.md:7"),
+        "{found:?}"
+    );
 }
 
 #[test]

@@ -235,6 +235,9 @@ pub struct Chart {
     legend: Vec<(Key, String)>,
     layers: Vec<String>,
     margins: (f64, f64, f64, f64),
+    /// The first point given that has no place on the axes (not a finite number, or not
+    /// positive on a logarithmic axis): drawn, it would be `cx="NaN"`, which browsers reject.
+    unplaceable: std::cell::Cell<Option<(f64, f64)>>,
 }
 
 impl Chart {
@@ -250,6 +253,7 @@ impl Chart {
             legend: Vec::new(),
             layers: Vec::new(),
             margins: (left, 24.0, 40.0, 52.0),
+            unplaceable: std::cell::Cell::new(None),
         }
     }
 
@@ -267,7 +271,21 @@ impl Chart {
 
     fn px(&self, (x, y): (f64, f64)) -> (f64, f64) {
         let (l, t, r, b) = self.area();
-        (l + self.x.fraction(x) * (r - l), b - self.y.fraction(y) * (b - t))
+        let at = (l + self.x.fraction(x) * (r - l), b - self.y.fraction(y) * (b - t));
+        if !(at.0.is_finite() && at.1.is_finite()) && self.unplaceable.get().is_none() {
+            self.unplaceable.set(Some((x, y)));
+        }
+        at
+    }
+
+    /// Why the chart cannot be drawn as given, if it cannot: a point with no place on its axes.
+    pub(crate) fn unplaceable(&self) -> Option<String> {
+        let (x, y) = self.unplaceable.get()?;
+        Some(format!(
+            "chart \"{}\" has a point at ({x}, {y}), which has no place on its axes (a coordinate that is \
+             not a finite number, or not positive on a logarithmic axis)",
+            self.title
+        ))
     }
 
     fn point(&self, p: (f64, f64)) -> String {

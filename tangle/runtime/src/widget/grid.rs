@@ -42,8 +42,11 @@ impl Widget {
     /// The outputs at one combination, as the page shows them: (kind, label, value) in order.
     pub fn evaluate(&self, at: &At) -> Result<Vec<Output>, WidgetError> {
         let compute = self.check_declaration()?;
-        let mut out = super::Out { widget: self.name.clone(), items: Vec::new(), charts: 0 };
+        let mut out = super::Out { widget: self.name.clone(), items: Vec::new(), charts: 0, unplaceable: None };
         compute(at, &mut out).map_err(|e| WidgetError::Compute { at: self.describe(at), error: e.to_string() })?;
+        if let Some(why) = out.unplaceable {
+            return Err(WidgetError::Compute { at: self.describe(at), error: why });
+        }
         if out.items.is_empty() {
             return Err(WidgetError::Declaration("the outputs closure produced no outputs".into()));
         }

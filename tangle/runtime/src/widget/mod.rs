@@ -331,6 +331,8 @@ pub struct Out {
     widget: String,
     items: Vec<Output>,
     charts: usize,
+    /// The first chart that cannot be drawn as given ([`Chart`]'s `unplaceable`).
+    unplaceable: Option<String>,
 }
 
 impl Out {
@@ -357,6 +359,9 @@ impl Out {
     /// A chart: its frame and each of its layers become outputs of their own, so that a curve
     /// that depends on two inputs is stored once for the other inputs' values.
     pub fn chart(&mut self, chart: Chart) {
+        if self.unplaceable.is_none() {
+            self.unplaceable = chart.unplaceable();
+        }
         let id = self.charts;
         self.charts += 1;
         let (frame, layers) = chart.into_pieces(&format!("live-{}-{id}", self.widget));
@@ -440,5 +445,37 @@ mod tests {
         });
         assert!(matches!(w.data(), Err(WidgetError::Shape { .. })));
         assert!(matches!(Widget::new("Bad Name").write(), Err(WidgetError::BadName(_))));
+    }
+
+    #[test]
+    fn a_point_a_chart_cannot_place_fails_at_its_inputs() {
+        let with_dot = |y_at_8: f64| {
+            let mut w = Widget::new("dots");
+            let a = w.slider("A", [1u32, 2, 8].map(|v| (v.to_string(), v)), "2");
+            w.outputs(move |at, out| {
+                let a = *a.get(at);
+                let mut c = Chart::new("queue", (200, 100), Axis::log("x", 1.0, 10.0), Axis::linear("y", 0.0, 30.0));
+                // A curve may leave out what is undefined; a dot must be somewhere.
+                c.line(Key::Solid(INK), &[(1.0, 1.0), (2.0, f64::NAN), (f64::from(a), 5.0)]);
+                c.dot((f64::from(a), if a == 8 { y_at_8 } else { 1.0 }), INK, "now");
+                out.chart(c);
+                Ok(())
+            })
+        };
+        assert!(with_dot(2.0).data().is_ok());
+        let err = with_dot(f64::NAN).data().unwrap_err().to_string();
+        assert!(err.contains("failed at A = 8") && err.contains("chart \"queue\" has a point at (8, NaN)"), "{err}");
+        let err = with_dot(f64::INFINITY).data().unwrap_err().to_string();
+        assert!(err.contains("(8, inf)"), "{err}");
+        // Zero has no place on a logarithmic axis.
+        let mut w = Widget::new("log");
+        w.toggle("T", ("a", "b"), false);
+        let w = w.outputs(|_, out| {
+            let mut c = Chart::new("log", (200, 100), Axis::log("x", 1.0, 10.0), Axis::linear("y", 0.0, 1.0));
+            c.dot((0.0, 0.5), INK, "");
+            out.chart(c);
+            Ok(())
+        });
+        assert!(w.data().unwrap_err().to_string().contains("(0, 0.5)"));
     }
 }
