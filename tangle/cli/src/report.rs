@@ -209,13 +209,17 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
             let changes = [
                 (drifted, "output"),
                 (r.values.drifts.len(), "quoted value"),
-                (r.figures.len(), "figure"),
+                // A frozen chapter's figures are its run's: accept refuses to take others.
+                (if r.frozen { 0 } else { r.figures.len() }, "figure"),
                 (r.snapshots.len(), "snapshot"),
             ];
             let accepted: Vec<String> =
                 changes.iter().filter(|(n, _)| *n > 0).map(|(n, what)| format!("{n} {what}(s)")).collect();
             let name = &r.chapter.name;
             match (accepted.is_empty(), r.run.completed()) {
+                (true, true) if r.frozen && !r.figures.is_empty() => {
+                    eprintln!("{name}: nothing to accept: its figures can only come from a run (see below)")
+                }
                 (true, true) => eprintln!("{name}: up to date"),
                 (false, true) => eprintln!("{name}: accepting {}", accepted.join(", ")),
                 // What ran before the failure is accepted; what did not run keeps its prose.

@@ -1,6 +1,6 @@
-//! The run cache: a chapter whose generated code, dependency chapters, `Cargo.lock`, runtime,
-//! compiler, crates used by path ([`local_crates`]) and declared data files hash the same as at
-//! one of its last completed runs is neither rebuilt nor rerun; the recorded outputs are compared
+//! The run cache: a chapter whose generated code (its comments aside, [`comments`]), dependency
+//! chapters, `Cargo.lock`, runtime, compiler, crates used by path ([`local_crates`]) and
+//! declared data files hash the same as at one of its last completed runs is neither rebuilt nor rerun; the recorded outputs are compared
 //! instead. A pure function of those inputs, stored under `target/tangle/cache/`: the last run
 //! of each chapter, and up to three earlier ones ([`store`], [`lookup`]). The key leaves out
 //! where the cells stand in the chapter (prose around them may change), so a recorded chapter
@@ -17,6 +17,8 @@ use crate::config::{Config, Layout};
 use crate::generate::{self, Analyses, CellSyntax, Generated};
 use crate::model::Chapter;
 use crate::run::RunOutput;
+
+mod comments;
 
 /// Bumped whenever the meaning of a cached run changes.
 const VERSION: &str = concat!("tangle-cache-4:", env!("CARGO_PKG_VERSION"));
@@ -91,6 +93,12 @@ impl CrateCode {
                 &mut library
             };
             let code = contents.lines().filter(|l| !generate::is_location_comment(l)).collect::<Vec<_>>().join("\n");
+            // What the program can see of its source: no comment (a reworded doc comment
+            // reruns nothing), every token where it stands.
+            let code = match path.extension().is_some_and(|e| e == "rs") {
+                true => comments::without_comments(&code),
+                false => code,
+            };
             feed(part, &path.display().to_string(), code.as_bytes());
         }
         CrateCode { library: hex(library), program: hex(program), tests: hex(tests) }

@@ -170,6 +170,7 @@ impl Preprocessor for TanglePreprocessor {
                 }
                 _ => None,
             };
+            warnings.extend(heavy_calculators(page, &figures_dir, &file));
             if let Some(chapter) = &chapter {
                 warnings.extend(unplaced_figures(page, chapter, &file));
                 code.insert(page.html.clone(), searchable_code(chapter));
@@ -372,6 +373,35 @@ fn unreferenced_figures(
                     "say where the text discusses it: \"Figure {}\" or `{{{{#ref fig:{name}}}}}`",
                     label.number
                 )),
+            );
+        }
+    }
+    out
+}
+
+/// Above this many bytes, a calculator's data (which its page carries whole, and so does
+/// `print.html`) is worth a warning: a reader downloads it before the page is usable, on a
+/// phone too. The largest of Chapter 7's eleven is about a quarter of it.
+const HEAVY_CALCULATOR: u64 = 1 << 20;
+
+/// Calculators placed on `page` whose data file is larger than [`HEAVY_CALCULATOR`].
+fn heavy_calculators(page: &Page, figures_dir: &Path, file: &Path) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for d in page.doc.directives_named("widget") {
+        let name = labels::figure_name(page.doc.text(d.args.clone()));
+        let data = figures_dir.join(&page.figures).join(format!("{name}.widget.json"));
+        let Ok(size) = std::fs::metadata(&data).map(|m| m.len()) else { continue };
+        if size > HEAVY_CALCULATOR {
+            let (line, _) = page.doc.line_col(d.span.start);
+            out.push(
+                Diagnostic::warning(
+                    Location::new(file, line),
+                    format!(
+                        "calculator `{name}` carries {:.1} MB of data, which its page and print.html hold whole",
+                        size as f64 / 1e6
+                    ),
+                )
+                .with_help("offer fewer values for its inputs, or split it into calculators of fewer inputs each"),
             );
         }
     }
@@ -774,6 +804,21 @@ mod tests {
         let said: Vec<String> = found.iter().map(|d| d.message.clone()).collect();
         assert_eq!(said, ["Figure 3.2 (calculator `quiet`) is never referred to from the prose"]);
         assert_eq!(found[0].location.as_ref().map(|l| l.line), Some(13));
+    }
+
+    #[test]
+    fn a_calculator_whose_data_would_weigh_its_page_down_is_a_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("ch03")).unwrap();
+        std::fs::write(dir.path().join("ch03/light.widget.json"), "{}").unwrap();
+        std::fs::write(dir.path().join("ch03/heavy.widget.json"), vec![b' '; 1_500_000]).unwrap();
+        let text = "# 3 Three\n\n{{#widget light | Light.}}\n\n{{#widget heavy | Heavy.}}\n";
+        let page = Page::new(Path::new("ch03.md"), text);
+        let found = heavy_calculators(&page, dir.path(), Path::new("book/src/ch03.md"));
+        let said: Vec<String> = found.iter().map(|d| d.message.clone()).collect();
+        assert_eq!(said, ["calculator `heavy` carries 1.5 MB of data, which its page and print.html hold whole"]);
+        assert_eq!(found[0].location.as_ref().map(|l| l.line), Some(5));
+        assert!(!found[0].is_error());
     }
 
     #[test]

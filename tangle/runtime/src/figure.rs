@@ -57,7 +57,8 @@ pub fn gray(lightness: f64) -> RGBColor {
     RGBColor(v, v, v)
 }
 
-/// Text in the book's figure font at `size` pixels, in [`INK`].
+/// Text in the book's figure font at plotters' `size`, in [`INK`] (plotters' SVG backend writes
+/// `font-size` as `size / 1.24`).
 pub fn text(size: f64) -> TextStyle<'static> {
     register_fonts();
     (FONT, size).into_font().color(&INK)
@@ -187,7 +188,9 @@ pub enum FigureError {
 impl fmt::Display for FigureError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            FigureError::BadName(n) => write!(f, "figure name {n:?} must be lower-case letters, digits, '-' or '_'"),
+            FigureError::BadName(n) => {
+                write!(f, "figure name {n:?} must be lower-case ASCII letters, digits, '-' or '_'")
+            }
             FigureError::NoChapter => write!(f, "tangle_runtime::init(chapter) must run before a figure is drawn"),
             FigureError::Draw(e) => write!(f, "drawing failed: {e}"),
             FigureError::Io(p, e) => write!(f, "cannot write {}: {e}", p.display()),

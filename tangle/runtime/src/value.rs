@@ -78,7 +78,7 @@ pub fn value_measured(name: &str, text: impl Display) {
 /// Why `name` or `text` cannot be quoted in a sentence, if it cannot.
 pub fn check(name: &str, text: &str) -> Result<(), String> {
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')) {
-        return Err(format!("value name `{name}`: use letters, digits, `_`, `-` and `.`"));
+        return Err(format!("value name `{name}`: use ASCII letters, digits, `_`, `-` and `.`"));
     }
     let bad = ['\n', '\r', SEPARATOR, '`'];
     if text.contains(bad) || text.contains("{{") || text.contains("}}") {

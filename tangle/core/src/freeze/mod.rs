@@ -193,6 +193,9 @@ fn changes(recorded: &BTreeMap<String, String>, now: &BTreeMap<String, String>) 
             Some(old) if old != digest && name == "rustc -V" => {
                 out.push(format!("the compiler (`{old}`, now `{digest}`)"))
             }
+            Some(old) if old != digest && name == crate::config::RUNTIME => {
+                out.push(format!("{name} (this version of tangle links the chapters with another runtime)"))
+            }
             Some(old) if old != digest => out.push(name.clone()),
             Some(_) => {}
         }

@@ -145,6 +145,12 @@ fn a_stale_record_names_what_changed() {
          data book/a.txt (no longer an input)"
     );
     assert_eq!(changes(&old, &old), "how tangle hashes the inputs");
+    let mut upgraded = old.clone();
+    upgraded.insert("tangle-runtime".into(), "5".into());
+    assert_eq!(
+        changes(&old, &upgraded),
+        "tangle-runtime (this version of tangle links the chapters with another runtime)"
+    );
 }
 
 #[test]

@@ -70,7 +70,7 @@ pub(crate) fn load_book(layout: &Layout, default: CellMode) -> anyhow::Result<Bo
         let Some(name) = crate_name(&rel) else {
             diagnostics.push(Diagnostic::error(
                 Location::new(&rel, 1),
-                "this chapter's file name gives no crate name (use letters, digits, `-` or `_`)",
+                "this chapter's file name gives no crate name (its stem has no letter or digit)",
             ));
             continue;
         };

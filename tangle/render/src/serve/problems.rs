@@ -152,7 +152,7 @@ fn results_problems(
                 v.diff.render(Style::Plain)
             ));
         }
-        out.extend(r.figures.iter().map(|f| format!("drift: {f}")));
+        out.extend(r.figures.iter().map(|f| format!("drift: {}", f.located(chapter))));
         for snapshot in &r.snapshots {
             let path = snapshot.path().strip_prefix(root).unwrap_or(snapshot.path());
             out.push(format!("drift: {}: {}", path.display(), snapshot.reason()));

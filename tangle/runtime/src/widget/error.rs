@@ -31,7 +31,9 @@ pub enum WidgetError {
 impl fmt::Display for WidgetError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            WidgetError::BadName(n) => write!(f, "widget name {n:?} must be lower-case letters, digits, '-' or '_'"),
+            WidgetError::BadName(n) => {
+                write!(f, "widget name {n:?} must be lower-case ASCII letters, digits, '-' or '_'")
+            }
             WidgetError::NoChapter => write!(f, "tangle_runtime::init(chapter) must run before a widget is written"),
             WidgetError::Duplicate(n) => {
                 write!(f, "a widget named {n:?} was already written by this chapter; give each widget its own name")

@@ -43,7 +43,14 @@ impl Widget {
     pub fn evaluate(&self, at: &At) -> Result<Vec<Output>, WidgetError> {
         let compute = self.check_declaration()?;
         let mut out = super::Out { widget: self.name.clone(), items: Vec::new(), charts: 0, unplaceable: None };
-        compute(at, &mut out).map_err(|e| WidgetError::Compute { at: self.describe(at), error: e.to_string() })?;
+        // A panic says where in the closure it happened, not at which inputs: it says so after
+        // it, and goes on.
+        let computed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compute(at, &mut out)));
+        let computed = computed.unwrap_or_else(|panic| {
+            eprintln!("(while computing widget {:?} at {})", self.name, self.describe(at));
+            std::panic::resume_unwind(panic)
+        });
+        computed.map_err(|e| WidgetError::Compute { at: self.describe(at), error: e.to_string() })?;
         if let Some(why) = out.unplaceable {
             return Err(WidgetError::Compute { at: self.describe(at), error: why });
         }

@@ -240,13 +240,17 @@ impl Widget {
         let compute =
             self.compute.as_ref().ok_or_else(|| WidgetError::Declaration("no outputs closure was given".into()))?;
         let total = self.inputs.iter().try_fold(1usize, |acc, i| acc.checked_mul(i.options.len()));
-        match total {
-            Some(n) if n <= MAX_COMBINATIONS => Ok(compute),
-            _ => Err(WidgetError::Declaration(format!(
-                "{} has more than {MAX_COMBINATIONS} combinations of inputs; offer fewer allowed values",
-                self.name
-            ))),
-        }
+        let sizes: Vec<String> = self.inputs.iter().map(|i| i.options.len().to_string()).collect();
+        let count = match total {
+            Some(n) if n <= MAX_COMBINATIONS => return Ok(compute),
+            Some(n) => n.to_string(),
+            None => "more than any count".to_string(),
+        };
+        Err(WidgetError::Declaration(format!(
+            "{} has {count} combinations of inputs ({}), more than {MAX_COMBINATIONS}; offer fewer allowed values",
+            self.name,
+            sizes.join(" x ")
+        )))
     }
 
     /// The default combination with some inputs set by label: `[("Hardware", "H100")]`.
@@ -445,6 +449,20 @@ mod tests {
         });
         assert!(matches!(w.data(), Err(WidgetError::Shape { .. })));
         assert!(matches!(Widget::new("Bad Name").write(), Err(WidgetError::BadName(_))));
+        // Too many combinations: the count, and the inputs' sizes it comes from.
+        let mut w = Widget::new("big");
+        for label in ["A", "B", "C", "D", "E"] {
+            w.slider(label, (0u32..50).map(|v| (v.to_string(), v)), "0");
+        }
+        let w = w.outputs(|_, out| {
+            out.number("x", "1");
+            Ok(())
+        });
+        let err = w.data().unwrap_err().to_string();
+        assert!(
+            err.contains("big has 312500000 combinations of inputs (50 x 50 x 50 x 50 x 50), more than 250000"),
+            "{err}"
+        );
     }
 
     #[test]
