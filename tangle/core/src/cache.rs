@@ -1,11 +1,11 @@
-//! The run cache: a chapter whose generated code (its comments aside, [`comments`]), dependency
-//! chapters, `Cargo.lock`, runtime, compiler, crates used by path ([`local_crates`]) and
-//! declared data files hash the same as at one of its last completed runs is neither rebuilt nor rerun; the recorded outputs are compared
-//! instead. A pure function of those inputs, stored under `target/tangle/cache/`: the last run
-//! of each chapter, and up to three earlier ones ([`store`], [`lookup`]). The key leaves out
-//! where the cells stand in the chapter (prose around them may change), so a recorded chapter
-//! line is kept as a line of a cell and found again in the chapter as it is now: every location
-//! from a cached run is current.
+//! The run cache: a chapter whose generated code (its plain comments aside, [`comments`]),
+//! dependency chapters, `Cargo.lock`, runtime, compiler, crates used by path ([`local_crates`]) and
+//! declared data files hash the same as at one of its last completed runs is neither rebuilt nor
+//! rerun; the recorded outputs are compared instead. A pure function of those inputs, stored under
+//! `target/tangle/cache/`: the last run of each chapter, and up to three earlier ones ([`store`],
+//! [`lookup`]). The key leaves out where the cells stand in the chapter (prose around them may
+//! change), so a recorded chapter line is kept as a line of a cell and found again in the chapter
+//! as it is now: every location from a cached run is current.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -19,6 +19,7 @@ use crate::model::Chapter;
 use crate::run::RunOutput;
 
 mod comments;
+pub(crate) use comments::without_comments;
 
 /// Bumped whenever the meaning of a cached run changes.
 const VERSION: &str = concat!("tangle-cache-4:", env!("CARGO_PKG_VERSION"));
@@ -93,8 +94,8 @@ impl CrateCode {
                 &mut library
             };
             let code = contents.lines().filter(|l| !generate::is_location_comment(l)).collect::<Vec<_>>().join("\n");
-            // What the program can see of its source: no comment (a reworded doc comment
-            // reruns nothing), every token where it stands.
+            // What the program can see of its source: no plain comment (rewording one reruns
+            // nothing), every token and doc comment where it stands.
             let code = match path.extension().is_some_and(|e| e == "rs") {
                 true => comments::without_comments(&code),
                 false => code,
@@ -102,6 +103,15 @@ impl CrateCode {
             feed(part, &path.display().to_string(), code.as_bytes());
         }
         CrateCode { library: hex(library), program: hex(program), tests: hex(tests) }
+    }
+}
+
+/// A generated file as a run can depend on it: a Rust file without its comments, any other
+/// file as it is.
+pub(crate) fn code_of<'b>(path: &Path, bytes: &'b [u8]) -> std::borrow::Cow<'b, [u8]> {
+    match (path.extension().is_some_and(|e| e == "rs"), std::str::from_utf8(bytes)) {
+        (true, Ok(text)) => std::borrow::Cow::Owned(without_comments(text).into_bytes()),
+        _ => std::borrow::Cow::Borrowed(bytes),
     }
 }
 
@@ -116,7 +126,7 @@ pub(crate) fn shared_inputs(layout: &Layout, generated: &Generated, config: &Con
     let rustc = crate::build::compiler_version(&layout.abs(&layout.code)).unwrap_or_default();
     feed(&mut h, "rustc -V", rustc.as_bytes());
     for (path, bytes) in generated.support.iter().filter(|(p, _)| p.starts_with(&generated.code)) {
-        feed(&mut h, &path.display().to_string(), bytes);
+        feed(&mut h, &path.display().to_string(), &code_of(path, bytes));
     }
     let lock_text = std::fs::read_to_string(layout.abs(layout.code.join("Cargo.lock"))).unwrap_or_default();
     let lock = match packages(&lock_text) {
@@ -173,7 +183,8 @@ fn key_of(
     let closure = generated.closure(chapter);
     let names: Vec<&str> = closure.iter().map(|k| k.name()).collect();
     feed("Cargo.lock", shared.lock.digest(chapter, &names).as_bytes());
-    feed("Cargo.toml", workspace_digest(&shared.workspace, chapter, Some(&workspace_keys(&closure))).as_bytes());
+    let used = workspace_keys(&closure, chapter, what == What::Tests);
+    feed("Cargo.toml", workspace_digest(&shared.workspace, chapter, Some(&used)).as_bytes());
     if what == What::Tests {
         feed("what", b"tests");
     }
@@ -403,18 +414,29 @@ pub(crate) fn workspace_digest(workspace: &toml::Table, chapter: &str, used: Opt
     hex(h)
 }
 
-/// The keys of `[workspace.dependencies]` that the generated manifests of `crates` use
-/// (`rand.workspace = true`): what of the book's dependencies their builds can see.
-pub(crate) fn workspace_keys(crates: &[&generate::ChapterCrate]) -> BTreeSet<String> {
-    let manifests = crates.iter().flat_map(|k| &k.files).filter(|(path, _)| path.ends_with("Cargo.toml"));
+/// The keys of `[workspace.dependencies]` (`rand.workspace = true`) that what `chapter` runs
+/// builds with uses: the `[dependencies]` of its library and program, and of the libraries of
+/// the chapters it imports (`crates`, its closure); with `tests`, its test cells'
+/// `[dev-dependencies]` too. What the book declares for other chapters, or for the programs
+/// and tests of the chapters it imports, its build cannot see.
+pub(crate) fn workspace_keys(crates: &[&generate::ChapterCrate], chapter: &str, tests: bool) -> BTreeSet<String> {
     let mut used = BTreeSet::new();
-    for (_, text) in manifests {
-        let Ok(manifest) = toml::from_str::<toml::Table>(text) else { continue };
-        for section in ["dependencies", "dev-dependencies", "build-dependencies"] {
-            let Some(toml::Value::Table(deps)) = manifest.get(section) else { continue };
-            let inherited =
-                deps.iter().filter(|(_, spec)| spec.get("workspace").and_then(toml::Value::as_bool) == Some(true));
-            used.extend(inherited.map(|(key, _)| key.clone()));
+    for krate in crates {
+        let own = krate.name() == chapter;
+        for (path, text) in krate.files.iter().filter(|(path, _)| path.ends_with("Cargo.toml")) {
+            let program = path.parent().and_then(Path::file_name).is_some_and(|d| d == "run");
+            if program && !own {
+                continue;
+            }
+            let Ok(manifest) = toml::from_str::<toml::Table>(text) else { continue };
+            let sections: &[&str] =
+                if own && tests { &["dependencies", "dev-dependencies"] } else { &["dependencies"] };
+            for section in sections {
+                let Some(toml::Value::Table(deps)) = manifest.get(*section) else { continue };
+                let inherited =
+                    deps.iter().filter(|(_, spec)| spec.get("workspace").and_then(toml::Value::as_bool) == Some(true));
+                used.extend(inherited.map(|(key, _)| key.clone()));
+            }
         }
     }
     used
@@ -486,8 +508,8 @@ fn read_entry(path: &Path) -> Option<Entry> {
 }
 
 /// Moves the last run of `chapter`, unless it is of `key` (about to be replaced by a new run of
-/// the same inputs), among the earlier runs. Each step leaves the cache readable: a `run.json` is moved after its figures, so that no run is
-/// ever found beside another run's figures.
+/// the same inputs), among the earlier runs. Each step leaves the cache readable: a `run.json`
+/// is moved after its figures, so that no run is ever found beside another run's figures.
 fn set_aside(layout: &Layout, chapter: &str, key: &str) -> anyhow::Result<()> {
     let (json, figures) = (entry_path(layout, chapter), kept_figures(layout).join(chapter));
     let last = read_entry(&json).filter(|e| e.key != key && figures.is_dir());
@@ -664,16 +686,8 @@ mod tests {
     fn earlier_runs_are_found_again_with_their_figures_until_four_newer_ones_push_them_out() {
         let dir = tempfile::tempdir().unwrap();
         let layout = Config::parse(dir.path(), Path::new(""), "").unwrap().layout;
-        let chapter = crate::parse::parse_chapter(
-            "ch01",
-            Path::new("src/ch01.md"),
-            b"```rust
-println!();
-```
-"
-            .to_vec(),
-        )
-        .unwrap();
+        let text = b"```rust\nprintln!();\n```\n".to_vec();
+        let chapter = crate::parse::parse_chapter("ch01", Path::new("src/ch01.md"), text).unwrap();
         let key = |n: usize| format!("{n:064x}");
         let pair = |s: &str| Some((s.to_string(), s.to_string()));
         stored(&layout, &chapter, &key(1), "one");
@@ -701,6 +715,42 @@ println!();
         }
         let kept = std::fs::read_dir(earlier_runs(&layout, "ch01")).unwrap().count();
         assert_eq!(kept, RUNS_KEPT - 1);
+    }
+
+    #[test]
+    fn a_chapter_s_key_sees_the_dependencies_its_build_uses_and_no_others() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |path: &str, text: &str| {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write(
+            "book.toml",
+            "[book]\ntitle = \"T\"\n\n[preprocessor.tangle.dependencies]\nitoa = \"1\"\nryu = \"1\"\nfastrand = \"2\"\n",
+        );
+        write("src/SUMMARY.md", "- [One](ch01.md)\n- [Two](ch02.md)\n");
+        let cell = |code: &str| format!("```rust\n{code}\n```\n\n");
+        // ch01's library uses itoa, its program ryu, its tests fastrand; ch02 imports ch01 and
+        // runs fastrand.
+        write(
+            "src/ch01.md",
+            &format!(
+                "# One\n\n{}{}{}",
+                cell("// @save\npub fn digits(n: u32) -> usize { itoa::Buffer::new().format(n).len() }"),
+                cell("println!(\"{}\", ryu::Buffer::new().format(1.5));"),
+                cell("// @test\n#[test]\nfn t() { assert!(fastrand::u8(..) <= 255); }"),
+            ),
+        );
+        write("src/ch02.md", &format!("# Two\n\n{}", cell("println!(\"{} {}\", ch01::digits(42), fastrand::u8(..));")));
+        let project = crate::pipeline::Project::load(dir.path()).unwrap();
+        let keys = |chapter: &str, tests: bool| -> Vec<String> {
+            let closure = project.generated.closure(chapter);
+            workspace_keys(&closure, chapter, tests).into_iter().filter(|k| k != crate::config::RUNTIME).collect()
+        };
+        assert_eq!(keys("ch01", false), ["itoa", "ryu"]);
+        assert_eq!(keys("ch01", true), ["fastrand", "itoa", "ryu"]);
+        assert_eq!(keys("ch02", false), ["fastrand", "itoa"], "not ch01's program's ryu");
     }
 
     #[test]

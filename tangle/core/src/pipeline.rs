@@ -690,7 +690,12 @@ pub fn accept(project: &Project, results: &[ChapterResult], writes: Writes) -> a
                     )?;
                 }
                 FigureDrift::NoLongerDrawn(rel) => {
-                    std::fs::remove_file(project.root.join(rel))?;
+                    let file = project.root.join(rel);
+                    std::fs::remove_file(&file)?;
+                    // The chapter's folder goes with its last figure (it fails if anything is left).
+                    if let Some(folder) = file.parent() {
+                        let _ = std::fs::remove_dir(folder);
+                    }
                     accepted.removed.push(rel.clone());
                     continue;
                 }

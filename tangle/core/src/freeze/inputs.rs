@@ -9,8 +9,9 @@
 //! - `code/Cargo.lock`: the lock file's entries for the packages those crates build with;
 //! - `code/Cargo.toml`: the workspace manifest as those crates see it (edition, the entries of
 //!   `[workspace.dependencies]` they use, profiles);
-//! - `tangle-runtime`: the runtime every chapter program links, as this tool writes it (its
-//!   files carry the tool's version);
+//! - `tangle-runtime`: the runtime every chapter program links, as this tool writes it, its
+//!   plain comments aside (so a tangle whose runtime differs only in those, or in the version
+//!   its header names, leaves the records current);
 //! - `rustc -V`: the compiler, as cargo would find it from `code/` (a `rust-toolchain.toml`
 //!   applies).
 //!
@@ -37,10 +38,11 @@ use crate::model::{CellKind, Chapter};
 /// an upgrade of tangle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Recipe {
-    /// `tangle-frozen-3`: the workspace manifest with the dependencies the chapter's crates use.
+    /// `tangle-frozen-3`: the workspace manifest with the dependencies the chapter's crates use,
+    /// the runtime's code without its plain comments.
     Current,
     /// `tangle-frozen-2`: the workspace manifest with every dependency of the book, so that
-    /// declaring one made every record stale.
+    /// declaring one made every record stale, and the runtime's files byte for byte.
     Before,
 }
 
@@ -58,6 +60,8 @@ impl Recipe {
 pub struct Shared {
     rustc: String,
     runtime: String,
+    /// The runtime's digest as [`Recipe::Before`] took it: its files byte for byte.
+    runtime_before: String,
     /// `code/Cargo.lock`'s packages, none when there is none yet.
     lock: Lock,
     /// `code/Cargo.toml` as generated, parsed.
@@ -81,14 +85,25 @@ pub fn shared(config: &Config, generated: &Generated) -> anyhow::Result<Shared> 
     };
     let workspace = toml::from_str(&generated.workspace.1)?;
     let runtime_dir = generate::runtime::dir(&generated.code);
-    let mut h = Sha256::new();
+    // Its code without plain comments: a runtime that differs from the last only in what those
+    // say (a tangle upgrade that reworded them) leaves the records current.
+    let (mut h, mut before) = (Sha256::new(), Sha256::new());
     for (path, bytes) in generated.support.iter().filter(|(p, _)| p.starts_with(&runtime_dir)) {
         let rel = path.strip_prefix(&runtime_dir).unwrap_or(path);
-        feed(&mut h, &slashed(rel), &crate::fsutil::lf(bytes));
+        let bytes = crate::fsutil::lf(bytes);
+        feed(&mut h, &slashed(rel), &crate::cache::code_of(path, &bytes));
+        feed(&mut before, &slashed(rel), &bytes);
     }
     let by_path = config.dependencies.values().any(|spec| spec.get("path").is_some());
     let local = by_path.then(|| crate::cache::local_crates(layout, &config.dependencies));
-    Ok(Shared { rustc: rustc_version(&code)?, runtime: hex(h), lock: Lock::new(&lock), workspace, local })
+    Ok(Shared {
+        rustc: rustc_version(&code)?,
+        runtime: hex(h),
+        runtime_before: hex(before),
+        lock: Lock::new(&lock),
+        workspace,
+        local,
+    })
 }
 
 /// `rustc -V` as cargo would run it from `code/`.
@@ -119,7 +134,8 @@ pub fn of(
     }
     let names: Vec<&str> = closure.iter().map(|k| k.name()).collect();
     inputs.insert(format!("{}/Cargo.lock", slashed(&layout.code)), shared.lock.digest(chapter, &names));
-    let used = workspace_keys(&closure);
+    // The test cells of a frozen chapter are never built.
+    let used = workspace_keys(&closure, chapter, false);
     inputs.insert(manifest_input(layout), workspace_digest(&shared.workspace, chapter, Some(&used)));
     inputs.insert(crate::config::RUNTIME.to_string(), shared.runtime.clone());
     inputs.insert("rustc -V".to_string(), shared.rustc.clone());
@@ -138,6 +154,7 @@ pub fn as_before(
 ) -> BTreeMap<String, String> {
     let mut before = now.clone();
     before.insert(manifest_input(layout), workspace_digest(&shared.workspace, chapter, None));
+    before.insert(crate::config::RUNTIME.to_string(), shared.runtime_before.clone());
     before
 }
 
@@ -288,6 +305,32 @@ version = "0.2.1"
         let with = Lock::new(&lock).digest("ch01", &["ch02", "ch01"]);
         let newer_rand = packages(&LOCK.replace("\"rand 0.8.5\"", "\"rand 0.9.0\"")).unwrap();
         assert_ne!(Lock::new(&newer_rand).digest("ch01", &["ch02", "ch01"]), with);
+    }
+
+    #[test]
+    fn inputs_read_the_way_before_take_the_manifest_and_the_runtime_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Config::parse(dir.path(), Path::new(""), "").unwrap().layout;
+        let workspace: toml::Table = toml::from_str("[workspace.dependencies]\nrand = \"0.8\"\n").unwrap();
+        let shared = Shared {
+            rustc: "rustc 1.95.0".into(),
+            runtime: "without comments".into(),
+            runtime_before: "byte for byte".into(),
+            lock: Lock::new(&[]),
+            workspace: workspace.clone(),
+            local: None,
+        };
+        let now = BTreeMap::from([
+            ("cells of ch01".to_string(), "c".to_string()),
+            ("code/Cargo.toml".to_string(), workspace_digest(&workspace, "ch01", Some(&BTreeSet::new()))),
+            (crate::config::RUNTIME.to_string(), shared.runtime.clone()),
+        ]);
+        let before = as_before(&shared, &layout, "ch01", &now);
+        assert_eq!(before["cells of ch01"], "c");
+        assert_eq!(before["code/Cargo.toml"], workspace_digest(&workspace, "ch01", None));
+        assert_ne!(before["code/Cargo.toml"], now["code/Cargo.toml"], "every dependency, used or not");
+        assert_eq!(before[crate::config::RUNTIME], "byte for byte");
+        assert_ne!(hash(&before, Recipe::Before), hash(&before, Recipe::Current), "the recipe is in the hash");
     }
 
     #[test]

@@ -126,11 +126,16 @@ pub fn answer(config: &Config, book: &Book, generated: &Generated, chapters: &[S
         let made_before = |record: &Record| {
             record.inputs != now && before.iter().any(|(k, v)| now.get(k) != Some(v) && record.inputs.get(k) == Some(v))
         };
+        // A record this tangle wrote is sealed; one written before records were sealed can only
+        // be of the recipe before.
         let current = |record: &Record| {
             record.chapter == *name
-                && (record.hash == inputs::hash(&now, Recipe::Current)
-                    || record.hash == inputs::hash(&before, Recipe::Before))
+                && match record.sealed {
+                    true => record.hash == inputs::hash(&now, Recipe::Current),
+                    false => record.hash == inputs::hash(&before, Recipe::Before),
+                }
         };
+        let seal_lost = |record: &Record| !record.sealed && record.hash == inputs::hash(&now, Recipe::Current);
         let rel = record_path(layout, name);
         let (why, outdated) = match Record::load(&layout.abs(&rel), &rel) {
             Err(d) => ((*d).with_help(format!("rerun {name} where it can run: `{}`", refresh_command(name))), false),
@@ -144,6 +149,19 @@ pub fn answer(config: &Config, book: &Book, generated: &Generated, chapters: &[S
                     ),
                 ),
                 true,
+            ),
+            Ok(Some(record)) if seal_lost(&record) => (
+                Diagnostic::error(
+                    Location::new(&rel, 1),
+                    format!(
+                        "{} has lost its seal (the `[seal ...]` that ends the first line of every record tangle \
+                         writes): it was edited since tangle wrote it, and only a run may change it",
+                        rel.display()
+                    ),
+                )
+                .with_note(format!("to go back to what the run printed: `git checkout -- {}`", rel.display()))
+                .with_help(format!("or rerun {name} where it can run: `{}`", refresh_command(name))),
+                false,
             ),
             Ok(Some(record)) if !current(&record) => (
                 Diagnostic::error(
@@ -234,7 +252,8 @@ pub(crate) fn refuse_figure_drift(chapter: &str, drift: &[FigureDrift]) -> anyho
     let files: Vec<String> = drift.iter().map(|d| d.to_string()).collect();
     anyhow::bail!(
         "the figures of {chapter} are not those of its frozen run, and accept cannot redraw them without running it:\n  {}\n\
-         restore the committed files, or rerun {chapter} where it can run (`{}`)",
+         restore the committed files, or rerun {chapter} where it can run (`{}`); nothing was written, in this \
+         chapter or any other",
         files.join("\n  "),
         refresh_command(chapter)
     )

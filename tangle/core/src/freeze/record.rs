@@ -32,6 +32,10 @@ pub struct Record {
     /// The values the cells published.
     #[serde(default)]
     pub values: Vec<Value>,
+    /// Whether the file carries its seal (every record this tangle writes does; one written
+    /// before records were sealed does not). Not part of the file's table.
+    #[serde(skip)]
+    pub sealed: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -86,6 +90,7 @@ impl Record {
             figures: digests(&drawn.join(&chapter.name))?,
             cells,
             values,
+            sealed: true,
         })
     }
 
@@ -150,7 +155,8 @@ impl Record {
                 .with_note(format!("to go back to what the run printed: `git checkout -- {}`", rel.display())),
             ));
         }
-        toml::from_str(&text).map(Some).map_err(|e| {
+        let sealed = crate::generate::seal::recorded(&text).is_some();
+        toml::from_str(&text).map(|record| Some(Record { sealed, ..record })).map_err(|e| {
             let line = e.span().map_or(1, |s| text[..s.start.min(text.len())].matches('\n').count() + 1);
             Box::new(Diagnostic::error(
                 Location::new(rel, line),

@@ -94,6 +94,20 @@ impl Axis {
         self
     }
 
+    /// Why the axis cannot map values to the page, if it cannot: bounds that are no numbers or
+    /// equal, or a logarithmic axis that reaches 0 or below.
+    fn fault(&self) -> Option<String> {
+        let (lo, hi) = (self.lo, self.hi);
+        let why = if !(lo.is_finite() && hi.is_finite()) || lo == hi {
+            "needs two different finite bounds"
+        } else if self.scale == Scale::Log && (lo <= 0.0 || hi <= 0.0) {
+            "is logarithmic, and needs bounds above 0"
+        } else {
+            return None;
+        };
+        Some(format!("axis \"{}\" (from {lo} to {hi}) {why}", self.label))
+    }
+
     fn fraction(&self, v: f64) -> f64 {
         match self.scale {
             Scale::Linear => (v - self.lo) / (self.hi - self.lo),
@@ -108,6 +122,9 @@ impl Axis {
         let (lo, hi) = (self.lo.min(self.hi), self.lo.max(self.hi));
         let mut out = Vec::new();
         match self.scale {
+            // An axis with no ticks to give (a log axis through 0, a bound that is no number) is
+            // refused by the chart that holds it (`Axis::fault`): it gets none.
+            _ if self.fault().is_some() => {}
             Scale::Log => {
                 let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
                 let mults: &[f64] = if b - a <= 2 { &[1.0, 2.0, 5.0] } else { &[1.0] };
@@ -128,7 +145,9 @@ impl Axis {
                     let mag = 10f64.powf(raw.log10().floor());
                     let step = [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag);
                     let mut k = (lo / step).ceil();
-                    while k * step <= hi + step * 1e-9 {
+                    // At most a dozen: a range far from 0 for its width (1e20 to 1e20 + 1) would
+                    // leave `k + 1.0 == k`.
+                    while k * step <= hi + step * 1e-9 && out.len() < 12 {
                         let v = k * step + 0.0;
                         out.push((v, tick_text(v)));
                         k += 1.0;
@@ -278,8 +297,12 @@ impl Chart {
         at
     }
 
-    /// Why the chart cannot be drawn as given, if it cannot: a point with no place on its axes.
+    /// Why the chart cannot be drawn as given, if it cannot: an axis that cannot place anything,
+    /// or a point with no place on its axes.
     pub(crate) fn unplaceable(&self) -> Option<String> {
+        if let Some(why) = self.x.fault().or_else(|| self.y.fault()) {
+            return Some(format!("chart \"{}\": {why}", self.title));
+        }
         let (x, y) = self.unplaceable.get()?;
         Some(format!(
             "chart \"{}\" has a point at ({x}, {y}), which has no place on its axes (a coordinate that is \
@@ -450,8 +473,12 @@ impl Chart {
 
     /// The chart as the pieces a widget stores: its frame, whose clip path is named `clip`,
     /// and its layers in the order they were drawn.
-    pub(crate) fn into_pieces(self, clip: &str) -> (String, Vec<String>) {
-        (self.frame(clip), self.layers)
+    /// The frame and the layers, and why the chart cannot be drawn as given, if it cannot
+    /// ([`Chart::unplaceable`], once the frame's ticks are placed too).
+    pub(crate) fn into_pieces(self, clip: &str) -> (String, Vec<String>, Option<String>) {
+        let frame = self.frame(clip);
+        let why = self.unplaceable();
+        (frame, self.layers, why)
     }
 
     /// The opening `<svg>`, white ground, grid, axes, ticks, descriptions and legend, and the

@@ -244,7 +244,7 @@ impl Widget {
         let count = match total {
             Some(n) if n <= MAX_COMBINATIONS => return Ok(compute),
             Some(n) => n.to_string(),
-            None => "more than any count".to_string(),
+            None => "uncountably many".to_string(),
         };
         Err(WidgetError::Declaration(format!(
             "{} has {count} combinations of inputs ({}), more than {MAX_COMBINATIONS}; offer fewer allowed values",
@@ -363,12 +363,12 @@ impl Out {
     /// A chart: its frame and each of its layers become outputs of their own, so that a curve
     /// that depends on two inputs is stored once for the other inputs' values.
     pub fn chart(&mut self, chart: Chart) {
-        if self.unplaceable.is_none() {
-            self.unplaceable = chart.unplaceable();
-        }
         let id = self.charts;
         self.charts += 1;
-        let (frame, layers) = chart.into_pieces(&format!("live-{}-{id}", self.widget));
+        let (frame, layers, unplaceable) = chart.into_pieces(&format!("live-{}-{id}", self.widget));
+        if self.unplaceable.is_none() {
+            self.unplaceable = unplaceable;
+        }
         self.items.push(Output {
             kind: OutputKind::ChartFrame,
             label: format!("chart {id}"),
@@ -495,5 +495,22 @@ mod tests {
             Ok(())
         });
         assert!(w.data().unwrap_err().to_string().contains("(0, 0.5)"));
+        // An axis that can place nothing is refused at once (a log axis from 0 would have asked
+        // for ticks at every power of ten down to the smallest float), and a tick that is no
+        // number is a point with no place.
+        for (axis, says) in [
+            (Axis::log("u", 0.0, 1.0), "axis \"u\" (from 0 to 1) is logarithmic, and needs bounds above 0"),
+            (Axis::linear("v", 2.0, 2.0), "axis \"v\" (from 2 to 2) needs two different finite bounds"),
+            (Axis::linear("w", 0.0, 1.0).ticks([(f64::NAN, "nan".to_string())]), "has a point at (NaN, 0)"),
+        ] {
+            let mut w = Widget::new("axes");
+            w.toggle("T", ("a", "b"), false);
+            let w = w.outputs(move |_, out| {
+                out.chart(Chart::new("c", (200, 100), axis.clone(), Axis::linear("y", 0.0, 1.0)));
+                Ok(())
+            });
+            let err = w.data().unwrap_err().to_string();
+            assert!(err.contains(says), "{err}");
+        }
     }
 }
