@@ -80,6 +80,8 @@ struct CrateCode {
     program: String,
     /// The chapter's test cells (`tests/`).
     tests: String,
+    /// The `[workspace.dependencies]` its manifests use.
+    deps: CrateDeps,
 }
 
 impl CrateCode {
@@ -102,7 +104,7 @@ impl CrateCode {
             };
             feed(part, &path.display().to_string(), code.as_bytes());
         }
-        CrateCode { library: hex(library), program: hex(program), tests: hex(tests) }
+        CrateCode { library: hex(library), program: hex(program), tests: hex(tests), deps: CrateDeps::of(krate) }
     }
 }
 
@@ -183,7 +185,8 @@ fn key_of(
     let closure = generated.closure(chapter);
     let names: Vec<&str> = closure.iter().map(|k| k.name()).collect();
     feed("Cargo.lock", shared.lock.digest(chapter, &names).as_bytes());
-    let used = workspace_keys(&closure, chapter, what == What::Tests);
+    let deps = closure.iter().filter_map(|k| Some((k.name(), &shared.code.get(k.name())?.deps)));
+    let used = used_keys(deps, chapter, what == What::Tests);
     feed("Cargo.toml", workspace_digest(&shared.workspace, chapter, Some(&used)).as_bytes());
     if what == What::Tests {
         feed("what", b"tests");
@@ -420,26 +423,62 @@ pub(crate) fn workspace_digest(workspace: &toml::Table, chapter: &str, used: Opt
 /// `[dev-dependencies]` too. What the book declares for other chapters, or for the programs
 /// and tests of the chapters it imports, its build cannot see.
 pub(crate) fn workspace_keys(crates: &[&generate::ChapterCrate], chapter: &str, tests: bool) -> BTreeSet<String> {
+    let deps: Vec<(&str, CrateDeps)> = crates.iter().map(|k| (k.name(), CrateDeps::of(k))).collect();
+    used_keys(deps.iter().map(|(name, d)| (*name, d)), chapter, tests)
+}
+
+/// [`workspace_keys`] of crates whose [`CrateDeps`] are known.
+fn used_keys<'a>(
+    crates: impl Iterator<Item = (&'a str, &'a CrateDeps)>,
+    chapter: &str,
+    tests: bool,
+) -> BTreeSet<String> {
     let mut used = BTreeSet::new();
-    for krate in crates {
-        let own = krate.name() == chapter;
-        for (path, text) in krate.files.iter().filter(|(path, _)| path.ends_with("Cargo.toml")) {
-            let program = path.parent().and_then(Path::file_name).is_some_and(|d| d == "run");
-            if program && !own {
-                continue;
-            }
-            let Ok(manifest) = toml::from_str::<toml::Table>(text) else { continue };
-            let sections: &[&str] =
-                if own && tests { &["dependencies", "dev-dependencies"] } else { &["dependencies"] };
-            for section in sections {
-                let Some(toml::Value::Table(deps)) = manifest.get(*section) else { continue };
-                let inherited =
-                    deps.iter().filter(|(_, spec)| spec.get("workspace").and_then(toml::Value::as_bool) == Some(true));
-                used.extend(inherited.map(|(key, _)| key.clone()));
+    for (name, deps) in crates {
+        used.extend(deps.library.iter().cloned());
+        if name == chapter {
+            used.extend(deps.program.iter().cloned());
+            if tests {
+                used.extend(deps.tests.iter().cloned());
             }
         }
     }
     used
+}
+
+/// The keys of `[workspace.dependencies]` one chapter crate's manifests use, by what builds
+/// with them: read once per command, and shared by every chapter that imports the crate.
+#[derive(Debug, Default)]
+struct CrateDeps {
+    /// Its library's `[dependencies]`.
+    library: BTreeSet<String>,
+    /// Its program's (`run/Cargo.toml`).
+    program: BTreeSet<String>,
+    /// Its test cells' (the library's `[dev-dependencies]`).
+    tests: BTreeSet<String>,
+}
+
+impl CrateDeps {
+    fn of(krate: &generate::ChapterCrate) -> CrateDeps {
+        let mut deps = CrateDeps::default();
+        for (path, text) in krate.files.iter().filter(|(path, _)| path.ends_with("Cargo.toml")) {
+            let Ok(manifest) = toml::from_str::<toml::Table>(text) else { continue };
+            let program = path.parent().and_then(Path::file_name).is_some_and(|d| d == "run");
+            let inherited = |section: &str| -> BTreeSet<String> {
+                let Some(toml::Value::Table(table)) = manifest.get(section) else { return BTreeSet::new() };
+                let inherits = |spec: &toml::Value| spec.get("workspace").and_then(toml::Value::as_bool) == Some(true);
+                table.iter().filter(|(_, spec)| inherits(spec)).map(|(key, _)| key.clone()).collect()
+            };
+            match program {
+                true => deps.program.extend(inherited("dependencies")),
+                false => {
+                    deps.library.extend(inherited("dependencies"));
+                    deps.tests.extend(inherited("dev-dependencies"));
+                }
+            }
+        }
+        deps
+    }
 }
 
 /// The `[[package]]` tables of a lock file.
