@@ -98,11 +98,7 @@ impl CrateCode {
             let code = contents.lines().filter(|l| !generate::is_location_comment(l)).collect::<Vec<_>>().join("\n");
             // What the program can see of its source: no plain comment (rewording one reruns
             // nothing), every token and doc comment where it stands.
-            let code = match path.extension().is_some_and(|e| e == "rs") {
-                true => comments::without_comments(&code),
-                false => code,
-            };
-            feed(part, &path.display().to_string(), code.as_bytes());
+            feed(part, &path.display().to_string(), &code_of(path, code.as_bytes()));
         }
         CrateCode { library: hex(library), program: hex(program), tests: hex(tests), deps: CrateDeps::of(krate) }
     }
