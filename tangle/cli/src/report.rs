@@ -209,15 +209,14 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
             let changes = [
                 (drifted, "output"),
                 (r.values.drifts.len(), "quoted value"),
-                // A frozen chapter's figures are its run's: accept refuses to take others.
-                (if r.frozen { 0 } else { r.figures.len() }, "figure"),
+                (r.acceptable_figures(), "figure"),
                 (r.snapshots.len(), "snapshot"),
             ];
             let accepted: Vec<String> =
                 changes.iter().filter(|(n, _)| *n > 0).map(|(n, what)| format!("{n} {what}(s)")).collect();
             let name = &r.chapter.name;
             match (accepted.is_empty(), r.run.completed()) {
-                (true, true) if r.frozen && !r.figures.is_empty() => {
+                (true, true) if r.acceptable_figures() < r.figures.len() => {
                     eprintln!("{name}: nothing to accept: its figures can only come from a run (see below)")
                 }
                 (true, true) => eprintln!("{name}: up to date"),
@@ -277,14 +276,10 @@ pub fn report(project: &Project, outcome: &Outcome, accept: bool, out: Results) 
             let redrawn = r.figures.iter().filter(|f| matches!(f, FigureDrift::Changed(_))).count();
             prose_drifted |= drifted + r.values.drifts.len() + redrawn > 0;
             code = code.max(DRIFT);
-            // `accept` cannot redraw a frozen chapter's figures: only a run can.
-            match r.frozen && !r.figures.is_empty() {
-                true => frozen_figures.push(r.chapter.name.clone()),
-                false => accept_takes = true,
+            if r.acceptable_figures() < r.figures.len() {
+                frozen_figures.push(r.chapter.name.clone());
             }
-            if r.frozen && drifted + r.values.drifts.len() + r.snapshots.len() > 0 {
-                accept_takes = true;
-            }
+            accept_takes |= drifted + r.values.drifts.len() + r.acceptable_figures() + r.snapshots.len() > 0;
         }
     }
     for name in &frozen_figures {

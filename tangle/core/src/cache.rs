@@ -755,11 +755,7 @@ mod tests {
     #[test]
     fn a_chapter_s_key_sees_the_dependencies_its_build_uses_and_no_others() {
         let dir = tempfile::tempdir().unwrap();
-        let write = |path: &str, text: &str| {
-            let path = dir.path().join(path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        };
+        let write = |path: &str, text: &str| crate::fsutil::put(&dir.path().join(path), text);
         write(
             "book.toml",
             "[book]\ntitle = \"T\"\n\n[preprocessor.tangle.dependencies]\nitoa = \"1\"\nryu = \"1\"\nfastrand = \"2\"\n",
@@ -793,8 +789,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         for (path, text) in [("data/b.txt", "b"), ("data/a/z.csv", "z"), ("data/a/y.csv", "y"), ("one.txt", "1")] {
-            std::fs::create_dir_all(root.join(path).parent().unwrap()).unwrap();
-            std::fs::write(root.join(path), text).unwrap();
+            crate::fsutil::put(&root.join(path), text);
         }
         let config = Config::parse(root, Path::new(""), "").unwrap();
         let chapter = |text: &str| {
@@ -814,10 +809,7 @@ mod tests {
     fn a_crate_used_by_path_is_an_input_down_to_the_crates_it_uses_by_path() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        let write = |path: &str, text: &str| {
-            std::fs::create_dir_all(root.join(path).parent().unwrap()).unwrap();
-            std::fs::write(root.join(path), text).unwrap();
-        };
+        let write = |path: &str, text: &str| crate::fsutil::put(&root.join(path), text);
         write("mine/Cargo.toml", "[package]\nname = \"mine\"\n\n[dependencies]\nhelper = { path = \"../helper\" }\n");
         write("mine/src/lib.rs", "pub fn add(a: u32, b: u32) -> u32 { a + b }\n");
         write("helper/Cargo.toml", "[package]\nname = \"helper\"\n");

@@ -182,6 +182,13 @@ pub fn slashed(path: &Path) -> String {
     path.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
 }
 
+/// Writes `text` at `path`, making the folders above it: the tests' way of laying out a book.
+#[cfg(test)]
+pub(crate) fn put(path: &Path, text: impl AsRef<[u8]>) {
+    std::fs::create_dir_all(path.parent().expect("a file in a folder")).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -286,6 +286,12 @@ impl ChapterResult {
     pub fn drifted(&self) -> impl Iterator<Item = &CellVerdict> {
         self.verdicts.iter().filter(|v| matches!(v.verdict, Verdict::Drift { .. }))
     }
+
+    /// The drifted figures `accept` can take: none of a frozen chapter's, which only a run of it
+    /// can redraw ([`freeze::refuse_figure_drift`]).
+    pub fn acceptable_figures(&self) -> usize {
+        if self.frozen { 0 } else { self.figures.len() }
+    }
 }
 
 /// What `check` found.
@@ -398,10 +404,14 @@ pub fn check(
     for &selected in chapters.iter().filter(|s| !frozen.contains_key(s.name()) && !unanswered.contains_key(s.name())) {
         let name = selected.name();
         let key = cache::key(project.layout(), &shared, &project.generated, name)?;
-        // A cached run is only as good as the figures kept from it.
-        // `accept --refresh` asks for this machine's measurements as they come out now.
-        let cached = cache::lookup(project.layout(), selected.chapter(), &key)
-            .filter(|_| !options.refresh && !options.rerun && project.kept_figures().join(name).is_dir());
+        // `accept --refresh` asks for this machine's measurements as they come out now, and
+        // `--rerun` for a fresh run: neither looks (a lookup may bring an earlier run back into
+        // place). A cached run is only as good as the figures kept from it.
+        let answers = !options.refresh && !options.rerun;
+        let cached = answers
+            .then(|| cache::lookup(project.layout(), selected.chapter(), &key))
+            .flatten()
+            .filter(|_| project.kept_figures().join(name).is_dir());
         if cached.is_none() {
             to_build.push(name.to_string());
         }
@@ -1020,11 +1030,7 @@ mod tests {
     #[test]
     fn chapters_are_selected_in_the_order_the_reader_meets_them() {
         let dir = tempfile::tempdir().unwrap();
-        let write = |path: &str, text: &str| {
-            let path = dir.path().join(path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        };
+        let write = |path: &str, text: &str| crate::fsutil::put(&dir.path().join(path), text);
         write("book.toml", "[book]\ntitle = \"T\"\n\n[preprocessor.tangle]\n");
         // Path order would be advanced, basics, part/intro, zebra; imports come first when built.
         write(

@@ -164,9 +164,7 @@ mod tests {
 
     fn sources(file: &str, text: &str) -> (tempfile::TempDir, Sources) {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(file);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, text).unwrap();
+        crate::fsutil::put(&dir.path().join(file), text);
         let s = Sources::new(dir.path());
         (dir, s)
     }

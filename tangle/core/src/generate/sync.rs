@@ -554,8 +554,7 @@ mod tests {
         let cargo_config = PathBuf::from("code/.cargo/config.toml");
         assert!(generated.files().any(|(p, _)| p == cargo_config), "tangle writes into .cargo/");
         for hidden in ["code/.idea/workspace.xml", "code/.vscode/settings.json", "code/ch01/.DS_Store"] {
-            std::fs::create_dir_all(root.join(hidden).parent().unwrap()).unwrap();
-            std::fs::write(root.join(hidden), "{}").unwrap();
+            crate::fsutil::put(&root.join(hidden), "{}");
         }
         assert_eq!(stale_files(root, &generated).unwrap(), []);
         write(root, &generated, &Discard::All, KEEP).unwrap();
